@@ -1,0 +1,16 @@
+"""inductor_tile: a tile-kernel compiler and torch.compile backend, in Python."""
+
+from .kernel_compiler.compiler import CompiledKernel, compile
+from .kernel_compiler.errors import CompilationError
+from .kernel_compiler.runtime.jit import JITFunction, jit
+from . import language
+from .language.builtins import cdiv
+
+
+def next_power_of_2(n: int) -> int:
+    """The smallest power of two >= n (1 for n <= 1), for choosing block sizes."""
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+__version__ = "0.1.0"
+
+__all__ = ["CompilationError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "jit", "language", "__version__"]

@@ -1,0 +1,1 @@
+"""The bundled tile compiler: front end, IR, passes, targets and runtime."""

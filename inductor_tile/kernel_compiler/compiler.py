@@ -1,0 +1,111 @@
+"""Ahead-of-time compilation: `inductor_tile.compile(fn, signature=..., constexprs=...)`.
+
+The pipeline is a list of named stages, each producing the next artifact; every stage's
+text is kept in `CompiledKernel.asm` and, with TILE_DUMP_IR=<dir>, written to disk.
+Stages so far: source -> "ttir" (front end + TTIR optimizations).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .frontend.code_generator import generate_ttir
+from .frontend.specialization import ArgSpec, spec_from_signature
+
+log = logging.getLogger("inductor_tile")
+
+TARGETS = ("cpu", "cuda", "hip")
+
+
+@dataclass
+class CompiledKernel:
+    """A kernel compiled for one specialization: its IR at every stage, and how to launch it."""
+
+    name: str
+    specs: list[ArgSpec]
+    target: str
+    num_warps: int
+    asm: dict[str, str] = field(default_factory=dict)
+    module: Any = None
+    compile_seconds: float = 0.0
+
+    def launch(self, jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
+        # No native target is bundled yet: the TTIR was built (so compile errors surface), and the
+        # kernel runs in the interpreter, which has the language's exact semantics.
+        from .runtime.interpret import interpret_launch
+
+        interpret_launch(jit_fn, bound, grid)
+
+
+def parse_target(target: str | None) -> str:
+    target = target or "cpu"
+    if target.split(":")[0] not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; expected 'cpu', 'cuda:<capability>' (e.g. 'cuda:90') or 'hip:<arch>'")
+    return target
+
+
+def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4) -> CompiledKernel:
+    from .ir.context import print_ir
+    from .ir_builder import TTIRBuilder
+    from .passes.pipeline import optimize_ttir
+
+    start = time.perf_counter()
+    target = parse_target(target)
+    module = generate_ttir(jit_fn, specs, TTIRBuilder())
+    module = optimize_ttir(module)
+    kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module)
+    kernel.asm["ttir"] = print_ir(module)
+    kernel.compile_seconds = time.perf_counter() - start
+    _dump(kernel)
+    log.debug("compiled %s for %s in %.3fs", kernel.name, target, kernel.compile_seconds)
+    return kernel
+
+
+def _dump(kernel: CompiledKernel) -> None:
+    directory = os.environ.get("TILE_DUMP_IR")
+    if not directory:
+        return
+    path = Path(directory)
+    path.mkdir(parents=True, exist_ok=True)
+    for stage, text in kernel.asm.items():
+        (path / f"{kernel.name}.{stage}").write_text(text)
+
+
+def compile(fn: Any, signature: dict[str, str], constexprs: dict[str, Any] | None = None, target: str | None = None,
+            num_warps: int = 4, divisible_by_16: tuple[str, ...] | list[str] = (),
+            equal_to_1: tuple[str, ...] | list[str] = ()) -> CompiledKernel:
+    """Compile `fn` (a @jit function) without launching it.
+
+    `signature` maps each runtime parameter to a Triton type string (`*fp32`, `i32`, `fp16`, ...);
+    `constexprs` gives the tl.constexpr parameters' values. `divisible_by_16` and `equal_to_1` name
+    parameters to specialize as Triton would for such values.
+    """
+    from .runtime.jit import JITFunction
+
+    if not isinstance(fn, JITFunction):
+        raise TypeError(f"inductor_tile.compile expects a @inductor_tile.jit function, got {fn!r}")
+    constexprs = dict(constexprs or {})
+    specs = []
+    for name in fn.arg_names:
+        if name in constexprs:
+            specs.append(spec_from_signature(name, "constexpr", constexprs.pop(name)))
+        elif name in signature:
+            if name in fn.constexpr_names:
+                raise TypeError(f"parameter '{name}' of {fn.__name__} is tl.constexpr: give its value in constexprs=")
+            specs.append(spec_from_signature(name, signature[name], divisible_by_16=name in divisible_by_16,
+                                             equal_to_1=name in equal_to_1))
+        else:
+            default = fn.signature.parameters[name].default
+            if name in fn.constexpr_names and default is not fn.signature.parameters[name].empty:
+                specs.append(spec_from_signature(name, "constexpr", default))
+                continue
+            raise TypeError(f"parameter '{name}' of {fn.__name__} is missing from signature= (and constexprs=)")
+    extra = set(signature) - set(fn.arg_names) | set(constexprs)
+    if extra:
+        raise TypeError(f"{fn.__name__} has no parameter(s) {sorted(extra)}")
+    return compile_specialized(fn, specs, target=target, num_warps=num_warps)

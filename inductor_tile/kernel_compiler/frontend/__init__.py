@@ -1,0 +1,1 @@
+"""Python AST of a @jit function -> TTIR."""

@@ -1,0 +1,481 @@
+"""The front end: walks the Python AST of a @jit function and builds TTIR.
+
+Python values known at compile time (constexpr arguments, literals, dtypes, modules)
+are evaluated here, in Python; tile values become IR through the language's semantic
+(`language/semantic.py`) and the TTIR builder. Control flow on tile values becomes
+`scf.for` / `scf.if`; `tl.static_range` loops and `if` on compile-time values unroll.
+Calls to other @jit functions are inlined.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins as py_builtins
+import operator
+import os
+from typing import Any, Callable
+
+from xdsl.rewriter import InsertPoint
+
+from ...language import builtins as tl_builtins
+from ...language import dtypes as T
+from ...language.core import constexpr, is_builtin, tensor
+from ...language.semantic import Semantic
+from ..errors import CompilationError
+from .specialization import ArgSpec
+
+_BINARY_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow, ast.BitAnd: operator.and_,
+    ast.BitOr: operator.or_, ast.BitXor: operator.xor, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
+}
+_COMPARE_OPERATORS: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt,
+    ast.GtE: operator.ge, ast.Is: operator.is_, ast.IsNot: operator.is_not,
+    ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b,
+}
+_UNARY_OPERATORS: dict[type[ast.unaryop], Callable[[Any], Any]] = {
+    ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert,
+}
+# Python builtins a kernel may call on compile-time values.
+_PYTHON_BUILTINS = {
+    name: getattr(py_builtins, name)
+    for name in ("min", "max", "int", "float", "bool", "len", "range", "isinstance", "getattr", "tuple", "list",
+                 "abs", "print", "enumerate", "zip", "ValueError", "TypeError")
+}
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _unwrap(x: Any) -> Any:
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _is_tile(x: Any) -> bool:
+    return isinstance(x, tensor)
+
+
+def assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Names a list of statements assigns to, in order of first assignment."""
+    names: list[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in names:
+                names.append(node.id)
+    return names
+
+
+class CodeGenerator(ast.NodeVisitor):
+    """Generates one function body (the kernel, or an inlined @jit helper)."""
+
+    def __init__(self, jit_fn: Any, semantic: Semantic, scope: dict[str, Any]):
+        self.jit_fn = jit_fn
+        self.semantic = semantic
+        self.builder = semantic.builder
+        self.scope = scope
+        self.globals = jit_fn.fn.__globals__
+        self.closure = jit_fn.closure_vars()
+        self.return_value: Any = None
+        self.returned = False
+        self.loop_depth = 0
+
+    # ===--------------------------------------------------------------------===
+    # Errors
+    # ===--------------------------------------------------------------------===
+    def error(self, node: ast.AST | None, message: str, internal: BaseException | None = None) -> CompilationError:
+        fn = self.jit_fn
+        return CompilationError(fn.__name__, fn.filename, fn.first_line, fn.src, node, message, internal)
+
+    def unsupported(self, node: ast.AST, message: str) -> CompilationError:
+        return self.error(node, f"unsupported in a kernel: {message}")
+
+    def visit(self, node: ast.AST) -> Any:
+        try:
+            return super().visit(node)
+        except CompilationError:
+            raise
+        except (TypeError, ValueError, NameError, AttributeError, AssertionError, IndexError, KeyError,
+                RuntimeError, ZeroDivisionError) as e:
+            if os.environ.get("TILE_DEBUG") == "1":
+                raise self.error(node, f"{type(e).__name__}: {e}", e) from e
+            raise self.error(node, str(e) or type(e).__name__, e) from None
+        except Exception as e:  # a compiler bug: still point at the user's line, keep the cause
+            if os.environ.get("TILE_DEBUG") == "1":
+                raise self.error(node, f"internal compiler error: {type(e).__name__}: {e}", e) from e
+            raise self.error(node, f"internal compiler error: {type(e).__name__}: {e} (TILE_DEBUG=1 shows the traceback)",
+                             e) from None
+
+    def generic_visit(self, node: ast.AST) -> Any:
+        raise self.unsupported(node, f"the Python construct `{type(node).__name__}`")
+
+    # ===--------------------------------------------------------------------===
+    # Functions and statements
+    # ===--------------------------------------------------------------------===
+    def visit_statements(self, stmts: list[ast.stmt]) -> None:
+        for stmt in stmts:
+            if self.returned:
+                break
+            self.visit(stmt)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
+        self.visit_statements(node.body)
+        return self.return_value
+
+    def visit_Return(self, node: ast.Return) -> None:
+        if self.loop_depth:
+            raise self.unsupported(node, "`return` inside a loop or a branch on a runtime value")
+        self.return_value = None if node.value is None else self.visit(node.value)
+        self.returned = True
+
+    def visit_Pass(self, node: ast.Pass) -> None:
+        return None
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return None  # docstring
+        self.visit(node.value)
+
+    def assign(self, target: ast.expr, value: Any) -> None:
+        if isinstance(target, ast.Name):
+            if isinstance(_unwrap(value), (int, float, bool)) and not isinstance(value, constexpr):
+                value = constexpr(value)
+            self.scope[target.id] = value
+            return
+        if isinstance(target, (ast.Tuple, ast.List)):
+            values = _unwrap(value)
+            if not isinstance(values, (tuple, list)) or len(values) != len(target.elts):
+                raise self.error(target, f"cannot unpack {values!r} into {len(target.elts)} names")
+            for t, v in zip(target.elts, values):
+                self.assign(t, v)
+            return
+        raise self.unsupported(target, "assignment to something other than a name or a tuple of names")
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        value = self.visit(node.value)
+        for target in node.targets:
+            self.assign(target, value)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is None:
+            return None
+        value = self.visit(node.value)
+        annotation = self.visit(node.annotation)
+        if annotation is constexpr and _is_tile(value):
+            raise self.error(node, "a value computed at run time cannot be annotated tl.constexpr")
+        self.assign(node.target, value)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if not isinstance(node.target, ast.Name):
+            raise self.unsupported(node, "augmented assignment to something other than a name")
+        current = self.visit(ast.Name(id=node.target.id, ctx=ast.Load()))
+        value = _BINARY_OPERATORS[type(node.op)](current, self.visit(node.value))
+        self.assign(node.target, value)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        test = self.visit(node.test)
+        if _is_tile(test):
+            raise self.unsupported(node, "`assert` on a runtime value; use tl.static_assert for compile-time checks")
+        if not _unwrap(test):
+            message = "" if node.msg is None else f": {_unwrap(self.visit(node.msg))}"
+            raise self.error(node, f"assertion failed{message}")
+
+    # ===--------------------------------------------------------------------===
+    # Control flow
+    # ===--------------------------------------------------------------------===
+    def visit_If(self, node: ast.If) -> None:
+        cond = self.visit(node.test)
+        if not _is_tile(cond):
+            self.visit_statements(node.body if _unwrap(cond) else node.orelse)
+            return
+        if cond.type.is_block():
+            raise self.error(node.test, f"`if` needs a scalar condition, got a block {cond.type}; use tl.where")
+        self.dynamic_if(node, self.semantic.cast(cond, T.int1))
+
+    def dynamic_if(self, node: ast.If, cond: tensor) -> None:
+        before = dict(self.scope)
+        saved_ip = self.builder.insertion_point
+        branches = []
+        for body in (node.body, node.orelse):
+            block = self.builder.new_block([])
+            self.builder.insertion_point = InsertPoint.at_end(block)
+            self.scope = dict(before)
+            self.loop_depth += 1
+            self.visit_statements(body)
+            self.loop_depth -= 1
+            branches.append((block, self.scope))
+        names = [n for n in assigned_names(node.body + node.orelse)
+                 if all(n in scope for _, scope in branches)
+                 and not all(scope[n] is before.get(n) for _, scope in branches)]
+        then_values = self.yield_values(node, branches[0], names, None)
+        else_values = self.yield_values(node, branches[1], names, [v.type for v in then_values])
+        self.builder.insertion_point = saved_ip
+        results = self.builder.insert_if(cond.handle, branches[0][0], branches[1][0], [v.type for v in then_values])
+        self.scope = before
+        for name, result, value in zip(names, results, then_values):
+            self.scope[name] = tensor(result, value.type)
+
+    def yield_values(self, node: ast.AST, branch: tuple[Any, dict], names: list[str], types: list | None) -> list[tensor]:
+        block, scope = branch
+        self.builder.insertion_point = InsertPoint.at_end(block)
+        values = [self.as_tile(node, scope[n], n) for n in names]
+        if types is not None:
+            for name, value, ty in zip(names, values, types):
+                if value.type != ty:
+                    raise self.error(node, f"variable '{name}' has type {ty} in the `if` branch but {value.type} in the "
+                                           "`else` branch; both branches must give it the same type")
+        self.builder.create_yield([v.handle for v in values])
+        return values
+
+    def as_tile(self, node: ast.AST, value: Any, name: str) -> tensor:
+        if _is_tile(value):
+            return value
+        if isinstance(_unwrap(value), (int, float, bool)):
+            return self.semantic.to_tensor(value)
+        raise self.error(node, f"variable '{name}' holds {_unwrap(value)!r}, which cannot change at run time")
+
+    def visit_For(self, node: ast.For) -> None:
+        if node.orelse:
+            raise self.unsupported(node, "`for ... else`")
+        iterator = self.visit(node.iter)
+        if isinstance(iterator, tl_builtins.static_range):
+            return self.static_for(node, iterator)
+        if not isinstance(iterator, tl_builtins.range):
+            raise self.unsupported(node.iter, "loops over anything but range(), tl.range() or tl.static_range()")
+        if not isinstance(node.target, ast.Name):
+            raise self.unsupported(node.target, "a loop variable that is not a single name")
+        self.dynamic_for(node, iterator)
+
+    def static_for(self, node: ast.For, iterator: tl_builtins.static_range) -> None:
+        bounds = [_unwrap(v) for v in (iterator.start, iterator.end, iterator.step)]
+        if not all(isinstance(b, int) for b in bounds):
+            raise self.error(node.iter, "tl.static_range bounds must be compile-time integers")
+        for i in range(*bounds):
+            self.assign(node.target, constexpr(i))
+            self.visit_statements(node.body)
+
+    def dynamic_for(self, node: ast.For, iterator: tl_builtins.range) -> None:
+        step = _unwrap(iterator.step)
+        if isinstance(step, int) and step <= 0:
+            raise self.error(node.iter, f"loop step must be positive, got {step}")
+        lb, ub, step = (self.semantic.to_tensor(v) for v in (iterator.start, iterator.end, iterator.step))
+        for bound in (lb, ub, step):
+            if bound.type.is_block() or not bound.dtype.is_int():
+                raise self.error(node.iter, f"loop bounds must be integer scalars, got {bound.type}")
+        index_type = T.int64 if any(b.dtype.int_bitwidth == 64 for b in (lb, ub, step)) else T.int32
+        lb, ub, step = (self.semantic.cast(b, index_type) for b in (lb, ub, step))
+
+        before = dict(self.scope)
+        carried = [n for n in assigned_names(node.body) if n in before and n != node.target.id]
+        inits = [self.as_tile(node, before[n], n) for n in carried]
+        saved_ip = self.builder.insertion_point
+        body = self.builder.new_block([index_type] + [v.type for v in inits])
+        self.builder.insertion_point = InsertPoint.at_end(body)
+        self.scope = dict(before)
+        self.scope[node.target.id] = tensor(body.args[0], index_type)
+        for name, arg, init in zip(carried, body.args[1:], inits):
+            self.scope[name] = tensor(arg, init.type)
+        self.loop_depth += 1
+        self.visit_statements(node.body)
+        self.loop_depth -= 1
+        outs = []
+        for name, init in zip(carried, inits):
+            value = self.as_tile(node, self.scope[name], name)
+            if value.type != init.type:
+                raise self.error(node, f"loop-carried variable '{name}' is {init.type} before the loop but {value.type} "
+                                       "after an iteration; give it its final type before the loop "
+                                       "(e.g. tl.zeros([...], dtype=tl.float32))")
+            outs.append(value)
+        self.builder.create_yield([v.handle for v in outs])
+        self.builder.insertion_point = saved_ip
+        results = self.builder.insert_for(lb.handle, ub.handle, step.handle, [v.handle for v in inits], body)
+        self.scope = before
+        for name, result, init in zip(carried, results, inits):
+            self.scope[name] = tensor(result, init.type)
+
+    def visit_While(self, node: ast.While) -> None:
+        raise self.unsupported(node, "`while` loops; use `for i in range(...)` or tl.range")
+
+    def visit_Break(self, node: ast.Break) -> None:
+        raise self.unsupported(node, "`break`")
+
+    def visit_Continue(self, node: ast.Continue) -> None:
+        raise self.unsupported(node, "`continue`")
+
+    # ===--------------------------------------------------------------------===
+    # Expressions
+    # ===--------------------------------------------------------------------===
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        return constexpr(node.value)
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        name = node.id
+        if name in self.scope:
+            return self.scope[name]
+        if name in self.closure:
+            return self.closure[name]
+        if name in self.globals:
+            return self.globals[name]
+        if name in _PYTHON_BUILTINS:
+            return _PYTHON_BUILTINS[name]
+        raise self.error(node, f"name '{name}' is not defined")
+
+    def visit_Tuple(self, node: ast.Tuple) -> tuple:
+        return tuple(self.visit(e) for e in node.elts)
+
+    def visit_List(self, node: ast.List) -> list:
+        return [self.visit(e) for e in node.elts]
+
+    def visit_Slice(self, node: ast.Slice) -> slice:
+        parts = [None if p is None else _unwrap(self.visit(p)) for p in (node.lower, node.upper, node.step)]
+        return slice(*parts)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> constexpr:
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.Constant):
+                parts.append(str(value.value))
+            else:
+                parts.append(format(_unwrap(self.visit(value.value))))
+        return constexpr("".join(parts))
+
+    def visit_FormattedValue(self, node: ast.FormattedValue) -> Any:
+        return self.visit(node.value)
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        lhs, rhs = self.visit(node.left), self.visit(node.right)
+        op = _BINARY_OPERATORS.get(type(node.op))
+        if op is None:
+            raise self.unsupported(node, f"the operator {type(node.op).__name__}")
+        if op is operator.pow and (_is_tile(lhs) or _is_tile(rhs)):
+            raise self.unsupported(node, "`**` on tile values")
+        return op(lhs, rhs)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operand = self.visit(node.operand)
+        if isinstance(node.op, ast.Not):
+            return self.semantic.logical_not(operand) if _is_tile(operand) else constexpr(not _unwrap(operand))
+        return _UNARY_OPERATORS[type(node.op)](operand)
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> Any:
+        is_and = isinstance(node.op, ast.And)
+        result = self.visit(node.values[0])
+        for value_node in node.values[1:]:
+            if not _is_tile(result):
+                # Python short-circuit on compile-time values
+                if bool(_unwrap(result)) != is_and:
+                    return result
+                result = self.visit(value_node)
+                continue
+            result = self.semantic.logical("andi" if is_and else "ori", result, self.visit(value_node))
+        return result
+
+    def visit_Compare(self, node: ast.Compare) -> Any:
+        left = self.visit(node.left)
+        result = None
+        for op, comparator_node in zip(node.ops, node.comparators):
+            right = self.visit(comparator_node)
+            fn = _COMPARE_OPERATORS[type(op)]
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                if _is_tile(left) or _is_tile(right):
+                    raise self.unsupported(node, f"`{type(op).__name__}` on tile values")
+                value = constexpr(fn(_unwrap(left), _unwrap(right)))
+            else:
+                value = fn(left, right)
+            result = value if result is None else self.semantic.logical("andi", result, value) if (
+                _is_tile(result) or _is_tile(value)) else constexpr(_unwrap(result) and _unwrap(value))
+            left = right
+        return result
+
+    def visit_IfExp(self, node: ast.IfExp) -> Any:
+        cond = self.visit(node.test)
+        if not _is_tile(cond):
+            return self.visit(node.body if _unwrap(cond) else node.orelse)
+        return self.semantic.where(cond, self.visit(node.body), self.visit(node.orelse))
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        value = self.visit(node.value)
+        target = value if _is_tile(value) else _unwrap(value)
+        return getattr(target, node.attr)
+
+    def visit_Subscript(self, node: ast.Subscript) -> Any:
+        value = self.visit(node.value)
+        index = self.visit(node.slice)
+        if _is_tile(value):
+            return value[index]
+        result = _unwrap(value)[_unwrap(index)]
+        return constexpr(result) if isinstance(result, (int, float, bool)) else result
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        fn = _unwrap(self.visit(node.func))
+        args: list[Any] = []
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                args.extend(_unwrap(self.visit(arg.value)))
+            else:
+                args.append(self.visit(arg))
+        kwargs = {kw.arg: self.visit(kw.value) for kw in node.keywords if kw.arg is not None}
+        from ..runtime.jit import JITFunction
+
+        if isinstance(fn, JITFunction):
+            return self.call_jit_function(node, fn, args, kwargs)
+        if fn is py_builtins.range:
+            return tl_builtins.range(*args, **kwargs)  # Python's range loops at run time, as in Triton
+        if is_builtin(fn) or isinstance(fn, type) and issubclass(fn, tl_builtins.range):
+            return fn(*args, **kwargs)
+        if getattr(fn, "__self__", None) is not None and _is_tile(fn.__self__):
+            return fn(*args, **kwargs)  # a tensor method: x.to(...), x.reshape(...)
+        if any(_is_tile(a) for a in list(args) + list(kwargs.values())):
+            name = getattr(fn, "__name__", repr(fn))
+            raise self.error(node, f"`{name}` is neither a tile builtin nor a @jit function, so it cannot take tile "
+                                   "values (decorate it with @inductor_tile.jit)")
+        result = fn(*[_unwrap(a) for a in args], **{k: _unwrap(v) for k, v in kwargs.items()})
+        return constexpr(result) if isinstance(result, (int, float, bool)) else result
+
+    def call_jit_function(self, node: ast.Call, fn: Any, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        """Inline a call to another @jit function with a fresh scope."""
+        try:
+            bound = fn.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise self.error(node, f"bad call to @jit function `{fn.__name__}`: {e}") from None
+        bound.apply_defaults()
+        scope = {}
+        for name, value in bound.arguments.items():
+            if name in fn.constexpr_names and _is_tile(value):
+                raise self.error(node, f"argument '{name}' of `{fn.__name__}` is tl.constexpr but got a runtime value")
+            scope[name] = constexpr(value) if name in fn.constexpr_names else value
+        callee = CodeGenerator(fn, self.semantic, scope)
+        try:
+            return callee.visit(fn.parse())
+        except CompilationError as e:
+            line = self.jit_fn.src.splitlines()[node.lineno - 1]
+            e.add_call_site(self.jit_fn.__name__, self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1, line)
+            raise
+
+
+def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any) -> Any:
+    """Build the TTIR module of `jit_fn` specialized for `specs` (one per parameter)."""
+    from ...language.core import semantic_scope
+
+    semantic = Semantic(builder)
+    runtime = [s for s in specs if s.kind != "constexpr"]
+    arg_attrs = [{"tt.divisibility": 16} if s.divisible_by_16 else {} for s in runtime]
+    handles = builder.create_function(jit_fn.__name__, [s.type for s in runtime], arg_attrs)
+    handle_of = dict(zip([s.name for s in runtime], handles))
+    scope: dict[str, Any] = {}
+    for spec in specs:
+        if spec.kind == "constexpr":
+            scope[spec.name] = constexpr(spec.value)
+        elif spec.equal_to_1:
+            scope[spec.name] = constexpr(1)
+        else:
+            scope[spec.name] = tensor(handle_of[spec.name], spec.type)
+    generator = CodeGenerator(jit_fn, semantic, scope)
+    with semantic_scope(semantic):
+        tree = jit_fn.parse()
+        if tree.body and isinstance(tree.body[-1], ast.Return) and tree.body[-1].value is not None:
+            raise generator.error(tree.body[-1], "a kernel cannot return a value; write results with tl.store")
+        generator.visit(tree)
+    builder.create_return()
+    return builder.module

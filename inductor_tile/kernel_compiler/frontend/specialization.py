@@ -1,0 +1,86 @@
+"""How a launch's arguments specialize a kernel, as Triton does it.
+
+A kernel is compiled once per specialization: the dtype of every tensor and scalar
+argument, the values of constexprs, whether integers and pointers are divisible by 16,
+and whether integers equal 1 (then the kernel is compiled with the constant 1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ...language import dtypes as T
+from ...language.dtypes import dtype, pointer_type
+
+try:
+    import torch
+
+    TORCH_TO_TILE = {
+        torch.bool: T.int1, torch.int8: T.int8, torch.int16: T.int16, torch.int32: T.int32, torch.int64: T.int64,
+        torch.uint8: T.uint8, torch.uint16: T.uint16, torch.uint32: T.uint32, torch.uint64: T.uint64,
+        torch.float16: T.float16, torch.bfloat16: T.bfloat16, torch.float32: T.float32, torch.float64: T.float64,
+    }
+except ImportError:  # pragma: no cover - torch is a dependency, this keeps the language importable
+    TORCH_TO_TILE = {}
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One kernel parameter as seen by the compiler."""
+
+    name: str
+    kind: str  # "constexpr" | "pointer" | "scalar"
+    type: dtype | None = None
+    value: Any = None  # constexpr value
+    divisible_by_16: bool = False
+    equal_to_1: bool = False
+
+    def key(self) -> tuple:
+        if self.kind == "constexpr":
+            return (self.name, "constexpr", repr(self.value))
+        return (self.name, self.type.to_ir_string(), self.divisible_by_16, self.equal_to_1)
+
+
+def int_type(value: int) -> dtype:
+    if -(2**31) <= value < 2**31:
+        return T.int32
+    if -(2**63) <= value < 2**63:
+        return T.int64
+    if 0 <= value < 2**64:
+        return T.uint64
+    raise ValueError(f"integer argument {value} does not fit in 64 bits")
+
+
+def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool = True) -> ArgSpec:
+    """The ArgSpec of one launch argument (raises TypeError for values a kernel cannot take)."""
+    if is_constexpr or value is None:
+        return ArgSpec(name, "constexpr", value=value)
+    if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+        element = TORCH_TO_TILE.get(value.dtype)
+        if element is None:
+            raise TypeError(f"argument '{name}': tensors of dtype {value.dtype} are not supported")
+        return ArgSpec(name, "pointer", pointer_type(element), divisible_by_16=value.data_ptr() % 16 == 0)
+    if isinstance(value, bool):
+        return ArgSpec(name, "scalar", T.int1)
+    if isinstance(value, int):
+        ty = int_type(value)
+        if not specialize_ints:
+            return ArgSpec(name, "scalar", ty)
+        return ArgSpec(name, "scalar", ty, divisible_by_16=value % 16 == 0, equal_to_1=value == 1)
+    if isinstance(value, float):
+        return ArgSpec(name, "scalar", T.float32)
+    raise TypeError(
+        f"argument '{name}' has unsupported type {type(value).__name__}: kernels take torch tensors, "
+        "Python ints, floats and bools, None, or tl.constexpr values"
+    )
+
+
+def spec_from_signature(name: str, type_string: str, value: Any = None, divisible_by_16: bool = False,
+                        equal_to_1: bool = False) -> ArgSpec:
+    """An ArgSpec from a Triton-style signature string (`*fp32`, `i32`, `constexpr`)."""
+    if type_string == "constexpr":
+        return ArgSpec(name, "constexpr", value=value)
+    ty = T.dtype_from_signature(type_string)
+    return ArgSpec(name, "pointer" if ty.is_ptr() else "scalar", ty, divisible_by_16=divisible_by_16,
+                   equal_to_1=equal_to_1)

@@ -1,0 +1,18 @@
+"""TTIR: xdsl dialects for tile kernels (tt, plus builtin/arith/math/scf/func)."""
+
+from .context import make_context, parse_ttir, print_ir
+from .tt import TT
+from .tt_types import PointerType, element_of, shape_of, with_shape
+from .types import to_ir_type
+
+__all__ = [
+    "TT",
+    "PointerType",
+    "element_of",
+    "make_context",
+    "parse_ttir",
+    "print_ir",
+    "shape_of",
+    "to_ir_type",
+    "with_shape",
+]

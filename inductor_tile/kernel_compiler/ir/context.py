@@ -1,0 +1,29 @@
+"""The xdsl context of TTIR, and text in/out."""
+
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects import builtin, func, math, scf
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.parser import Parser
+
+from .arith_ext import Arith
+from .tt import TT
+
+
+def make_context() -> Context:
+    """A context with builtin, arith (tile-capable, see `arith_ext`), math, scf, func and tt."""
+    ctx = Context()
+    for dialect in (builtin.Builtin, Arith, math.Math, scf.Scf, func.Func, TT):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def parse_ttir(text: str, ctx: Context | None = None) -> ModuleOp:
+    """Parse TTIR text into a module (not verified). A bare list of ops is wrapped in a module."""
+    return Parser(ctx or make_context(), text).parse_module()
+
+
+def print_ir(module: ModuleOp) -> str:
+    """The module's text in xdsl's custom syntax (re-parses with `parse_ttir`)."""
+    return str(module)

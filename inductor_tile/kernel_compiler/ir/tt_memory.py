@@ -1,0 +1,181 @@
+"""Global-memory ops of the `tt` dialect: `tt.load` and `tt.store`.
+
+Both take an optional mask (and the load an optional `other` value), written with
+keywords so that the text is unambiguous:
+
+    %v = tt.load %ptrs mask %m other %zero : tensor<128x!tt.ptr<f32>> -> tensor<128xf32>
+    tt.store %ptrs, %v mask %m : tensor<128x!tt.ptr<f32>>, tensor<128xf32>
+
+The mask type is not written: it is i1 with the pointer operand's shape.
+"""
+
+from __future__ import annotations
+
+from typing import Self
+
+from xdsl.dialects.builtin import i1
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    result_def,
+    traits_def,
+)
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+
+from .tt_types import PointerType, element_of, expect, shape_of, with_shape
+
+
+def pointee_type(ptr_type: Attribute) -> Attribute:
+    """What a (tensor of) pointer(s) points at, with the same shape: the loaded type."""
+    elem = element_of(ptr_type)
+    expect(isinstance(elem, PointerType), f"expected pointer(s), got {ptr_type}")
+    assert isinstance(elem, PointerType)
+    return with_shape(elem.pointee, shape_of(ptr_type))
+
+
+def mask_type(ptr_type: Attribute) -> Attribute:
+    """i1 with the shape of `ptr_type`."""
+    return with_shape(i1, shape_of(ptr_type))
+
+
+def _parse_optional_keyword_operand(parser: Parser, keyword: str) -> UnresolvedOperand | None:
+    if parser.parse_optional_keyword(keyword) is None:
+        return None
+    return parser.parse_unresolved_operand()
+
+
+def _print_optional_keyword_operand(printer: Printer, keyword: str, value: SSAValue | None) -> None:
+    if value is not None:
+        printer.print_string(f" {keyword} ")
+        printer.print_operand(value)
+
+
+@irdl_op_definition
+class LoadOp(IRDLOperation):
+    """Load from pointer(s); lanes whose mask is false yield `other` (undefined without it).
+    Reads memory but writes nothing, so DCE may delete an unused load while CSE and LICM
+    leave loads alone."""
+
+    name = "tt.load"
+
+    ptr = operand_def(AnyAttr())
+    mask = opt_operand_def(AnyAttr())
+    other = opt_operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+
+    traits = traits_def(MemoryReadEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        ptr: SSAValue,
+        mask: SSAValue | None = None,
+        other: SSAValue | None = None,
+        result_type: Attribute | None = None,
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        result_type = result_type or pointee_type(ptr.type)
+        operands = [ptr, [mask] if mask is not None else [], [other] if other is not None else []]
+        super().__init__(operands=operands, result_types=[result_type], attributes=attributes or {})
+
+    def verify_(self) -> None:
+        expect(self.result.type == pointee_type(self.ptr.type), "tt.load: result type must match the pointee type")
+        if self.mask is not None:
+            expect(self.mask.type == mask_type(self.ptr.type), "tt.load: mask must be i1 with the pointer shape")
+        if self.other is not None:
+            expect(self.other.type == self.result.type, "tt.load: other must have the result type")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        ptr = parser.parse_unresolved_operand()
+        mask = _parse_optional_keyword_operand(parser, "mask")
+        other = _parse_optional_keyword_operand(parser, "other")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ptr_type = parser.parse_type()
+        parser.parse_punctuation("->")
+        result_type = parser.parse_type()
+        return cls(
+            parser.resolve_operand(ptr, ptr_type),
+            parser.resolve_operand(mask, mask_type(ptr_type)) if mask is not None else None,
+            parser.resolve_operand(other, result_type) if other is not None else None,
+            result_type,
+            attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.ptr)
+        _print_optional_keyword_operand(printer, "mask", self.mask)
+        _print_optional_keyword_operand(printer, "other", self.other)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ptr.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class StoreOp(IRDLOperation):
+    """Store `value` at pointer(s), only in lanes whose mask is true."""
+
+    name = "tt.store"
+
+    ptr = operand_def(AnyAttr())
+    value = operand_def(AnyAttr())
+    mask = opt_operand_def(AnyAttr())
+
+    traits = traits_def(MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        ptr: SSAValue,
+        value: SSAValue,
+        mask: SSAValue | None = None,
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        super().__init__(operands=[ptr, value, [mask] if mask is not None else []], attributes=attributes or {})
+
+    def verify_(self) -> None:
+        expect(self.value.type == pointee_type(self.ptr.type), "tt.store: value type must match the pointee type")
+        if self.mask is not None:
+            expect(self.mask.type == mask_type(self.ptr.type), "tt.store: mask must be i1 with the pointer shape")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        ptr = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        value = parser.parse_unresolved_operand()
+        mask = _parse_optional_keyword_operand(parser, "mask")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ptr_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        value_type = parser.parse_type()
+        return cls(
+            parser.resolve_operand(ptr, ptr_type),
+            parser.resolve_operand(value, value_type),
+            parser.resolve_operand(mask, mask_type(ptr_type)) if mask is not None else None,
+            attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.ptr)
+        printer.print_string(", ")
+        printer.print_operand(self.value)
+        _print_optional_keyword_operand(printer, "mask", self.mask)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ptr.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.value.type)
+

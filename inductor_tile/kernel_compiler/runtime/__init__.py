@@ -1,0 +1,1 @@
+"""Launching kernels: the @jit object, grids, and the interpreter's launcher."""

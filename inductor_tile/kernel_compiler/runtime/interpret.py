@@ -1,0 +1,56 @@
+"""Run a kernel in the interpreter: the grid program by program, on CPU torch tensors.
+
+The kernel's Python function is executed as is, with the language's builtins bound to
+a semantic over `InterpreterBuilder`, so `print` and `pdb.set_trace()` work inside it.
+Tensors on another device are copied to the CPU for the launch and copied back.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import torch
+
+from ...language.core import constexpr, semantic_scope, tensor
+from ...language.dtypes import pointer_type
+from ...language.semantic import Semantic
+from ..frontend.specialization import TORCH_TO_TILE
+from ..interpreter import InterpreterBuilder, Memory
+
+
+def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
+    memory = Memory()
+    builder = InterpreterBuilder(memory)
+    semantic = Semantic(builder, concrete=True)
+    copies: list[tuple[torch.Tensor, torch.Tensor]] = []
+    with semantic_scope(semantic):
+        args = {name: _to_language(jit_fn, name, value, semantic, memory, copies) for name, value in bound.items()}
+        builder.grid = grid
+        for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
+            builder.program_id = (x, y, z)
+            jit_fn.fn(**args)
+    for original, cpu_copy in copies:
+        original.copy_(cpu_copy)
+
+
+def _to_language(jit_fn: Any, name: str, value: Any, semantic: Semantic, memory: Memory,
+                 copies: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
+    if name in jit_fn.constexpr_names or value is None:
+        return constexpr(value)
+    if isinstance(value, torch.Tensor):
+        element = TORCH_TO_TILE.get(value.dtype)
+        if element is None:
+            raise TypeError(f"argument '{name}': tensors of dtype {value.dtype} are not supported")
+        if value.device.type != "cpu":
+            cpu_copy = value.detach().to("cpu")
+            copies.append((value, cpu_copy))
+            value = cpu_copy
+        address = memory.register(value)
+        return tensor(torch.tensor(address, dtype=torch.int64), pointer_type(element))
+    if isinstance(value, (bool, int, float)):
+        return semantic.to_tensor(value)
+    raise TypeError(
+        f"argument '{name}' has unsupported type {type(value).__name__}: kernels take torch tensors, "
+        "Python ints, floats and bools, None, or tl.constexpr values"
+    )

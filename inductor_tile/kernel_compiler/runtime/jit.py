@@ -1,0 +1,140 @@
+"""`@inductor_tile.jit` and `kernel[grid](*args, **constexprs)`.
+
+A JITFunction binds launch arguments, specializes them (dtypes, constexprs,
+divisibility by 16, ints equal to 1), compiles once per specialization and launches.
+With TILE_INTERPRET=1 the kernel runs in the interpreter instead, program by program.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import logging
+import os
+import textwrap
+from typing import Any, Callable
+
+from ...language.core import constexpr, current_semantic
+from ..frontend.specialization import ArgSpec, specialize
+
+log = logging.getLogger("inductor_tile")
+
+
+def interpret_enabled() -> bool:
+    return os.environ.get("TILE_INTERPRET", "0") not in ("", "0", "false", "False")
+
+
+def _is_constexpr_annotation(annotation: Any) -> bool:
+    if annotation is constexpr:
+        return True
+    return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
+
+
+class JITFunction:
+    """A kernel (or helper) written in the tile language."""
+
+    def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = ()):
+        self.fn = fn
+        self.__name__ = fn.__name__
+        self.__doc__ = fn.__doc__
+        self.__module__ = fn.__module__
+        self.signature = inspect.signature(fn)
+        self.arg_names = list(self.signature.parameters)
+        self.constexpr_names = {
+            name for name, p in self.signature.parameters.items() if _is_constexpr_annotation(p.annotation)
+        }
+        self.do_not_specialize = set(do_not_specialize)
+        lines, self.first_line = inspect.getsourcelines(fn)
+        self.filename = inspect.getsourcefile(fn) or "<unknown>"
+        self.src = textwrap.dedent("".join(lines))
+        self.cache: dict[tuple, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"JITFunction({self.__module__}:{self.__name__})"
+
+    # --- source ------------------------------------------------------------
+    def parse(self) -> ast.FunctionDef:
+        tree = ast.parse(self.src)
+        fn = tree.body[0]
+        assert isinstance(fn, ast.FunctionDef), "a @jit object must wrap a plain function"
+        return fn
+
+    def closure_vars(self) -> dict[str, Any]:
+        if not self.fn.__closure__:
+            return {}
+        return {name: cell.cell_contents for name, cell in zip(self.fn.__code__.co_freevars, self.fn.__closure__)}
+
+    # --- launching ---------------------------------------------------------
+    def __getitem__(self, grid: Any) -> Callable[..., None]:
+        def launcher(*args: Any, **kwargs: Any) -> None:
+            return self.run(*args, grid=grid, **kwargs)
+
+        return launcher
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # Inside an interpreted kernel a helper is a plain function call; the compiler inlines
+        # helpers itself and never gets here.
+        semantic = current_semantic()
+        if not semantic.concrete:
+            raise RuntimeError(f"@jit function `{self.__name__}` was called outside the compiler's inlining")
+        bound = self.bind(args, kwargs)
+        return self.fn(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
+
+    def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Match launch arguments to parameters, with a clear TypeError on a mismatch."""
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}[grid](...): {e} (parameters: {', '.join(self.arg_names)})") from None
+        bound.apply_defaults()
+        return dict(bound.arguments)
+
+    def specialize(self, bound: dict[str, Any]) -> list[ArgSpec]:
+        return [
+            specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize)
+            for name, value in bound.items()
+        ]
+
+    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, **kwargs: Any) -> None:
+        bound = self.bind(args, kwargs)
+        grid = resolve_grid(grid, bound)
+        if not _is_power_of_two(num_warps):
+            raise ValueError(f"{self.__name__}[grid](...): num_warps must be a power of two, got {num_warps}")
+        if interpret_enabled():
+            from .interpret import interpret_launch
+
+            return interpret_launch(self, bound, grid)
+        specs = self.specialize(bound)
+        key = (tuple(s.key() for s in specs), num_warps)
+        compiled = self.cache.get(key)
+        if compiled is None:
+            from ..compiler import compile_specialized
+
+            compiled = compile_specialized(self, specs, num_warps=num_warps)
+            self.cache[key] = compiled
+        compiled.launch(self, bound, grid)
+
+
+def _is_power_of_two(n: int) -> bool:
+    return isinstance(n, int) and n > 0 and n & (n - 1) == 0
+
+
+def resolve_grid(grid: Any, bound: dict[str, Any]) -> tuple[int, int, int]:
+    """A grid is a tuple of up to 3 ints, or a callable of the meta-parameters returning one."""
+    if callable(grid):
+        grid = grid(bound)
+    if isinstance(grid, int):
+        grid = (grid,)
+    grid = tuple(int(g) for g in grid)
+    if not 1 <= len(grid) <= 3:
+        raise ValueError(f"grid must have 1 to 3 dimensions, got {grid}")
+    if any(g < 0 for g in grid):
+        raise ValueError(f"grid dimensions must not be negative, got {grid}")
+    return grid + (1,) * (3 - len(grid))  # type: ignore[return-value]
+
+
+def jit(fn: Callable | None = None, *, do_not_specialize: tuple[str, ...] = (), **unused: Any) -> Any:
+    """Decorator: compile `fn` as a tile kernel (or helper). Usable as @jit or @jit(...)."""
+    if fn is None:
+        return lambda f: JITFunction(f, tuple(do_not_specialize))
+    return JITFunction(fn, tuple(do_not_specialize))

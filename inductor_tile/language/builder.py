@@ -1,0 +1,111 @@
+"""The builder protocol: what `semantic` asks of whoever executes the language.
+
+`semantic.py` owns every typing rule (promotion, broadcasting, checks) and calls a
+builder with operands that already have the right types and shapes. Two builders
+implement this protocol:
+
+- `kernel_compiler.ir_builder.TTIRBuilder` emits TTIR ops (xdsl) and returns SSA values;
+- `kernel_compiler.interpreter.builder.InterpreterBuilder` computes with torch tensors.
+
+A handle is whatever the builder returns (an SSA value, a torch tensor). Types are the
+language's own: a scalar `dtype`, a `pointer_type`, or a `block_type`. Op names are the
+MLIR op names without the dialect prefix, so both builders read from the same table.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from .dtypes import block_type, dtype
+
+Handle = Any
+Type = dtype | block_type
+
+# arith binary ops, by the name used in `create_binary`.
+INT_BINARY_OPS = (
+    "addi", "subi", "muli", "divsi", "divui", "remsi", "remui",
+    "andi", "ori", "xori", "shli", "shrsi", "shrui",
+    "maxsi", "maxui", "minsi", "minui",
+)
+FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "remf", "maximumf", "minimumf")
+# math unary ops, by the name used in `create_unary`.
+UNARY_OPS = (
+    "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
+    "floor", "ceil", "absf", "absi", "negf",
+)
+# arith casts, by the name used in `create_cast`.
+CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")
+# predicates of `create_cmp`: integer ones go to arith.cmpi, float ones to arith.cmpf.
+INT_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
+FLOAT_PREDICATES = ("oeq", "une", "olt", "ole", "ogt", "oge")
+REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin")
+
+
+class Builder(Protocol):
+    # --- constants and ids --------------------------------------------------
+    def get_constant(self, value: int | float | bool, ty: dtype) -> Handle:
+        """A scalar constant of dtype `ty` (int1 for bools)."""
+
+    def get_null_pointer(self, ty: dtype) -> Handle:
+        """A null pointer of pointer type `ty` (for `None` pointer arguments)."""
+
+    def create_program_id(self, axis: int) -> Handle:
+        """int32 scalar: this program's index along grid axis 0, 1 or 2."""
+
+    def create_num_programs(self, axis: int) -> Handle:
+        """int32 scalar: the grid size along `axis`."""
+
+    # --- shapes -------------------------------------------------------------
+    def create_make_range(self, start: int, end: int, ty: block_type) -> Handle:
+        """int32 1-D block [start, end)."""
+
+    def create_splat(self, x: Handle, ty: block_type) -> Handle:
+        """Scalar `x` repeated into a block of type `ty`."""
+
+    def create_broadcast(self, x: Handle, ty: block_type) -> Handle:
+        """Block `x` with size-1 dims stretched to `ty.shape` (same rank)."""
+
+    def create_expand_dims(self, x: Handle, axis: int, ty: block_type) -> Handle:
+        """Insert a size-1 dim at `axis`."""
+
+    def create_reshape(self, x: Handle, ty: block_type) -> Handle:
+        """Same elements in row-major order, new shape."""
+
+    # --- arithmetic ---------------------------------------------------------
+    def create_binary(self, op: str, lhs: Handle, rhs: Handle, ty: Type) -> Handle:
+        """`op` is one of INT_BINARY_OPS or FLOAT_BINARY_OPS; lhs, rhs and result have type `ty`.
+        Integer division and remainder are C-like (truncating); `remf` is C's fmod."""
+
+    def create_cmp(self, predicate: str, lhs: Handle, rhs: Handle, ty: Type) -> Handle:
+        """Compare; `ty` is the int1 result type (scalar or block)."""
+
+    def create_select(self, cond: Handle, a: Handle, b: Handle, ty: Type) -> Handle:
+        """Elementwise `cond ? a : b`; all operands already have the shape of `ty`."""
+
+    def create_unary(self, op: str, x: Handle, ty: Type) -> Handle:
+        """`op` is one of UNARY_OPS."""
+
+    def create_fma(self, a: Handle, b: Handle, c: Handle, ty: Type) -> Handle:
+        """a * b + c with one rounding."""
+
+    def create_cast(self, op: str, x: Handle, ty: Type) -> Handle:
+        """`op` is one of CAST_OPS; `ty` is the destination type."""
+
+    # --- memory -------------------------------------------------------------
+    def create_addptr(self, ptr: Handle, offset: Handle, ty: Type) -> Handle:
+        """ptr + offset elements (offset is an integer scalar/block of the same shape)."""
+
+    def create_load(self, ptr: Handle, mask: Handle | None, other: Handle | None, ty: Type) -> Handle:
+        """Load from pointer(s). Lanes where mask is false produce `other` (undefined if None)."""
+
+    def create_store(self, ptr: Handle, value: Handle, mask: Handle | None) -> None:
+        """Store `value` at pointer(s) where mask is true."""
+
+    # --- reductions and hints -----------------------------------------------
+    def create_reduce(self, x: Handle, axis: int, kind: str, ty: Type) -> Handle:
+        """Reduce `x` along `axis`. `kind` is one of REDUCE_KINDS. `ty` is the result type
+        (the input's shape without `axis`; a scalar dtype if the input was 1-D). For
+        argmax/argmin the result is int32 and holds the first index of the extreme value."""
+
+    def create_hint(self, x: Handle, kind: str, values: tuple[int, ...]) -> Handle:
+        """Attach a hint (`kind` is "divisibility" or "contiguity") and return the value."""
