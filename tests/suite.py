@@ -500,3 +500,26 @@ def promotion(gen: torch.Generator) -> list[Check]:
     uint8_sum = ((a.long() + u.long()) % 256) * 1000 + a.long().sum()
     return [Check("int", out_i.long(), uint8_sum), close("fp16", out_h, (h * 2.0 + a.half()).double()),
             close("fp32", out_f, h.double() / 3 + a.double() / u.double(), dtype=torch.float32)]
+
+
+def assert_checks(checks: list[Check]) -> None:
+    """Compare every check in float64 (exactly for integers and booleans); report all failures."""
+    assert checks, "a suite case must check something"
+    failures = []
+    for c in checks:
+        actual, expected = c.actual.cpu(), c.expected.cpu()
+        if actual.shape != expected.shape:
+            failures.append(f"{c.name}: shape {list(actual.shape)} != expected {list(expected.shape)}")
+            continue
+        if actual.dtype == torch.bool or not (actual.dtype.is_floating_point or expected.dtype.is_floating_point):
+            if not torch.equal(actual.long(), expected.long()):
+                bad = (actual.long() != expected.long()).nonzero()[0].tolist()
+                failures.append(f"{c.name}: mismatch at {bad}: {actual[tuple(bad)]} != {expected[tuple(bad)]}")
+            continue
+        a, e = actual.double(), expected.double()
+        ok = torch.isclose(a, e, atol=c.atol, rtol=c.rtol)
+        if not bool(ok.all()):
+            bad = (~ok).nonzero()[0].tolist()
+            failures.append(f"{c.name}: {int((~ok).sum())} mismatches, first at {bad}: {a[tuple(bad)].item()} vs "
+                            f"expected {e[tuple(bad)].item()}")
+    assert not failures, "\n".join(failures)

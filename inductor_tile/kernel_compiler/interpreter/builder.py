@@ -16,7 +16,8 @@ uint16/32/64, which this scheme sidesteps: those tensors are only converted and 
   - fptosi/fptoui of NaN -> 0, of out-of-range values -> saturate to the target range.
   - extsi/sitofp of int1 true give -1 (LLVM); extui/uitofp give 1.
 Floats: fp16/bf16 ops compute in fp32 and round once (exact for + - * / fmod, like GPUs);
-fp32 and fp64 compute natively (transcendentals are torch's, not correctly rounded).
+fp32 and fp64 compute natively (+ - * / fmod sqrt are correctly rounded; the
+transcendentals and rsqrt are torch's, within a few ulp).
 Conversions that round (truncf, sitofp, uitofp) are correctly rounded (round to nearest
 even) for every source, via round-to-odd where torch would round twice (fp64 -> fp16/bf16,
 int64 -> any float). `fma` rounds once (exact product in fp64 for fp32/fp16/bf16; for fp64
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -198,9 +200,15 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "minimumf": _minimumf,
 }
 
+def _sqrt(x: Tensor) -> Tensor:
+    """Correctly rounded sqrt (numpy uses the hardware instruction; torch's CPU sqrt is off by an ulp)."""
+    with np.errstate(invalid="ignore"):
+        return torch.as_tensor(np.sqrt(x.numpy()))
+
+
 _FLOAT_UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "exp": torch.exp, "exp2": torch.exp2, "log": torch.log, "log2": torch.log2,
-    "sqrt": torch.sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "erf": torch.erf,
+    "sqrt": _sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "erf": torch.erf,
     "floor": torch.floor, "ceil": torch.ceil, "absf": torch.abs, "negf": torch.neg,
 }
 

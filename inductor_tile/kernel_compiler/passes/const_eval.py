@@ -168,7 +168,10 @@ def fma(a: float, b: float, c: float, ty: Attribute) -> float | None:
     if not all(math.isfinite(x) for x in (a, b, c)):
         return a * b + c if not any(math.isnan(x) for x in (a, b, c)) else math.nan
     exact = Fraction(a) * Fraction(b) + Fraction(c)
-    nearest = float(exact)  # correctly rounded to double
+    try:
+        nearest = float(exact)  # correctly rounded to double
+    except OverflowError:
+        return math.copysign(math.inf, exact)
     if isinstance(ty, Float64Type) or Fraction(nearest) == exact:
         return nearest
     return None

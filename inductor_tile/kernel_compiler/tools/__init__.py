@@ -1,0 +1,1 @@
+"""Command-line tools: `tile_opt` (tile-opt)."""

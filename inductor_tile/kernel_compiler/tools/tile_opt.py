@@ -1,0 +1,80 @@
+"""tile-opt: parse TTIR, run passes, print the result (an `mlir-opt` for this project).
+
+    python -m inductor_tile.kernel_compiler.tools.tile_opt -p canonicalize,cse file.mlir
+    cat file.mlir | python -m inductor_tile.kernel_compiler.tools.tile_opt -p dce
+
+`--split-input-file` processes each `// -----` chunk separately and prints the results
+separated by `// -----`. Parse and verify errors go to stderr with exit status 1; with
+`--verify-diagnostics` they are printed to stdout instead and the run succeeds, so that
+FileCheck can match expected errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+
+from inductor_tile.kernel_compiler.ir.context import make_context, parse_ttir, print_ir
+from inductor_tile.kernel_compiler.passes import PASSES, get_pass
+
+SPLIT_MARKER = "// -----"
+
+
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="tile-opt", description="Run TTIR passes on MLIR text.")
+    parser.add_argument("input", nargs="?", default="-", help="input file; '-' or nothing reads stdin")
+    parser.add_argument("-p", "--passes", default="", help=f"comma-separated passes: {', '.join(sorted(PASSES))}")
+    parser.add_argument("--split-input-file", action="store_true", help="process each '// -----' chunk on its own")
+    parser.add_argument("--verify-diagnostics", action="store_true", help="print errors to stdout and exit 0")
+    return parser.parse_args(argv)
+
+
+def _read(path: str) -> str:
+    if path == "-":
+        return sys.stdin.read()
+    with open(path, encoding="utf-8") as handle:
+        return handle.read()
+
+
+def process(text: str, pass_names: list[str]) -> str:
+    """Parse and verify `text`, run the passes (verifying after each), return the IR text."""
+    ctx = make_context()
+    module = parse_ttir(text, ctx)
+    module.verify()
+    for name in pass_names:
+        get_pass(name).apply(ctx, module)
+        module.verify()
+    return print_ir(module)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = _arguments(argv)
+    pass_names = [name.strip() for name in args.passes.split(",") if name.strip()]
+    unknown = [name for name in pass_names if name not in PASSES]
+    if unknown:
+        sys.exit(f"tile-opt: unknown pass(es) {', '.join(unknown)}; known: {', '.join(sorted(PASSES))}")
+    try:
+        text = _read(args.input)
+    except OSError as error:
+        sys.exit(f"tile-opt: cannot read {args.input}: {error.strerror}")
+
+    chunks = text.split(SPLIT_MARKER) if args.split_input_file else [text]
+    outputs: list[str] = []
+    failed = False
+    for chunk in chunks:
+        try:
+            outputs.append(process(chunk, pass_names))
+        except (ParseError, VerifyException, DiagnosticException) as error:
+            if not args.verify_diagnostics:
+                print(f"tile-opt: error: {error}", file=sys.stderr)
+                failed = True
+                continue
+            outputs.append(f"error: {error}")
+    print(f"\n{SPLIT_MARKER}\n".join(outputs))
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

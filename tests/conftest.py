@@ -1,0 +1,33 @@
+import os
+import sys
+
+import pytest
+import torch
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs an NVIDIA GPU; run on the device machine")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def interpret(monkeypatch):
+    """Run kernels in the interpreter (TILE_INTERPRET=1)."""
+    monkeypatch.setenv("TILE_INTERPRET", "1")
+
+
+@pytest.fixture
+def compiled(monkeypatch):
+    """Run kernels through the compiler (TILE_INTERPRET unset)."""
+    monkeypatch.delenv("TILE_INTERPRET", raising=False)
+
+
+@pytest.fixture
+def gen():
+    return torch.Generator().manual_seed(1234)
