@@ -81,14 +81,12 @@ class dtype:
         return max(self.primitive_bitwidth, 8) // 8
 
     def kind(self) -> int:
-        """Promotion kind order used for Python scalars: bool < uint < int < float."""
+        """Promotion kind used for Python scalars, as in PyTorch: bool < integer < float."""
         if self.is_int1():
             return 0
-        if self.is_int_unsigned():
+        if self.is_int():
             return 1
-        if self.is_int_signed():
-            return 2
-        return 3
+        return 2
 
     def to_ir_string(self) -> str:
         """Signature spelling, Triton style: fp32, i32, u8, i1."""

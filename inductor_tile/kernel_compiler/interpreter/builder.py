@@ -9,7 +9,8 @@ Integers: every op runs on int64 "bits" (`_bits`) and is truncated back to the t
 width, so arithmetic wraps (two's complement) and never overflows. The op name, not the
 type, says how bits are read (divsi vs divui, slt vs ult). torch lacks arithmetic for
 uint16/32/64, which this scheme sidesteps: those tensors are only converted and moved.
-  Undefined behaviour, chosen values (LLVM says poison/UB; these match NVIDIA PTX):
+  Undefined behaviour (LLVM: poison/UB), values chosen here; shifts and float->int match
+  PTX, division by zero matches RISC-V (PTX leaves it machine-specific):
   - x / 0 = -1 (all ones; UINT_MAX for divui), x % 0 = x;
   - INT_MIN / -1 = INT_MIN (wraps), INT_MIN % -1 = 0;
   - shifts by >= bit width (amount read as unsigned): shli/shrui -> 0, shrsi -> sign fill;
@@ -21,8 +22,8 @@ transcendentals and rsqrt are torch's, within a few ulp).
 Conversions that round (truncf, sitofp, uitofp) are correctly rounded (round to nearest
 even) for every source, via round-to-odd where torch would round twice (fp64 -> fp16/bf16,
 int64 -> any float). `fma` rounds once (exact product in fp64 for fp32/fp16/bf16; for fp64
-an error-free emulation, exact unless an intermediate overflows or the product underflows,
-where it falls back to a*b+c). maximumf/minimumf propagate NaN and order -0.0 < +0.0.
+an error-free emulation, exact unless an intermediate overflows (then it falls back to
+a*b+c) or the product's low part underflows (|a*b| < ~2**-969)). maximumf/minimumf propagate NaN and order -0.0 < +0.0.
 Reductions: integer sums wrap; fp16/bf16 sums accumulate in fp32 (torch's summation order);
 argmax/argmin give the first index of the extreme value; NaN counts as the extreme for
 max/min/argmax/argmin (torch semantics: the first NaN wins).

@@ -68,7 +68,8 @@ def main(argv: list[str] | None = None) -> None:
             outputs.append(process(chunk, pass_names))
         except (ParseError, VerifyException, DiagnosticException) as error:
             if not args.verify_diagnostics:
-                print(f"tile-opt: error: {error}", file=sys.stderr)
+                notes = "".join(f"\n{note}" for note in getattr(error, "__notes__", []))
+                print(f"tile-opt: error: {error}{notes}", file=sys.stderr)
                 failed = True
                 continue
             outputs.append(f"error: {error}")

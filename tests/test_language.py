@@ -1,0 +1,155 @@
+"""Typing rules, the ahead-of-time API, IR dumps and the README/CI contract."""
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+
+import inductor_tile
+import inductor_tile.language as tl
+from inductor_tile.kernel_compiler.ir.context import parse_ttir
+from inductor_tile.language.semantic import Semantic
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# (a, a is a Python literal, b, b is a Python literal, div_or_mod) -> result, as Triton defines it
+PROMOTION_TABLE = [
+    (tl.int8, False, tl.int8, False, False, tl.int8),
+    (tl.int8, False, tl.uint8, False, False, tl.uint8),
+    (tl.int16, False, tl.uint8, False, False, tl.int16),
+    (tl.int32, False, tl.int64, False, False, tl.int64),
+    (tl.int1, False, tl.int1, False, False, tl.int1),
+    (tl.int1, False, tl.int8, False, False, tl.int8),
+    (tl.float16, False, tl.float16, False, False, tl.float16),
+    (tl.float16, False, tl.float16, False, True, tl.float32),
+    (tl.float16, False, tl.bfloat16, False, False, tl.float32),
+    (tl.bfloat16, False, tl.int32, False, False, tl.bfloat16),
+    (tl.float16, False, tl.float32, False, False, tl.float32),
+    (tl.float32, False, tl.float64, False, False, tl.float64),
+    (tl.int64, False, tl.float16, False, False, tl.float16),
+    # Python literals of a lower or equal kind take the tensor's type
+    (tl.float16, False, tl.float32, True, False, tl.float16),
+    (tl.int8, False, tl.int32, True, False, tl.int8),
+    (tl.float16, False, tl.int32, True, True, tl.float32),
+    (tl.int8, False, tl.float32, True, False, tl.float32),
+    (tl.uint8, False, tl.int32, True, False, tl.uint8),
+]
+
+
+@pytest.mark.parametrize("a, a_lit, b, b_lit, div, expected", PROMOTION_TABLE)
+def test_computation_type(a, a_lit, b, b_lit, div, expected):
+    semantic = Semantic(builder=None)
+    assert semantic.computation_type(a, a_lit, b, b_lit, div) == expected
+    assert semantic.computation_type(b, b_lit, a, a_lit, div) == expected
+
+
+@inductor_tile.jit
+def typing_kernel(h_ptr, i8_ptr, u8_ptr, f_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    h = tl.load(h_ptr + offs)
+    i8 = tl.load(i8_ptr + offs)
+    u8 = tl.load(u8_ptr + offs)
+    tl.static_assert((h * 2.0).dtype == tl.float16)
+    tl.static_assert((h / h).dtype == tl.float32)
+    tl.static_assert((i8 + u8).dtype == tl.uint8)
+    tl.static_assert((i8 / i8).dtype == tl.float32)
+    tl.static_assert((i8 < 3).dtype == tl.int1)
+    tl.static_assert(tl.sum(i8, axis=0).dtype == tl.int32)
+    tl.static_assert(tl.argmax(h, axis=0).dtype == tl.int32)
+    tl.static_assert(h[:, None].shape[0] == BLOCK)
+    tl.static_assert(h[None, :].shape[0] == 1)
+    tl.static_assert(len(tl.broadcast_to(h[:, None], (BLOCK, 4)).shape) == 2)
+    tl.static_assert(h_ptr.dtype.element_ty == tl.float16)
+    tl.store(f_ptr + offs, h.to(tl.float32) + i8 + u8)
+    tl.store(f_ptr + BLOCK + offs, (i8 + u8).to(tl.float32))  # uint8 arithmetic wraps
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+def test_result_types_inside_a_kernel(mode, monkeypatch):
+    monkeypatch.setenv("TILE_INTERPRET", "1" if mode == "interpret" else "0")
+    gen = torch.Generator().manual_seed(0)
+    h = torch.randn(16, generator=gen).half()
+    i8 = torch.randint(-50, 50, (16,), generator=gen, dtype=torch.int8)
+    u8 = torch.randint(0, 100, (16,), generator=gen, dtype=torch.uint8)
+    out = torch.full((32,), float("nan"))
+    typing_kernel[(1,)](h, i8, u8, out, BLOCK=16)
+    torch.testing.assert_close(out[16:].double(), ((i8.long() + u8.long()) % 256).double())
+    out = out[:16]
+    expected = h.double() + i8.double() + u8.double()  # fp32 + int8 -> fp32, then + uint8 -> fp32
+    torch.testing.assert_close(out.double(), expected, rtol=1e-6, atol=1e-6)
+
+
+@inductor_tile.jit
+def aot_kernel(x_ptr, out_ptr, n, scale, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, tl.load(x_ptr + offs, mask=mask) * scale, mask=mask)
+
+
+def test_compile_ahead_of_time_fills_ttir():
+    k = inductor_tile.compile(aot_kernel, signature={"x_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32", "scale": "fp32"},
+                              constexprs={"BLOCK": 256}, divisible_by_16=["x_ptr", "n"])
+    ttir = k.asm["ttir"]
+    assert re.search(r"func.func public @aot_kernel\(%\d+: !tt.ptr<f16> \{tt.divisibility = 16 : i32\}, "
+                     r"%\d+: !tt.ptr<f16>, %\d+: i32 \{tt.divisibility = 16 : i32\}, %\d+: f32\)", ttir), ttir
+    assert "tensor<256x!tt.ptr<f16>>" in ttir
+    assert "tt.make_range {end = 256 : i32, start = 0 : i32}" in ttir
+    parse_ttir(ttir).verify()
+
+
+def test_compile_equal_to_1_specializes_the_constant():
+    general = inductor_tile.compile(aot_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                                           "scale": "fp32"}, constexprs={"BLOCK": 64})
+    special = inductor_tile.compile(aot_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                                           "scale": "fp32"}, constexprs={"BLOCK": 64},
+                                    equal_to_1=["n"])
+    assert "tt.splat %2" in general.asm["ttir"]  # the mask compares with the argument n
+    assert "tt.splat %2" not in special.asm["ttir"]  # n == 1 is folded into the code
+
+
+def test_dump_ir(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILE_DUMP_IR", str(tmp_path))
+    inductor_tile.compile(aot_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "scale": "fp32"},
+                          constexprs={"BLOCK": 64})
+    dumped = (tmp_path / "aot_kernel.ttir").read_text()
+    assert "tt.store" in dumped
+
+
+def test_unknown_target():
+    with pytest.raises(ValueError, match=r"unknown target 'tpu'"):
+        inductor_tile.compile(aot_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32",
+                                                     "scale": "fp32"}, constexprs={"BLOCK": 64}, target="tpu")
+
+
+def test_launch_specializes_once_per_signature(compiled):
+    aot_kernel.cache.clear()
+    x = torch.randn(100)
+    out = torch.full_like(x, float("nan"))
+    aot_kernel[(2,)](x, out, 100, 2.0, BLOCK=64)
+    aot_kernel[(2,)](x, out, 100, 3.0, BLOCK=64)  # same specialization
+    assert len(aot_kernel.cache) == 1
+    aot_kernel[(2,)](x, out, 99, 3.0, BLOCK=64)  # like 100, 99 is not divisible by 16: same specialization
+    assert len(aot_kernel.cache) == 1
+    aot_kernel[(2,)](x, out, 64, 3.0, BLOCK=64)  # 64 is divisible by 16
+    out64 = torch.full_like(x, float("nan"), dtype=torch.float64)
+    aot_kernel[(2,)](x.double(), out64, 100, 3.0, BLOCK=64)  # new dtypes
+    assert len(aot_kernel.cache) == 3
+    torch.testing.assert_close(out, x * 3.0)
+    torch.testing.assert_close(out64, x.double() * 3.0)
+
+
+def test_grid_callable_and_helpers(interpret):
+    x = torch.randn(1000)
+    out = torch.full_like(x, float("nan"))
+    aot_kernel[lambda meta: (inductor_tile.cdiv(meta["n"], meta["BLOCK"]),)](x, out, 1000, 0.5, BLOCK=128)
+    torch.testing.assert_close(out, x * 0.5)
+    assert [inductor_tile.next_power_of_2(n) for n in (0, 1, 2, 3, 17, 1024)] == [1, 1, 2, 4, 32, 1024]
+
+
+def test_readme_test_command_is_what_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    command = 'pip install -e ".[test]" && python -m pytest -q tests'
+    assert command in readme
+    assert ci.strip().splitlines()[-1] == command
