@@ -33,6 +33,7 @@ class _CmpOp(IRDLOperation):
     """Base of cmpi/cmpf: `arith.cmpX pred, %a, %b : T`; the result is i1 shaped like T."""
 
     PREDICATES: ClassVar[list[str]]
+    ELEMENT: ClassVar[type[Attribute]]
     T: ClassVar = VarConstraint("T", AnyAttr())
     predicate = prop_def(IntegerAttr)
     lhs = operand_def(T)
@@ -52,6 +53,7 @@ class _CmpOp(IRDLOperation):
 
     def verify_(self) -> None:
         expect(0 <= self.predicate.value.data < len(self.PREDICATES), f"{self.name}: bad predicate")
+        expect(isinstance(element_of(self.lhs.type), self.ELEMENT), f"{self.name}: bad operand type {self.lhs.type}")
         expect(self.result.type == with_shape(i1, shape_of(self.lhs.type)), f"{self.name}: result must be i1-like")
 
     @classmethod
@@ -84,6 +86,7 @@ class CmpiOp(_CmpOp):
 
     name = "arith.cmpi"
     PREDICATES: ClassVar[list[str]] = arith.CMPI_COMPARISON_OPERATIONS
+    ELEMENT: ClassVar[type[Attribute]] = IntegerType
 
 
 @irdl_op_definition
@@ -92,6 +95,7 @@ class CmpfOp(_CmpOp):
 
     name = "arith.cmpf"
     PREDICATES: ClassVar[list[str]] = arith.CMPF_COMPARISON_OPERATIONS
+    ELEMENT: ClassVar[type[Attribute]] = AnyFloat
 
 
 @irdl_op_definition

@@ -19,9 +19,10 @@ def make_context() -> Context:
     return ctx
 
 
-def parse_ttir(text: str, ctx: Context | None = None) -> ModuleOp:
-    """Parse TTIR text into a module (not verified). A bare list of ops is wrapped in a module."""
-    return Parser(ctx or make_context(), text).parse_module()
+def parse_ttir(text: str, ctx: Context | None = None, name: str = "<ttir>") -> ModuleOp:
+    """Parse TTIR text into a module (not verified). A bare list of ops is wrapped in a
+    module; `name` is the file name that parse errors mention."""
+    return Parser(ctx or make_context(), text, name).parse_module()
 
 
 def print_ir(module: ModuleOp) -> str:

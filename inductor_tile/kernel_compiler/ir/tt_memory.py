@@ -86,6 +86,7 @@ class LoadOp(IRDLOperation):
         super().__init__(operands=operands, result_types=[result_type], attributes=attributes or {})
 
     def verify_(self) -> None:
+        expect(isinstance(element_of(self.ptr.type), PointerType), "tt.load: operand must be pointer(s)")
         expect(self.result.type == pointee_type(self.ptr.type), "tt.load: result type must match the pointee type")
         if self.mask is not None:
             expect(self.mask.type == mask_type(self.ptr.type), "tt.load: mask must be i1 with the pointer shape")
@@ -145,6 +146,7 @@ class StoreOp(IRDLOperation):
         super().__init__(operands=[ptr, value, [mask] if mask is not None else []], attributes=attributes or {})
 
     def verify_(self) -> None:
+        expect(isinstance(element_of(self.ptr.type), PointerType), "tt.store: first operand must be pointer(s)")
         expect(self.value.type == pointee_type(self.ptr.type), "tt.store: value type must match the pointee type")
         if self.mask is not None:
             expect(self.mask.type == mask_type(self.ptr.type), "tt.store: mask must be i1 with the pointer shape")

@@ -1,7 +1,8 @@
 """canonicalize: xdsl's canonicalization (op patterns, folders, region DCE) plus tt patterns.
 
 The tt patterns below remove shape ops that do nothing, push splats through shape ops,
-and simplify pointer arithmetic and selects with a known condition.
+and simplify pointer arithmetic and selects with a known condition. Patterns that
+rebuild an op copy its discardable attributes (hints such as `tt.divisibility`).
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ class ShapeOpOfSplat(RewritePattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tt.BroadcastOp | tt.ExpandDimsOp | tt.ReshapeOp, rewriter: PatternRewriter, /):
         if isinstance(splat := op.src.owner, tt.SplatOp):
-            rewriter.replace(op, tt.SplatOp(splat.src, op.result.type))
+            new = tt.SplatOp(splat.src, op.result.type)
+            new.attributes.update(op.attributes)  # keep hints
+            rewriter.replace(op, new)
 
 
 class AddPtrZero(RewritePattern):
@@ -72,7 +75,9 @@ class AddPtrChain(RewritePattern):
         if not isinstance(inner, tt.AddPtrOp) or inner.offset.type != op.offset.type:
             return
         total = arith.AddiOp(inner.offset, op.offset)
-        rewriter.replace(op, [total, tt.AddPtrOp(inner.ptr, total.result)])
+        new = tt.AddPtrOp(inner.ptr, total.result)
+        new.attributes.update(op.attributes)  # keep hints
+        rewriter.replace(op, [total, new])
 
 
 class SelectConstantCondition(RewritePattern):

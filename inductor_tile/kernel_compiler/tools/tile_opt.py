@@ -38,10 +38,10 @@ def _read(path: str) -> str:
         return handle.read()
 
 
-def process(text: str, pass_names: list[str]) -> str:
+def process(text: str, pass_names: list[str], name: str = "<stdin>") -> str:
     """Parse and verify `text`, run the passes (verifying after each), return the IR text."""
     ctx = make_context()
-    module = parse_ttir(text, ctx)
+    module = parse_ttir(text, ctx, name)
     module.verify()
     for name in pass_names:
         get_pass(name).apply(ctx, module)
@@ -65,7 +65,7 @@ def main(argv: list[str] | None = None) -> None:
     failed = False
     for chunk in chunks:
         try:
-            outputs.append(process(chunk, pass_names))
+            outputs.append(process(chunk, pass_names, "<stdin>" if args.input == "-" else args.input))
         except (ParseError, VerifyException, DiagnosticException) as error:
             if not args.verify_diagnostics:
                 notes = "".join(f"\n{note}" for note in getattr(error, "__notes__", []))
@@ -73,7 +73,8 @@ def main(argv: list[str] | None = None) -> None:
                 failed = True
                 continue
             outputs.append(f"error: {error}")
-    print(f"\n{SPLIT_MARKER}\n".join(outputs))
+    if outputs:
+        print(f"\n{SPLIT_MARKER}\n".join(outputs))
     sys.exit(1 if failed else 0)
 
 

@@ -150,3 +150,11 @@ func.func @cmpi_result_is_shaped(%a: tensor<128xi32>) {
   func.return
 }
 // CHECK: arith.cmpi: result must be i1-like
+
+// -----
+
+func.func @cmpf_on_integers(%a: tensor<8xi32>) {
+  %c = arith.cmpf olt, %a, %a : tensor<8xi32>
+  func.return
+}
+// CHECK: arith.cmpf: bad operand type tensor<8xi32>

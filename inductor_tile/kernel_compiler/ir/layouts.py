@@ -1,0 +1,316 @@
+"""Layouts of TTGIR: which thread holds which element of a tile.
+
+Two layouts, written as tensor encodings the way Triton writes them:
+
+    #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [8, 4], warpsPerCTA = [4, 1], order = [1, 0]}>
+    #ttg.slice<{dim = 1, parent = #ttg.blocked<{...}>}>
+
+A blocked layout tiles the tensor with a CTA tile of `sizePerThread * threadsPerWarp *
+warpsPerCTA` elements per dimension; each thread holds `sizePerThread` contiguous
+elements per dimension in every repetition of that tile; lanes and warps are numbered
+along `order` (fastest dimension first). A dimension smaller than the CTA tile wraps
+around, so several threads hold copies of the same element. A slice layout is the
+layout of a reduction's result: the parent's layout with dimension `dim` removed.
+
+Each thread keeps its elements in one vector, its "slots". Slot order: repetitions
+outer, `sizePerThread` inner, and dimensions from slowest to fastest following `order`,
+so a thread's contiguous elements along order[0] are consecutive slots. The functions
+here are the single definition of that mapping for every pass and every target.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import cached_property
+
+from xdsl.dialects.builtin import IntAttr
+from xdsl.ir import Attribute, Data, ParametrizedAttribute
+from xdsl.irdl import irdl_attr_definition
+from xdsl.parser import AttrParser
+from xdsl.printer import Printer
+
+
+# ===------------------------------------------------------------------------===
+# Plain-Python layouts and their index math
+# ===------------------------------------------------------------------------===
+@dataclass(frozen=True)
+class Blocked:
+    size_per_thread: tuple[int, ...]
+    threads_per_warp: tuple[int, ...]
+    warps_per_cta: tuple[int, ...]
+    order: tuple[int, ...]
+
+    @property
+    def rank(self) -> int:
+        return len(self.order)
+
+    def cta_tile(self, d: int) -> int:
+        return self.size_per_thread[d] * self.threads_per_warp[d] * self.warps_per_cta[d]
+
+    def slots_per_dim(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """Slots a thread holds along each dimension: sizePerThread * repetitions."""
+        return tuple(self.size_per_thread[d] * max(1, -(-shape[d] // self.cta_tile(d))) for d in range(self.rank))
+
+    def thread_coords(self, lane: int, warp: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """(lane coordinate, warp coordinate) per dimension, delinearized along `order`."""
+        lane_c, warp_c = [0] * self.rank, [0] * self.rank
+        for d in self.order:
+            lane_c[d] = lane % self.threads_per_warp[d]
+            lane //= self.threads_per_warp[d]
+            warp_c[d] = warp % self.warps_per_cta[d]
+            warp //= self.warps_per_cta[d]
+        return tuple(lane_c), tuple(warp_c)
+
+
+@dataclass(frozen=True)
+class Slice:
+    dim: int
+    parent: "Layout"
+
+    @property
+    def rank(self) -> int:
+        return self.parent.rank - 1
+
+
+Layout = Blocked | Slice
+
+
+def _slot_dims_order(layout: Blocked) -> list[int]:
+    """Dimensions from slowest- to fastest-varying slot index (reverse of `order`)."""
+    return list(reversed(layout.order))
+
+
+def _root_and_removed(layout: Layout) -> tuple[Blocked, list[int]]:
+    """The blocked root of a (nested) slice, and the root dimensions sliced away."""
+    removed: list[int] = []
+    while isinstance(layout, Slice):
+        # map the slice's dim back to the parent's numbering
+        removed.append(layout.dim)
+        layout = layout.parent
+    # removed dims were recorded outermost-last; convert to root numbering
+    root_dims: list[int] = []
+    for dim in reversed(removed):
+        remaining = [d for d in range(layout.rank) if d not in root_dims]
+        root_dims.append(remaining[dim])
+    return layout, root_dims
+
+
+def _root_shape(layout: Layout, shape: tuple[int, ...]) -> tuple[Blocked, tuple[int, ...], list[int]]:
+    """Shape of the root blocked tensor (sliced dims get size 1) and the kept root dims."""
+    root, removed = _root_and_removed(layout)
+    kept = [d for d in range(root.rank) if d not in removed]
+    root_shape = [1] * root.rank
+    for d, size in zip(kept, shape):
+        root_shape[d] = size
+    return root, tuple(root_shape), kept
+
+
+class LayoutMap:
+    """Where each of one thread's slots lives in the tensor, for a layout and a shape."""
+
+    def __init__(self, layout: Layout, shape: tuple[int, ...]):
+        self.layout = layout
+        self.shape = tuple(shape)
+        self.root, root_shape, self.kept = _root_shape(layout, self.shape)
+        self.root_shape = root_shape
+        root_slots = self.root.slots_per_dim(root_shape)
+        # sliced dims contribute one slot: the thread's own coordinate there
+        self.slots_per_dim = tuple(root_slots[d] if d in self.kept else 1 for d in range(self.root.rank))
+        self.slot_dims = _slot_dims_order(self.root)
+
+    @cached_property
+    def num_slots(self) -> int:
+        n = 1
+        for s in self.slots_per_dim:
+            n *= s
+        return n
+
+    def slot_coords(self, slot: int) -> tuple[int, ...]:
+        """Per-root-dimension slot coordinate of linear slot `slot`."""
+        coords = [0] * self.root.rank
+        for d in reversed(self.slot_dims):  # fastest first
+            coords[d] = slot % self.slots_per_dim[d]
+            slot //= self.slots_per_dim[d]
+        return tuple(coords)
+
+    def slot_of_coords(self, coords: tuple[int, ...]) -> int:
+        slot = 0
+        for d in self.slot_dims:
+            slot = slot * self.slots_per_dim[d] + coords[d]
+        return slot
+
+    def slot_offset(self, slot: int) -> tuple[int, ...]:
+        """The thread-independent part of the slot's index, per kept dimension (before wrapping)."""
+        coords = self.slot_coords(slot)
+        out = []
+        for d in self.kept:
+            spt = self.root.size_per_thread[d]
+            rep, within = divmod(coords[d], spt)
+            out.append(rep * self.root.cta_tile(d) + within)
+        return tuple(out)
+
+    def thread_offset(self, lane: int, warp: int) -> tuple[int, ...]:
+        """The thread-dependent part of every slot's index, per kept dimension."""
+        lane_c, warp_c = self.root.thread_coords(lane, warp)
+        out = []
+        for d in self.kept:
+            spt, tpw = self.root.size_per_thread[d], self.root.threads_per_warp[d]
+            out.append(lane_c[d] * spt + warp_c[d] * spt * tpw)
+        return tuple(out)
+
+    def index(self, slot: int, lane: int = 0, warp: int = 0) -> tuple[int, ...]:
+        """Tensor index held in `slot` by the thread (lane, warp); wraps for small dims."""
+        return tuple((a + b) % s for a, b, s in zip(self.slot_offset(slot), self.thread_offset(lane, warp), self.shape))
+
+    def owners(self, num_lanes: int, num_warps: int) -> dict[tuple[int, ...], list[tuple[int, int, int]]]:
+        """Every (lane, warp, slot) holding each index: a test and debugging aid."""
+        held: dict[tuple[int, ...], list[tuple[int, int, int]]] = {}
+        for lane, warp in itertools.product(range(num_lanes), range(num_warps)):
+            for slot in range(self.num_slots):
+                held.setdefault(self.index(slot, lane, warp), []).append((lane, warp, slot))
+        return held
+
+
+def default_blocked(shape: tuple[int, ...], num_warps: int, warp_size: int) -> Blocked:
+    """The layout every tensor gets before coalescing: one element per thread per repetition,
+    lanes then warps spread over the fastest dimension first (row-major order)."""
+    rank = len(shape)
+    order = tuple(reversed(range(rank)))
+    threads = [1] * rank
+    warps = [1] * rank
+    lanes_left, warps_left = warp_size, num_warps
+    for d in order:
+        t = min(lanes_left, max(1, shape[d]))
+        threads[d] = t
+        lanes_left //= t
+    threads[order[-1]] *= lanes_left  # leftover lanes replicate along the slowest dim
+    for d in order:
+        capacity = max(1, shape[d] // threads[d])
+        w = min(warps_left, capacity)
+        warps[d] = w
+        warps_left //= w
+    warps[order[-1]] *= warps_left
+    return Blocked((1,) * rank, tuple(threads), tuple(warps), order)
+
+
+# ===------------------------------------------------------------------------===
+# IR attributes
+# ===------------------------------------------------------------------------===
+def _print_list(printer: Printer, values: tuple[int, ...]) -> None:
+    printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
+
+
+def _parse_list(parser: AttrParser) -> tuple[int, ...]:
+    return tuple(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer))
+
+
+@irdl_attr_definition
+class LayoutData(Data[Blocked]):
+    """Holder of a plain `Blocked` inside BlockedEncodingAttr (never printed on its own)."""
+
+    name = "ttg.layout_data"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> Blocked:  # pragma: no cover - printed via the encoding
+        raise NotImplementedError("ttg.layout_data is printed through #ttg.blocked")
+
+    def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
+        printer.print_string(str(self.data))
+
+
+@irdl_attr_definition
+class BlockedEncodingAttr(ParametrizedAttribute):
+    """`#ttg.blocked<{sizePerThread = [..], threadsPerWarp = [..], warpsPerCTA = [..], order = [..]}>`"""
+
+    name = "ttg.blocked"
+
+    layout: LayoutData
+
+    @staticmethod
+    def get(layout: Blocked) -> "BlockedEncodingAttr":
+        return BlockedEncodingAttr(LayoutData(layout))
+
+    @property
+    def value(self) -> Blocked:
+        return self.layout.data  # type: ignore[return-value]
+
+    def print_parameters(self, printer: Printer) -> None:
+        b = self.value
+        printer.print_string("<{sizePerThread = ")
+        _print_list(printer, b.size_per_thread)
+        printer.print_string(", threadsPerWarp = ")
+        _print_list(printer, b.threads_per_warp)
+        printer.print_string(", warpsPerCTA = ")
+        _print_list(printer, b.warps_per_cta)
+        printer.print_string(", order = ")
+        _print_list(printer, b.order)
+        printer.print_string("}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
+        fields: dict[str, tuple[int, ...]] = {}
+        with parser.in_angle_brackets():
+            with parser.in_braces():
+                while True:
+                    key = parser.parse_identifier()
+                    parser.parse_punctuation("=")
+                    fields[key] = _parse_list(parser)
+                    if parser.parse_optional_punctuation(",") is None:
+                        break
+        expected = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order")
+        if sorted(fields) != sorted(expected):
+            parser.raise_error(f"#ttg.blocked needs exactly the fields {', '.join(expected)}")
+        return (LayoutData(Blocked(*(fields[k] for k in expected))),)
+
+
+@irdl_attr_definition
+class SliceEncodingAttr(ParametrizedAttribute):
+    """`#ttg.slice<{dim = 1, parent = #ttg.blocked<...>}>`: a reduction result's layout."""
+
+    name = "ttg.slice"
+
+    dim: IntAttr
+    parent: Attribute
+
+    @staticmethod
+    def get(dim: int, parent: Attribute) -> "SliceEncodingAttr":
+        return SliceEncodingAttr(IntAttr(dim), parent)
+
+    @property
+    def value(self) -> Slice:
+        return Slice(self.dim.data, layout_of_encoding(self.parent))
+
+    def print_parameters(self, printer: Printer) -> None:
+        printer.print_string(f"<{{dim = {self.dim.data}, parent = ")
+        printer.print_attribute(self.parent)
+        printer.print_string("}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute, Attribute]:
+        with parser.in_angle_brackets():
+            with parser.in_braces():
+                parser.parse_keyword("dim")
+                parser.parse_punctuation("=")
+                dim = parser.parse_integer()
+                parser.parse_punctuation(",")
+                parser.parse_keyword("parent")
+                parser.parse_punctuation("=")
+                parent = parser.parse_attribute()
+        return (IntAttr(dim), parent)
+
+
+def encoding_of(layout: Layout) -> Attribute:
+    """The IR attribute of a plain layout."""
+    if isinstance(layout, Blocked):
+        return BlockedEncodingAttr.get(layout)
+    return SliceEncodingAttr.get(layout.dim, encoding_of(layout.parent))
+
+
+def layout_of_encoding(attr: Attribute) -> Layout:
+    """The plain layout of an encoding attribute."""
+    if isinstance(attr, BlockedEncodingAttr):
+        return attr.value
+    if isinstance(attr, SliceEncodingAttr):
+        return attr.value
+    raise TypeError(f"not a TTGIR layout: {attr}")
