@@ -502,6 +502,34 @@ def promotion(gen: torch.Generator) -> list[Check]:
             close("fp32", out_f, h.double() / 3 + a.double() / u.double(), dtype=torch.float32)]
 
 
+# ===--------------------------------------------------------------------------===
+# 15. integer reductions: uint8 max/argmax compare unsigned, int8 sums accumulate in int32
+# ===--------------------------------------------------------------------------===
+@inductor_tile.jit
+def int_reduce_kernel(u_ptr, i_ptr, out_ptr, N: tl.constexpr):
+    row = tl.program_id(0)
+    cols = tl.arange(0, N)
+    u = tl.load(u_ptr + row * N + cols)
+    i = tl.load(i_ptr + row * N + cols)
+    tl.store(out_ptr + row * 5 + 0, tl.max(u, axis=0))
+    tl.store(out_ptr + row * 5 + 1, tl.argmax(u, axis=0))
+    tl.store(out_ptr + row * 5 + 2, tl.sum(i, axis=0))
+    tl.store(out_ptr + row * 5 + 3, tl.min(i, axis=0))
+    tl.store(out_ptr + row * 5 + 4, tl.argmin(u, axis=0))
+
+
+@case
+def integer_reductions(gen: torch.Generator) -> list[Check]:
+    M, N = 4, 64
+    u = torch.randint(0, 256, (M, N), generator=gen, dtype=torch.int64).to(torch.uint8)
+    i = torch.randint(-128, 128, (M, N), generator=gen, dtype=torch.int64).to(torch.int8)
+    out = empty_poisoned(M, 5, dtype=torch.int32)
+    int_reduce_kernel[(M,)](u, i, out, N=N)
+    U, I = u.long(), i.long()
+    expected = torch.stack([U.amax(1), U.argmax(1), I.sum(1), I.amin(1), U.argmin(1)], dim=1)
+    return [Check("int reductions", out.long(), expected)]
+
+
 def assert_checks(checks: list[Check]) -> None:
     """Compare every check in float64 (exactly for integers and booleans); report all failures."""
     assert checks, "a suite case must check something"

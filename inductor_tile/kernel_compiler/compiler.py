@@ -2,7 +2,8 @@
 
 The pipeline is a list of named stages, each producing the next artifact; every stage's
 text is kept in `CompiledKernel.asm` and, with TILE_DUMP_IR=<dir>, written to disk.
-Stages so far: source -> "ttir" (front end + TTIR optimizations).
+Stages: source -> "ttir" (front end + TTIR optimizations) -> "ttgir" (layouts) -> "llir"
+(LLVM IR, optimized at O3) -> native code ("asm" on the CPU).
 """
 
 from __future__ import annotations
@@ -33,10 +34,13 @@ class CompiledKernel:
     asm: dict[str, str] = field(default_factory=dict)
     module: Any = None
     compile_seconds: float = 0.0
+    runner: Any = None  # the target's launcher (CPUKernel, CUDARunner); None runs the interpreter
+    shared_bytes: int = 0
 
     def launch(self, jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
-        # No native target is bundled yet: the TTIR was built (so compile errors surface), and the
-        # kernel runs in the interpreter, which has the language's exact semantics.
+        if self.runner is not None:
+            self.runner.launch(bound, grid)
+            return
         from .runtime.interpret import interpret_launch
 
         interpret_launch(jit_fn, bound, grid)
@@ -49,7 +53,9 @@ def parse_target(target: str | None) -> str:
     return target
 
 
-def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4) -> CompiledKernel:
+def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4,
+                        native: bool = True) -> CompiledKernel:
+    """Run the pipeline. With `native=False` stop after the last IR stage (no binary, no launcher)."""
     from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
@@ -60,10 +66,75 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
     module = optimize_ttir(module)
     kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module)
     kernel.asm["ttir"] = print_ir(module)
+    if target.split(":")[0] == "cpu":
+        _compile_cpu(kernel, native)
+    elif target.split(":")[0] == "cuda":
+        _compile_cuda(kernel, native)
     kernel.compile_seconds = time.perf_counter() - start
     _dump(kernel)
     log.debug("compiled %s for %s in %.3fs", kernel.name, target, kernel.compile_seconds)
     return kernel
+
+
+def _compile_cpu(kernel: CompiledKernel, native: bool) -> None:
+    """TTIR -> TTGIR (one thread holds the tile) -> LLVM IR -> O3 -> machine code."""
+    from .ir.context import print_ir
+    from .passes.pipeline import make_ttgir
+    from .runtime.cpu_launcher import CPUKernel
+    from .to_llvm import llvm_tools
+    from .to_llvm.lowering import lower_to_llvm
+    from .to_llvm.targets import get_target
+
+    target = get_target("cpu")
+    ttgir = make_ttgir(kernel.module.clone(), num_warps=1, threads_per_warp=target.warp_size)
+    kernel.asm["ttgir"] = print_ir(ttgir)
+    lowered = lower_to_llvm(ttgir, target, num_warps=1)
+    machine = llvm_tools.host_target_machine()
+    module_ref = llvm_tools.parse(lowered.llvm_ir)
+    llvm_tools.optimize(module_ref, machine)
+    kernel.asm["llir"] = str(module_ref)
+    kernel.asm["asm"] = machine.emit_assembly(module_ref)
+    if native:
+        kernel.runner = CPUKernel(kernel.asm["llir"], lowered.entry, kernel.specs)
+
+
+def _compile_cuda(kernel: CompiledKernel, native: bool) -> None:
+    """TTIR -> TTGIR (32 lanes x num_warps) -> LLVM IR -> libdevice + O3 -> PTX -> cubin (ptxas)."""
+    from .ir.context import print_ir
+    from .passes.pipeline import make_ttgir
+    from .to_llvm.lowering import lower_to_llvm
+    from .to_llvm.nvptx import compile_to_ptx
+    from .to_llvm.targets import get_target
+
+    target = get_target(kernel.target)
+    ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size)
+    kernel.asm["ttgir"] = print_ir(ttgir)
+    lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
+    kernel.asm["llir"], kernel.asm["ptx"] = compile_to_ptx(lowered.llvm_ir, lowered.entry, target.capability)
+    kernel.shared_bytes = lowered.shared_bytes
+    if not native:
+        return
+    from .runtime.cuda_launcher import CUDAKernel
+    from .runtime.cuda_tools import assemble_ptx
+
+    cubin = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry)
+    kinds = [spec.type.to_ir_string() for spec in kernel.specs if spec.kind != "constexpr"]
+    kernel.runner = CUDARunner(CUDAKernel(cubin, lowered.entry, kinds, kernel.num_warps, lowered.shared_bytes),
+                               [spec for spec in kernel.specs if spec.kind != "constexpr"])
+
+
+class CUDARunner:
+    """Adapts bound launch arguments to CUDAKernel.launch (pointers become device addresses)."""
+
+    def __init__(self, kernel: Any, runtime_specs: list[ArgSpec]):
+        self.kernel = kernel
+        self.names = [spec.name for spec in runtime_specs]
+        self.pointers = [spec.kind == "pointer" for spec in runtime_specs]
+
+    def launch(self, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
+        args = tuple(bound[name].data_ptr() if is_pointer else bound[name]
+                     for name, is_pointer in zip(self.names, self.pointers))
+        self.kernel.launch(args, grid)
 
 
 def _dump(kernel: CompiledKernel) -> None:
@@ -108,4 +179,4 @@ def compile(fn: Any, signature: dict[str, str], constexprs: dict[str, Any] | Non
     extra = set(signature) - set(fn.arg_names) | set(constexprs)
     if extra:
         raise TypeError(f"{fn.__name__} has no parameter(s) {sorted(extra)}")
-    return compile_specialized(fn, specs, target=target, num_warps=num_warps)
+    return compile_specialized(fn, specs, target=target, num_warps=num_warps, native=False)

@@ -38,7 +38,8 @@ CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "f
 # predicates of `create_cmp`: integer ones go to arith.cmpi, float ones to arith.cmpf.
 INT_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 FLOAT_PREDICATES = ("oeq", "une", "olt", "ole", "ogt", "oge")
-REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin")
+# u* kinds are the unsigned-integer versions (the IR's integers are signless)
+REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "umax", "umin", "argumax", "argumin")
 
 
 class Builder(Protocol):

@@ -585,6 +585,8 @@ class Semantic:
         if result_dtype is not None:
             x = self.cast(x, result_dtype)
         out_dtype = T.int32 if kind in ("argmax", "argmin") else x.dtype
+        if x.dtype.is_int_unsigned() and kind != "sum":
+            kind = {"max": "umax", "min": "umin", "argmax": "argumax", "argmin": "argumin"}[kind]
         shape = x.type.shape[:axis] + x.type.shape[axis + 1:]
         ty: dtype | block_type = block_type(out_dtype, shape) if shape else out_dtype
         out = tensor(self.builder.create_reduce(x.handle, axis, kind, ty), ty)

@@ -367,6 +367,9 @@ _REDUCE: dict[str, Callable[[Tensor, int, torch.dtype], Tensor]] = {
     "argmax": _reduce_arg(torch.argmax),
     "argmin": _reduce_arg(torch.argmin),
 }
+# Unsigned variants: the tensor's own dtype already orders unsigned values correctly.
+_REDUCE.update({"umax": _REDUCE["max"], "umin": _REDUCE["min"], "argumax": _REDUCE["argmax"],
+                "argumin": _REDUCE["argmin"]})
 
 
 class InterpreterBuilder:

@@ -24,13 +24,13 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoMemoryEffect, Pure
 
-from .tt_types import element_of, expect, shape_of, with_shape
+from .tt_types import element_of, expect, like, shape_of
 
 # --- comparisons and select ------------------------------------------------------
 
 
 class _CmpOp(IRDLOperation):
-    """Base of cmpi/cmpf: `arith.cmpX pred, %a, %b : T`; the result is i1 shaped like T."""
+    """Base of cmpi/cmpf: `arith.cmpX pred, %a, %b : T`; the result is i1 shaped (and laid out) like T."""
 
     PREDICATES: ClassVar[list[str]]
     ELEMENT: ClassVar[type[Attribute]]
@@ -45,7 +45,7 @@ class _CmpOp(IRDLOperation):
     def __init__(self, lhs: SSAValue, rhs: SSAValue, predicate: str):
         expect(predicate in self.PREDICATES, f"{self.name}: unknown predicate {predicate!r}")
         props = {"predicate": IntegerAttr(self.PREDICATES.index(predicate), i64)}
-        super().__init__(operands=[lhs, rhs], result_types=[with_shape(i1, shape_of(lhs.type))], properties=props)
+        super().__init__(operands=[lhs, rhs], result_types=[like(lhs.type, i1)], properties=props)
 
     @property
     def predicate_name(self) -> str:
@@ -54,7 +54,7 @@ class _CmpOp(IRDLOperation):
     def verify_(self) -> None:
         expect(0 <= self.predicate.value.data < len(self.PREDICATES), f"{self.name}: bad predicate")
         expect(isinstance(element_of(self.lhs.type), self.ELEMENT), f"{self.name}: bad operand type {self.lhs.type}")
-        expect(self.result.type == with_shape(i1, shape_of(self.lhs.type)), f"{self.name}: result must be i1-like")
+        expect(self.result.type == like(self.lhs.type, i1), f"{self.name}: result must be i1 shaped (and laid out) like the operands")
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -120,6 +120,7 @@ class SelectOp(IRDLOperation):
         cond = self.cond.type
         expect(element_of(cond) == i1, "arith.select: condition must be i1 or a tensor of i1")
         expect(cond == i1 or shape_of(cond) == shape_of(self.result.type), "arith.select: condition shape differs")
+        expect(cond == i1 or cond == like(self.result.type, i1), "arith.select: condition layout differs")
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -169,6 +170,7 @@ class _ElementwiseCastOp(IRDLOperation):
     def verify_(self) -> None:
         src, dst = element_of(self.input.type), element_of(self.result.type)
         expect(shape_of(self.input.type) == shape_of(self.result.type), f"{self.name}: shapes differ")
+        expect(like(self.input.type, dst) == self.result.type, f"{self.name}: layouts differ")
         expect(isinstance(src, AnyFloat if self.SRC_FLOAT else IntegerType), f"{self.name}: bad operand type")
         expect(isinstance(dst, AnyFloat if self.DST_FLOAT else IntegerType), f"{self.name}: bad result type")
         if self.WIDTH != "any":

@@ -9,12 +9,13 @@ from xdsl.parser import Parser
 
 from .arith_ext import Arith
 from .tt import TT
+from .ttg import TTG
 
 
 def make_context() -> Context:
-    """A context with builtin, arith (tile-capable, see `arith_ext`), math, scf, func and tt."""
+    """A context with builtin, arith (tile-capable, see `arith_ext`), math, scf, func, tt and ttg."""
     ctx = Context()
-    for dialect in (builtin.Builtin, Arith, math.Math, scf.Scf, func.Func, TT):
+    for dialect in (builtin.Builtin, Arith, math.Math, scf.Scf, func.Func, TT, TTG):
         ctx.load_dialect(dialect)
     return ctx
 

@@ -194,6 +194,48 @@ def default_blocked(shape: tuple[int, ...], num_warps: int, warp_size: int) -> B
     return Blocked((1,) * rank, tuple(threads), tuple(warps), order)
 
 
+def blocked_for(
+    shape: tuple[int, ...],
+    size_per_thread: tuple[int, ...],
+    order: tuple[int, ...],
+    num_warps: int,
+    warp_size: int,
+) -> Blocked:
+    """A blocked layout in which each thread holds `size_per_thread` elements: lanes, then
+    warps, are spread along `order` (fastest dimension first), each dimension taking as
+    many as fit in `shape[d] / size_per_thread[d]`; lanes and warps left over replicate
+    along the slowest dimension. With one element per thread and row-major order this
+    is `default_blocked`. Coalescing uses it with a vector's worth along order[0]."""
+    rank = len(shape)
+    threads = [1] * rank
+    warps = [1] * rank
+    lanes_left, warps_left = warp_size, num_warps
+    for d in order:
+        t = min(lanes_left, max(1, shape[d] // size_per_thread[d]))
+        threads[d] = t
+        lanes_left //= t
+    threads[order[-1]] *= lanes_left
+    for d in order:
+        w = min(warps_left, max(1, shape[d] // (size_per_thread[d] * threads[d])))
+        warps[d] = w
+        warps_left //= w
+    warps[order[-1]] *= warps_left
+    return Blocked(tuple(size_per_thread), tuple(threads), tuple(warps), tuple(order))
+
+
+def same_mapping(a: Layout, b: Layout, shape: tuple[int, ...], num_lanes: int, num_warps: int) -> bool:
+    """True when `a` and `b` put every element of a `shape` tile in the same thread and slot
+    (e.g. any two 1-D blocked layouts on a single thread): converting between them is free."""
+    map_a, map_b = LayoutMap(a, shape), LayoutMap(b, shape)
+    if map_a.num_slots != map_b.num_slots:
+        return False
+    for lane, warp in itertools.product(range(num_lanes), range(num_warps)):
+        for slot in range(map_a.num_slots):
+            if map_a.index(slot, lane, warp) != map_b.index(slot, lane, warp):
+                return False
+    return True
+
+
 # ===------------------------------------------------------------------------===
 # IR attributes
 # ===------------------------------------------------------------------------===

@@ -30,9 +30,10 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from .tt_memory import LoadOp, StoreOp
-from .tt_types import PointerType, element_of, expect, i32_attr, numel, shape_of, with_shape
+from .layouts import SliceEncodingAttr
+from .tt_types import PointerType, element_of, encoding_of_type, expect, i32_attr, numel, shape_of, with_shape
 
-REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin")
+REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "umax", "umin", "argumax", "argumin")
 
 
 # --- program ids ----------------------------------------------------------------
@@ -91,7 +92,7 @@ class MakeRangeOp(IRDLOperation):
         length = self.end.value.data - self.start.value.data
         expect(length > 0, "tt.make_range: end must be greater than start")
         expect(
-            self.result.type == TensorType(i32, [length]),
+            element_of(self.result.type) == i32 and shape_of(self.result.type) == (length,),
             f"tt.make_range: result must be tensor<{length}xi32>",
         )
 
@@ -141,6 +142,10 @@ class BroadcastOp(_ShapeOp):
         expect(len(src) == len(dst) and len(src) > 0, "tt.broadcast: operand and result ranks differ")
         for s, d in zip(src, dst):
             expect(s in (1, d), f"tt.broadcast: cannot broadcast shape {list(src)} to {list(dst)}")
+        expect(
+            encoding_of_type(self.src.type) == encoding_of_type(self.result.type),
+            "tt.broadcast: operand and result layouts differ",
+        )
 
 
 @irdl_op_definition
@@ -161,6 +166,11 @@ class ExpandDimsOp(_ShapeOp):
         expect(0 <= axis <= len(src), f"tt.expand_dims: axis {axis} out of range")
         expected = tuple(src[:axis] + [1] + src[axis:])
         expect(shape_of(self.result.type) == expected, f"tt.expand_dims: result shape must be {list(expected)}")
+        if (parent := encoding_of_type(self.result.type)) is not None:
+            expect(
+                encoding_of_type(self.src.type) == SliceEncodingAttr.get(axis, parent),
+                f"tt.expand_dims: operand layout must be the result's layout sliced at dim {axis}",
+            )
 
 
 @irdl_op_definition
@@ -199,6 +209,10 @@ class AddPtrOp(IRDLOperation):
         expect(isinstance(element_of(self.ptr.type), PointerType), "tt.addptr: first operand must be pointers")
         expect(isinstance(element_of(self.offset.type), IntegerType), "tt.addptr: offset must be integers")
         expect(shape_of(self.ptr.type) == shape_of(self.offset.type), "tt.addptr: pointer and offset shapes differ")
+        expect(
+            encoding_of_type(self.ptr.type) == encoding_of_type(self.offset.type),
+            "tt.addptr: pointer and offset layouts differ",
+        )
 
 
 class _CastOp(IRDLOperation):
@@ -215,6 +229,7 @@ class _CastOp(IRDLOperation):
 
     def verify_(self) -> None:
         expect(shape_of(self.src.type) == shape_of(self.result.type), f"{self.name}: shapes differ")
+        expect(encoding_of_type(self.src.type) == encoding_of_type(self.result.type), f"{self.name}: layouts differ")
 
 
 @irdl_op_definition
@@ -271,9 +286,19 @@ class ReduceOp(IRDLOperation):
         kind, axis, src = self.kind.data, self.axis.value.data, list(shape_of(self.src.type))
         expect(kind in REDUCE_KINDS, f"tt.reduce: unknown kind {kind!r}")
         expect(0 <= axis < len(src), f"tt.reduce: axis {axis} out of range for rank {len(src)}")
-        elem = i32 if kind in ("argmax", "argmin") else element_of(self.src.type)
+        elem = i32 if kind.startswith("arg") else element_of(self.src.type)
         expected = with_shape(elem, tuple(src[:axis] + src[axis + 1 :]))
-        expect(self.result.type == expected, f"tt.reduce: result type must be {expected}")
+        result = self.result.type
+        expect(
+            element_of(result) == elem and shape_of(result) == shape_of(expected),
+            f"tt.reduce: result type must be {expected}",
+        )
+        # In TTGIR the result's layout is the operand's, sliced at `axis`.
+        if (parent := encoding_of_type(self.src.type)) is not None and isinstance(result, TensorType):
+            expect(
+                encoding_of_type(result) == SliceEncodingAttr.get(axis, parent),
+                f"tt.reduce: result layout must be the operand's layout sliced at dim {axis}",
+            )
 
 
 TT = Dialect(

@@ -29,20 +29,20 @@ from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
 
-from .tt_types import PointerType, element_of, expect, shape_of, with_shape
+from .tt_types import PointerType, element_of, expect, like
 
 
 def pointee_type(ptr_type: Attribute) -> Attribute:
-    """What a (tensor of) pointer(s) points at, with the same shape: the loaded type."""
+    """What a (tensor of) pointer(s) points at, with the same shape and layout: the loaded type."""
     elem = element_of(ptr_type)
     expect(isinstance(elem, PointerType), f"expected pointer(s), got {ptr_type}")
     assert isinstance(elem, PointerType)
-    return with_shape(elem.pointee, shape_of(ptr_type))
+    return like(ptr_type, elem.pointee)
 
 
 def mask_type(ptr_type: Attribute) -> Attribute:
-    """i1 with the shape of `ptr_type`."""
-    return with_shape(i1, shape_of(ptr_type))
+    """i1 with the shape (and TTGIR layout) of `ptr_type`."""
+    return like(ptr_type, i1)
 
 
 def _parse_optional_keyword_operand(parser: Parser, keyword: str) -> UnresolvedOperand | None:

@@ -1,14 +1,19 @@
-"""TTIR passes, one per file; `PASSES` maps each pass's CLI name to its class."""
+"""TTIR and TTGIR passes, one per file; `PASSES` maps each pass's CLI name to its class."""
 
 from __future__ import annotations
 
 from xdsl.passes import ModulePass
+from xdsl.utils.arg_spec import parse_pipeline
 
 from .canonicalize import CanonicalizePass
+from .coalesce import CoalescePass
 from .constant_fold import ConstantFoldPass
+from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .remove_layout_conversions import RemoveLayoutConversionsPass
+from .test_print_axis_info import TestPrintAxisInfoPass
 
 PASSES: dict[str, type[ModulePass]] = {
     pass_class.name: pass_class
@@ -18,6 +23,11 @@ PASSES: dict[str, type[ModulePass]] = {
         CommonSubexpressionEliminationPass,
         DeadCodeEliminationPass,
         LoopInvariantCodeMotionPass,
+        # TTGIR
+        ConvertToTTGIRPass,
+        CoalescePass,
+        RemoveLayoutConversionsPass,
+        TestPrintAxisInfoPass,
     )
 }
 
@@ -29,4 +39,15 @@ def get_pass(name: str) -> ModulePass:
     return PASSES[name]()
 
 
-__all__ = ["PASSES", "get_pass"]
+def parse_pass_pipeline(spec: str) -> list[ModulePass]:
+    """The passes of an mlir-opt style spec, options in braces:
+    `convert-to-ttgir{num-warps=4 threads-per-warp=32},coalesce,cse`."""
+    passes: list[ModulePass] = []
+    for arg_spec in parse_pipeline(spec):
+        if arg_spec.name not in PASSES:
+            raise KeyError(f"unknown pass {arg_spec.name!r}; known passes: {', '.join(sorted(PASSES))}")
+        passes.append(PASSES[arg_spec.name].from_spec(arg_spec))
+    return passes
+
+
+__all__ = ["PASSES", "get_pass", "parse_pass_pipeline"]

@@ -1,4 +1,4 @@
-"""The TTIR optimisation pipeline: one flat list of passes, read top to bottom."""
+"""The TTIR optimisation pipeline and the TTIR -> TTGIR stage: flat lists of passes, read top to bottom."""
 
 from __future__ import annotations
 
@@ -11,10 +11,13 @@ from xdsl.utils.exceptions import VerifyException
 
 from ..ir.context import make_context
 from .canonicalize import CanonicalizePass
+from .coalesce import CoalescePass
 from .constant_fold import ConstantFoldPass
+from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .remove_layout_conversions import RemoveLayoutConversionsPass
 
 PIPELINE: list[ModulePass] = [
     # Remove no-op shape ops and push splats outward first, so that constants behind
@@ -45,6 +48,39 @@ def optimize_ttir(module: ModuleOp, ctx: Context | None = None) -> ModuleOp:
         if verify_each:
             _verify(module, f"after {module_pass.name}")
     _verify(module, "after the TTIR pipeline")
+    return module
+
+
+def ttgir_pipeline(num_warps: int, threads_per_warp: int) -> list[ModulePass]:
+    """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes."""
+    return [
+        # Every tensor gets a layout (one element per thread, reductions as slices) and every
+        # op's operands are converted to the layout it needs: the IR is correct from here on.
+        ConvertToTTGIRPass(num_warps=num_warps, threads_per_warp=threads_per_warp),
+        # Loads and stores take the layout of their widest aligned access; needs every tensor
+        # to have a layout already, and converts around the memory ops to keep the IR correct.
+        CoalescePass(),
+        # Spread the coalesced layouts to the ops around them and rebuild cheap index math in
+        # place, so that most of the conversions inserted so far disappear.
+        RemoveLayoutConversionsPass(),
+        # Rebuilt splats and ranges are duplicates of each other (one per converted use).
+        CommonSubexpressionEliminationPass(),
+        # The producers that were rebuilt in another layout are now unused.
+        DeadCodeEliminationPass(),
+    ]
+
+
+def make_ttgir(module: ModuleOp, num_warps: int, threads_per_warp: int, ctx: Context | None = None) -> ModuleOp:
+    """Turn the (optimized) TTIR `module` into TTGIR in place and return it, verified.
+    For the CPU target pass num_warps=1, threads_per_warp=1: one thread holds the whole tile.
+    With TILE_VERIFY=1 the module is also verified after every pass."""
+    ctx = ctx or make_context()
+    verify_each = os.environ.get("TILE_VERIFY") == "1"
+    for module_pass in ttgir_pipeline(num_warps, threads_per_warp):
+        module_pass.apply(ctx, module)
+        if verify_each:
+            _verify(module, f"after {module_pass.name}")
+    _verify(module, "after the TTGIR pipeline")
     return module
 
 

@@ -105,14 +105,28 @@ class JITFunction:
 
             return interpret_launch(self, bound, grid)
         specs = self.specialize(bound)
-        key = (tuple(s.key() for s in specs), num_warps)
+        target = launch_target(bound)
+        key = (tuple(s.key() for s in specs), num_warps, target)
         compiled = self.cache.get(key)
         if compiled is None:
             from ..compiler import compile_specialized
 
-            compiled = compile_specialized(self, specs, num_warps=num_warps)
+            compiled = compile_specialized(self, specs, target=target, num_warps=num_warps)
             self.cache[key] = compiled
         compiled.launch(self, bound, grid)
+
+
+def launch_target(bound: dict[str, Any]) -> str:
+    """The target a launch runs on: where its tensors live (all must agree)."""
+    devices = {value.device.type for value in bound.values() if hasattr(value, "data_ptr") and hasattr(value, "device")}
+    if len(devices) > 1:
+        raise ValueError(f"kernel arguments live on different devices: {sorted(devices)}")
+    device = devices.pop() if devices else "cpu"
+    if device == "cpu":
+        return "cpu"
+    if device == "cuda":
+        return "cuda"
+    raise ValueError(f"tensors on {device} are not supported; use CPU or CUDA tensors")
 
 
 def _is_power_of_two(n: int) -> bool:

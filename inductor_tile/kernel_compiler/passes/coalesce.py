@@ -1,0 +1,126 @@
+"""coalesce: give each global load and store the layout that makes its accesses wide.
+
+For a tt.load / tt.store of a tensor of pointers, the axis info of the pointers decides:
+- order: dimensions by decreasing contiguity (ties: the last dimension first), so that
+  consecutive lanes touch consecutive addresses;
+- elements per thread along order[0]: as many as one 128-bit access holds, but no more
+  than the pointers are contiguous, than their byte alignment allows, than the mask is
+  constant over (one mask bit per vector), and than the tile has per thread;
+- lanes, then warps, spread along `order` (`layouts.blocked_for`).
+
+The op's operands are converted to that layout and a load's result is converted back to
+the layout its users had; remove-layout-conversions then removes what it can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+
+from ..analysis.axis_info import AxisInfo, compute_axis_info, pow2_divisor
+from ..analysis.axis_info_rules import element_bytes
+from ..ir.layouts import Blocked, Layout, blocked_for, same_mapping
+from ..ir.tt_memory import LoadOp, StoreOp
+from ..ir.tt_types import PointerType, element_of, numel, shape_of
+from ..ir.ttg import convert_to, launch_shape, with_layout
+from .layout_constraints import functions, is_tensor, value_layout
+
+MAX_ACCESS_BITS = 128
+MAX_MAPPING_CHECK = 1 << 16  # (threads x elements) up to which layouts are compared element by element
+
+
+def access_order(contiguity: tuple[int, ...]) -> tuple[int, ...]:
+    """Dimensions by decreasing contiguity; among equals, the last dimension first."""
+    return tuple(sorted(reversed(range(len(contiguity))), key=lambda d: -contiguity[d]))
+
+
+def _floor_pow2(value: int) -> int:
+    return 1 << (max(1, value).bit_length() - 1)
+
+
+def elements_per_thread(
+    ptr: SSAValue, ptr_info: AxisInfo, mask_info: AxisInfo | None, dim: int, num_threads: int
+) -> int:
+    """How many consecutive elements along `dim` one thread accesses at once."""
+    pointee = element_of(ptr.type)
+    assert isinstance(pointee, PointerType)
+    size = element_bytes(pointee.pointee)
+    shape = shape_of(ptr.type)
+    width = min(
+        MAX_ACCESS_BITS // (8 * size),
+        ptr_info.contiguity[dim],
+        pow2_divisor(ptr_info.divisibility[dim]) // size,
+        shape[dim],
+    )
+    if mask_info is not None:
+        width = min(width, mask_info.constancy[dim])
+    width = min(width, max(numel(shape) // num_threads, 1))
+    return _floor_pow2(width)
+
+
+def coalesced_layout(op: LoadOp | StoreOp, infos: dict[SSAValue, AxisInfo], num_warps: int, lanes: int) -> Blocked:
+    """The blocked layout for the memory op `op` (see the module docstring)."""
+    ptr = op.ptr
+    shape = shape_of(ptr.type)
+    info = infos.get(ptr) or AxisInfo.unknown(len(shape))
+    mask_info = infos.get(op.mask) if op.mask is not None else None
+    if op.mask is not None and mask_info is None:
+        mask_info = AxisInfo.unknown(len(shape))
+    order = access_order(info.contiguity)
+    per_thread = [1] * len(shape)
+    per_thread[order[0]] = elements_per_thread(ptr, info, mask_info, order[0], num_warps * lanes)
+    return blocked_for(shape, tuple(per_thread), order, num_warps, lanes)
+
+
+@dataclass(frozen=True)
+class CoalescePass(ModulePass):
+    """Re-lay out global loads and stores for wide, coalesced memory accesses."""
+
+    name = "coalesce"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        num_warps, lanes = launch_shape(op)
+        for func_op in functions(op):
+            infos = compute_axis_info(func_op)
+            for inner in list(func_op.walk()):
+                if isinstance(inner, LoadOp | StoreOp) and is_tensor(inner.ptr):
+                    layout = coalesced_layout(inner, infos, num_warps, lanes)
+                    if not _equivalent(value_layout(inner.ptr), layout, shape_of(inner.ptr.type), num_warps, lanes):
+                        _relayout(inner, layout)
+
+
+def _equivalent(current: Layout | None, new: Layout, shape: tuple[int, ...], num_warps: int, lanes: int) -> bool:
+    """The current layout is as good: the same, or (checked for small launches and tiles) one
+    that places every element in the same thread and slot, as on a single-thread target."""
+    if current == new:
+        return True
+    if current is None or num_warps * lanes * numel(shape) > MAX_MAPPING_CHECK:
+        return False
+    return same_mapping(current, new, shape, lanes, num_warps)
+
+
+def _relayout(op: LoadOp | StoreOp, layout: Blocked) -> None:
+    """Convert the tensor operands of `op` to `layout`; a load's result goes back to its old layout."""
+    block = op.parent_block()
+    assert block is not None
+    for index, operand in enumerate(op.operands):
+        if is_tensor(operand) and value_layout(operand) != layout:
+            convert = convert_to(operand, layout)
+            block.insert_op_before(convert, op)
+            op.operands[index] = convert.result
+    if isinstance(op, StoreOp):
+        return
+    old = op.result
+    assert isinstance(old.type, TensorType)
+    new = LoadOp(op.ptr, op.mask, op.other, with_layout(old.type, layout), dict(op.attributes))
+    back = convert_to(new.result, value_layout(old))  # type: ignore[arg-type]
+    block.insert_ops_after([new, back], op)
+    new.result.name_hint = old.name_hint
+    old.replace_all_uses_with(back.result)
+    op.detach()
+    op.erase()
+

@@ -1,0 +1,217 @@
+"""Forward layout propagation: drop a conversion by moving its users to the source layout.
+
+For `%y = ttg.convert_layout %x : A -> B`, the plan retypes `%y` to A (so the conversion
+disappears) and follows the change through `%y`'s users, as `layout_constraints` says:
+- an elementwise op moves to A entirely: its results change, and its other tensor
+  operands are needed in A (free when they change too, are already in A, or can be
+  rematerialized; otherwise a conversion);
+- broadcast keeps the layout, expand_dims of a slice takes the slice's parent, a
+  reduction's result becomes a slice of the new layout;
+- a loop-carried value changes all around its scf.for (init needed in A, block argument,
+  yield, result); an scf.if result changes with every branch's yield;
+- a ttg.convert_layout user is unaffected, and vanishes if it converted to A anyway;
+- anything else (loads and stores keep their coalesced layout, reshapes, ...) keeps the
+  old layout through a new conversion.
+The plan is applied only when it removes more conversions than it adds, each weighted by
+LOOP_WEIGHT per enclosing loop (a conversion moved out of a loop is a gain), so repeated
+application terminates. Conflicting demands (one value needed in two layouts) drop it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.dialects import scf
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+
+from ..ir import tt
+from ..ir.layouts import Layout, Slice
+from ..ir.tt_memory import LoadOp, StoreOp
+from ..ir.ttg import ConvertLayoutOp, convert_to
+from .layout_constraints import is_elementwise, is_tensor, retype, value_layout
+from .rematerialize import Rematerializer
+
+Use = tuple[Operation, int, Layout]  # (op, operand index, layout the operand must have)
+LOOP_WEIGHT = 8
+
+
+def weight(op: Operation) -> int:
+    """The cost of a conversion placed just before `op`: LOOP_WEIGHT per enclosing scf.for."""
+    depth, parent = 0, op.parent_op()
+    while parent is not None:
+        depth += isinstance(parent, scf.ForOp)
+        parent = parent.parent_op()
+    return LOOP_WEIGHT**depth
+
+
+class _Conflict(Exception):
+    """A value would need two layouts at once."""
+
+
+@dataclass
+class Plan:
+    """The values to retype, and the operands that must then be (re)converted."""
+
+    layouts: dict[SSAValue, Layout] = field(default_factory=dict)
+    op_layouts: dict[Operation, Layout] = field(default_factory=dict)
+    needs: list[Use] = field(default_factory=list)  # operands wanted in a layout (maybe satisfied)
+    keeps: list[Use] = field(default_factory=list)  # uses that keep the old layout via a conversion
+    removed: int = 0  # weight of the conversions that go away
+
+    def added(self, remat: Rematerializer) -> int:
+        """The weight of the conversions the plan would insert."""
+        count = sum(weight(op) for op, _, _ in self.keeps)
+        for op, index, layout in self.needs:
+            value = op.operands[index]
+            if self.layouts.get(value, value_layout(value)) == layout:
+                continue
+            if value not in self.layouts and remat.can(value, layout):
+                continue
+            count += weight(op)
+        return count
+
+
+class _Planner:
+    def __init__(self, convert: ConvertLayoutOp):
+        self.convert = convert
+        self.plan = Plan(removed=weight(convert))
+        self.worklist: list[SSAValue] = []
+
+    def run(self) -> Plan:
+        source = value_layout(self.convert.src)
+        assert source is not None
+        self._change(self.convert.result, source)
+        self._drain()
+        while self._widen_loops():
+            self._drain()
+        return self.plan
+
+    def _change(self, value: SSAValue, layout: Layout) -> None:
+        if value in self.plan.layouts:
+            if self.plan.layouts[value] != layout:
+                raise _Conflict()
+            return
+        if value_layout(value) == layout:
+            return
+        self.plan.layouts[value] = layout
+        self.worklist.append(value)
+
+    def _drain(self) -> None:
+        while self.worklist:
+            value = self.worklist.pop()
+            for use in list(value.uses):
+                self._visit(use.operation, use.index, value)
+
+    def _visit(self, op: Operation, index: int, value: SSAValue) -> None:
+        new, old = self.plan.layouts[value], value_layout(value)
+        assert old is not None
+        if op is self.convert:
+            return
+        if isinstance(op, ConvertLayoutOp):
+            if value_layout(op.result) == new:
+                self.plan.removed += weight(op)
+        elif isinstance(op, LoadOp | StoreOp):
+            self.plan.keeps.append((op, index, old))
+        elif is_elementwise(op):
+            self._move_op(op, new)
+        elif isinstance(op, tt.BroadcastOp):
+            self._change(op.result, new)
+        elif isinstance(op, tt.ExpandDimsOp) and isinstance(new, Slice) and new.dim == op.axis.value.data:
+            self._change(op.result, new.parent)
+        elif isinstance(op, tt.ReduceOp):
+            if is_tensor(op.result):
+                self._change(op.result, Slice(op.axis.value.data, new))
+        elif isinstance(op, scf.YieldOp) and isinstance(parent := op.parent_op(), scf.ForOp):
+            self._change_loop_carried(parent, index, new)
+        elif isinstance(op, scf.YieldOp) and isinstance(parent := op.parent_op(), scf.IfOp):
+            self._change(parent.results[index], new)
+            for other in _yields(parent):
+                self.plan.needs.append((other, index, new))
+        elif isinstance(op, scf.ForOp) and index >= 3:
+            self._change_loop_carried(op, index - 3, new)
+        else:
+            self.plan.keeps.append((op, index, old))
+
+    def _move_op(self, op: Operation, layout: Layout) -> None:
+        if op in self.plan.op_layouts:
+            if self.plan.op_layouts[op] != layout:
+                raise _Conflict()
+            return
+        self.plan.op_layouts[op] = layout
+        for result in op.results:
+            if is_tensor(result):
+                self._change(result, layout)
+        for index, operand in enumerate(op.operands):
+            if is_tensor(operand):
+                self.plan.needs.append((op, index, layout))
+
+    def _change_loop_carried(self, loop: scf.ForOp, index: int, layout: Layout) -> None:
+        body = loop.body.block
+        self._change(body.args[index + 1], layout)
+        self._change(loop.results[index], layout)
+        self.plan.needs.append((loop, 3 + index, layout))
+        yield_op = body.last_op
+        assert isinstance(yield_op, scf.YieldOp)
+        self.plan.needs.append((yield_op, index, layout))
+
+    def _widen_loops(self) -> bool:
+        """Loop-carried values needed in the new layout change all around their loop
+        (instead of being converted on every iteration)."""
+        widened = False
+        for op, index, layout in list(self.plan.needs):
+            value = op.operands[index]
+            if value in self.plan.layouts or value_layout(value) == layout:
+                continue
+            loop = _loop_of_carried(value)
+            if loop is not None:
+                position = value.index - 1 if isinstance(value, BlockArgument) else value.index  # type: ignore[attr-defined]
+                self._change_loop_carried(loop, position, layout)
+                widened = True
+        return widened
+
+
+def _yields(op: scf.IfOp) -> list[Operation]:
+    return [b.last_op for r in op.regions for b in r.blocks if isinstance(b.last_op, scf.YieldOp)]
+
+
+def _loop_of_carried(value: SSAValue) -> scf.ForOp | None:
+    """The scf.for whose iteration argument (not the induction variable) or result `value` is."""
+    if isinstance(value, BlockArgument) and value.index > 0:
+        parent = value.block.parent_op() if isinstance(value.block, Block) else None
+        return parent if isinstance(parent, scf.ForOp) else None
+    owner = value.owner
+    return owner if isinstance(owner, scf.ForOp) else None
+
+
+def plan_forward(convert: ConvertLayoutOp) -> Plan | None:
+    """The plan that moves `convert`'s users to its source layout, or None on a conflict."""
+    try:
+        return _Planner(convert).run()
+    except _Conflict:
+        return None
+
+
+def apply_plan(plan: Plan, num_threads: int = 0) -> None:
+    """Retype the planned values, then convert or rebuild the operands that need it
+    (`num_threads` as for `Rematerializer`)."""
+    for value, layout in plan.layouts.items():
+        retype(value, layout)
+    for op, index, layout in plan.keeps:
+        _convert_operand(op, index, layout)
+    remat = Rematerializer(num_threads)
+    for op, index, layout in plan.needs:
+        value = op.operands[index]
+        if value_layout(value) == layout:
+            continue
+        if remat.can(value, layout):
+            op.operands[index] = remat.build(value, layout)
+        else:
+            _convert_operand(op, index, layout)
+
+
+def _convert_operand(op: Operation, index: int, layout: Layout) -> None:
+    convert = convert_to(op.operands[index], layout)
+    block = op.parent_block()
+    assert block is not None
+    block.insert_op_before(convert, op)
+    op.operands[index] = convert.result

@@ -1,0 +1,110 @@
+"""Backward rematerialization: rebuild a value in another layout instead of converting it.
+
+A value whose producers are all cheap and layout-free can be computed again directly in
+the layout a user wants, which costs a few register ops where a `ttg.convert_layout`
+may cost a trip through shared memory. The rebuildable producers are:
+- tt.splat and tt.make_range (any layout is as cheap as any other);
+- a ttg.convert_layout (its own operand is rebuilt instead, or used as is);
+- tt.broadcast, tt.expand_dims and pure elementwise ops whose tensor operands are all
+  rebuildable (in the layouts `layout_constraints` demands);
+- a small tt.load, of no more elements than the launch has threads (as Triton judges: no
+  access pattern to lose; the copy reads right after the original, so it sees the same
+  memory), when the rematerializer is told the thread count.
+Never rebuilt: other loads, reductions, loop-carried values, reshapes.
+Each rebuilt op is inserted right after its original, so it dominates every use the
+original dominates.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.traits import is_side_effect_free
+
+from ..ir import tt
+from ..ir.layouts import Layout, Slice
+from ..ir.tt_memory import LoadOp, StoreOp
+from ..ir.tt_types import numel, shape_of
+from ..ir.ttg import ConvertLayoutOp, with_layout
+from .layout_constraints import is_elementwise, is_tensor, value_layout
+
+MAX_DEPTH = 24  # producers further up than this are converted, not rebuilt
+
+
+def _operand_layout(op: Operation, layout: Layout) -> Layout:
+    """The layout `op`'s tensor operands need for its result to be in `layout`."""
+    if isinstance(op, tt.ExpandDimsOp):
+        return Slice(op.axis.value.data, layout)
+    return layout
+
+
+def _rebuildable_op(op: Operation, num_threads: int) -> bool:
+    if isinstance(op, tt.SplatOp | tt.MakeRangeOp | tt.BroadcastOp | tt.ExpandDimsOp):
+        return True
+    if isinstance(op, LoadOp):
+        return is_tensor(op.result) and numel(shape_of(op.result.type)) <= num_threads
+    return is_elementwise(op) and not isinstance(op, StoreOp) and is_side_effect_free(op)
+
+
+class Rematerializer:
+    """Answers "can `value` be rebuilt in `layout`?" and rebuilds it; both memoized, so a
+    shared producer is rebuilt once. Use a fresh one after the IR changes otherwise."""
+
+    def __init__(self, num_threads: int = 0) -> None:
+        self.num_threads = num_threads  # loads this small may be rebuilt (0: no load is)
+        self._can: dict[tuple[SSAValue, Layout], bool] = {}
+        self._built: dict[tuple[SSAValue, Layout], SSAValue] = {}
+
+    def can(self, value: SSAValue, layout: Layout, depth: int = 0) -> bool:
+        """True when `value` is in `layout` already or can be rebuilt in it."""
+        if value_layout(value) == layout:
+            return True
+        key = (value, layout)
+        if key not in self._can:
+            self._can[key] = False  # a cycle (impossible in SSA, but cheap to guard) answers no
+            self._can[key] = depth < MAX_DEPTH and self._can_rebuild(value, layout, depth)
+        return self._can[key]
+
+    def _can_rebuild(self, value: SSAValue, layout: Layout, depth: int) -> bool:
+        op = value.owner
+        if not isinstance(op, Operation) or len(op.results) != 1:
+            return False
+        if isinstance(op, ConvertLayoutOp):
+            return self.can(op.src, layout, depth + 1)
+        if not _rebuildable_op(op, self.num_threads):
+            return False
+        wanted = _operand_layout(op, layout)
+        return all(self.can(v, wanted, depth + 1) for v in op.operands if is_tensor(v))
+
+    def build(self, value: SSAValue, layout: Layout) -> SSAValue:
+        """`value` in `layout` (call only when `can` said yes)."""
+        if value_layout(value) == layout:
+            return value
+        key = (value, layout)
+        if key in self._built:
+            return self._built[key]
+        op = value.owner
+        assert isinstance(op, Operation), "block arguments cannot be rebuilt"
+        if isinstance(op, ConvertLayoutOp):
+            rebuilt = self.build(op.src, layout)
+        else:
+            rebuilt = self._clone(op, layout)
+        self._built[key] = rebuilt
+        return rebuilt
+
+    def _clone(self, op: Operation, layout: Layout) -> SSAValue:
+        wanted = _operand_layout(op, layout)
+        operands = [self.build(v, wanted) if is_tensor(v) else v for v in op.operands]
+        result_type = op.results[0].type
+        assert isinstance(result_type, TensorType)
+        clone = op.__class__.create(
+            operands=operands,
+            result_types=[with_layout(result_type, layout)],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        block = op.parent_block()
+        assert block is not None
+        block.insert_op_after(clone, op)
+        clone.results[0].name_hint = op.results[0].name_hint
+        return clone.results[0]

@@ -1,0 +1,102 @@
+"""remove-layout-conversions: drop the `ttg.convert_layout`s that layouts can avoid.
+
+Rounds of four steps, until nothing changes:
+1. fold: `convert(x : A -> A)` is `x`; `convert(convert(x))` is one conversion of `x`;
+2. forward propagation (`layout_propagation`): move a conversion's users to its source
+   layout when that removes more conversions than it adds; this is how a load's
+   coalesced layout spreads to the elementwise ops, reductions and loops that use it;
+3. backward rematerialization (`rematerialize`): rebuild a converted value directly in
+   the wanted layout when all its producers are cheap (splats, ranges, elementwise index
+   math, broadcasts);
+4. dead code elimination, so that producers left without users do not count as uses.
+Every step keeps the IR verifying; the number of conversions never grows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.dead_code_elimination import region_dce
+
+from ..ir.ttg import ConvertLayoutOp, launch_shape
+from .layout_constraints import functions, value_layout
+from .layout_propagation import apply_plan, plan_forward
+from .rematerialize import Rematerializer
+
+MAX_ROUNDS = 16
+
+
+def _conversions(func_op: func.FuncOp) -> list[ConvertLayoutOp]:
+    return [op for op in func_op.walk() if isinstance(op, ConvertLayoutOp)]
+
+
+def _erase(convert: ConvertLayoutOp) -> None:
+    convert.detach()
+    convert.erase()
+
+
+def fold_conversions(func_op: func.FuncOp) -> bool:
+    """Remove identity conversions and merge chains of conversions."""
+    changed = False
+    for convert in _conversions(func_op):
+        inner = convert.src.owner
+        if isinstance(inner, ConvertLayoutOp):
+            convert.operands[0] = inner.src
+            changed = True
+        if value_layout(convert.src) == value_layout(convert.result):
+            convert.result.replace_all_uses_with(convert.src)
+            _erase(convert)
+            changed = True
+    return changed
+
+
+def propagate_forward(func_op: func.FuncOp, num_threads: int) -> bool:
+    """Apply every forward-propagation plan that removes conversions."""
+    changed = False
+    for convert in _conversions(func_op):
+        if convert.parent is None or value_layout(convert.src) == value_layout(convert.result):
+            continue  # erased by an earlier plan, or folded next round
+        plan = plan_forward(convert)
+        if plan is None or plan.added(Rematerializer(num_threads)) >= plan.removed:
+            continue
+        apply_plan(plan, num_threads)
+        changed = True
+    return changed
+
+
+def rematerialize_sources(func_op: func.FuncOp, num_threads: int) -> bool:
+    """Replace conversions of cheaply rebuildable values by the rebuilt values."""
+    changed = False
+    remat = Rematerializer(num_threads)
+    for convert in _conversions(func_op):
+        wanted = value_layout(convert.result)
+        assert wanted is not None
+        if convert.parent is None or not remat.can(convert.src, wanted):
+            continue
+        convert.result.replace_all_uses_with(remat.build(convert.src, wanted))
+        _erase(convert)
+        changed = True
+    return changed
+
+
+@dataclass(frozen=True)
+class RemoveLayoutConversionsPass(ModulePass):
+    """Fold, propagate forward and rematerialize until no conversion can go."""
+
+    name = "remove-layout-conversions"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        num_warps, lanes = launch_shape(op)
+        for func_op in functions(op):
+            for _ in range(MAX_ROUNDS):
+                changed = fold_conversions(func_op)
+                changed |= propagate_forward(func_op, num_warps * lanes)
+                changed |= fold_conversions(func_op)
+                changed |= rematerialize_sources(func_op, num_warps * lanes)
+                region_dce(func_op.body)
+                if not changed:
+                    break

@@ -1,0 +1,77 @@
+"""Running CPU-target kernels: JIT with llvmlite's MCJIT, the grid split across cores.
+
+The compiled entry `<kernel>_grid(args, gx, gy, gz, start, end)` runs programs
+[start, end) of the grid; the launcher packs the arguments once per launch and calls it
+from a thread pool (ctypes releases the GIL), one contiguous chunk of programs per core.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import llvmlite.binding as llvm
+
+from ..frontend.specialization import ArgSpec
+from ..to_llvm import llvm_tools
+
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
+                          ctypes.c_int64)
+_CTYPE_OF = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+             "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16, "u32": ctypes.c_uint32,
+             "u64": ctypes.c_uint64, "fp32": ctypes.c_float, "fp64": ctypes.c_double}
+_POOL: ThreadPoolExecutor | None = None
+#: programs per launch below which the grid runs on the calling thread
+SERIAL_GRID = 4
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:
+        _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="tile-cpu")
+    return _POOL
+
+
+class CPUKernel:
+    """A kernel JIT-compiled for this machine."""
+
+    def __init__(self, optimized_ir: str, entry: str, specs: list[ArgSpec]):
+        machine = llvm_tools.host_target_machine()
+        module = llvm_tools.parse(optimized_ir)
+        self.engine = llvm.create_mcjit_compiler(module, machine)
+        self.engine.finalize_object()
+        self.entry = _ENTRY(self.engine.get_function_address(entry))
+        self.runtime_specs = [s for s in specs if s.kind != "constexpr"]
+
+    def pack(self, bound: dict[str, Any]) -> tuple[Any, list[Any]]:
+        values = []
+        for spec in self.runtime_specs:
+            value = bound[spec.name]
+            if spec.kind == "pointer":
+                values.append(ctypes.c_int64(value.data_ptr()))
+            else:
+                values.append(_CTYPE_OF[spec.type.to_ir_string()](value))
+        array = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
+        return array, values  # keep `values` alive while the kernel runs
+
+    def launch(self, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
+        for spec in self.runtime_specs:
+            value = bound[spec.name]
+            if spec.kind == "pointer" and value.device.type != "cpu":
+                raise ValueError(f"argument '{spec.name}' is on {value.device}; the CPU target needs CPU tensors")
+        array, keep_alive = self.pack(bound)
+        total = grid[0] * grid[1] * grid[2]
+        if total == 0:
+            return
+        workers = min(total, os.cpu_count() or 1)
+        if total <= SERIAL_GRID or workers == 1:
+            self.entry(ctypes.addressof(array), *grid, 0, total)
+            return
+        chunk = -(-total // workers)
+        futures = [_pool().submit(self.entry, ctypes.addressof(array), *grid, start, min(start + chunk, total))
+                   for start in range(0, total, chunk)]
+        for future in futures:
+            future.result()
+        del keep_alive

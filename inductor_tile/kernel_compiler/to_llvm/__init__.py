@@ -1,0 +1,1 @@
+"""TTGIR -> LLVM IR with llvmlite: the shared lowering and the targets."""

@@ -1,0 +1,189 @@
+"""State shared by the lowering rules, and the rule registry.
+
+A tile value lowers to one LLVM vector per thread: its slots (see `ir/layouts.py`). A
+scalar lowers to an LLVM scalar. Pointers are i64 addresses. fp16/bf16 are `i16` bit
+patterns on targets without native half arithmetic (`half.py` converts them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from llvmlite import ir
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, Float64Type, IntegerType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from ..ir.layouts import LayoutMap, layout_of_encoding
+from ..ir.tt_types import PointerType
+from .target import Target
+
+I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
+F32, F64 = ir.FloatType(), ir.DoubleType()
+
+Rule = Callable[["LoweringContext", Operation], None]
+RULES: dict[str, Rule] = {}
+
+
+def lowering(*op_names: str) -> Callable[[Rule], Rule]:
+    """Register the lowering rule of one or more ops (by MLIR op name)."""
+
+    def register(fn: Rule) -> Rule:
+        for name in op_names:
+            assert name not in RULES, f"two lowering rules for {name}"
+            RULES[name] = fn
+        return fn
+
+    return register
+
+
+class LoweringError(Exception):
+    """A TTGIR op has no lowering, or its lowering failed; names the op."""
+
+
+def float_kind(ty: Attribute) -> str | None:
+    """'f16' | 'bf16' | 'f32' | 'f64' for float element types, else None."""
+    ty = ty.element_type if isinstance(ty, TensorType) else ty
+    if isinstance(ty, Float16Type):
+        return "f16"
+    if isinstance(ty, BFloat16Type):
+        return "bf16"
+    if isinstance(ty, Float32Type):
+        return "f32"
+    if isinstance(ty, Float64Type):
+        return "f64"
+    return None
+
+
+def element_of(ty: Attribute) -> Attribute:
+    return ty.element_type if isinstance(ty, TensorType) else ty
+
+
+@dataclass
+class LoweringContext:
+    target: Target
+    module: ir.Module
+    function: ir.Function
+    builder: ir.IRBuilder
+    num_warps: int
+    axis_info: Any = None  # AxisInfo per SSA value, or None when the analysis did not run
+    values: dict[SSAValue, ir.Value] = field(default_factory=dict)
+    shared_bytes: int = 0  # dynamic shared memory the kernel needs (the largest exchange)
+
+    # --- values -----------------------------------------------------------------------
+    def get(self, ssa: SSAValue) -> ir.Value:
+        try:
+            return self.values[ssa]
+        except KeyError:
+            raise LoweringError(f"value {ssa} used before it was lowered") from None
+
+    def set(self, ssa: SSAValue, value: ir.Value) -> None:
+        self.values[ssa] = value
+
+    # --- threads -----------------------------------------------------------------------
+    @property
+    def single_thread(self) -> bool:
+        """True when one thread holds every element (the CPU): layout conversions are in-register."""
+        return self.target.warp_size == 1 and self.num_warps == 1
+
+    # --- types --------------------------------------------------------------------------
+    def scalar_type(self, ty: Attribute) -> ir.Type:
+        """The LLVM type of one element."""
+        if isinstance(ty, PointerType):
+            return I64
+        if isinstance(ty, IntegerType):
+            return ir.IntType(ty.width.data)
+        kind = float_kind(ty)
+        if kind == "f32":
+            return F32
+        if kind == "f64":
+            return F64
+        if kind in ("f16", "bf16"):
+            return I16 if self.soft_half(kind) else ir.HalfType()
+        raise LoweringError(f"no LLVM type for {ty}")
+
+    def memory_type(self, ty: Attribute) -> ir.Type:
+        """The LLVM type of one element in memory (i1 is stored as a byte)."""
+        scalar = self.scalar_type(ty)
+        return I8 if scalar == I1 else scalar
+
+    def layout_map(self, ty: TensorType) -> LayoutMap:
+        if not isinstance(ty.encoding, Attribute) or ty.encoding == _NO_ENCODING:
+            raise LoweringError(f"tensor {ty} has no layout: run the TTGIR passes before lowering")
+        return LayoutMap(layout_of_encoding(ty.encoding), tuple(ty.get_shape()))
+
+    def llvm_type(self, ty: Attribute) -> ir.Type:
+        if isinstance(ty, TensorType):
+            return ir.VectorType(self.scalar_type(ty.element_type), self.layout_map(ty).num_slots)
+        return self.scalar_type(ty)
+
+    def soft_half(self, kind: str | None) -> bool:
+        """True for a half kind the target has no arithmetic for (kept as i16 bits, computed in f32)."""
+        return kind in ("f16", "bf16") and kind not in self.target.native_half_kinds
+
+    # --- small helpers used by many rules ------------------------------------------------------
+    def splat(self, scalar: ir.Value, n: int) -> ir.Value:
+        vec_type = ir.VectorType(scalar.type, n)
+        if isinstance(scalar, ir.Constant):
+            return ir.Constant(vec_type, [scalar.constant] * n)
+        one = self.builder.insert_element(ir.Constant(vec_type, None), scalar, ir.Constant(I32, 0))
+        return self.builder.shuffle_vector(one, one, ir.Constant(ir.VectorType(I32, n), [0] * n))
+
+    def shuffle(self, vector: ir.Value, indices: list[int]) -> ir.Value:
+        """New vector whose element i is vector[indices[i]] (returns `vector` for the identity)."""
+        if indices == list(range(vector.type.count)):
+            return vector
+        mask = ir.Constant(ir.VectorType(I32, len(indices)), indices)
+        return self.builder.shuffle_vector(vector, vector, mask)
+
+    def map_elements(self, vector: ir.Value, fn) -> ir.Value:
+        """Apply a scalar function to every element of a vector (or to a scalar)."""
+        if not isinstance(vector.type, ir.VectorType):
+            return fn(vector)
+        out = vector
+        for i in range(vector.type.count):
+            index = ir.Constant(I32, i)
+            out = self.builder.insert_element(out, fn(self.builder.extract_element(vector, index)), index)
+        return out
+
+    def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(self.module, ir.FunctionType(ret, args), name)
+
+
+_NO_ENCODING = TensorType(IntegerType(1), [1]).encoding
+
+
+def intrinsic_suffix(ty: ir.Type) -> str:
+    """LLVM's overload suffix: f32, v8f32, i64, v4i1."""
+    if isinstance(ty, ir.VectorType):
+        return f"v{ty.count}{intrinsic_suffix(ty.element)}"
+    if isinstance(ty, ir.IntType):
+        return f"i{ty.width}"
+    return {"float": "f32", "double": "f64", "half": "f16", "bfloat": "bf16"}[str(ty)]
+
+
+def constant_like(ty: ir.Type, value: int | float) -> ir.Constant:
+    """A scalar or splat-vector constant of type `ty`."""
+    if isinstance(ty, ir.VectorType):
+        return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
+    return ir.Constant(ty, value)
+
+
+def lower_block(ctx: LoweringContext, block) -> list[ir.Value]:
+    """Lower a block's ops in order; return the lowered operands of its terminating scf.yield (if any)."""
+    for op in block.ops:
+        if op.name == "scf.yield":
+            return [ctx.get(v) for v in op.operands]
+        rule = RULES.get(op.name)
+        if rule is None:
+            raise LoweringError(f"no LLVM lowering for `{op.name}`")
+        try:
+            rule(ctx, op)
+        except LoweringError:
+            raise
+        except Exception as e:
+            raise LoweringError(f"lowering `{op.name}` failed: {type(e).__name__}: {e}") from e
+    return []

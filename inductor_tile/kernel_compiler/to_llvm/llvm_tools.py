@@ -1,0 +1,49 @@
+"""llvmlite plumbing: parse, verify and optimize LLVM IR, make target machines."""
+
+from __future__ import annotations
+
+import threading
+
+import llvmlite.binding as llvm
+
+_init_lock = threading.Lock()
+_initialized = False
+
+
+def initialize() -> None:
+    global _initialized
+    with _init_lock:
+        if _initialized:
+            return
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        llvm.initialize_native_asmparser()
+        _initialized = True
+
+
+def initialize_all() -> None:
+    """Also the other targets (NVPTX, AMDGPU) for cross-compilation."""
+    initialize()
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+
+
+def host_target_machine(opt: int = 3) -> llvm.TargetMachine:
+    initialize()
+    target = llvm.Target.from_triple(llvm.get_process_triple())
+    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
+                                        opt=opt, jit=True)
+
+
+def parse(text: str) -> llvm.ModuleRef:
+    initialize()
+    module = llvm.parse_assembly(text)
+    module.verify()
+    return module
+
+
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: int = 3) -> None:
+    """Run LLVM's default O<speed_level> pipeline in place."""
+    options = llvm.create_pipeline_tuning_options(speed_level=speed_level)
+    builder = llvm.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(module, builder)

@@ -1,0 +1,51 @@
+"""LLVM IR -> PTX for NVIDIA GPUs: link the libdevice functions used, optimize, emit PTX.
+
+Only the libdevice functions the kernel calls survive: after linking, every definition
+but the kernel is made internal, so O3's dead-code elimination drops the rest (otherwise
+the PTX would carry all of libdevice).
+"""
+
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+
+from . import llvm_tools
+
+#: PTX ISA version LLVM is asked for; ptxas from CUDA 12.4 and newer accepts it
+PTX_VERSION = "84"
+
+
+def nvptx_machine(capability: int) -> llvm.TargetMachine:
+    llvm_tools.initialize_all()
+    target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
+    return target.create_target_machine(cpu=f"sm_{capability}", features=f"+ptx{PTX_VERSION}", opt=3)
+
+
+def uses_libdevice(module: llvm.ModuleRef) -> bool:
+    return any(f.is_declaration and f.name.startswith("__nv_") for f in module.functions)
+
+
+def link_libdevice(module: llvm.ModuleRef, entry: str) -> None:
+    from ..runtime.cuda_tools import find_libdevice
+
+    with open(find_libdevice(), "rb") as f:
+        library = llvm.parse_bitcode(f.read())
+    library.triple = module.triple
+    library.data_layout = module.data_layout
+    module.link_in(library)
+    for fn in module.functions:
+        if not fn.is_declaration and fn.name != entry:
+            fn.linkage = llvm.Linkage.internal
+    for variable in module.global_variables:
+        if not variable.is_declaration and variable.name != "global_smem":
+            variable.linkage = llvm.Linkage.internal
+
+
+def compile_to_ptx(llvm_ir: str, entry: str, capability: int) -> tuple[str, str]:
+    """Return (optimized LLVM IR, PTX)."""
+    machine = nvptx_machine(capability)
+    module = llvm_tools.parse(llvm_ir)
+    if uses_libdevice(module):
+        link_libdevice(module, entry)
+    llvm_tools.optimize(module, machine)
+    return str(module), machine.emit_assembly(module)

@@ -1,0 +1,337 @@
+"""Lowering rules of elementwise ops: arith constants, arithmetic, comparisons, casts, math.
+
+Every rule works the same on scalars and on a thread's slot vector. Semantics match the
+interpreter's exactly where LLVM leaves behaviour undefined: integer division by zero
+gives -1 (remainder: the dividend), INT_MIN / -1 wraps, shifts by the bit width or more
+give 0 (or the sign fill), float-to-int conversions saturate and map NaN to 0. Half
+types without native arithmetic are computed in f32 and rounded once per op.
+"""
+
+from __future__ import annotations
+
+import struct
+
+from llvmlite import ir
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr
+from xdsl.ir import Operation
+
+from . import half
+from .context import F32, I1, LoweringContext, constant_like, float_kind, intrinsic_suffix, lowering
+
+
+def _set(ctx: LoweringContext, op: Operation, value: ir.Value) -> None:
+    ctx.set(op.results[0], value)
+
+
+def _operands(ctx: LoweringContext, op: Operation) -> list[ir.Value]:
+    return [ctx.get(v) for v in op.operands]
+
+
+def _half_bits(value: float, kind: str) -> int:
+    if kind == "f16":
+        return struct.unpack("<H", struct.pack("<e", value))[0]
+    bits = struct.unpack("<I", struct.pack("<f", value))[0]  # value is already bf16-exact after rounding
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return rounded & 0xFFFF
+
+
+# ===------------------------------------------------------------------------===
+# Constants
+# ===------------------------------------------------------------------------===
+@lowering("arith.constant")
+def lower_constant(ctx: LoweringContext, op: Operation) -> None:
+    attr = op.value
+    ty = ctx.llvm_type(op.results[0].type)
+    kind = float_kind(op.results[0].type)
+    if isinstance(attr, IntegerAttr):
+        _set(ctx, op, ir.Constant(ty, attr.value.data))
+    elif isinstance(attr, FloatAttr):
+        value = attr.value.data
+        if ctx.soft_half(kind):
+            _set(ctx, op, ir.Constant(ty, _half_bits(value, kind)))
+        else:
+            _set(ctx, op, ir.Constant(ty, value))
+    else:
+        raise NotImplementedError(f"arith.constant with value {attr}")
+
+
+# ===------------------------------------------------------------------------===
+# Integer arithmetic
+# ===------------------------------------------------------------------------===
+_INT_SIMPLE = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.andi": "and_",
+               "arith.ori": "or_", "arith.xori": "xor"}
+
+
+@lowering(*_INT_SIMPLE)
+def lower_int_simple(ctx: LoweringContext, op: Operation) -> None:
+    a, b = _operands(ctx, op)
+    _set(ctx, op, getattr(ctx.builder, _INT_SIMPLE[op.name])(a, b))
+
+
+@lowering("arith.divsi", "arith.remsi", "arith.divui", "arith.remui")
+def lower_int_division(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    x, y = _operands(ctx, op)
+    zero, one, minus_one = (constant_like(x.type, v) for v in (0, 1, -1))
+    is_zero = b.icmp_unsigned("==", y, zero)
+    signed = op.name.endswith("si")
+    if signed:
+        is_minus_one = b.icmp_signed("==", y, minus_one)
+        safe = b.select(b.or_(is_zero, is_minus_one), one, y)
+        if op.name == "arith.divsi":
+            result = b.select(is_minus_one, b.sub(zero, x), b.sdiv(x, safe))
+            result = b.select(is_zero, minus_one, result)
+        else:
+            result = b.select(is_minus_one, zero, b.srem(x, safe))
+            result = b.select(is_zero, x, result)
+    else:
+        safe = b.select(is_zero, one, y)
+        if op.name == "arith.divui":
+            result = b.select(is_zero, minus_one, b.udiv(x, safe))
+        else:
+            result = b.select(is_zero, x, b.urem(x, safe))
+    _set(ctx, op, result)
+
+
+@lowering("arith.shli", "arith.shrsi", "arith.shrui")
+def lower_shift(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    x, amount = _operands(ctx, op)
+    width = (x.type.element if isinstance(x.type, ir.VectorType) else x.type).width
+    too_far = b.icmp_unsigned(">=", amount, constant_like(x.type, width))
+    safe = b.select(too_far, constant_like(x.type, 0), amount)
+    if op.name == "arith.shli":
+        result = b.select(too_far, constant_like(x.type, 0), b.shl(x, safe))
+    elif op.name == "arith.shrui":
+        result = b.select(too_far, constant_like(x.type, 0), b.lshr(x, safe))
+    else:
+        result = b.select(too_far, b.ashr(x, constant_like(x.type, width - 1)), b.ashr(x, safe))
+    _set(ctx, op, result)
+
+
+_INT_MINMAX = {"arith.maxsi": ("smax", True), "arith.minsi": ("smin", True), "arith.maxui": ("umax", False),
+               "arith.minui": ("umin", False)}
+
+
+@lowering(*_INT_MINMAX)
+def lower_int_minmax(ctx: LoweringContext, op: Operation) -> None:
+    name, _ = _INT_MINMAX[op.name]
+    a, b = _operands(ctx, op)
+    fn = ctx.intrinsic(f"llvm.{name}.{intrinsic_suffix(a.type)}", a.type, [a.type, a.type])
+    _set(ctx, op, ctx.builder.call(fn, [a, b]))
+
+
+# ===------------------------------------------------------------------------===
+# Float arithmetic (half types through f32 where the target has no native half)
+# ===------------------------------------------------------------------------===
+def _float_op(ctx: LoweringContext, op: Operation, compute) -> None:
+    kind = float_kind(op.results[0].type)
+    values = _operands(ctx, op)
+    if ctx.soft_half(kind):
+        wide = [half.half_to_f32(ctx.builder, v, kind) for v in values]
+        _set(ctx, op, half.f32_to_half(ctx.builder, compute(*wide), kind))
+    else:
+        _set(ctx, op, compute(*values))
+
+
+_FLOAT_SIMPLE = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv",
+                 "arith.remf": "frem"}
+
+
+@lowering(*_FLOAT_SIMPLE)
+def lower_float_simple(ctx: LoweringContext, op: Operation) -> None:
+    method = getattr(ctx.builder, _FLOAT_SIMPLE[op.name])
+    _float_op(ctx, op, lambda a, b: method(a, b))
+
+
+@lowering("arith.negf")
+def lower_negf(ctx: LoweringContext, op: Operation) -> None:
+    _float_op(ctx, op, lambda a: ctx.builder.fneg(a))
+
+
+@lowering("arith.maximumf", "arith.minimumf")
+def lower_float_minmax(ctx: LoweringContext, op: Operation) -> None:
+    name = "maximum" if op.name == "arith.maximumf" else "minimum"
+
+    def compute(a: ir.Value, b: ir.Value) -> ir.Value:
+        fn = ctx.intrinsic(f"llvm.{name}.{intrinsic_suffix(a.type)}", a.type, [a.type, a.type])
+        return ctx.builder.call(fn, [a, b])
+
+    _float_op(ctx, op, compute)
+
+
+# ===------------------------------------------------------------------------===
+# Comparisons and select
+# ===------------------------------------------------------------------------===
+_INT_PREDICATES = {"eq": ("==", True), "ne": ("!=", True), "slt": ("<", True), "sle": ("<=", True),
+                   "sgt": (">", True), "sge": (">=", True), "ult": ("<", False), "ule": ("<=", False),
+                   "ugt": (">", False), "uge": (">=", False)}
+_FLOAT_PREDICATES = {"oeq": ("==", True), "une": ("!=", False), "olt": ("<", True), "ole": ("<=", True),
+                     "ogt": (">", True), "oge": (">=", True)}
+
+
+@lowering("arith.cmpi")
+def lower_cmpi(ctx: LoweringContext, op: Operation) -> None:
+    symbol, signed = _INT_PREDICATES[op.predicate_name]
+    a, b = _operands(ctx, op)
+    compare = ctx.builder.icmp_signed if signed else ctx.builder.icmp_unsigned
+    _set(ctx, op, compare(symbol, a, b))
+
+
+@lowering("arith.cmpf")
+def lower_cmpf(ctx: LoweringContext, op: Operation) -> None:
+    symbol, ordered = _FLOAT_PREDICATES[op.predicate_name]
+    a, b = _operands(ctx, op)
+    kind = float_kind(op.operands[0].type)
+    if ctx.soft_half(kind):
+        a, b = half.half_to_f32(ctx.builder, a, kind), half.half_to_f32(ctx.builder, b, kind)
+    compare = ctx.builder.fcmp_ordered if ordered else ctx.builder.fcmp_unordered
+    _set(ctx, op, compare(symbol, a, b))
+
+
+@lowering("arith.select")
+def lower_select(ctx: LoweringContext, op: Operation) -> None:
+    cond, a, b = _operands(ctx, op)
+    _set(ctx, op, ctx.builder.select(cond, a, b))
+
+
+# ===------------------------------------------------------------------------===
+# Casts
+# ===------------------------------------------------------------------------===
+def _result_float(ctx: LoweringContext, op: Operation) -> str | None:
+    return float_kind(op.results[0].type)
+
+
+def _source_float(op: Operation) -> str | None:
+    return float_kind(op.operands[0].type)
+
+
+_FLOAT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
+
+
+@lowering("arith.extf", "arith.truncf")
+def lower_float_cast(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    (x,) = _operands(ctx, op)
+    src, dst = _source_float(op), _result_float(ctx, op)
+    if ctx.soft_half(src):
+        x, src = half.half_to_f32(b, x, src), "f32"
+    if ctx.soft_half(dst):
+        if src == "f64":
+            _set(ctx, op, half.f64_to_half(b, x, dst))
+            return
+        if src != "f32":  # a native half type
+            x = b.fpext(x, _vector_like(x, F32))
+        _set(ctx, op, half.f32_to_half(b, x, dst))
+        return
+    ty = ctx.llvm_type(op.results[0].type)
+    if src == dst:
+        _set(ctx, op, x)
+    elif _FLOAT_BITS[dst] > _FLOAT_BITS[src]:
+        _set(ctx, op, b.fpext(x, ty))
+    else:
+        _set(ctx, op, b.fptrunc(x, ty))
+
+
+@lowering("arith.extsi", "arith.extui", "arith.trunci")
+def lower_int_cast(ctx: LoweringContext, op: Operation) -> None:
+    (x,) = _operands(ctx, op)
+    ty = ctx.llvm_type(op.results[0].type)
+    method = {"arith.extsi": ctx.builder.sext, "arith.extui": ctx.builder.zext, "arith.trunci": ctx.builder.trunc}
+    _set(ctx, op, method[op.name](x, ty))
+
+
+@lowering("arith.sitofp", "arith.uitofp")
+def lower_int_to_float(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    (x,) = _operands(ctx, op)
+    dst = _result_float(ctx, op)
+    convert = b.sitofp if op.name == "arith.sitofp" else b.uitofp
+    if ctx.soft_half(dst):
+        wide = convert(x, _vector_like(x, ir.DoubleType()))  # exact for ints up to 53 bits
+        _set(ctx, op, half.f64_to_half(b, wide, dst))
+        return
+    _set(ctx, op, convert(x, ctx.llvm_type(op.results[0].type)))
+
+
+@lowering("arith.fptosi", "arith.fptoui")
+def lower_float_to_int(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    (x,) = _operands(ctx, op)
+    src = _source_float(op)
+    if ctx.soft_half(src):
+        x = half.half_to_f32(b, x, src)
+    ty = ctx.llvm_type(op.results[0].type)
+    name = "fptosi" if op.name == "arith.fptosi" else "fptoui"
+    if ty.element == I1 if isinstance(ty, ir.VectorType) else ty == I1:
+        raise NotImplementedError("float -> i1 casts are comparisons with zero")
+    fn = ctx.intrinsic(f"llvm.{name}.sat.{intrinsic_suffix(ty)}.{intrinsic_suffix(x.type)}", ty, [x.type])
+    _set(ctx, op, b.call(fn, [x]))
+
+
+@lowering("arith.bitcast")
+def lower_bitcast(ctx: LoweringContext, op: Operation) -> None:
+    (x,) = _operands(ctx, op)
+    ty = ctx.llvm_type(op.results[0].type)
+    _set(ctx, op, x if x.type == ty else ctx.builder.bitcast(x, ty))
+
+
+def _vector_like(value: ir.Value, element: ir.Type) -> ir.Type:
+    t = value.type
+    return ir.VectorType(element, t.count) if isinstance(t, ir.VectorType) else element
+
+
+# ===------------------------------------------------------------------------===
+# Math
+# ===------------------------------------------------------------------------===
+_MATH_OPS = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sqrt": "sqrt",
+             "math.sin": "sin", "math.cos": "cos", "math.erf": "erf", "math.floor": "floor", "math.ceil": "ceil",
+             "math.absf": "absf"}
+
+
+def call_math(ctx: LoweringContext, name: str, x: ir.Value) -> ir.Value:
+    """Apply math function `name` elementwise through the target's table (scalarized for library calls)."""
+    b = ctx.builder
+    special = ctx.target.emit_math(b, name, x)
+    if special is not None:
+        return special
+    element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+    type_name = "f32" if element == F32 else "f64"
+    entry = ctx.target.math(name, type_name)
+    if entry.is_intrinsic:
+        fn = ctx.intrinsic(f"{entry.symbol}.{intrinsic_suffix(x.type)}", x.type, [x.type])
+        return b.call(fn, [x])
+    fn = ctx.intrinsic(entry.symbol, element, [element])
+    if not isinstance(x.type, ir.VectorType):
+        return b.call(fn, [x])
+    out = ir.Constant(x.type, None)
+    for i in range(x.type.count):
+        index = ir.Constant(ir.IntType(32), i)
+        out = b.insert_element(out, b.call(fn, [b.extract_element(x, index)]), index)
+    return out
+
+
+@lowering(*_MATH_OPS)
+def lower_math(ctx: LoweringContext, op: Operation) -> None:
+    _float_op(ctx, op, lambda x: call_math(ctx, _MATH_OPS[op.name], x))
+
+
+@lowering("math.rsqrt")
+def lower_rsqrt(ctx: LoweringContext, op: Operation) -> None:
+    _float_op(ctx, op, lambda x: ctx.builder.fdiv(constant_like(x.type, 1.0), call_math(ctx, "sqrt", x)))
+
+
+@lowering("math.absi")
+def lower_absi(ctx: LoweringContext, op: Operation) -> None:
+    (x,) = _operands(ctx, op)
+    fn = ctx.intrinsic(f"llvm.abs.{intrinsic_suffix(x.type)}", x.type, [x.type, I1])
+    _set(ctx, op, ctx.builder.call(fn, [x, ir.Constant(I1, 0)]))
+
+
+@lowering("math.fma")
+def lower_fma(ctx: LoweringContext, op: Operation) -> None:
+    def compute(a: ir.Value, b: ir.Value, c: ir.Value) -> ir.Value:
+        fn = ctx.intrinsic(f"llvm.fma.{intrinsic_suffix(a.type)}", a.type, [a.type, a.type, a.type])
+        return ctx.builder.call(fn, [a, b, c])
+
+    _float_op(ctx, op, compute)

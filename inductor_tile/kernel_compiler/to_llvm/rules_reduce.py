@@ -1,0 +1,199 @@
+"""Lowering of tt.reduce: within a thread by halving, then across lanes and warps.
+
+Within a thread, the slots along the reduced axis are combined by a tree: each step
+splits them into a lower and an upper half (two shuffles) and combines the halves
+elementwise, so a reduction of n slots takes log2(n) vector steps. What remains is
+ordered like the result's slice layout. Across lanes the target's xor-shuffle butterfly
+combines threads; across warps, shared memory. argmax/argmin carry indices alongside
+the values and keep the first index on ties; NaN counts as the extreme value.
+fp16/bf16 accumulate in f32 on targets without native half arithmetic.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from llvmlite import ir
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Operation
+
+from . import half
+from .context import I32, LoweringContext, LoweringError, float_kind, intrinsic_suffix, lowering
+from .rules_tensor import index_vectors
+
+Combine = Callable[[ir.Value, ir.Value], ir.Value]
+
+
+def _binary_intrinsic(ctx: LoweringContext, name: str) -> Combine:
+    def combine(a: ir.Value, b: ir.Value) -> ir.Value:
+        fn = ctx.intrinsic(f"llvm.{name}.{intrinsic_suffix(a.type)}", a.type, [a.type, a.type])
+        return ctx.builder.call(fn, [a, b])
+
+    return combine
+
+
+def _combiner(ctx: LoweringContext, kind: str, is_float: bool) -> Combine:
+    b = ctx.builder
+    if kind == "sum":
+        return (lambda x, y: b.fadd(x, y)) if is_float else (lambda x, y: b.add(x, y))
+    table = {("max", True): "maximum", ("min", True): "minimum", ("max", False): "smax", ("min", False): "smin",
+             ("umax", False): "umax", ("umin", False): "umin"}
+    return _binary_intrinsic(ctx, table[(kind, is_float)])
+
+
+def _halves(ctx: LoweringContext, vector: ir.Value, slots_per_dim: list[int], slot_dims: list[int], axis: int):
+    """Split slots by their coordinate along `axis` into (lower half, upper half), keeping slot order."""
+    count = slots_per_dim[axis]
+    lower, upper = [], []
+    total = vector.type.count
+    for slot in range(total):
+        coords, rest = [0] * len(slots_per_dim), slot
+        for d in reversed(slot_dims):
+            coords[d] = rest % slots_per_dim[d]
+            rest //= slots_per_dim[d]
+        (lower if coords[axis] < count // 2 else upper).append(slot)
+    return ctx.shuffle(vector, lower), ctx.shuffle(vector, upper)
+
+
+def _arg_combiner(ctx: LoweringContext, kind: str, is_float: bool, unsigned: bool):
+    """Combine (value, index) pairs, keeping the extreme value and the first index on ties."""
+    b = ctx.builder
+
+    def combine(a: tuple[ir.Value, ir.Value], c: tuple[ir.Value, ir.Value]) -> tuple[ir.Value, ir.Value]:
+        (av, ai), (cv, ci) = a, c
+        if is_float:
+            better = b.fcmp_ordered(">" if kind == "argmax" else "<", cv, av)
+            equal = b.fcmp_ordered("==", cv, av)
+            c_nan, a_nan = b.fcmp_unordered("uno", cv, cv), b.fcmp_unordered("uno", av, av)
+            better = b.or_(better, b.and_(c_nan, b.not_(a_nan)))
+            equal = b.or_(equal, b.and_(c_nan, a_nan))
+        else:
+            compare = b.icmp_unsigned if unsigned else b.icmp_signed
+            better = compare(">" if kind == "argmax" else "<", cv, av)
+            equal = b.icmp_signed("==", cv, av)
+        take_c = b.or_(better, b.and_(equal, b.icmp_signed("<", ci, ai)))
+        return b.select(take_c, cv, av), b.select(take_c, ci, ai)
+
+    return combine
+
+
+@lowering("tt.reduce")
+def lower_reduce(ctx: LoweringContext, op: Operation) -> None:
+    kind = op.kind.data
+    axis = op.axis.value.data
+    src_type: TensorType = op.operands[0].type
+    lmap = ctx.layout_map(src_type)
+    root_axis = lmap.kept[axis]
+    value = ctx.get(op.operands[0])
+    fkind = float_kind(src_type)
+    soft_half = ctx.soft_half(fkind)
+    if soft_half:
+        value = half.half_to_f32(ctx.builder, value, fkind)
+    is_float = fkind is not None
+    unsigned = kind in ("umax", "umin", "argumax", "argumin")
+    base_kind = {"argumax": "argmax", "argumin": "argmin"}.get(kind, kind)
+    slots_per_dim = list(lmap.slots_per_dim)
+    slot_dims = lmap.slot_dims
+    vectors = [value]
+    if base_kind in ("argmax", "argmin"):
+        vectors.append(index_vectors(ctx, lmap)[axis])
+    # a thread holding more slots than the axis has elements holds copies: keep one of each
+    while slots_per_dim[root_axis] > lmap.root_shape[root_axis]:
+        vectors = [_halves(ctx, v, slots_per_dim, slot_dims, root_axis)[0] for v in vectors]
+        slots_per_dim[root_axis] //= 2
+
+    if base_kind in ("argmax", "argmin"):
+        combine = _arg_combiner(ctx, base_kind, is_float, unsigned)
+        pair = (vectors[0], vectors[1])
+        while slots_per_dim[root_axis] > 1:
+            lo_v, hi_v = _halves(ctx, pair[0], slots_per_dim, slot_dims, root_axis)
+            lo_i, hi_i = _halves(ctx, pair[1], slots_per_dim, slot_dims, root_axis)
+            pair = combine((lo_v, lo_i), (hi_v, hi_i))
+            slots_per_dim[root_axis] //= 2
+        pair = _across_threads(ctx, op, lmap, root_axis, list(pair),
+                               lambda a, c: list(combine((a[0], a[1]), (c[0], c[1]))))
+        result = pair[1]
+    else:
+        combine = _combiner(ctx, base_kind, is_float)
+        value = vectors[0]
+        while slots_per_dim[root_axis] > 1:
+            lo, hi = _halves(ctx, value, slots_per_dim, slot_dims, root_axis)
+            value = combine(lo, hi)
+            slots_per_dim[root_axis] //= 2
+        (value,) = _across_threads(ctx, op, lmap, root_axis, [value], lambda a, c: [combine(a[0], c[0])])
+        result = half.f32_to_half(ctx.builder, value, fkind) if soft_half else value
+
+    if not isinstance(op.results[0].type, TensorType):
+        result = ctx.builder.extract_element(result, ir.Constant(I32, 0))
+    ctx.set(op.results[0], result)
+
+
+def _across_threads(ctx: LoweringContext, op: Operation, lmap, root_axis: int, vectors: list[ir.Value],
+                    combine) -> list[ir.Value]:
+    """Combine partial results held by different lanes (butterfly shuffles) and warps (shared memory).
+
+    Only lanes and warps holding distinct data along the axis take part; the others hold copies.
+    """
+    root = lmap.root
+    size = lmap.root_shape[root_axis]
+    spt, tpw, wpc = root.size_per_thread[root_axis], root.threads_per_warp[root_axis], root.warps_per_cta[root_axis]
+    unique_lanes = min(tpw, max(1, size // spt))
+    unique_warps = min(wpc, max(1, size // (spt * tpw)))
+    lane_stride = warp_stride = 1
+    for d in root.order:
+        if d == root_axis:
+            break
+        lane_stride *= root.threads_per_warp[d]
+        warp_stride *= root.warps_per_cta[d]
+    offset = unique_lanes // 2
+    while offset >= 1:
+        mask = offset * lane_stride
+        partners = [ctx.map_elements(v, lambda x, m=mask: ctx.target.shuffle_xor(ctx.builder, x, m)) for v in vectors]
+        vectors = combine(vectors, partners)
+        offset //= 2
+    if unique_warps > 1:
+        vectors = _across_warps(ctx, op, vectors, root, root_axis, unique_warps, warp_stride, combine)
+    return vectors
+
+
+def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
+                  unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
+    """Each warp writes its partial results to shared memory; every thread then combines the warps' in order."""
+    from .shared import element_bytes, linear_indices, load_slots, store_slots
+
+    b = ctx.builder
+    result_type = op.results[0].type
+    count = vectors[0].type.count
+    if isinstance(result_type, TensorType):
+        shape = tuple(result_type.get_shape())
+        linear = linear_indices(ctx, ctx.layout_map(result_type), shape)
+        numel = 1
+        for d in shape:
+            numel *= d
+    else:
+        linear, numel = ir.Constant(ir.VectorType(I32, count), [0] * count), 1
+    warp = ctx.target.warp_id(b)
+    warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
+    own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
+    base = ctx.target.shared_memory(ctx.module, b, 0)
+    offset_bytes, buffers = 0, []
+    for v in vectors:
+        buffers.append(offset_bytes)
+        offset_bytes += -(-numel * unique_warps * element_bytes(v.type.element) // 16) * 16
+    ctx.shared_bytes = max(ctx.shared_bytes, offset_bytes)
+    ctx.target.barrier(b)
+    scaled = b.mul(linear, ir.Constant(linear.type, [unique_warps] * count))
+    for v, start in zip(vectors, buffers):
+        region = b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8))
+        store_slots(ctx, region, v, b.add(scaled, ctx.splat(own, count)))
+    ctx.target.barrier(b)
+    result = None
+    for w in range(unique_warps):
+        offsets = b.add(scaled, ir.Constant(linear.type, [w] * count))
+        loaded = [load_slots(ctx, b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8)), offsets,
+                             v.type.element) for v, start in zip(vectors, buffers)]
+        result = loaded if result is None else combine(result, loaded)
+    return result
+
+
+__all__ = ["IntegerType"]

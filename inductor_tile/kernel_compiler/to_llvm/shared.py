@@ -1,0 +1,80 @@
+"""Moving a tile between threads through shared memory (GPU targets).
+
+Every thread writes its slots at their element's linear index, a barrier, then every
+thread reads the slots its new layout gives it. Threads holding copies of an element
+write the same value to the same place, which is harmless. A barrier before the writes
+lets the buffer be reused by the next exchange.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..ir.layouts import LayoutMap
+from .context import I1, I8, I32, LoweringContext
+from .rules_tensor import index_vectors
+
+
+def element_bytes(ty: ir.Type) -> int:
+    if isinstance(ty, ir.IntType):
+        return max(1, ty.width // 8)
+    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(ty)]
+
+
+def linear_indices(ctx: LoweringContext, lmap: LayoutMap, shape: tuple[int, ...]) -> ir.Value:
+    """i32 vector: the row-major linear index (over `shape`) of each of this thread's slots."""
+    per_dim = index_vectors(ctx, lmap)
+    b = ctx.builder
+    linear = None
+    for index, size in zip(per_dim, shape):
+        linear = index if linear is None else b.add(b.mul(linear, _splat(index, size)), index)
+    return linear
+
+
+def _splat(like: ir.Value, value: int) -> ir.Constant:
+    return ir.Constant(like.type, [value] * like.type.count)
+
+
+def store_slots(ctx: LoweringContext, base: ir.Value, value: ir.Value, offsets: ir.Value) -> None:
+    """Store every element of `value` at element offset `offsets[i]` of the shared buffer `base`."""
+    b = ctx.builder
+    element = value.type.element
+    memory = I8 if element == I1 else element
+    for i in range(value.type.count):
+        index = ir.Constant(I32, i)
+        item = b.extract_element(value, index)
+        if element == I1:
+            item = b.zext(item, I8)
+        pointer = b.gep(base, [b.extract_element(offsets, index)], source_etype=memory)
+        b.store(item, pointer)
+
+
+def load_slots(ctx: LoweringContext, base: ir.Value, offsets: ir.Value, element: ir.Type) -> ir.Value:
+    b = ctx.builder
+    memory = I8 if element == I1 else element
+    out = ir.Constant(ir.VectorType(element, offsets.type.count), None)
+    for i in range(offsets.type.count):
+        index = ir.Constant(I32, i)
+        pointer = b.gep(base, [b.extract_element(offsets, index)], source_etype=memory)
+        item = b.load(pointer, typ=memory)
+        if element == I1:
+            item = b.icmp_unsigned("!=", item, ir.Constant(I8, 0))
+        out = b.insert_element(out, item, index)
+    return out
+
+
+def exchange(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutMap,
+             src_shape: tuple[int, ...], dst_shape: tuple[int, ...]) -> ir.Value:
+    """Redistribute a tile from layout `src` to layout `dst`; elements keep their row-major
+    linear index (so this also implements reshape)."""
+    b = ctx.builder
+    element = value.type.element
+    numel = 1
+    for d in dst_shape:
+        numel *= d
+    ctx.shared_bytes = max(ctx.shared_bytes, numel * element_bytes(I8 if element == I1 else element))
+    base = ctx.target.shared_memory(ctx.module, b, numel)
+    ctx.target.barrier(b)
+    store_slots(ctx, base, value, linear_indices(ctx, src, src_shape))
+    ctx.target.barrier(b)
+    return load_slots(ctx, base, linear_indices(ctx, dst, dst_shape), element)

@@ -1,0 +1,119 @@
+"""The target interface: everything the shared LLVM lowering needs to know about a machine.
+
+The lowering (`lowering.py` and the `rules_*.py` files) is written once. What differs
+between NVIDIA, AMD and the CPU lives behind this interface: the warp size, how a
+program id and a thread's lane and warp are obtained, cross-lane shuffles, barriers and
+shared memory, how a group of contiguous elements is loaded or stored, which float
+types have native arithmetic, and the math library.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+
+@dataclass(frozen=True)
+class MathEntry:
+    """How a math op is lowered: an LLVM intrinsic (`llvm.exp.f32`) or a library function."""
+
+    symbol: str
+    is_intrinsic: bool
+
+
+class Target(ABC):
+    """A machine the tile compiler generates code for."""
+
+    #: short name: "cpu", "cuda", "hip"
+    name: str
+    #: lanes per warp (1 on the CPU: one program instance is one thread holding the whole tile)
+    warp_size: int
+    #: the half types ("f16", "bf16") with native arithmetic; the others are i16 bit patterns in registers
+    #: and their arithmetic goes through f32 (see half.py)
+    native_half_kinds: frozenset[str] = frozenset()
+
+    # --- the module and the kernel entry -------------------------------------
+    @abstractmethod
+    def triple(self) -> str:
+        """The LLVM target triple."""
+
+    @abstractmethod
+    def data_layout(self) -> str:
+        """The LLVM data layout string ('' lets the target machine decide)."""
+
+    @abstractmethod
+    def kernel_arguments(self) -> list[ir.Type]:
+        """Extra parameters the lowered kernel body takes after the user's arguments (program ids...)."""
+
+    @abstractmethod
+    def finish_kernel(self, module: ir.Module, body: ir.Function, name: str, user_arg_types: list[ir.Type],
+                      num_warps: int) -> str:
+        """Add the externally visible entry point (for kernel `name`) that calls `body`; return its symbol."""
+
+    # --- where a thread is ---------------------------------------------------
+    @abstractmethod
+    def program_id(self, builder: ir.IRBuilder, body: ir.Function, axis: int) -> ir.Value:
+        """i32: this program's index along `axis`."""
+
+    @abstractmethod
+    def num_programs(self, builder: ir.IRBuilder, body: ir.Function, axis: int) -> ir.Value:
+        """i32: the grid size along `axis`."""
+
+    @abstractmethod
+    def lane_id(self, builder: ir.IRBuilder) -> ir.Value:
+        """i32: this thread's lane within its warp."""
+
+    @abstractmethod
+    def warp_id(self, builder: ir.IRBuilder) -> ir.Value:
+        """i32: this thread's warp within the program."""
+
+    # --- communication between threads (unused when warp_size == num_warps == 1) ---
+    def shuffle_xor(self, builder: ir.IRBuilder, value: ir.Value, lane_mask: int) -> ir.Value:
+        raise NotImplementedError(f"the {self.name} target has no cross-lane shuffle")
+
+    def barrier(self, builder: ir.IRBuilder) -> None:
+        raise NotImplementedError(f"the {self.name} target has no barrier")
+
+    def shared_memory(self, module: ir.Module, builder: ir.IRBuilder, num_bytes: int) -> ir.Value:
+        raise NotImplementedError(f"the {self.name} target has no shared memory")
+
+    # --- memory ------------------------------------------------------------------
+    #: whether loads/stores of a contiguous run accept a per-element mask (else the mask must be uniform per run)
+    per_element_masks: bool
+    #: the most bytes one contiguous access may move (a run is split to this size)
+    max_vector_bytes: int
+
+    @abstractmethod
+    def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
+                        alignment: int) -> ir.Value:
+        """Load `other.type.count` consecutive elements from i64 `address`. `mask` is a vector of i1 (or, when
+        `per_element_masks` is False, a scalar i1 for the whole run), `other` the values for masked-off lanes;
+        `alignment` is the known byte alignment of `address`."""
+
+    @abstractmethod
+    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
+        """Load one element per i64 address of the vector `addresses`."""
+
+    @abstractmethod
+    def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
+                         alignment: int) -> None:
+        """Store the vector `value` at consecutive addresses from `address`; mask as in load_contiguous."""
+
+    @abstractmethod
+    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
+        """Store each element of `value` at the matching i64 address."""
+
+    def finalize_ir(self, text: str, entry: str) -> str:
+        """Last edits to the LLVM IR text before it is parsed (what llvmlite's builder cannot spell)."""
+        return text
+
+    def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
+        """Target-specific code for a math op, or None to use the `math` table."""
+        return None
+
+    # --- math --------------------------------------------------------------------
+    @abstractmethod
+    def math(self, op: str, type_name: str) -> MathEntry:
+        """How to compute math op `op` ("exp", "erf", ...) on `type_name` ("f32" or "f64")."""

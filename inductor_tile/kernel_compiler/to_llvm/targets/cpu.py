@@ -1,0 +1,149 @@
+"""The CPU target: one program instance is one thread that holds its whole tile in LLVM vectors.
+
+Layouts on the CPU have one lane and one warp, so a tile's slots are all its elements and
+every cross-thread step of the lowering vanishes. Loads and stores become LLVM's masked
+vector loads/stores (contiguous runs) or gathers/scatters; math goes to LLVM intrinsics
+and the C math library of the process. The entry point loops over a range of program ids,
+so the launcher can split the grid across the machine's cores.
+"""
+
+from __future__ import annotations
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+from ..target import MathEntry, Target
+
+I32, I64 = ir.IntType(32), ir.IntType(64)
+PTR = ir.PointerType()
+
+# math op -> (intrinsic or libm base name, is_intrinsic); libm names get an `f` suffix for f32
+_MATH = {
+    "exp": ("llvm.exp", True), "exp2": ("llvm.exp2", True), "log": ("llvm.log", True), "log2": ("llvm.log2", True),
+    "sqrt": ("llvm.sqrt", True), "sin": ("llvm.sin", True), "cos": ("llvm.cos", True), "floor": ("llvm.floor", True),
+    "ceil": ("llvm.ceil", True), "absf": ("llvm.fabs", True), "erf": ("erf", False),
+}
+
+
+class CPUTarget(Target):
+    name = "cpu"
+    warp_size = 1
+    native_half_kinds: frozenset[str] = frozenset()
+
+    def triple(self) -> str:
+        return llvm.get_process_triple()
+
+    def data_layout(self) -> str:
+        return ""
+
+    # The kernel body takes (pid_x, pid_y, pid_z, grid_x, grid_y, grid_z) after the user's arguments.
+    def kernel_arguments(self) -> list[ir.Type]:
+        return [I32] * 6
+
+    def program_id(self, builder: ir.IRBuilder, body: ir.Function, axis: int) -> ir.Value:
+        return body.args[len(body.args) - 6 + axis]
+
+    def num_programs(self, builder: ir.IRBuilder, body: ir.Function, axis: int) -> ir.Value:
+        return body.args[len(body.args) - 3 + axis]
+
+    def lane_id(self, builder: ir.IRBuilder) -> ir.Value:
+        return ir.Constant(I32, 0)
+
+    def warp_id(self, builder: ir.IRBuilder) -> ir.Value:
+        return ir.Constant(I32, 0)
+
+    def finish_kernel(self, module: ir.Module, body: ir.Function, name: str, user_arg_types: list[ir.Type],
+                      num_warps: int) -> str:
+        """`void <name>_grid(ptr args, i32 gx, i32 gy, i32 gz, i64 start, i64 end)`: run programs [start, end).
+
+        `args` points to an array of pointers, one per user argument, each to the argument's value.
+        """
+        name = f"{name}_grid"
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I32, I32, I32, I64, I64]), name)
+        args_ptr, gx, gy, gz, start, end = fn.args
+        entry, loop, done = fn.append_basic_block("entry"), fn.append_basic_block("loop"), fn.append_basic_block("done")
+        b = ir.IRBuilder(entry)
+        values = []
+        for i, ty in enumerate(user_arg_types):
+            slot = b.gep(args_ptr, [ir.Constant(I64, i)], source_etype=PTR)
+            values.append(b.load(b.load(slot, typ=PTR), typ=ty))
+        b.cbranch(b.icmp_signed("<", start, end), loop, done)
+        b.position_at_end(loop)
+        pid = b.phi(I64)
+        pid.add_incoming(start, entry)
+        gx64, gy64 = b.zext(gx, I64), b.zext(gy, I64)
+        x = b.trunc(b.urem(pid, gx64), I32)
+        y = b.trunc(b.urem(b.udiv(pid, gx64), gy64), I32)
+        z = b.trunc(b.udiv(pid, b.mul(gx64, gy64)), I32)
+        b.call(body, values + [x, y, z, gx, gy, gz])
+        following = b.add(pid, ir.Constant(I64, 1))
+        pid.add_incoming(following, loop)
+        b.cbranch(b.icmp_signed("<", following, end), loop, done)
+        b.position_at_end(done)
+        b.ret_void()
+        return name
+
+    # --- memory -----------------------------------------------------------------------
+    per_element_masks = True
+    max_vector_bytes = 1 << 30
+
+    def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
+                        alignment: int) -> ir.Value:
+        n, element = other.type.count, other.type.element
+        mask = mask if mask is not None else _all_true(n)
+        fn = _intrinsic(builder.module, f"llvm.masked.load.v{n}{_suffix(element)}.p0", other.type,
+                        [PTR, I32, mask.type, other.type])
+        return builder.call(fn, [builder.inttoptr(address, PTR), ir.Constant(I32, alignment), mask, other])
+
+    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
+        n, element = other.type.count, other.type.element
+        mask = mask if mask is not None else _all_true(n)
+        ptrs = builder.inttoptr(addresses, ir.VectorType(PTR, n))
+        fn = _intrinsic(builder.module, f"llvm.masked.gather.v{n}{_suffix(element)}.v{n}p0", other.type,
+                        [ptrs.type, I32, mask.type, other.type])
+        return builder.call(fn, [ptrs, ir.Constant(I32, _element_bytes(element)), mask, other])
+
+    def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
+                         alignment: int) -> None:
+        n, element = value.type.count, value.type.element
+        mask = mask if mask is not None else _all_true(n)
+        fn = _intrinsic(builder.module, f"llvm.masked.store.v{n}{_suffix(element)}.p0", ir.VoidType(),
+                        [value.type, PTR, I32, mask.type])
+        builder.call(fn, [value, builder.inttoptr(address, PTR), ir.Constant(I32, alignment), mask])
+
+    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
+        n, element = value.type.count, value.type.element
+        mask = mask if mask is not None else _all_true(n)
+        ptrs = builder.inttoptr(addresses, ir.VectorType(PTR, n))
+        fn = _intrinsic(builder.module, f"llvm.masked.scatter.v{n}{_suffix(element)}.v{n}p0", ir.VoidType(),
+                        [value.type, ptrs.type, I32, mask.type])
+        builder.call(fn, [value, ptrs, ir.Constant(I32, _element_bytes(element)), mask])
+
+    def math(self, op: str, type_name: str) -> MathEntry:
+        symbol, is_intrinsic = _MATH[op]
+        if is_intrinsic:
+            return MathEntry(symbol, True)
+        return MathEntry(symbol + ("f" if type_name == "f32" else ""), False)
+
+
+def _all_true(n: int) -> ir.Constant:
+    return ir.Constant(ir.VectorType(ir.IntType(1), n), [1] * n)
+
+
+def _suffix(element: ir.Type) -> str:
+    if isinstance(element, ir.IntType):
+        return f"i{element.width}"
+    return {"float": "f32", "double": "f64", "half": "f16", "bfloat": "bf16"}[str(element)]
+
+
+def _element_bytes(element: ir.Type) -> int:
+    if isinstance(element, ir.IntType):
+        return max(1, element.width // 8)
+    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(element)]
+
+
+def _intrinsic(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(module, ir.FunctionType(ret, args), name)

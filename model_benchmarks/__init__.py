@@ -1,0 +1,1 @@
+"""Benchmarks: kernel micro-benchmarks and compile times (model speedup runs to come)."""

@@ -1,0 +1,132 @@
+"""`python -m model_benchmarks.gpu_kernels`: GB/s of memory-bound kernels on an NVIDIA GPU.
+
+Each kernel (vector add, row softmax, layernorm, column sum; inputs far larger than L2)
+runs with the tile compiler, with Triton (the same source, imports swapped) and with
+torch eager, in one process: CUDA-event timing, median of repeated runs after warm-up.
+GB/s counts the bytes that must move (inputs read once, outputs written once). The
+device-copy bandwidth is measured first as the ceiling.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from . import bench_kernels as tile_kernels
+
+SOURCE = Path(__file__).with_name("bench_kernels.py")
+
+
+def triton_kernels() -> Any | None:
+    """bench_kernels.py with `inductor_tile` swapped for `triton` (None if Triton is missing)."""
+    if importlib.util.find_spec("triton") is None:
+        return None
+    text = SOURCE.read_text()
+    text = text.replace("import inductor_tile.language as tl", "import triton.language as tl")
+    text = text.replace("import inductor_tile\n", "import triton as inductor_tile\n")
+    path = Path(tempfile.mkdtemp()) / "triton_bench_kernels.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("triton_bench_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["triton_bench_kernels"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def bench(fn: Callable[[], Any], warmup: int = 5, repeats: int = 30) -> float:
+    """Median milliseconds of `fn` measured with CUDA events."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeats):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def cases(k: Any, size: int) -> dict[str, tuple[int, Callable[[], Any], Callable[[], Any], Callable[[], None]]]:
+    """name -> (bytes moved, run with module k, torch eager, check)."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    out: dict[str, Any] = {}
+
+    n = size * size
+    x, y = torch.randn(n, device="cuda", generator=g), torch.randn(n, device="cuda", generator=g)
+    z = torch.empty_like(x)
+    out["add fp32"] = (3 * n * 4, lambda: k.add_kernel[((n + 1023) // 1024,)](x, y, z, n, BLOCK=1024),
+                       lambda: torch.add(x, y), lambda: torch.testing.assert_close(z, x + y))
+
+    a = torch.randn(size, size, device="cuda", generator=g, dtype=torch.float16)
+    sm = torch.empty_like(a)
+    block = 1 << (size - 1).bit_length()
+    out["softmax fp16"] = (2 * a.numel() * 2,
+                           lambda: k.softmax_kernel[(size,)](sm, a, a.stride(0), size, BLOCK=block, num_warps=16),
+                           lambda: torch.softmax(a, -1),
+                           lambda: torch.testing.assert_close(sm, torch.softmax(a.float(), -1).half(), atol=1e-3, rtol=1e-2))
+
+    w = torch.randn(size, device="cuda", generator=g, dtype=torch.float16)
+    b = torch.randn(size, device="cuda", generator=g, dtype=torch.float16)
+    ln = torch.empty_like(a)
+    out["layernorm fp16"] = (2 * a.numel() * 2,
+                             lambda: k.layernorm_kernel[(size,)](a, w, b, ln, a.stride(0), size, 1e-5, BLOCK=block,
+                                                                 num_warps=16),
+                             lambda: torch.nn.functional.layer_norm(a, (size,), w, b, 1e-5),
+                             lambda: torch.testing.assert_close(
+                                 ln, torch.nn.functional.layer_norm(a.float(), (size,), w.float(), b.float(), 1e-5).half(),
+                                 atol=1e-2, rtol=1e-2))
+
+    c = torch.randn(size, size, device="cuda", generator=g)
+    cs = torch.empty(size, device="cuda")
+    out["column sum fp32"] = (c.numel() * 4 + size * 4,
+                              lambda: k.column_sum_kernel[((size + 31) // 32,)](c, cs, size, size, c.stride(0), BM=64,
+                                                                                 BN=32, num_warps=4),
+                              lambda: c.sum(0),
+                              lambda: torch.testing.assert_close(cs, c.sum(0), atol=1e-2, rtol=1e-4))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=8192, help="square problem size (default 8192)")
+    args = parser.parse_args(argv)
+    if not torch.cuda.is_available():
+        print("no CUDA device: nothing to measure")
+        return 1
+    src = torch.empty(args.size * args.size * 4, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    copy_ms = bench(lambda: dst.copy_(src))
+    copy_gbs = 2 * src.numel() / copy_ms / 1e6
+    print(f"device: {torch.cuda.get_device_name()}, torch {torch.__version__}; device copy {copy_gbs:.0f} GB/s")
+    triton = triton_kernels()
+    tile_cases = cases(tile_kernels, args.size)
+    triton_cases = cases(triton, args.size) if triton is not None else {}
+    print(f"{'kernel':<18} {'tile GB/s':>10} {'% copy':>7} {'triton GB/s':>12} {'torch GB/s':>11}")
+    for name, (nbytes, run, eager, check) in tile_cases.items():
+        run()
+        torch.cuda.synchronize()
+        check()
+        tile = nbytes / bench(run) / 1e6
+        torch_gbs = nbytes / bench(eager) / 1e6
+        triton_gbs = float("nan")
+        if name in triton_cases:
+            _, triton_run, _, triton_check = triton_cases[name]
+            triton_run()
+            triton_check()
+            triton_gbs = nbytes / bench(triton_run) / 1e6
+        print(f"{name:<18} {tile:>10.0f} {100 * tile / copy_gbs:>6.0f}% {triton_gbs:>12.0f} {torch_gbs:>11.0f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
