@@ -22,6 +22,8 @@ import torch
 from . import bench_kernels as tile_kernels
 
 SOURCE = Path(__file__).with_name("bench_kernels.py")
+#: (rows per step, columns per program, warps) tried for the column sum, reported each
+COLUMN_SUM_CONFIGS = [(64, 32, 4), (128, 16, 8), (256, 16, 8), (64, 64, 8), (32, 128, 8)]
 
 
 def triton_kernels() -> Any | None:
@@ -88,17 +90,33 @@ def cases(k: Any, size: int) -> dict[str, tuple[int, Callable[[], Any], Callable
 
     c = torch.randn(size, size, device="cuda", generator=g)
     cs = torch.empty(size, device="cuda")
-    out["column sum fp32"] = (c.numel() * 4 + size * 4,
-                              lambda: k.column_sum_kernel[((size + 31) // 32,)](c, cs, size, size, c.stride(0), BM=64,
-                                                                                 BN=32, num_warps=4),
-                              lambda: c.sum(0),
-                              lambda: torch.testing.assert_close(cs, c.sum(0), atol=1e-2, rtol=1e-4))
+    for bm, bn, warps in COLUMN_SUM_CONFIGS:
+        out[f"column sum fp32 {bm}x{bn}/{warps}w"] = (
+            c.numel() * 4 + size * 4,
+            lambda bm=bm, bn=bn, warps=warps: k.column_sum_kernel[((size + bn - 1) // bn,)](
+                c, cs, size, size, c.stride(0), BM=bm, BN=bn, num_warps=warps),
+            lambda: c.sum(0),
+            lambda: torch.testing.assert_close(cs, c.sum(0), atol=1e-2, rtol=1e-4))
     return out
+
+
+def dump_ptx(directory: Path, triton: Any | None) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name in ("add_kernel", "softmax_kernel", "layernorm_kernel", "column_sum_kernel"):
+        for compiled in getattr(tile_kernels, name).cache.values():
+            if "ptx" in compiled.asm:
+                (directory / f"tile_{name}.ptx").write_text(compiled.asm["ptx"])
+        if triton is None:
+            continue
+        for device_cache in getattr(triton, name).device_caches.values():
+            for compiled in device_cache[0].values():
+                (directory / f"triton_{name}.ptx").write_text(compiled.asm["ptx"])
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=8192, help="square problem size (default 8192)")
+    parser.add_argument("--dump", metavar="DIR", help="write each kernel's PTX (tile and Triton) to DIR")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("no CUDA device: nothing to measure")
@@ -111,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     triton = triton_kernels()
     tile_cases = cases(tile_kernels, args.size)
     triton_cases = cases(triton, args.size) if triton is not None else {}
-    print(f"{'kernel':<18} {'tile GB/s':>10} {'% copy':>7} {'triton GB/s':>12} {'torch GB/s':>11}")
+    print(f"{'kernel':<28} {'tile GB/s':>10} {'% copy':>7} {'triton GB/s':>12} {'torch GB/s':>11}")
     for name, (nbytes, run, eager, check) in tile_cases.items():
         run()
         torch.cuda.synchronize()
@@ -124,7 +142,9 @@ def main(argv: list[str] | None = None) -> int:
             triton_run()
             triton_check()
             triton_gbs = nbytes / bench(triton_run) / 1e6
-        print(f"{name:<18} {tile:>10.0f} {100 * tile / copy_gbs:>6.0f}% {triton_gbs:>12.0f} {torch_gbs:>11.0f}")
+        print(f"{name:<28} {tile:>10.0f} {100 * tile / copy_gbs:>6.0f}% {triton_gbs:>12.0f} {torch_gbs:>11.0f}")
+    if args.dump:
+        dump_ptx(Path(args.dump), triton)
     return 0
 
 

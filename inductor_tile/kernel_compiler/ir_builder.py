@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    StringAttr,
     i32,
     i64,
 )
@@ -205,6 +206,10 @@ class TTIRBuilder:
 
     def create_binary(self, op: str, lhs: SSAValue, rhs: SSAValue, ty: LanguageType) -> SSAValue:
         assert lhs.type == rhs.type == to_ir_type(ty), f"{op}: operand types {lhs.type}, {rhs.type} differ from {ty}"
+        if op == "divf_rn":  # correctly rounded division: a divf the targets must not approximate
+            divide = arith.DivfOp(lhs, rhs)
+            divide.attributes["tt.rounding"] = StringAttr("rn")
+            return self._value(divide)
         return self._value(BINARY_OPS[op](lhs, rhs))
 
     def create_cmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue, ty: LanguageType) -> SSAValue:

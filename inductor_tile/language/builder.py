@@ -27,7 +27,8 @@ INT_BINARY_OPS = (
     "andi", "ori", "xori", "shli", "shrsi", "shrui",
     "maxsi", "maxui", "minsi", "minui",
 )
-FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "remf", "maximumf", "minimumf")
+# divf may be approximated by a target (GPU: within 2 ulp); divf_rn is always correctly rounded
+FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "divf_rn", "remf", "maximumf", "minimumf")
 # math unary ops, by the name used in `create_unary`.
 UNARY_OPS = (
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",

@@ -200,7 +200,8 @@ def sigmoid(x: Any) -> tensor:
 
 @builtin
 def div_rn(x: Any, y: Any) -> tensor:
-    return current_semantic().truediv(_c(x), _c(y))
+    """x / y correctly rounded (plain `/` may be approximated on GPUs, as in Triton)."""
+    return current_semantic().truediv(_c(x), _c(y), rounding="rn")
 
 
 # ===------------------------------------------------------------------------===

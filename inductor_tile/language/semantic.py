@@ -331,7 +331,7 @@ class Semantic:
     def mul(self, a: Any, b: Any) -> tensor:
         return self._arith("muli", "mulf", *self.binary_operands(a, b))
 
-    def truediv(self, a: Any, b: Any) -> tensor:
+    def truediv(self, a: Any, b: Any, rounding: str = "") -> tensor:
         a_lit, b_lit = _is_literal(a), _is_literal(b)
         a, b = self.binary_operands(a, b, div_or_mod=True)
         if a.dtype.is_int():
@@ -339,7 +339,7 @@ class Semantic:
             wide = a.dtype.int_bitwidth > 32 and not (a_lit and b_lit)
             target = T.float64 if wide else T.float32
             a, b = self.cast(a, target), self.cast(b, target)
-        return self._arith("", "divf", a, b)
+        return self._arith("", "divf_rn" if rounding == "rn" else "divf", a, b)
 
     def floordiv(self, a: Any, b: Any) -> tensor:
         a, b = self.binary_operands(a, b, div_or_mod=True)

@@ -196,6 +196,7 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "subf": torch.sub,
     "mulf": torch.mul,
     "divf": torch.div,
+    "divf_rn": torch.div,
     "remf": torch.fmod,
     "maximumf": _maximumf,
     "minimumf": _minimumf,

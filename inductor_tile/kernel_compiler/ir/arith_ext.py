@@ -54,7 +54,7 @@ class _CmpOp(IRDLOperation):
     def verify_(self) -> None:
         expect(0 <= self.predicate.value.data < len(self.PREDICATES), f"{self.name}: bad predicate")
         expect(isinstance(element_of(self.lhs.type), self.ELEMENT), f"{self.name}: bad operand type {self.lhs.type}")
-        expect(self.result.type == like(self.lhs.type, i1), f"{self.name}: result must be i1 shaped (and laid out) like the operands")
+        expect(self.result.type == like(self.lhs.type, i1), f"{self.name}: result must be i1-like")
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:

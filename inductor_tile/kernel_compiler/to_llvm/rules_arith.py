@@ -141,6 +141,13 @@ _FLOAT_SIMPLE = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul
 @lowering(*_FLOAT_SIMPLE)
 def lower_float_simple(ctx: LoweringContext, op: Operation) -> None:
     method = getattr(ctx.builder, _FLOAT_SIMPLE[op.name])
+    if op.name == "arith.divf" and not op.attributes.get("tt.rounding"):
+        def divide(a: ir.Value, b: ir.Value) -> ir.Value:
+            special = ctx.target.emit_divf(ctx.builder, a, b)
+            return special if special is not None else method(a, b)
+
+        _float_op(ctx, op, divide)
+        return
     _float_op(ctx, op, lambda a, b: method(a, b))
 
 

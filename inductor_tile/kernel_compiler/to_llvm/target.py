@@ -109,6 +109,10 @@ class Target(ABC):
         """Last edits to the LLVM IR text before it is parsed (what llvmlite's builder cannot spell)."""
         return text
 
+    def emit_divf(self, builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        """Target-specific float division, or None for LLVM's correctly rounded `fdiv`."""
+        return None
+
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """Target-specific code for a math op, or None to use the `math` table."""
         return None

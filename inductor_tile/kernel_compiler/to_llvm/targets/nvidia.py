@@ -136,8 +136,29 @@ class NvidiaTarget(Target):
 
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
                         alignment: int) -> ir.Value:
-        pointer = builder.inttoptr(address, GLOBAL)
-        return self._guarded(builder, mask, lambda: builder.load(pointer, typ=other.type, align=alignment), other)
+        total = other.type.count * _bytes(other.type.element)
+        if mask is None:
+            return builder.load(builder.inttoptr(address, GLOBAL), typ=other.type, align=alignment)
+        if total % 4 or total > 16 or alignment < total:
+            return self.gather(builder, _address_vector(builder, address, other),
+                               _splat_mask(builder, mask, other.type.count), other)
+        words = total // 4
+        word_vec = ir.VectorType(I32, words)
+        other_words = builder.bitcast(other, word_vec)
+        values = [builder.extract_element(other_words, ir.Constant(I32, i)) for i in range(words)]
+        registers = ", ".join(f"${i}" for i in range(words))
+        vector = f".v{words}" if words > 1 else ""
+        text = f"@${words + 1} ld.global{vector}.b32 {{{registers}}}, [${words}];" if words > 1 else \
+            f"@${words + 1} ld.global.b32 $0, [${words}];"
+        constraints = ",".join(["=r"] * words + ["l", "b"] + [str(i) for i in range(words)])
+        result_type = ir.LiteralStructType([I32] * words) if words > 1 else I32
+        asm = ir.InlineAsm(ir.FunctionType(result_type, [I64, I1] + [I32] * words), text, constraints)
+        loaded = builder.call(asm, [address, mask] + values)
+        out = ir.Constant(word_vec, None)
+        for i in range(words):
+            word = builder.extract_value(loaded, i) if words > 1 else loaded
+            out = builder.insert_element(out, word, ir.Constant(I32, i))
+        return builder.bitcast(out, other.type)
 
     def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
         out = other
@@ -153,8 +174,24 @@ class NvidiaTarget(Target):
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
                          alignment: int) -> None:
-        pointer = builder.inttoptr(address, GLOBAL)
-        self._guarded(builder, mask, lambda: builder.store(value, pointer, align=alignment), None)
+        total = value.type.count * _bytes(value.type.element)
+        if mask is None:
+            builder.store(value, builder.inttoptr(address, GLOBAL), align=alignment)
+            return
+        if total % 4 or total > 16 or alignment < total:
+            self.scatter(builder, _address_vector(builder, address, value),
+                         value, _splat_mask(builder, mask, value.type.count))
+            return
+        words = total // 4
+        as_words = builder.bitcast(value, ir.VectorType(I32, words))
+        values = [builder.extract_element(as_words, ir.Constant(I32, i)) for i in range(words)]
+        registers = ", ".join(f"${i + 2}" for i in range(words))
+        vector = f".v{words}" if words > 1 else ""
+        text = f"@$1 st.global{vector}.b32 [$0], {{{registers}}};" if words > 1 else "@$1 st.global.b32 [$0], $2;"
+        constraints = ",".join(["l", "b"] + ["r"] * words)
+        asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [I64, I1] + [I32] * words), text, constraints,
+                           side_effect=True)
+        builder.call(asm, [address, mask] + values)
 
     def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
         for i in range(value.type.count):
@@ -169,6 +206,23 @@ class NvidiaTarget(Target):
         if op in _INTRINSICS:
             return MathEntry(_INTRINSICS[op], True)
         return MathEntry(_LIBDEVICE[op] + ("f" if type_name == "f32" else ""), False)
+
+    def emit_divf(self, builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        """fp32 `/` is `div.full.f32` (within 2 ulp), as in Triton; tl.div_rn stays correctly rounded."""
+        element = a.type.element if isinstance(a.type, ir.VectorType) else a.type
+        if element != F32:
+            return None
+        module = builder.module
+        fn = module.globals.get("llvm.nvvm.div.full") or ir.Function(module, ir.FunctionType(F32, [F32, F32]),
+                                                                    "llvm.nvvm.div.full")
+        if not isinstance(a.type, ir.VectorType):
+            return builder.call(fn, [a, b])
+        out = a
+        for i in range(a.type.count):
+            index = ir.Constant(I32, i)
+            out = builder.insert_element(out, builder.call(fn, [builder.extract_element(a, index),
+                                                                builder.extract_element(b, index)]), index)
+        return out
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; everything else uses `math`."""
@@ -186,6 +240,27 @@ class NvidiaTarget(Target):
             index = ir.Constant(I32, i)
             out = builder.insert_element(out, builder.call(fn, [builder.extract_element(scaled, index)]), index)
         return out
+
+
+def _bytes(ty: ir.Type) -> int:
+    if isinstance(ty, ir.IntType):
+        return max(1, ty.width // 8)
+    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(ty)]
+
+
+def _address_vector(builder: ir.IRBuilder, address: ir.Value, like: ir.Value) -> ir.Value:
+    """Consecutive element addresses starting at `address`, one per element of `like`."""
+    n, size = like.type.count, _bytes(like.type.element)
+    vec = ir.VectorType(I64, n)
+    base = builder.insert_element(ir.Constant(vec, None), address, ir.Constant(I32, 0))
+    base = builder.shuffle_vector(base, base, ir.Constant(ir.VectorType(I32, n), [0] * n))
+    return builder.add(base, ir.Constant(vec, [i * size for i in range(n)]))
+
+
+def _splat_mask(builder: ir.IRBuilder, mask: ir.Value, n: int) -> ir.Value:
+    vec = ir.VectorType(I1, n)
+    one = builder.insert_element(ir.Constant(vec, None), mask, ir.Constant(I32, 0))
+    return builder.shuffle_vector(one, one, ir.Constant(ir.VectorType(I32, n), [0] * n))
 
 
 def _splat_like(x: ir.Value, value: float) -> ir.Constant:

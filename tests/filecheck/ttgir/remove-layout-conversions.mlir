@@ -1,0 +1,180 @@
+// RUN: tile-opt -p remove-layout-conversions %s --split-input-file | filecheck %s
+// Removing layout conversions: folding, backward rematerialization of cheap producers,
+// forward propagation of a conversion's source layout to its users.
+
+// Identity conversions fold; a conversion of a conversion converts the original once (here
+// back to where it started, so it folds too); reductions accept any layout, so the
+// remaining conversion to #w moves its user to #d instead. A conversion feeding a reshape
+// (which keeps its operand's layout) stays, but now from the original value.
+// CHECK-LABEL: func.func @fold
+// CHECK-NEXT:    %ps = tt.splat %p
+// CHECK-NEXT:    %x = tt.load %ps : tensor<1024x!tt.ptr<f32>, [[D:#ttg.blocked<\{[^}]*\}>]]> -> tensor<1024xf32, [[D]]>
+// CHECK-NEXT:    %s = tt.reduce %x {axis = 0 : i32, kind = "sum"} : tensor<1024xf32, [[D]]> -> f32
+// CHECK-NEXT:    %t = tt.reduce %x {axis = 0 : i32, kind = "max"} : tensor<1024xf32, [[D]]> -> f32
+// CHECK-NEXT:    tt.store %out, %s
+// CHECK-NEXT:    tt.store %out, %t
+// CHECK-NEXT:    %kept = ttg.convert_layout %x : tensor<1024xf32, [[D]]> -> tensor<1024xf32, #ttg.blocked<{sizePerThread = [2]
+// CHECK-NEXT:    %flat = tt.reshape %kept
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#w = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @fold(%p: !tt.ptr<f32>, %out: !tt.ptr<f32>) {
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, #d>
+    %x = tt.load %ps : tensor<1024x!tt.ptr<f32>, #d> -> tensor<1024xf32, #d>
+    %same = ttg.convert_layout %x : tensor<1024xf32, #d> -> tensor<1024xf32, #d>
+    %there = ttg.convert_layout %same : tensor<1024xf32, #d> -> tensor<1024xf32, #v>
+    %back = ttg.convert_layout %there : tensor<1024xf32, #v> -> tensor<1024xf32, #d>
+    %other = ttg.convert_layout %there : tensor<1024xf32, #v> -> tensor<1024xf32, #w>
+    %s = tt.reduce %back {axis = 0 : i32, kind = "sum"} : tensor<1024xf32, #d> -> f32
+    %t = tt.reduce %other {axis = 0 : i32, kind = "max"} : tensor<1024xf32, #w> -> f32
+    tt.store %out, %s : !tt.ptr<f32>, f32
+    tt.store %out, %t : !tt.ptr<f32>, f32
+    %kept = ttg.convert_layout %there : tensor<1024xf32, #v> -> tensor<1024xf32, #w>
+    %flat = tt.reshape %kept : tensor<1024xf32, #w> -> tensor<1024xf32, #d>
+    tt.store %ps, %flat : tensor<1024x!tt.ptr<f32>, #d>, tensor<1024xf32, #d>
+    func.return
+  }
+}
+
+// -----
+
+// The pointers are rebuilt in the load's layout (splats, range, index arithmetic) instead
+// of being converted; the originals are then dead.
+// CHECK-LABEL: func.func @rematerialize
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, [[V:#ttg.blocked<\{sizePerThread = .4.[^}]*\}>]]>
+// CHECK-NEXT:    %s = tt.splat %start : i32 -> tensor<1024xi32, [[V]]>
+// CHECK-NEXT:    %offs = arith.addi %s, %r : tensor<1024xi32, [[V]]>
+// CHECK-NEXT:    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, [[V]]>
+// CHECK-NEXT:    %ptrs = tt.addptr %ps, %offs : tensor<1024x!tt.ptr<f32>, [[V]]>, tensor<1024xi32, [[V]]>
+// CHECK-NEXT:    %x = tt.load %ptrs : tensor<1024x!tt.ptr<f32>, [[V]]> -> tensor<1024xf32, [[V]]>
+// CHECK-NEXT:    tt.store %ptrs, %x : tensor<1024x!tt.ptr<f32>, [[V]]>, tensor<1024xf32, [[V]]>
+// CHECK-NEXT:    func.return
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @rematerialize(%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %start: i32) {
+    %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #d>
+    %s = tt.splat %start : i32 -> tensor<1024xi32, #d>
+    %offs = arith.addi %s, %r : tensor<1024xi32, #d>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, #d>
+    %ptrs = tt.addptr %ps, %offs : tensor<1024x!tt.ptr<f32>, #d>, tensor<1024xi32, #d>
+    %vptrs = ttg.convert_layout %ptrs : tensor<1024x!tt.ptr<f32>, #d> -> tensor<1024x!tt.ptr<f32>, #v>
+    %x = tt.load %vptrs : tensor<1024x!tt.ptr<f32>, #v> -> tensor<1024xf32, #v>
+    tt.store %vptrs, %x : tensor<1024x!tt.ptr<f32>, #v>, tensor<1024xf32, #v>
+    func.return
+  }
+}
+
+// -----
+
+// The loads' layout spreads forward to the elementwise ops and the reduction: the
+// conversions after the loads and before the store go, the splat is rebuilt.
+// CHECK-LABEL: func.func @forward
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         %sum = arith.addf %x, %y : tensor<1024xf32, [[V:#ttg.blocked<\{sizePerThread = .4.[^}]*\}>]]>
+// CHECK-NEXT:    %e = math.exp %sum : tensor<1024xf32, [[V]]>
+// CHECK-NEXT:    %z = arith.mulf %e, %twos : tensor<1024xf32, [[V]]>
+// CHECK-NEXT:    %total = tt.reduce %z {axis = 0 : i32, kind = "sum"} : tensor<1024xf32, [[V]]> -> f32
+// CHECK:         tt.store %p, %z : tensor<1024x!tt.ptr<f32>, [[V]]>, tensor<1024xf32, [[V]]>
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @forward(%p: tensor<1024x!tt.ptr<f32>, #v>, %q: tensor<1024x!tt.ptr<f32>, #v>, %out: !tt.ptr<f32>) {
+    %x = tt.load %p : tensor<1024x!tt.ptr<f32>, #v> -> tensor<1024xf32, #v>
+    %xd = ttg.convert_layout %x : tensor<1024xf32, #v> -> tensor<1024xf32, #d>
+    %y = tt.load %q : tensor<1024x!tt.ptr<f32>, #v> -> tensor<1024xf32, #v>
+    %yd = ttg.convert_layout %y : tensor<1024xf32, #v> -> tensor<1024xf32, #d>
+    %two = arith.constant 2.000000e+00 : f32
+    %twos = tt.splat %two : f32 -> tensor<1024xf32, #d>
+    %sum = arith.addf %xd, %yd : tensor<1024xf32, #d>
+    %e = math.exp %sum : tensor<1024xf32, #d>
+    %z = arith.mulf %e, %twos : tensor<1024xf32, #d>
+    %total = tt.reduce %z {axis = 0 : i32, kind = "sum"} : tensor<1024xf32, #d> -> f32
+    tt.store %out, %total : !tt.ptr<f32>, f32
+    %zv = ttg.convert_layout %z : tensor<1024xf32, #d> -> tensor<1024xf32, #v>
+    tt.store %p, %zv : tensor<1024x!tt.ptr<f32>, #v>, tensor<1024xf32, #v>
+    func.return
+  }
+}
+
+// -----
+
+// A loop-carried accumulator takes the layout of the load feeding it, all around the
+// loop (its init splat is rebuilt); the one conversion left is after the loop.
+// CHECK-LABEL: func.func @loop
+// CHECK:         %z = tt.splat %zero : f32 -> tensor<1024xf32, [[V:#ttg.blocked<\{sizePerThread = .4.[^}]*\}>]]>
+// CHECK:         %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %z) -> (tensor<1024xf32, [[V]]>) : i32 {
+// CHECK-NEXT:      %x = tt.load %p
+// CHECK-NEXT:      %next = arith.addf %a, %x : tensor<1024xf32, [[V]]>
+// CHECK-NEXT:      scf.yield %next : tensor<1024xf32, [[V]]>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    %0 = ttg.convert_layout %acc : tensor<1024xf32, [[V]]> -> tensor<1024xf32, #ttg.blocked<{sizePerThread = [1]
+// CHECK-NEXT:    tt.store %out, %0
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @loop(%p: tensor<1024x!tt.ptr<f32>, #v>, %n: i32, %out: tensor<1024x!tt.ptr<f32>, #d>) {
+    %zero = arith.constant 0.000000e+00 : f32
+    %z = tt.splat %zero : f32 -> tensor<1024xf32, #d>
+    %c0 = arith.constant 0 : i32
+    %c1 = arith.constant 1 : i32
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%a = %z) -> (tensor<1024xf32, #d>) : i32 {
+      %x = tt.load %p : tensor<1024x!tt.ptr<f32>, #v> -> tensor<1024xf32, #v>
+      %xd = ttg.convert_layout %x : tensor<1024xf32, #v> -> tensor<1024xf32, #d>
+      %next = arith.addf %a, %xd : tensor<1024xf32, #d>
+      scf.yield %next : tensor<1024xf32, #d>
+    }
+    tt.store %out, %acc : tensor<1024x!tt.ptr<f32>, #d>, tensor<1024xf32, #d>
+    func.return
+  }
+}
+
+// -----
+
+// Moving the reshape's operand would need a conversion on the other side: nothing changes.
+// CHECK-LABEL: func.func @must_stay
+// CHECK-NEXT:    %x = tt.load %p
+// CHECK-NEXT:    %xd = ttg.convert_layout %x
+// CHECK-NEXT:    %r = tt.reshape %xd
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#t = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @must_stay(%p: tensor<1024x!tt.ptr<f32>, #v>, %q: tensor<8x128x!tt.ptr<f32>, #t>) {
+    %x = tt.load %p : tensor<1024x!tt.ptr<f32>, #v> -> tensor<1024xf32, #v>
+    %xd = ttg.convert_layout %x : tensor<1024xf32, #v> -> tensor<1024xf32, #d>
+    %r = tt.reshape %xd : tensor<1024xf32, #d> -> tensor<8x128xf32, #t>
+    tt.store %q, %r : tensor<8x128x!tt.ptr<f32>, #t>, tensor<8x128xf32, #t>
+    func.return
+  }
+}
+
+// -----
+
+// A row maximum broadcast back over its rows: expand_dims of a slice of the tile's layout
+// gives the tile's layout, so both conversions go (`x - max(x, 1)[:, None]` moves no data).
+// CHECK-LABEL: func.func @row_max
+// CHECK-NEXT:    %x = tt.load %p : tensor<8x64x!tt.ptr<f32>, [[T:#ttg.blocked<\{[^}]*\}>]]> -> tensor<8x64xf32, [[T]]>
+// CHECK-NEXT:    %m = tt.reduce %x {axis = 1 : i32, kind = "max"} : tensor<8x64xf32, [[T]]> -> tensor<8xf32, #ttg.slice<{dim = 1, parent = [[T]]}>>
+// CHECK-NEXT:    %me = tt.expand_dims %m {axis = 1 : i32} : tensor<8xf32, #ttg.slice<{dim = 1, parent = [[T]]}>> -> tensor<8x1xf32, [[T]]>
+// CHECK-NEXT:    %mb = tt.broadcast %me : tensor<8x1xf32, [[T]]> -> tensor<8x64xf32, [[T]]>
+// CHECK-NEXT:    %y = arith.subf %x, %mb : tensor<8x64xf32, [[T]]>
+// CHECK-NEXT:    tt.store %p, %y
+#d1 = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#c = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [32, 1], warpsPerCTA = [4, 1], order = [1, 0]}>
+#t = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @row_max(%p: tensor<8x64x!tt.ptr<f32>, #t>) {
+    %x = tt.load %p : tensor<8x64x!tt.ptr<f32>, #t> -> tensor<8x64xf32, #t>
+    %m = tt.reduce %x {axis = 1 : i32, kind = "max"} : tensor<8x64xf32, #t> -> tensor<8xf32, #ttg.slice<{dim = 1, parent = #t}>>
+    %mc = ttg.convert_layout %m : tensor<8xf32, #ttg.slice<{dim = 1, parent = #t}>> -> tensor<8xf32, #ttg.slice<{dim = 1, parent = #c}>>
+    %me = tt.expand_dims %mc {axis = 1 : i32} : tensor<8xf32, #ttg.slice<{dim = 1, parent = #c}>> -> tensor<8x1xf32, #c>
+    %mt = ttg.convert_layout %me : tensor<8x1xf32, #c> -> tensor<8x1xf32, #t>
+    %mb = tt.broadcast %mt : tensor<8x1xf32, #t> -> tensor<8x64xf32, #t>
+    %y = arith.subf %x, %mb : tensor<8x64xf32, #t>
+    tt.store %p, %y : tensor<8x64x!tt.ptr<f32>, #t>, tensor<8x64xf32, #t>
+    func.return
+  }
+}
