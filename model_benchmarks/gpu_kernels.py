@@ -108,9 +108,12 @@ def dump_ptx(directory: Path, triton: Any | None) -> None:
                 (directory / f"tile_{name}.ptx").write_text(compiled.asm["ptx"])
         if triton is None:
             continue
-        for device_cache in getattr(triton, name).device_caches.values():
-            for compiled in device_cache[0].values():
-                (directory / f"triton_{name}.ptx").write_text(compiled.asm["ptx"])
+        try:  # Triton's cache layout is internal and changes between versions
+            for device_cache in getattr(triton, name).device_caches.values():
+                for compiled in device_cache[0].values():
+                    (directory / f"triton_{name}.ptx").write_text(compiled.asm["ptx"])
+        except (AttributeError, KeyError, TypeError, IndexError) as e:
+            print(f"could not read Triton's PTX for {name}: {e}")
 
 
 def main(argv: list[str] | None = None) -> int:
