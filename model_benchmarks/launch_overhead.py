@@ -112,6 +112,15 @@ def _driver_floor(kernel, x: torch.Tensor, y: torch.Tensor, out: torch.Tensor, g
     return run
 
 
+def _ours_jit(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor):
+    """The whole user path: kernel[grid](...) of a @inductor_tile.jit kernel (binding, cache lookup, launch)."""
+    from .bench_kernels import add_kernel
+
+    n = x.numel()
+    grid = (-(-n // BLOCK),)
+    return lambda: add_kernel[grid](x, y, out, n, BLOCK=BLOCK, num_warps=NUM_WARPS)
+
+
 def _triton(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor):
     global tl
     import triton
@@ -147,6 +156,7 @@ def main() -> None:
         ("empty call", lambda: None, ""),
         ("cuLaunchKernel floor", _driver_floor(kernel, x, y, out, grid), ""),
         ("inductor_tile CUDAKernel", ours, ""),
+        ("inductor_tile kernel[grid]", _ours_jit(x, y, out), ""),
     ]
     try:
         rows.append(("triton", _triton(x, y, out), ""))

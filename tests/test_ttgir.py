@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 
 import suite
+from inductor_tile.kernel_compiler import compiler
 from inductor_tile.kernel_compiler.analysis import AxisInfo, compute_axis_info
 from inductor_tile.kernel_compiler.ir.context import parse_ttir, print_ir
 from inductor_tile.kernel_compiler.ir.layouts import (
@@ -155,15 +156,26 @@ def _suite_kernels() -> list:
 
 @pytest.fixture(scope="module")
 def suite_ttir() -> list[tuple[str, str]]:
-    """(kernel name, optimized TTIR text) of every specialization the suite compiles."""
+    """(kernel name, optimized TTIR text) of every specialization the suite compiles. The
+    native CPU back end is switched off for speed (launches then run in the interpreter):
+    these tests need the TTIR, and the suite's own tests cover the back end. The kernels'
+    caches are swapped for fresh ones meanwhile, so no other test sees these kernels."""
     with pytest.MonkeyPatch.context() as patch:
         patch.delenv("TILE_INTERPRET", raising=False)
+        patch.setattr(compiler, "_compile_cpu", _no_native_code, raising=False)
+        for kernel in _suite_kernels():
+            patch.setattr(kernel, "cache", {})
+            patch.setattr(kernel, "launch_cache", {}, raising=False)
         gen = torch.Generator().manual_seed(1234)
         for case in CASES.values():
             case(gen)
-    texts = [(k.__name__, ck.asm["ttir"]) for k in _suite_kernels() for ck in k.cache.values()]
+        texts = [(k.__name__, ck.asm["ttir"]) for k in _suite_kernels() for ck in k.cache.values()]
     assert len(texts) >= 12
     return texts
+
+
+def _no_native_code(*args: object, **kwargs: object) -> None:
+    return None
 
 
 def _tensor_values(module: ModuleOp) -> list[SSAValue]:

@@ -9,6 +9,7 @@ Stages: source -> "ttir" (front end + TTIR optimizations) -> "ttgir" (layouts) -
 from __future__ import annotations
 
 import logging
+import operator
 import os
 import time
 from dataclasses import dataclass, field
@@ -37,13 +38,14 @@ class CompiledKernel:
     runner: Any = None  # the target's launcher (CPUKernel, CUDARunner); None runs the interpreter
     shared_bytes: int = 0
 
-    def launch(self, jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
+    def launch_values(self, jit_fn: Any, values: tuple, grid: tuple[int, int, int]) -> None:
+        """Launch with the arguments in parameter order (constexprs included)."""
         if self.runner is not None:
-            self.runner.launch(bound, grid)
+            self.runner.launch(values, grid)
             return
         from .runtime.interpret import interpret_launch
 
-        interpret_launch(jit_fn, bound, grid)
+        interpret_launch(jit_fn, dict(zip(jit_fn.arg_names, values)), grid)
 
 
 def parse_target(target: str | None) -> str:
@@ -93,7 +95,10 @@ def _compile_cpu(kernel: CompiledKernel, native: bool) -> None:
     module_ref = llvm_tools.parse(lowered.llvm_ir)
     llvm_tools.optimize(module_ref, machine)
     kernel.asm["llir"] = str(module_ref)
-    kernel.asm["asm"] = machine.emit_assembly(module_ref)
+    # Machine code generation is the slowest step: the JIT does it once; the assembly text is only
+    # produced when someone will read it (ahead-of-time compiles, TILE_DUMP_IR).
+    if not native or os.environ.get("TILE_DUMP_IR"):
+        kernel.asm["asm"] = machine.emit_assembly(module_ref)
     if native:
         kernel.runner = CPUKernel(kernel.asm["llir"], lowered.entry, kernel.specs)
 
@@ -120,21 +125,20 @@ def _compile_cuda(kernel: CompiledKernel, native: bool) -> None:
     cubin = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry)
     kinds = [spec.type.to_ir_string() for spec in kernel.specs if spec.kind != "constexpr"]
     kernel.runner = CUDARunner(CUDAKernel(cubin, lowered.entry, kinds, kernel.num_warps, lowered.shared_bytes),
-                               [spec for spec in kernel.specs if spec.kind != "constexpr"])
+                               kernel.specs)
 
 
 class CUDARunner:
-    """Adapts bound launch arguments to CUDAKernel.launch (pointers become device addresses)."""
+    """Picks the runtime arguments out of a launch's values and hands them to CUDAKernel."""
 
-    def __init__(self, kernel: Any, runtime_specs: list[ArgSpec]):
+    def __init__(self, kernel: Any, specs: list[ArgSpec]):
         self.kernel = kernel
-        self.names = [spec.name for spec in runtime_specs]
-        self.pointers = [spec.kind == "pointer" for spec in runtime_specs]
+        positions = [i for i, spec in enumerate(specs) if spec.kind != "constexpr"]
+        pick = operator.itemgetter(*positions) if positions else (lambda values: ())
+        self.pick = pick if len(positions) != 1 else (lambda values: (values[positions[0]],))
 
-    def launch(self, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
-        args = tuple(bound[name].data_ptr() if is_pointer else bound[name]
-                     for name, is_pointer in zip(self.names, self.pointers))
-        self.kernel.launch(args, grid)
+    def launch(self, values: tuple, grid: tuple[int, int, int]) -> None:
+        self.kernel.launch(self.pick(values), grid)
 
 
 def _dump(kernel: CompiledKernel) -> None:

@@ -43,25 +43,22 @@ class CPUKernel:
         self.engine = llvm.create_mcjit_compiler(module, machine)
         self.engine.finalize_object()
         self.entry = _ENTRY(self.engine.get_function_address(entry))
-        self.runtime_specs = [s for s in specs if s.kind != "constexpr"]
+        self.runtime = [(i, s) for i, s in enumerate(specs) if s.kind != "constexpr"]
 
-    def pack(self, bound: dict[str, Any]) -> tuple[Any, list[Any]]:
-        values = []
-        for spec in self.runtime_specs:
-            value = bound[spec.name]
+    def pack(self, values: tuple) -> tuple[Any, list[Any]]:
+        """A ctypes array of pointers to each runtime argument's value (launch values in parameter order)."""
+        packed = []
+        for position, spec in self.runtime:
+            value = values[position]
             if spec.kind == "pointer":
-                values.append(ctypes.c_int64(value.data_ptr()))
+                packed.append(ctypes.c_int64(value.data_ptr()))
             else:
-                values.append(_CTYPE_OF[spec.type.to_ir_string()](value))
-        array = (ctypes.c_void_p * max(1, len(values)))(*[ctypes.addressof(v) for v in values])
-        return array, values  # keep `values` alive while the kernel runs
+                packed.append(_CTYPE_OF[spec.type.to_ir_string()](value))
+        array = (ctypes.c_void_p * max(1, len(packed)))(*[ctypes.addressof(v) for v in packed])
+        return array, packed  # keep `packed` alive while the kernel runs
 
-    def launch(self, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
-        for spec in self.runtime_specs:
-            value = bound[spec.name]
-            if spec.kind == "pointer" and value.device.type != "cpu":
-                raise ValueError(f"argument '{spec.name}' is on {value.device}; the CPU target needs CPU tensors")
-        array, keep_alive = self.pack(bound)
+    def launch(self, values: tuple, grid: tuple[int, int, int]) -> None:
+        array, keep_alive = self.pack(values)
         total = grid[0] * grid[1] * grid[2]
         if total == 0:
             return

@@ -47,7 +47,11 @@ class JITFunction:
         lines, self.first_line = inspect.getsourcelines(fn)
         self.filename = inspect.getsourcefile(fn) or "<unknown>"
         self.src = textwrap.dedent("".join(lines))
-        self.cache: dict[tuple, Any] = {}
+        self.cache: dict[tuple, Any] = {}  # full specialization key -> CompiledKernel
+        self.launch_cache: dict[tuple, Any] = {}  # fast binder key -> CompiledKernel
+        from .binder import make_binder
+
+        self.binder = make_binder(self)
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__name__})"
@@ -96,14 +100,35 @@ class JITFunction:
         ]
 
     def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, **kwargs: Any) -> None:
-        bound = self.bind(args, kwargs)
-        grid = resolve_grid(grid, bound)
-        if not _is_power_of_two(num_warps):
-            raise ValueError(f"{self.__name__}[grid](...): num_warps must be a power of two, got {num_warps}")
         if interpret_enabled():
-            from .interpret import interpret_launch
+            return self.run_interpreted(args, kwargs, grid, num_warps)
+        try:
+            key, values = self.binder(*args, **kwargs)
+            compiled = self.launch_cache.get((key, num_warps))
+        except TypeError:  # wrong arguments, or an unhashable constexpr: the slow path explains or copes
+            key, values, compiled = None, None, None
+        if compiled is None:
+            bound = self.bind(args, kwargs)
+            values = tuple(bound.values())
+            compiled = self.compile_for(bound, num_warps)
+            if key is not None:
+                self.launch_cache[(key, num_warps)] = compiled
+        if grid.__class__ is not tuple or not 1 <= len(grid) <= 3:
+            grid = resolve_grid(grid, dict(zip(self.arg_names, values)))
+        elif len(grid) < 3:
+            grid = grid + (1,) * (3 - len(grid))
+        compiled.launch_values(self, values, grid)
 
-            return interpret_launch(self, bound, grid)
+    def run_interpreted(self, args: tuple, kwargs: dict[str, Any], grid: Any, num_warps: int) -> None:
+        from .interpret import interpret_launch
+
+        bound = self.bind(args, kwargs)
+        check_num_warps(self.__name__, num_warps)
+        interpret_launch(self, bound, resolve_grid(grid, bound))
+
+    def compile_for(self, bound: dict[str, Any], num_warps: int) -> Any:
+        """The slow path: full specialization, then compilation (once per specialization)."""
+        check_num_warps(self.__name__, num_warps)
         specs = self.specialize(bound)
         target = launch_target(bound)
         key = (tuple(s.key() for s in specs), num_warps, target)
@@ -113,7 +138,12 @@ class JITFunction:
 
             compiled = compile_specialized(self, specs, target=target, num_warps=num_warps)
             self.cache[key] = compiled
-        compiled.launch(self, bound, grid)
+        return compiled
+
+
+def check_num_warps(name: str, num_warps: int) -> None:
+    if not _is_power_of_two(num_warps):
+        raise ValueError(f"{name}[grid](...): num_warps must be a power of two, got {num_warps}")
 
 
 def launch_target(bound: dict[str, Any]) -> str:
