@@ -167,7 +167,7 @@ def round_to(x: torch.Tensor, t: tl.dtype) -> torch.Tensor:
 
 
 FLOAT_REF = {
-    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "remf": np.fmod,
+    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "divf_rn": np.divide, "remf": np.fmod,
     "maximumf": np.maximum, "minimumf": np.minimum,
 }
 assert set(FLOAT_REF) == set(proto.FLOAT_BINARY_OPS)
