@@ -32,6 +32,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 from ..ir.tt_types import shape_of
 
 MAX_DIVISIBILITY = 1 << 30
+MAX_LOOP_ROUNDS = 4  # fixpoint rounds over a loop body before its carried values are given up
 HINTS = ("contiguity", "divisibility", "constancy")
 
 
@@ -167,13 +168,30 @@ class AxisInfoSolver:
                 self._transfer(op)
 
     def _visit_for(self, op: scf.ForOp) -> None:
-        """The induction variable starts at lb and moves by step: divisible by both.
-        Loop-carried values and loop results are not tracked (all 1s)."""
+        """The induction variable starts at lb and moves by step: divisible by both. A
+        loop-carried value is what holds for its init value and for every yielded value:
+        start from the init's info, join in what the body yields until nothing changes
+        (gcds only shrink, so this ends fast); after MAX_LOOP_ROUNDS, assume nothing."""
         body = op.body.block
         lb, step = self.get(op.lb), self.get(op.step)
         divisibility = math.gcd(lb.divisibility[0], step.divisibility[0])
         self.infos[body.args[0]] = AxisInfo((1,), (divisibility,), (1,))
-        self._visit_block(body)
+        carried = [self.get(init) for init in op.iter_args]
+        yield_op = body.last_op
+        for round_ in range(MAX_LOOP_ROUNDS + 1):
+            if round_ == MAX_LOOP_ROUNDS:
+                carried = [AxisInfo.unknown(info.rank) for info in carried]
+            for arg, info in zip(body.args[1:], carried):
+                self.infos[arg] = info
+            self._visit_block(body)
+            if round_ == MAX_LOOP_ROUNDS or not isinstance(yield_op, scf.YieldOp):
+                break
+            joined = [info.join(self.get(v)) for info, v in zip(carried, yield_op.operands)]
+            if joined == carried:
+                break
+            carried = joined
+        for result, info in zip(op.results, carried):
+            self.infos[result] = info
 
     def _visit_if(self, op: scf.IfOp) -> None:
         """A result of scf.if is the join of what its branches yield."""

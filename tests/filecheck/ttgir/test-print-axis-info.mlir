@@ -120,3 +120,29 @@ func.func @index_math(%n: i32) {
   }
   func.return
 }
+
+// -----
+
+// A loop-carried pointer tensor advanced by a multiple of 16 bytes each iteration keeps its
+// init's contiguity and alignment (the loop is iterated to a fixpoint); a counter that
+// starts at 0 and adds 1 is known nothing about.
+// CHECK-LABEL: func.func @carried
+// CHECK: %next = tt.addptr %q, %s128 {tt.axis_info = "contiguity = [128], divisibility = [16], constancy = [1]"
+// CHECK: %k1 = arith.addi %k, %c1 {tt.axis_info = "contiguity = [1], divisibility = [1], constancy = [1]"
+func.func @carried(%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) {
+  %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %ps = tt.splat %p : !tt.ptr<f32> -> tensor<128x!tt.ptr<f32>>
+  %ptrs = tt.addptr %ps, %r : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c128 = arith.constant 128 : i32
+  %s128 = tt.splat %c128 : i32 -> tensor<128xi32>
+  %res:2 = scf.for %i = %c0 to %n step %c1 iter_args(%q = %ptrs, %k = %c0) -> (tensor<128x!tt.ptr<f32>>, i32) : i32 {
+    %x = tt.load %q : tensor<128x!tt.ptr<f32>> -> tensor<128xf32>
+    tt.store %q, %x : tensor<128x!tt.ptr<f32>>, tensor<128xf32>
+    %next = tt.addptr %q, %s128 : tensor<128x!tt.ptr<f32>>, tensor<128xi32>
+    %k1 = arith.addi %k, %c1 : i32
+    scf.yield %next, %k1 : tensor<128x!tt.ptr<f32>>, i32
+  }
+  func.return
+}
