@@ -187,13 +187,15 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
         region = b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8))
         store_slots(ctx, region, v, b.add(scaled, ctx.splat(own, count)))
     ctx.target.barrier(b)
-    result = None
+    partials = []
     for w in range(unique_warps):
         offsets = b.add(scaled, ir.Constant(linear.type, [w] * count))
-        loaded = [load_slots(ctx, b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8)), offsets,
-                             v.type.element) for v, start in zip(vectors, buffers)]
-        result = loaded if result is None else combine(result, loaded)
-    return result
+        partials.append([load_slots(ctx, b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8)),
+                                    offsets, v.type.element) for v, start in zip(vectors, buffers)])
+    # combine the warps' partials as a tree (log2 depth); neighbours first, so argmax keeps the first index
+    while len(partials) > 1:
+        partials = [combine(a, c) for a, c in zip(partials[0::2], partials[1::2])]
+    return partials[0]
 
 
 __all__ = ["IntegerType"]
