@@ -1,0 +1,132 @@
+"""NVIDIA code generation checked without a GPU: ptxas accepts every suite kernel's PTX,
+and FileCheck confirms the instructions that make kernels fast (16-byte global accesses,
+warp shuffles for reductions, libdevice linked only where used)."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import inductor_tile
+import inductor_tile.language as tl
+import suite
+from inductor_tile.kernel_compiler.compiler import compile_specialized
+from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+pytestmark = pytest.mark.skipif(
+    platform.system() != "Linux" or platform.machine() != "x86_64",
+    reason="ptxas and libdevice wheels exist for Linux x86-64 only",
+)
+
+
+def filecheck(text: str, checks: str, tmp_path: Path) -> None:
+    """Run the FileCheck port on `text` with `checks` (CHECK lines); fail with its report."""
+    check_file = tmp_path / "checks.txt"
+    check_file.write_text(checks)
+    executable = Path(sys.executable).parent / "filecheck"
+    result = subprocess.run([str(executable if executable.exists() else "filecheck"), str(check_file)],
+                            input=text, capture_output=True, text=True)
+    assert result.returncode == 0, f"FileCheck failed:\n{result.stdout}\n{result.stderr}"
+
+
+def _suite_specializations(monkeypatch) -> list:
+    """(kernel, specs) for up to two specializations of every suite kernel, recorded while the suite runs
+    (each launch then runs in the interpreter, so nothing is compiled for the CPU here)."""
+    from inductor_tile.kernel_compiler import compiler
+
+    seen: dict = {}
+
+    def record(jit_fn, specs, target=None, num_warps=4, native=True):
+        seen.setdefault(jit_fn, [])
+        if len(seen[jit_fn]) < 2:
+            seen[jit_fn].append(specs)
+        return compiler.CompiledKernel(jit_fn.__name__, specs, "cpu", num_warps)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(compiler, "compile_specialized", record)
+        gen = torch.Generator().manual_seed(0)
+        for case in suite.CASES.values():
+            case(gen)
+    for kernel in seen:  # the recorded stand-ins must not serve later launches
+        kernel.cache.clear()
+        kernel.launch_cache.clear()
+    return [(kernel, specs) for kernel, all_specs in seen.items() for specs in all_specs]
+
+
+def test_every_suite_kernel_assembles_for_sm90_and_sm80(compiled, monkeypatch):
+    specializations = _suite_specializations(monkeypatch)
+    assert len(specializations) >= 15
+    for kernel, specs in specializations:
+        for arch in (90, 80):
+            ptx = compile_specialized(kernel, specs, target=f"cuda:{arch}", num_warps=4, native=False).asm["ptx"]
+            check_ptx(ptx, f"sm_{arch}", kernel.__name__)
+
+
+@inductor_tile.jit
+def copy_scale_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) * 2.0, mask=mask)
+
+
+@inductor_tile.jit
+def strided_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets * 3))
+
+
+@inductor_tile.jit
+def row_sum_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    cols = tl.arange(0, N)
+    tl.store(out_ptr + tl.program_id(0), tl.sum(tl.load(x_ptr + tl.program_id(0) * N + cols), axis=0))
+
+
+def _ptx(kernel, signature: dict[str, str], constexprs: dict, aligned: tuple[str, ...], num_warps: int = 4) -> str:
+    specs = [spec_from_signature(name, signature[name], divisible_by_16=name in aligned) if name in signature
+             else spec_from_signature(name, "constexpr", constexprs[name]) for name in kernel.arg_names]
+    return compile_specialized(kernel, specs, target="cuda:90", num_warps=num_warps, native=False).asm["ptx"]
+
+
+def test_contiguous_fp32_access_is_16_bytes_wide(tmp_path):
+    ptx = _ptx(copy_scale_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 1024},
+               ("x_ptr", "out_ptr", "n"))
+    filecheck(ptx, "CHECK: .visible .entry copy_scale_kernel(\n"
+                   "CHECK: .maxntid 128\n"
+                   "CHECK: ld.global.v4.b32\n"
+                   "CHECK: st.global.v4.b32\n"
+                   "CHECK-NOT: __nv_\n", tmp_path)
+
+
+def test_strided_access_is_not_vectorized(tmp_path):
+    ptx = _ptx(strided_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 512}, ("x_ptr", "out_ptr"))
+    filecheck(ptx, "CHECK-NOT: ld.global.v{{[24]}}\n"
+                   "CHECK: ld.global.{{[bfu]}}32\n", tmp_path)
+
+
+def test_row_reduction_uses_warp_shuffles_and_shared_memory(tmp_path):
+    ptx = _ptx(row_sum_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"N": 1024}, ("x_ptr", "out_ptr"))
+    filecheck(ptx, "CHECK: .extern .shared .align 16 .b8 global_smem[];\n"
+                   "CHECK: shfl.sync.bfly.b32 {{.*}}, 16, 31, -1;\n"
+                   "CHECK: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;\n"
+                   "CHECK: bar.sync 0;\n"
+                   "CHECK: st.shared\n"
+                   "CHECK: bar.sync 0;\n"
+                   "CHECK: ld.shared\n", tmp_path)
+
+
+def test_only_used_libdevice_functions_are_linked(tmp_path):
+    ptx = compile_specialized(suite.math_kernel, _math_specs(), target="cuda:90", num_warps=4, native=False).asm["ptx"]
+    assert ptx.count(".func") < 40, "all of libdevice was linked into the kernel"
+    filecheck(ptx, "CHECK: ex2.approx.f32\n", tmp_path)
+
+
+def _math_specs():
+    return [spec_from_signature("x_ptr", "*fp32", divisible_by_16=True),
+            spec_from_signature("out_ptr", "*fp32", divisible_by_16=True),
+            spec_from_signature("n", "i32"), spec_from_signature("BLOCK", "constexpr", 128)]
