@@ -55,6 +55,34 @@ def _halves(ctx: LoweringContext, vector: ir.Value, slots_per_dim: list[int], sl
     return ctx.shuffle(vector, lower), ctx.shuffle(vector, upper)
 
 
+def _tree_within_thread(ctx: LoweringContext, vectors: list[ir.Value], slots_per_dim: list[int],
+                        slot_dims: list[int], axis: int, combine) -> list[ir.Value]:
+    """Halve the slots along `axis` log2(n) times: few, wide vector steps (one thread holds a large tile)."""
+    slots_per_dim = list(slots_per_dim)
+    while slots_per_dim[axis] > 1:
+        halves = [_halves(ctx, v, slots_per_dim, slot_dims, axis) for v in vectors]
+        vectors = combine([lo for lo, _ in halves], [hi for _, hi in halves])
+        slots_per_dim[axis] //= 2
+    return vectors
+
+
+def _chain_within_thread(ctx: LoweringContext, vectors: list[ir.Value], slots_per_dim: list[int],
+                         slot_dims: list[int], axis: int, combine) -> list[ir.Value]:
+    """Fold the slots along `axis` one after another: the fewest live registers (GPU threads hold few slots)."""
+    count = slots_per_dim[axis]
+    groups: list[list[int]] = [[] for _ in range(count)]
+    for slot in range(vectors[0].type.count):
+        coords, rest = [0] * len(slots_per_dim), slot
+        for d in reversed(slot_dims):
+            coords[d] = rest % slots_per_dim[d]
+            rest //= slots_per_dim[d]
+        groups[coords[axis]].append(slot)
+    result = [ctx.shuffle(v, groups[0]) for v in vectors]
+    for group in groups[1:]:
+        result = combine(result, [ctx.shuffle(v, group) for v in vectors])
+    return result
+
+
 def _arg_combiner(ctx: LoweringContext, kind: str, is_float: bool, unsigned: bool):
     """Combine (value, index) pairs, keeping the extreme value and the first index on ties."""
     b = ctx.builder
@@ -103,25 +131,25 @@ def lower_reduce(ctx: LoweringContext, op: Operation) -> None:
         slots_per_dim[root_axis] //= 2
 
     if base_kind in ("argmax", "argmin"):
-        combine = _arg_combiner(ctx, base_kind, is_float, unsigned)
-        pair = (vectors[0], vectors[1])
-        while slots_per_dim[root_axis] > 1:
-            lo_v, hi_v = _halves(ctx, pair[0], slots_per_dim, slot_dims, root_axis)
-            lo_i, hi_i = _halves(ctx, pair[1], slots_per_dim, slot_dims, root_axis)
-            pair = combine((lo_v, lo_i), (hi_v, hi_i))
-            slots_per_dim[root_axis] //= 2
-        pair = _across_threads(ctx, op, lmap, root_axis, list(pair),
-                               lambda a, c: list(combine((a[0], a[1]), (c[0], c[1]))))
-        result = pair[1]
+        pair_combine = _arg_combiner(ctx, base_kind, is_float, unsigned)
+
+        def combine(a: list[ir.Value], c: list[ir.Value]) -> list[ir.Value]:
+            return list(pair_combine((a[0], a[1]), (c[0], c[1])))
     else:
-        combine = _combiner(ctx, base_kind, is_float)
-        value = vectors[0]
-        while slots_per_dim[root_axis] > 1:
-            lo, hi = _halves(ctx, value, slots_per_dim, slot_dims, root_axis)
-            value = combine(lo, hi)
-            slots_per_dim[root_axis] //= 2
-        (value,) = _across_threads(ctx, op, lmap, root_axis, [value], lambda a, c: [combine(a[0], c[0])])
-        result = half.f32_to_half(ctx.builder, value, fkind) if soft_half else value
+        value_combine = _combiner(ctx, base_kind, is_float)
+
+        def combine(a: list[ir.Value], c: list[ir.Value]) -> list[ir.Value]:
+            return [value_combine(a[0], c[0])]
+
+    if ctx.single_thread:
+        vectors = _tree_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
+    else:
+        vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
+    vectors = _across_threads(ctx, op, lmap, root_axis, vectors, combine)
+    if base_kind in ("argmax", "argmin"):
+        result = vectors[1]
+    else:
+        result = half.f32_to_half(ctx.builder, vectors[0], fkind) if soft_half else vectors[0]
 
     if not isinstance(op.results[0].type, TensorType):
         result = ctx.builder.extract_element(result, ir.Constant(I32, 0))
@@ -156,6 +184,46 @@ def _across_threads(ctx: LoweringContext, op: Operation, lmap, root_axis: int, v
     return vectors
 
 
+def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, root_axis: int, unique_warps: int,
+                         warp_stride: int, combine) -> list[ir.Value]:
+    """A full reduction: lane 0 of each warp stores the warp's partial, then every warp loads all partials
+    (one per lane) and finishes with a butterfly. One value per thread in flight keeps registers low."""
+    from .shared import element_bytes
+
+    b = ctx.builder
+    target = ctx.target
+    warp = target.warp_id(b)
+    lane = target.lane_id(b)
+    warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
+    own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
+    base = target.shared_memory(ctx.module, b, 0)
+    starts, offset = [], 0
+    for v in vectors:
+        starts.append(offset)
+        offset += -(-unique_warps * element_bytes(v.type.element) // 16) * 16
+    ctx.shared_bytes = max(ctx.shared_bytes, offset)
+    target.barrier(b)
+    with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, 0))):
+        for v, start in zip(vectors, starts):
+            element = v.type.element
+            region = b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8))
+            b.store(b.extract_element(v, ir.Constant(I32, 0)), b.gep(region, [own], source_etype=element))
+    target.barrier(b)
+    source = b.urem(lane, ir.Constant(I32, unique_warps))
+    loaded = []
+    for v, start in zip(vectors, starts):
+        element = v.type.element
+        region = b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8))
+        item = b.load(b.gep(region, [source], source_etype=element), typ=element)
+        loaded.append(b.insert_element(ir.Constant(v.type, None), item, ir.Constant(I32, 0)))
+    mask = unique_warps // 2
+    while mask >= 1:
+        partners = [ctx.map_elements(v, lambda x, m=mask: target.shuffle_xor(b, x, m)) for v in loaded]
+        loaded = combine(loaded, partners)
+        mask //= 2
+    return loaded
+
+
 def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
                   unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
     """Each warp writes its partial results to shared memory; every thread then combines the warps' in order."""
@@ -164,6 +232,8 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     b = ctx.builder
     result_type = op.results[0].type
     count = vectors[0].type.count
+    if not isinstance(result_type, TensorType) and unique_warps <= ctx.target.warp_size:
+        return _scalar_across_warps(ctx, vectors, root, root_axis, unique_warps, warp_stride, combine)
     if isinstance(result_type, TensorType):
         shape = tuple(result_type.get_shape())
         linear = linear_indices(ctx, ctx.layout_map(result_type), shape)
