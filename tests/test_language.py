@@ -153,3 +153,16 @@ def test_readme_test_command_is_what_ci_runs():
     command = 'pip install -e ".[test]" && python -m pytest -q tests'
     assert command in readme
     assert ci.strip().splitlines()[-1] == command
+
+
+def test_compile_fills_every_stage_for_cpu_and_cuda():
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "scale": "fp32"}
+    cpu = inductor_tile.compile(aot_kernel, signature=signature, constexprs={"BLOCK": 256}, target="cpu",
+                                divisible_by_16=["x_ptr", "out_ptr"])
+    assert set(cpu.asm) >= {"ttir", "ttgir", "llir", "asm"}
+    assert "#ttg.blocked<{sizePerThread" in cpu.asm["ttgir"]
+    assert "llvm.masked.load" in cpu.asm["llir"] and "_grid" in cpu.asm["llir"]
+    cuda = inductor_tile.compile(aot_kernel, signature=signature, constexprs={"BLOCK": 256}, target="cuda:90",
+                                 divisible_by_16=["x_ptr", "out_ptr"])
+    assert set(cuda.asm) >= {"ttir", "ttgir", "llir", "ptx"}
+    assert ".target sm_90" in cuda.asm["ptx"] and ".visible .entry aot_kernel(" in cuda.asm["ptx"]
