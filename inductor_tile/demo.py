@@ -1,8 +1,8 @@
 """`python -m inductor_tile.demo`: compile and run a few example kernels, print what they did.
 
-For each kernel: the cold compile time (Python source to optimized TTIR), the launch
-time, the largest error against torch, and the size of its IR. `--show-ir NAME` prints
-the TTIR of one kernel. Kernels run on the CPU; see NOTES.md for what each target does.
+For each kernel: the cold compile time (Python source to native code for this CPU), the
+time of a launch, the largest error against torch, and the size of its IR. `--show-ir NAME`
+prints every stage of one kernel (TTIR, TTGIR, LLVM IR).
 """
 
 from __future__ import annotations
@@ -95,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:<12} {compiled.compile_seconds:>11.3f} {run * 1e3:>9.1f} {err:>12.2e} "
               f"{len(compiled.asm['ttir'].splitlines()):>10}  {ok} (first launch {first:.2f}s)")
         if args.show_ir == name:
-            print(compiled.asm["ttir"])
-    print("Kernels run on the CPU through the interpreter until the native CPU target lands (see NOTES.md).")
+            for stage, text in compiled.asm.items():
+                print(f"--- {stage} ---\n{text}")
+    print("Compiled for this CPU with the tile compiler (TILE_INTERPRET=1 runs the interpreter instead).")
     return 0
 
 
