@@ -26,26 +26,31 @@ def _largest_power_of_two_dividing(n: int) -> int:
 
 
 def run_length(ctx: LoweringContext, ptr: SSAValue, mask: SSAValue | None, element: ir.Type) -> tuple[int, int]:
-    """(slots per contiguous run, byte alignment of each run's first address) for a tensor of pointers."""
-    ty = ptr.type
-    lmap = ctx.layout_map(ty)
+    """(slots per contiguous run, byte alignment of each run's first address) for a tensor of pointers.
+
+    A run is consecutive slots along the layout's fastest dimension that are consecutive in memory
+    (axis-info contiguity), aligned to their own size where the target needs that, and, on targets
+    without per-element masks, equally masked (mask constancy). 1 means gather/scatter.
+    """
+    size = _byte_size(element)
+    lmap = ctx.layout_map(ptr.type)
     info = ctx.axis_info.get(ptr) if ctx.axis_info else None
-    if info is None:
-        return 1, _byte_size(element)
     root = lmap.root
     fastest = root.order[0]
-    if fastest not in lmap.kept:
-        return 1, _byte_size(element)
+    if info is None or fastest not in lmap.kept:
+        return 1, size
     dim = lmap.kept.index(fastest)
     slots_along = lmap.slots_per_dim[fastest]
-    run = min(info.contiguity[dim], slots_along, root.size_per_thread[fastest] if not ctx.single_thread else slots_along)
-    run = max(1, min(run, ctx.target.max_vector_bytes // _byte_size(element)))
-    if not ctx.target.per_element_masks and mask is not None:
-        mask_info = ctx.axis_info.get(mask)
-        run = min(run, mask_info.constancy[dim] if mask_info else 1)
-    run = 1 << (run.bit_length() - 1)  # a power of two that divides the slot count
-    alignment = min(_largest_power_of_two_dividing(info.divisibility[dim]), run * _byte_size(element))
-    return run, max(alignment, 1) if run > 1 else _byte_size(element)
+    per_thread_run = slots_along if ctx.single_thread else root.size_per_thread[fastest]
+    run = min(info.contiguity[dim], slots_along, per_thread_run, max(1, ctx.target.max_vector_bytes // size))
+    alignment = _largest_power_of_two_dividing(info.divisibility[dim])
+    if not ctx.target.per_element_masks:
+        run = min(run, max(1, alignment // size))  # vector accesses must be aligned to their size
+        if mask is not None:
+            mask_info = ctx.axis_info.get(mask)
+            run = min(run, mask_info.constancy[dim] if mask_info else 1)
+    run = 1 << (max(run, 1).bit_length() - 1)  # a power of two that divides the slot count
+    return run, max(size, min(alignment, run * size))
 
 
 def _split(ctx: LoweringContext, vector: ir.Value, start: int, length: int) -> ir.Value:
