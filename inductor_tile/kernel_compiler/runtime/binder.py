@@ -3,8 +3,8 @@
 `make_binder(jit_fn)` generates (once, with `exec`) a function with the kernel's own
 parameter list, so Python itself matches positional and keyword arguments and applies
 defaults; it returns the specialization key and the argument values in parameter order.
-The key holds what the compiler specializes on: tensor dtype, device and 16-byte
-alignment; integer width, divisibility by 16 and equality to 1; constexpr values. Two
+The key holds what the compiler specializes on: tensor dtype, whether it is on a CUDA
+device, and 16-byte alignment; integer width, divisibility by 16 and equality to 1; constexpr values. Two
 launches with equal keys can share one compiled kernel, so the slow path (full
 specialization and compilation) runs once per key.
 """
@@ -24,7 +24,8 @@ def spec_key(value: Any) -> Any:
     """The specialization-relevant facts of one runtime argument."""
     cls = value.__class__
     if cls is _Tensor or isinstance(value, _Tensor):
-        return (value.dtype, value.device.type, value.data_ptr() & 15 == 0)
+        # is_cuda, not device.type: building a torch.device costs more than the rest of the key
+        return (value.dtype, value.is_cuda, value.data_ptr() & 15 == 0)
     if cls is int:
         return ("int", _I32_MIN <= value <= _I32_MAX, value & 15 == 0, value == 1)
     if cls is float:
