@@ -3,7 +3,8 @@
 from .kernel_compiler.compiler import CompiledKernel, compile
 from .kernel_compiler.errors import CompilationError
 from .kernel_compiler.runtime.jit import JITFunction, jit
-from . import language
+from .kernel_compiler.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
+from . import language, testing
 from .language.builtins import cdiv
 
 
@@ -13,4 +14,4 @@ def next_power_of_2(n: int) -> int:
 
 __version__ = "0.1.0"
 
-__all__ = ["CompilationError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "jit", "language", "__version__"]
+__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "jit", "language", "testing", "__version__"]

@@ -7,6 +7,13 @@ import torch
 sys.path.insert(0, os.path.dirname(__file__))
 
 
+def pytest_configure(config):
+    """A fresh on-disk cache per test session: tests exercise the compiler, not a previous run's cache."""
+    import tempfile
+
+    os.environ.setdefault("TILE_CACHE_DIR", tempfile.mkdtemp(prefix="tile-test-cache-"))
+
+
 def pytest_collection_modifyitems(config, items):
     if torch.cuda.is_available():
         return

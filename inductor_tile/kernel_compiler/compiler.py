@@ -37,6 +37,10 @@ class CompiledKernel:
     compile_seconds: float = 0.0
     runner: Any = None  # the target's launcher (CPUKernel, CUDARunner); None runs the interpreter
     shared_bytes: int = 0
+    entry: str = ""  # the binary's entry symbol
+    binary: bytes | None = None  # the object file (CPU) or cubin (CUDA) the runner was made from
+    cache_key: str | None = None  # its on-disk cache key, when the disk cache was consulted
+    from_disk: bool = False  # loaded from the on-disk cache rather than compiled
 
     def launch_values(self, jit_fn: Any, values: tuple, grid: tuple[int, int, int]) -> None:
         """Launch with the arguments in parameter order (constexprs included)."""
@@ -57,13 +61,82 @@ def parse_target(target: str | None) -> str:
 
 def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4,
                         native: bool = True) -> CompiledKernel:
-    """Run the pipeline. With `native=False` stop after the last IR stage (no binary, no launcher)."""
+    """Run the pipeline. With `native=False` stop after the last IR stage (no binary, no launcher).
+
+    Native compiles go through the on-disk cache (runtime/disk_cache.py): a valid entry is
+    loaded instead of compiling, and a fresh compile is stored.
+    """
+    from .runtime import disk_cache
+
+    start = time.perf_counter()
+    target = parse_target(target)
+    key = None
+    if native and disk_cache.cache_dir() is not None:
+        key = disk_cache.kernel_key(jit_fn, specs, num_warps, target)
+        if not os.environ.get("TILE_DUMP_IR"):  # a dump wants every stage freshly made
+            entry = disk_cache.load(key)
+            if entry is not None:
+                kernel = _from_cache_entry(jit_fn, specs, target, num_warps, entry)
+                if kernel is not None:
+                    kernel.compile_seconds = time.perf_counter() - start
+                    log.debug("loaded %s for %s from the disk cache in %.3fs", kernel.name, target,
+                              kernel.compile_seconds)
+                    return kernel
+    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start)
+    if native:
+        disk_cache.stats.compiles += 1
+    if key is not None and kernel.binary is not None:
+        kernel.cache_key = key
+        disk_cache.store(key, kernel.name, kernel.asm, kernel.binary, _BINARY_SUFFIX[target.split(":")[0]],
+                         {"entry": kernel.entry, "shared_bytes": kernel.shared_bytes, "target": target,
+                          "num_warps": num_warps, "specs": [list(map(str, s.key())) for s in specs]})
+    return kernel
+
+
+_BINARY_SUFFIX = {"cpu": "o", "cuda": "cubin"}
+
+
+def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, entry: Any) -> Any:
+    """A launchable CompiledKernel from a verified cache entry (None if the binary will not load)."""
+    from .runtime import disk_cache
+
+    meta = entry.metadata
+    kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, asm=dict(entry.asm),
+                            shared_bytes=int(meta.get("shared_bytes", 0)), entry=meta["entry"], binary=entry.binary,
+                            cache_key=entry.key, from_disk=True)
+    try:
+        kernel.runner = _make_runner(kernel)
+    except Exception as e:  # checksums matched, so this is unexpected: recompile rather than fail
+        import warnings
+
+        warnings.warn(f"inductor_tile: cached binary for {kernel.name} would not load ({type(e).__name__}: {e}); "
+                      "recompiling", stacklevel=4)
+        disk_cache.stats.corrupt += 1
+        root = disk_cache.cache_dir()
+        if root is not None:
+            disk_cache.remove_entry(disk_cache.entry_dir(root, entry.key))
+        return None
+    return kernel
+
+
+def _make_runner(kernel: CompiledKernel) -> Any:
+    if kernel.target.split(":")[0] == "cpu":
+        from .runtime.cpu_launcher import CPUKernel
+
+        return CPUKernel.from_object(kernel.binary, kernel.entry, kernel.specs)
+    from .runtime.cuda_launcher import CUDAKernel
+
+    kinds = [spec.type.to_ir_string() for spec in kernel.specs if spec.kind != "constexpr"]
+    return CUDARunner(CUDAKernel(kernel.binary, kernel.entry, kinds, kernel.num_warps, kernel.shared_bytes),
+                      kernel.specs)
+
+
+def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
+                  start: float) -> CompiledKernel:
     from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
 
-    start = time.perf_counter()
-    target = parse_target(target)
     module = generate_ttir(jit_fn, specs, TTIRBuilder())
     module = optimize_ttir(module)
     kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module)
@@ -100,7 +173,9 @@ def _compile_cpu(kernel: CompiledKernel, native: bool) -> None:
     if not native or os.environ.get("TILE_DUMP_IR"):
         kernel.asm["asm"] = machine.emit_assembly(module_ref)
     if native:
-        kernel.runner = CPUKernel(kernel.asm["llir"], lowered.entry, kernel.specs)
+        kernel.entry = lowered.entry
+        kernel.binary = machine.emit_object(module_ref)
+        kernel.runner = CPUKernel.from_object(kernel.binary, lowered.entry, kernel.specs)
 
 
 def _compile_cuda(kernel: CompiledKernel, native: bool) -> None:
@@ -119,13 +194,11 @@ def _compile_cuda(kernel: CompiledKernel, native: bool) -> None:
     kernel.shared_bytes = lowered.shared_bytes
     if not native:
         return
-    from .runtime.cuda_launcher import CUDAKernel
     from .runtime.cuda_tools import assemble_ptx
 
-    cubin = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry)
-    kinds = [spec.type.to_ir_string() for spec in kernel.specs if spec.kind != "constexpr"]
-    kernel.runner = CUDARunner(CUDAKernel(cubin, lowered.entry, kinds, kernel.num_warps, lowered.shared_bytes),
-                               kernel.specs)
+    kernel.entry = lowered.entry
+    kernel.binary = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry)
+    kernel.runner = _make_runner(kernel)
 
 
 class CUDARunner:

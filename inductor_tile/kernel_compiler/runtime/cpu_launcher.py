@@ -37,13 +37,26 @@ def _pool() -> ThreadPoolExecutor:
 class CPUKernel:
     """A kernel JIT-compiled for this machine."""
 
-    def __init__(self, optimized_ir: str, entry: str, specs: list[ArgSpec]):
+    def __init__(self, optimized_ir: str | None, entry: str, specs: list[ArgSpec], object_file: bytes | None = None):
         machine = llvm_tools.host_target_machine()
-        module = llvm_tools.parse(optimized_ir)
-        self.engine = llvm.create_mcjit_compiler(module, machine)
+        if object_file is None:
+            self.engine = llvm.create_mcjit_compiler(llvm_tools.parse(optimized_ir or ""), machine)
+        else:
+            # an object file from `machine.emit_object` (maybe from the disk cache): the engine only
+            # links it; external symbols (libm's expf, ...) resolve against this process as for IR
+            self.engine = llvm.create_mcjit_compiler(llvm_tools.parse(""), machine)
+            self.engine.add_object_file(llvm.ObjectFileRef.from_data(object_file))
         self.engine.finalize_object()
-        self.entry = _ENTRY(self.engine.get_function_address(entry))
+        address = self.engine.get_function_address(entry)
+        if not address:
+            raise RuntimeError(f"the compiled code has no entry `{entry}`")
+        self.entry = _ENTRY(address)
         self.runtime = [(i, s) for i, s in enumerate(specs) if s.kind != "constexpr"]
+
+    @classmethod
+    def from_object(cls, object_file: bytes, entry: str, specs: list[ArgSpec]) -> "CPUKernel":
+        """Load a relocatable object file (as `TargetMachine.emit_object` makes) for this process."""
+        return cls(None, entry, specs, object_file=object_file)
 
     def pack(self, values: tuple) -> tuple[Any, list[Any]]:
         """A ctypes array of pointers to each runtime argument's value (launch values in parameter order)."""

@@ -20,7 +20,14 @@ from ..frontend.specialization import ArgSpec, specialize
 log = logging.getLogger("inductor_tile")
 
 
+_ENV_BYTES = getattr(os.environ, "_data", None)  # POSIX: the bytes dict behind os.environ
+
+
 def interpret_enabled() -> bool:
+    """TILE_INTERPRET is set (read on every launch, cheaply: os.environ.get costs microseconds)."""
+    if isinstance(_ENV_BYTES, dict) and os.name == "posix":
+        value = _ENV_BYTES.get(b"TILE_INTERPRET")
+        return value is not None and value not in (b"", b"0", b"false", b"False")
     return os.environ.get("TILE_INTERPRET", "0") not in ("", "0", "false", "False")
 
 
@@ -62,6 +69,16 @@ class JITFunction:
         fn = tree.body[0]
         assert isinstance(fn, ast.FunctionDef), "a @jit object must wrap a plain function"
         return fn
+
+    @property
+    def cache_key(self) -> str:
+        """sha256 of this function's source, of every @jit function it calls (transitively: found
+        by name in its globals and closure) and of the plain constants it reads from there.
+        Computed once per JITFunction."""
+        key = self.__dict__.get("_cache_key")
+        if key is None:
+            key = self._cache_key = _source_hash(self, set())
+        return key
 
     def closure_vars(self) -> dict[str, Any]:
         if not self.fn.__closure__:
@@ -139,6 +156,54 @@ class JITFunction:
             compiled = compile_specialized(self, specs, target=target, num_warps=num_warps)
             self.cache[key] = compiled
         return compiled
+
+
+_PLAIN_CONSTANTS = (int, float, bool, str, type(None), constexpr)
+
+
+def _referenced_values(jit_fn: JITFunction) -> dict[str, Any]:
+    """The globals and closure values a function's body names (`a` and dotted chains `a.b.c`)."""
+    namespace = dict(jit_fn.fn.__globals__)
+    namespace.update(jit_fn.closure_vars())
+    found: dict[str, Any] = {}
+    for node in ast.walk(jit_fn.parse()):
+        chain: list[str] = []
+        while isinstance(node, ast.Attribute):
+            chain.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name) or node.id not in namespace:
+            continue
+        value, path = namespace[node.id], node.id
+        found.setdefault(path, value)
+        for attr in reversed(chain):
+            try:
+                value = getattr(value, attr)
+            except Exception:
+                break
+            path = f"{path}.{attr}"
+            found.setdefault(path, value)
+    return found
+
+
+def _source_hash(jit_fn: JITFunction, visiting: set[int]) -> str:
+    import hashlib
+
+    cached = jit_fn.__dict__.get("_cache_key")
+    if cached is not None:
+        return cached
+    h = hashlib.sha256(jit_fn.src.encode())
+    h.update(repr(sorted(jit_fn.do_not_specialize)).encode())
+    visiting.add(id(jit_fn))
+    for path, value in sorted(_referenced_values(jit_fn).items(), key=lambda item: item[0]):
+        if isinstance(value, JITFunction):
+            if id(value) in visiting:  # recursion: the name is enough
+                h.update(f"{path}=<recursive {value.__name__}>".encode())
+            else:
+                h.update(f"{path}=jit:{_source_hash(value, visiting)}".encode())
+        elif isinstance(value, _PLAIN_CONSTANTS):
+            h.update(f"{path}={type(value).__name__}:{value!r}".encode())
+    visiting.discard(id(jit_fn))
+    return h.hexdigest()
 
 
 def check_num_warps(name: str, num_warps: int) -> None:

@@ -1,0 +1,114 @@
+"""`python -m inductor_tile.cache list|clear|stats`: look at and clear the on-disk caches.
+
+The cache directory is `--dir`, else TILE_CACHE_DIR, else ~/.cache/inductor_tile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from .kernel_compiler.runtime import disk_cache, tuning_db
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _age(seconds: float) -> str:
+    for unit, length in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= length:
+            return f"{seconds / length:.1f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+def cmd_list(root: Path) -> int:
+    rows = []
+    now = time.time()
+    for entry in disk_cache.entries(root):
+        meta = disk_cache.read_metadata(entry) or {}
+        created = meta.get("created") or entry.stat().st_mtime
+        rows.append((meta.get("name", "?(damaged)"), meta.get("target", "?"), _human(_size(entry)),
+                     _age(now - created), entry.name[:16]))
+    if not rows:
+        print(f"no cached kernels in {disk_cache.kernels_dir(root)}")
+    else:
+        widths = [max(len(str(r[i])) for r in rows + [("kernel", "target", "size", "age", "key")]) for i in range(5)]
+        header = ("kernel", "target", "size", "age", "key")
+        print("  ".join(h.ljust(w) for h, w in zip(header, widths)))
+        for row in sorted(rows):
+            print("  ".join(str(v).ljust(w) for v, w in zip(row, widths)))
+    db = tuning_db.db_path(root)
+    if db is not None and db.exists():
+        print(f"\ntuning results ({db}):")
+        for row in tuning_db.rows(db):
+            print(f"  {row['kernel']}  key={row['key_values']}  dtypes={row['dtypes']}  device={row['device']}  "
+                  f"config={row['config']}")
+    return 0
+
+
+def cmd_clear(root: Path, kernels: bool, tuning: bool) -> int:
+    if kernels:
+        count = sum(1 for _ in disk_cache.entries(root))
+        shutil.rmtree(disk_cache.kernels_dir(root), ignore_errors=True)
+        print(f"removed {count} cached kernel(s) from {disk_cache.kernels_dir(root)}")
+    if tuning:
+        db = tuning_db.db_path(root)
+        rows = tuning_db.count(db) if db is not None and db.exists() else 0
+        if db is not None:
+            tuning_db.clear(db)
+        print(f"removed {rows} tuning result(s) ({db})")
+    return 0
+
+
+def cmd_stats(root: Path) -> int:
+    entries = list(disk_cache.entries(root))
+    total = sum(_size(e) for e in entries)
+    damaged = sum(1 for e in entries if disk_cache.read_metadata(e) is None)
+    db = tuning_db.db_path(root)
+    db_rows = tuning_db.count(db) if db is not None and db.exists() else 0
+    db_size = sum(_size(Path(f"{db}{s}")) for s in ("", "-wal", "-shm") if Path(f"{db}{s}").exists()) if db else 0
+    print(f"cache directory: {root}")
+    print(f"kernels:         {len(entries)} entries, {_human(total)}" + (f" ({damaged} damaged)" if damaged else ""))
+    print(f"tuning results:  {db_rows} rows, {_human(db_size)}")
+    print(f"total:           {_human(total + db_size)}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m inductor_tile.cache",
+                                     description="Inspect and clear inductor_tile's on-disk caches "
+                                                 "(compiled kernels and autotuning results).")
+    parser.add_argument("--dir", type=Path, default=None,
+                        help="cache directory (default: $TILE_CACHE_DIR, else ~/.cache/inductor_tile)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("list", help="list cached kernels (name, target, size, age) and tuning results")
+    clear = sub.add_parser("clear", help="delete cached kernels and/or tuning results (both by default)")
+    clear.add_argument("--kernels", action="store_true", help="only the compiled kernels")
+    clear.add_argument("--tuning", action="store_true", help="only the tuning database")
+    sub.add_parser("stats", help="entry counts and total size")
+    args = parser.parse_args(argv)
+    root = args.dir if args.dir is not None else disk_cache.default_cache_dir()
+    if args.command == "list":
+        return cmd_list(root)
+    if args.command == "clear":
+        both = not args.kernels and not args.tuning
+        return cmd_clear(root, args.kernels or both, args.tuning or both)
+    return cmd_stats(root)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
