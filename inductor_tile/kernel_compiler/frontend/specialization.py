@@ -12,6 +12,7 @@ from typing import Any
 
 from ...language import dtypes as T
 from ...language.dtypes import dtype, pointer_type
+from ...language.semantic import Semantic
 
 try:
     import torch
@@ -42,16 +43,6 @@ class ArgSpec:
         return (self.name, self.type.to_ir_string(), self.divisible_by_16, self.equal_to_1)
 
 
-def int_type(value: int) -> dtype:
-    if -(2**31) <= value < 2**31:
-        return T.int32
-    if -(2**63) <= value < 2**63:
-        return T.int64
-    if 0 <= value < 2**64:
-        return T.uint64
-    raise ValueError(f"integer argument {value} does not fit in 64 bits")
-
-
 def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool = True) -> ArgSpec:
     """The ArgSpec of one launch argument (raises TypeError for values a kernel cannot take)."""
     if is_constexpr or value is None:
@@ -64,7 +55,7 @@ def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool 
     if isinstance(value, bool):
         return ArgSpec(name, "scalar", T.int1)
     if isinstance(value, int):
-        ty = int_type(value)
+        ty = Semantic.literal_dtype(value)  # the same rule as an integer literal in a kernel
         if not specialize_ints:
             return ArgSpec(name, "scalar", ty)
         return ArgSpec(name, "scalar", ty, divisible_by_16=value % 16 == 0, equal_to_1=value == 1)
