@@ -1,0 +1,123 @@
+"""``torch.compile(model, backend="tile")``: Inductor's front end, our kernels.
+
+The backend runs Inductor's ``compile_fx`` (Dynamo graph -> AOTAutograd -> decompositions
+-> lowering to loop IR -> scheduler) with ``TileScheduling`` registered as the device
+codegen for the device types in ``config.devices`` (``cpu`` and ``cuda``), so
+every fused pointwise/reduction group becomes a tile-language kernel; matmul/conv stay
+aten calls, and what we cannot generate runs as Inductor's own kernel (see
+``scheduler.scheduling``).
+
+Isolation from ``backend="inductor"`` in the same process:
+
+- the registration is swapped in only around each graph's code generation (our
+  ``inner_compile``, which also runs the lazily compiled backward graph), and the previous
+  ``device_codegens`` entry is restored afterwards, so Inductor's own compilations never see
+  our scheduling;
+- Inductor's FX-graph cache and AOTAutograd's cache are off while we compile: their
+  keys do not include the device codegen, so they would hand one backend's code to the
+  other.
+
+Registered by name through the ``torch_dynamo_backends`` entry point in pyproject.toml.
+Importing this module does not import torch._inductor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+
+log = logging.getLogger(__name__)
+
+_lock = threading.RLock()
+
+
+def _clear_feature_caches() -> None:
+    # older torch versions cache get_backend_features per device; our registration
+    # must not leak through (or be hidden by) that cache
+    from torch._inductor.codegen import common
+
+    for fn_name in ("get_backend_features",):
+        fn = getattr(common, fn_name, None)
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
+@contextlib.contextmanager
+def tile_codegen_registered(devices=None):
+    """Register TileScheduling for ``devices`` (default ``config.devices``); restore on exit."""
+    from torch._inductor.codegen import common
+    from torch._inductor.codegen.wrapper import PythonWrapperCodegen
+
+    from . import config
+    from .scheduler.scheduling import TileScheduling
+
+    devices = tuple(config.devices if devices is None else devices)
+    with _lock:
+        common.init_backend_registration()  # make sure the built-in entries exist to be saved
+        names = ("device_codegens", "custom_backend_passes", "custom_backend_codegen_configs")
+        tables = [getattr(common, t) for t in names if hasattr(common, t)]  # the last is newer than 2.11
+        missing = object()
+        saved = [{d: table.get(d, missing) for d in devices} for table in tables]
+        previous_fallbacks = dict(TileScheduling.fallback_for)
+        try:
+            for device in devices:
+                original = common.device_codegens.get(device)
+                if original is not None and original.scheduling is not TileScheduling:
+                    TileScheduling.fallback_for[device] = original.scheduling
+                cpp_wrapper = getattr(original, "cpp_wrapper_codegen", None)
+                common.register_backend_for_device(device, TileScheduling, PythonWrapperCodegen, cpp_wrapper)
+            _clear_feature_caches()
+            yield
+        finally:
+            for table, entries in zip(tables, saved):
+                for device, value in entries.items():
+                    if value is missing:
+                        table.pop(device, None)
+                    else:
+                        table[device] = value
+            TileScheduling.fallback_for.clear()
+            TileScheduling.fallback_for.update(previous_fallbacks)
+            _clear_feature_caches()
+
+
+def _caches_off():
+    """Config patches that keep Inductor's and AOTAutograd's caches out of our compiles."""
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    def off(module, names):
+        return module.patch({k: False for k in names if hasattr(module, k)})
+
+    stack = contextlib.ExitStack()
+    stack.enter_context(off(inductor_config, ("fx_graph_cache", "fx_graph_remote_cache")))
+    stack.enter_context(off(functorch_config, ("enable_autograd_cache", "enable_remote_autograd_cache")))
+    return stack
+
+
+def _tile_inner_compile(gm, example_inputs, **kwargs):
+    from torch._inductor.compile_fx import compile_fx_inner
+
+    with _caches_off(), tile_codegen_registered():
+        return compile_fx_inner(gm, example_inputs, **kwargs)
+
+
+def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
+    """The torch.compile backend: ``torch.compile(fn, backend="tile", mode=..., options=...)``.
+
+    ``mode`` and ``options`` mean what they mean for Inductor (``options`` are
+    ``torch._inductor.config`` settings).
+    """
+    import torch._inductor
+    from torch._inductor.compile_fx import compile_fx
+
+    if mode is not None and options:
+        raise RuntimeError("tile backend: give either mode or options, not both")
+    config_patches = dict(options or {})
+    if mode is not None and mode != "default":
+        config_patches.update(torch._inductor.list_mode_options(mode))
+    with _caches_off():
+        return compile_fx(gm, example_inputs, inner_compile=_tile_inner_compile, config_patches=config_patches)
+
+
+__all__ = ["tile_backend", "tile_codegen_registered"]

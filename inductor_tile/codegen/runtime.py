@@ -1,0 +1,58 @@
+"""Loading generated tile kernels from the compiled graph's wrapper module.
+
+``@inductor_tile.jit`` reads a kernel's source with ``inspect``, so each generated
+kernel is written to a file named by the hash of its source and imported from there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import tempfile
+
+_loaded: dict[str, object] = {}
+
+
+def kernel_dir() -> str:
+    path = os.environ.get("TILE_KERNEL_DIR") or os.path.join(tempfile.gettempdir(), f"inductor_tile_kernels_{os.getuid()}")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def load_kernel(name: str, source: str):
+    """The ``@inductor_tile.jit`` function ``name`` defined by ``source``."""
+    key = hashlib.sha256(source.encode()).hexdigest()[:24]
+    if key in _loaded:
+        return _loaded[key]
+    path = os.path.join(kernel_dir(), f"{name}_{key}.py")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(source)
+        os.replace(tmp, path)  # atomic: concurrent processes write the same text
+    spec = importlib.util.spec_from_file_location(f"inductor_tile_generated.{name}_{key}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fn = getattr(module, name)
+    _loaded[key] = fn
+    return fn
+
+
+def check_frontend(fn, signature: dict[str, str], constexprs: dict[str, int]) -> None:
+    """Run the tile compiler's front end (typing, shapes) on a generated kernel.
+
+    Kernels compile lazily at their first launch; checking the front end while Inductor
+    generates code turns a generator bug into a fallback instead of a failed model run.
+    """
+    from ..kernel_compiler.frontend.code_generator import generate_ttir
+    from ..kernel_compiler.frontend.specialization import spec_from_signature
+    from ..kernel_compiler.ir_builder import TTIRBuilder
+
+    specs = []
+    for name in fn.arg_names:
+        if name in constexprs:
+            specs.append(spec_from_signature(name, "constexpr", constexprs[name]))
+        else:
+            specs.append(spec_from_signature(name, signature[name]))
+    generate_ttir(fn, specs, TTIRBuilder())

@@ -1,0 +1,63 @@
+"""Settings of the torch.compile backend (``backend="tile"``).
+
+Read at compile time, so changing them affects the next compilation.  Environment
+variables give the defaults:
+
+- ``devices`` (``TILE_DEVICES``, default ``cpu,cuda``): device types that get tile
+  kernels; others keep Inductor's own codegen.
+- ``fusion`` (``TILE_FUSION``, default on): let the scheduler put producer->consumer
+  chains (vertical) and independent nodes over the same iteration space (horizontal)
+  into one kernel.  Off: one kernel per scheduler node.
+- ``inlining`` (``TILE_INLINING``, default on): Inductor's lowering inlines pointwise
+  producers into their consumers.  TODO: turning it off (realizing every lowered op,
+  for the fusion/inlining ablation) is not implemented yet; the flag is read by nothing.
+- ``elide_local_buffers`` (``TILE_ELIDE_LOCAL_BUFFERS``, default on): a buffer written and
+  read only inside one fused kernel is kept in registers, never allocated.
+- ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
+  (persistent); longer reductions loop over blocks of this size.
+- ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
+- ``loop_rblock``, ``loop_block_elems``: the same for reductions that loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() not in ("0", "false", "off", "no")
+
+
+# device types whose Inductor codegen we replace (TILE_DEVICES=cpu keeps Inductor's Triton on GPUs)
+devices: tuple[str, ...] = tuple(d.strip() for d in os.environ.get("TILE_DEVICES", "cpu,cuda").split(",") if d.strip())
+fusion: bool = _env_flag("TILE_FUSION", True)
+inlining: bool = _env_flag("TILE_INLINING", True)
+elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
+max_rblock: int = int(os.environ.get("TILE_MAX_RBLOCK", "1024"))
+max_block_elems: int = 1024
+# looped reductions: RBLOCK and the most elements of the loop-carried accumulator
+loop_rblock: int = 256
+loop_block_elems: int = 1024
+# kernels with gathers (strided/broadcast accesses) use tiles of at most this many elements:
+# the CPU target's gather code takes compile time that grows steeply with the tile size
+gather_block_elems: int = 128
+pointwise_block: int = 1024
+
+
+@contextlib.contextmanager
+def patch(**changes):
+    """Temporarily change settings: ``with inductor_tile.config.patch(fusion=False): ...``."""
+    module = globals()
+    for key in changes:
+        if key not in module or key.startswith("_"):
+            raise AttributeError(f"inductor_tile.config has no setting {key!r}")
+    saved = {key: module[key] for key in changes}
+    module.update(changes)
+    try:
+        yield
+    finally:
+        module.update(saved)

@@ -1,0 +1,22 @@
+"""Counters of what the torch.compile backend did, for tests and benchmarks.
+
+- ``generated_kernels``: tile kernels emitted into compiled graphs.
+- ``fallback_kernels``: scheduler nodes handed to Inductor's own kernels instead.
+- ``fallback_reasons``: why, one entry per fallback.
+- ``kernel_sources``: the tile-language source of each generated kernel, by name.
+"""
+
+from __future__ import annotations
+
+generated_kernels: int = 0
+fallback_kernels: int = 0
+fallback_reasons: list[str] = []
+kernel_sources: dict[str, str] = {}
+
+
+def reset() -> None:
+    global generated_kernels, fallback_kernels
+    generated_kernels = 0
+    fallback_kernels = 0
+    fallback_reasons.clear()
+    kernel_sources.clear()

@@ -1,0 +1,192 @@
+"""``TileScheduling``: Inductor's per-device scheduling hook, emitting tile kernels.
+
+Inductor's scheduler owns the graph of scheduler nodes, dependency analysis, fusion
+search, buffer allocation and freeing; it asks this class (registered for a device
+with ``register_backend_for_device``) whether two nodes may fuse and to generate code
+for each fused group.  For each group we build tile-language source
+(``codegen.kernel``), define it in the wrapper module and write the launch line.
+
+What we cannot generate goes to the device's original Inductor scheduling (C++/OpenMP
+on the CPU), node by node, with the reason logged and counted in ``metrics``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+from torch._inductor.scheduler import BaseScheduling
+from torch._inductor.utils import sympy_product
+from torch._inductor.virtualized import V
+
+from .. import config, metrics
+from ..codegen import runtime
+from ..codegen.kernel import NeedsBuffer, TileKernelSource, Unsupported, plan_group
+from . import fusion
+
+log = logging.getLogger(__name__)
+
+
+class TileScheduling(BaseScheduling):
+    # device type -> the scheduling constructor Inductor had before we registered;
+    # filled by inductor_tile.backend while our registration is active
+    fallback_for: dict = {}
+
+    def __init__(self, scheduler):
+        super().__init__(scheduler)
+        self._fallback = None
+
+    # -- what Inductor asks while lowering and fusing -----------------------------
+    def get_backend_features(self, device):
+        from torch.utils._ordered_set import OrderedSet
+
+        return OrderedSet()
+
+    def group_fn(self, sizes):
+        return tuple(V.graph.sizevars.simplify(sympy_product(s)) for s in sizes)
+
+    def can_fuse_vertical(self, node1, node2) -> bool:
+        return fusion.can_fuse(node1, node2, vertical=True)
+
+    def can_fuse_horizontal(self, node1, node2) -> bool:
+        return fusion.can_fuse(node1, node2, vertical=False)
+
+    # -- code generation ----------------------------------------------------------
+    def codegen_node(self, node) -> None:
+        self._codegen_nodes(node)
+        # free what this group used last, once, after its kernels (as Inductor's own
+        # kernels do; its memory planner indexes frees by the scheduler node being
+        # generated, so a free must not fall between two kernels of one node)
+        self.free_buffers_in_scheduler()
+
+    def _codegen_nodes(self, node) -> None:
+        nodes = list(node.get_nodes())
+        try:
+            self._codegen_group(nodes)
+            return
+        except Unsupported as e:
+            reason = str(e)
+        if len(nodes) > 1:
+            log.info("tile: splitting fused group %s: %s", node.get_name(), reason)
+            for snode in nodes:
+                self._codegen_nodes(snode)
+            return
+        self._codegen_fallback(nodes[0], reason)
+
+    def _codegen_group(self, nodes) -> None:
+        plan = plan_group(nodes)
+        local = self._kernel_local_buffers(nodes)
+        wrapper = V.graph.wrapper_code
+        name = _kernel_name(nodes, plan.kind)
+        max_elems = None
+        while True:
+            kernel = TileKernelSource(plan, name, elide=local, max_elems=max_elems)
+            try:
+                source = kernel.generate()
+            except NeedsBuffer as e:  # a removed buffer turned out to be read from memory
+                local.discard(str(e))
+                continue
+            if kernel.gather and max_elems is None and kernel.xblock * kernel.rblock > config.gather_block_elems:
+                max_elems = config.gather_block_elems  # again, with tiles small enough for gathers
+                continue
+            break
+        name = f"{name}_{wrapper.next_kernel_suffix()}"
+        source = source.replace(kernel.name, name)
+        try:
+            fn = runtime.load_kernel(name, source)
+            runtime.check_frontend(fn, *kernel.signature())
+        except Exception as e:  # a generator bug: fall back rather than fail at run time
+            log.warning("tile: generated kernel %s does not compile (%s); falling back", name, e)
+            raise Unsupported(f"generated kernel does not compile: {type(e).__name__}: {e}") from e
+        # only now, with the kernel known to be generated, change Inductor's state
+        for buf in sorted(kernel.elided):
+            V.graph.removed_buffers.add(buf)
+        for snode in nodes:
+            snode.mark_run()
+        loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
+        wrapper.define_kernel(name, f"{loader}({name!r}, {source!r})", gpu=False)
+        grid = math.ceil(plan.xnumel / kernel.xblock)
+        args = kernel.call_args() + [str(plan.xnumel)]
+        consts = f"XBLOCK={kernel.xblock}"
+        if plan.kind == "reduction":
+            args.append(str(plan.rnumel))
+            consts += f", RBLOCK={kernel.rblock}"
+        wrapper.writeline(f"{name}[({grid},)]({', '.join(args)}, {consts})")
+        metrics.generated_kernels += 1
+        metrics.kernel_sources[name] = source
+        log.debug("tile kernel %s:\n%s", name, source)
+
+    def _kernel_local_buffers(self, nodes) -> set[str]:
+        """Outputs of the group read only inside it: they need no memory."""
+        if len(nodes) < 2 or not config.elide_local_buffers:
+            return set()
+        names = {n.get_name() for n in nodes}
+        graph_outputs = set(V.graph.get_output_names())
+        local = set()
+        for snode in nodes:
+            for buf in snode.get_outputs():
+                bname = buf.get_name()
+                if bname in graph_outputs or buf.get_aliases() or buf.get_mutations():
+                    continue
+                users = buf.users
+                if users and all(
+                    not getattr(u, "is_weak", False) and hasattr(u.node, "get_name") and u.node.get_name() in names
+                    for u in users
+                ):
+                    local.add(bname)
+        return local
+
+    def _codegen_fallback(self, snode, reason: str) -> None:
+        device = snode.get_device()
+        ctor = self.fallback_for.get(device.type)
+        if ctor is None:
+            raise RuntimeError(f"inductor_tile: cannot generate {snode.get_name()} ({reason}) and no fallback for {device}")
+        if self._fallback is None:
+            self._fallback = ctor(self.scheduler)
+        log.info("tile: node %s falls back to Inductor's %s: %s", snode.get_name(), type(self._fallback).__name__, reason)
+        metrics.fallback_kernels += 1
+        metrics.fallback_reasons.append(f"{snode.get_name()}: {reason}")
+        # the fallback reads node.group in its own format (we group by numel like SIMD)
+        saved_group = snode.group
+        if hasattr(snode, "_sizes"):
+            snode.group = (device, self._fallback.group_fn(snode._sizes))
+        # Inductor's kernels free the buffers last used by the node being generated right
+        # after their kernel; inside a split group that would free buffers the group's later
+        # kernels still read, so frees wait for the end of our codegen_node
+        self.scheduler.free_buffers = lambda: None  # shadows the method on this instance
+        try:
+            self._fallback.codegen_node(snode)
+            self._fallback.flush()
+        finally:
+            snode.group = saved_group
+            del self.scheduler.free_buffers
+
+    def codegen_template(self, *args, **kwargs):
+        raise NotImplementedError("inductor_tile: template kernels are not supported")
+
+    def codegen_sync(self) -> None:
+        pass
+
+    def ready_to_flush(self) -> bool:
+        return False
+
+    def flush(self) -> None:
+        if self._fallback is not None:
+            self._fallback.flush()
+
+    def benchmark_fused_nodes(self, nodes):
+        raise NotImplementedError("inductor_tile: benchmark_fusion is not supported")
+
+
+def _kernel_name(nodes, kind: str) -> str:
+    """``tile_<kind>_<aten ops it fuses>``: e.g. tile_poi_add_mul_relu_sigmoid."""
+    ops = []
+    for snode in nodes:
+        for origin in sorted(getattr(snode.node, "origins", ()) or (), key=lambda n: n.name):
+            aten = origin.meta.get("original_aten") if origin.op == "call_function" else None
+            op = getattr(getattr(aten, "_overloadpacket", None), "__name__", None)
+            if op and op not in ops:
+                ops.append(op)
+    label = "_".join(ops[:6]) or "kernel"
+    return f"tile_{'red' if kind == 'reduction' else 'poi'}_{label}"
+
