@@ -156,6 +156,13 @@ class LoweringContext:
 _NO_ENCODING = TensorType(IntegerType(1), [1]).encoding
 
 
+def byte_size(ty: ir.Type) -> int:
+    """Bytes one element of LLVM type `ty` occupies in memory (i1 counts as a byte)."""
+    if isinstance(ty, ir.IntType):
+        return max(1, ty.width // 8)
+    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(ty)]
+
+
 def intrinsic_suffix(ty: ir.Type) -> str:
     """LLVM's overload suffix: f32, v8f32, i64, v4i1."""
     if isinstance(ty, ir.VectorType):

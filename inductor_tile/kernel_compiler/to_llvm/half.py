@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .context import F32, F64, I16, I32, I64, constant_like
+from .context import F32, F64, I16, I32, constant_like
 
 
 def _like(value: ir.Value, element: ir.Type) -> ir.Type:
@@ -105,25 +105,6 @@ def _fabs(b: ir.IRBuilder, ty: ir.Type) -> ir.Function:
     return existing if existing is not None else ir.Function(module, ir.FunctionType(ty, [ty]), name)
 
 
-def to_f32(b: ir.IRBuilder, value: ir.Value, kind: str) -> ir.Value:
-    """Any float kind held in registers -> f32 (half kinds exactly; f64 rounds once)."""
-    if kind == "f32":
-        return value
-    if kind == "f64":
-        return b.fptrunc(value, _like(value, F32))
-    return half_to_f32(b, value, kind)
-
-
-def from_f32(b: ir.IRBuilder, value: ir.Value, kind: str) -> ir.Value:
-    if kind == "f32":
-        return value
-    if kind == "f64":
-        return b.fpext(value, _like(value, F64))
-    return f32_to_half(b, value, kind)
-
-
 def f64_to_half(b: ir.IRBuilder, value: ir.Value, kind: str) -> ir.Value:
     return f32_to_half(b, f64_to_f32_round_to_odd(b, value), kind)
 
-
-__all__ = ["f32_to_half", "f64_to_half", "from_f32", "half_to_f32", "to_f32", "I64"]

@@ -12,13 +12,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
-from .context import I1, I8, I32, LoweringContext, lowering
-
-
-def _byte_size(ty: ir.Type) -> int:
-    if isinstance(ty, ir.IntType):
-        return max(1, ty.width // 8)
-    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(ty)]
+from .context import I1, I8, I32, LoweringContext, byte_size, lowering
 
 
 def _largest_power_of_two_dividing(n: int) -> int:
@@ -32,7 +26,7 @@ def run_length(ctx: LoweringContext, ptr: SSAValue, mask: SSAValue | None, eleme
     (axis-info contiguity), aligned to their own size where the target needs that, and, on targets
     without per-element masks, equally masked (mask constancy). 1 means gather/scatter.
     """
-    size = _byte_size(element)
+    size = byte_size(element)
     lmap = ctx.layout_map(ptr.type)
     info = ctx.axis_info.get(ptr) if ctx.axis_info else None
     root = lmap.root

@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Callable
 
 from llvmlite import ir
-from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from . import half
-from .context import I32, LoweringContext, LoweringError, float_kind, intrinsic_suffix, lowering
+from .context import I32, LoweringContext, LoweringError, byte_size, float_kind, intrinsic_suffix, lowering
 from .rules_tensor import index_vectors
 
 Combine = Callable[[ir.Value, ir.Value], ir.Value]
@@ -188,8 +188,6 @@ def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, ro
                          warp_stride: int, combine) -> list[ir.Value]:
     """A full reduction: lane 0 of each warp stores the warp's partial, then every warp loads all partials
     (one per lane) and finishes with a butterfly. One value per thread in flight keeps registers low."""
-    from .shared import element_bytes
-
     b = ctx.builder
     target = ctx.target
     warp = target.warp_id(b)
@@ -200,7 +198,7 @@ def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, ro
     starts, offset = [], 0
     for v in vectors:
         starts.append(offset)
-        offset += -(-unique_warps * element_bytes(v.type.element) // 16) * 16
+        offset += -(-unique_warps * byte_size(v.type.element) // 16) * 16
     ctx.shared_bytes = max(ctx.shared_bytes, offset)
     target.barrier(b)
     with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, 0))):
@@ -227,7 +225,7 @@ def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, ro
 def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
                   unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
     """Each warp writes its partial results to shared memory; every thread then combines the warps' in order."""
-    from .shared import element_bytes, linear_indices, load_slots, store_slots
+    from .shared import linear_indices, load_slots, store_slots
 
     b = ctx.builder
     result_type = op.results[0].type
@@ -249,7 +247,7 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     offset_bytes, buffers = 0, []
     for v in vectors:
         buffers.append(offset_bytes)
-        offset_bytes += -(-numel * unique_warps * element_bytes(v.type.element) // 16) * 16
+        offset_bytes += -(-numel * unique_warps * byte_size(v.type.element) // 16) * 16
     ctx.shared_bytes = max(ctx.shared_bytes, offset_bytes)
     ctx.target.barrier(b)
     scaled = b.mul(linear, ir.Constant(linear.type, [unique_warps] * count))
@@ -267,5 +265,3 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
         partials = [combine(a, c) for a, c in zip(partials[0::2], partials[1::2])]
     return partials[0]
 
-
-__all__ = ["IntegerType"]

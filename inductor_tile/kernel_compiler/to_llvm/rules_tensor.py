@@ -9,10 +9,11 @@ reshape and convert_layout are in-register permutations too.
 from __future__ import annotations
 
 from llvmlite import ir
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from ..ir.layouts import LayoutMap
-from .context import I32, I64, LoweringContext, LoweringError, constant_like, lowering
+from .context import I32, LoweringContext, LoweringError, byte_size, constant_like, lowering
 
 
 def thread_offsets(ctx: LoweringContext, lmap: LayoutMap) -> list[ir.Value]:
@@ -209,10 +210,9 @@ def lower_convert_layout(ctx: LoweringContext, op: Operation) -> None:
 def lower_addptr(ctx: LoweringContext, op: Operation) -> None:
     b = ctx.builder
     ptr, offset = ctx.get(op.operands[0]), ctx.get(op.operands[1])
-    pointee = op.operands[0].type
-    pointee = pointee.element_type if hasattr(pointee, "element_type") else pointee
-    size = max(1, ctx.memory_type(pointee.pointee).width // 8) if hasattr(ctx.memory_type(pointee.pointee), "width") \
-        else _float_bytes(ctx.memory_type(pointee.pointee))
+    pointer_type = op.operands[0].type
+    pointer_type = pointer_type.element_type if isinstance(pointer_type, TensorType) else pointer_type
+    size = byte_size(ctx.memory_type(pointer_type.pointee))
     offset64 = b.sext(offset, ptr.type) if _width(offset.type) < 64 else offset
     ctx.set(op.results[0], b.add(ptr, b.mul(offset64, constant_like(ptr.type, size))))
 
@@ -222,13 +222,7 @@ def _width(ty: ir.Type) -> int:
     return element.width
 
 
-def _float_bytes(ty: ir.Type) -> int:
-    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(ty)]
-
-
 @lowering("tt.bitcast", "tt.int_to_ptr")
 def lower_pointer_cast(ctx: LoweringContext, op: Operation) -> None:
     ctx.set(op.results[0], ctx.get(op.operands[0]))
 
-
-__all__ = ["I64", "index_vectors", "same_thread_permutation", "thread_offsets"]

@@ -11,14 +11,8 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..ir.layouts import LayoutMap
-from .context import I1, I8, I32, LoweringContext
+from .context import I1, I8, I32, LoweringContext, byte_size
 from .rules_tensor import index_vectors
-
-
-def element_bytes(ty: ir.Type) -> int:
-    if isinstance(ty, ir.IntType):
-        return max(1, ty.width // 8)
-    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(ty)]
 
 
 def linear_indices(ctx: LoweringContext, lmap: LayoutMap, shape: tuple[int, ...]) -> ir.Value:
@@ -72,7 +66,7 @@ def exchange(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutM
     numel = 1
     for d in dst_shape:
         numel *= d
-    ctx.shared_bytes = max(ctx.shared_bytes, numel * element_bytes(I8 if element == I1 else element))
+    ctx.shared_bytes = max(ctx.shared_bytes, numel * byte_size(I8 if element == I1 else element))
     base = ctx.target.shared_memory(ctx.module, b, numel)
     ctx.target.barrier(b)
     store_slots(ctx, base, value, linear_indices(ctx, src, src_shape))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -91,7 +92,7 @@ class CPUTarget(Target):
                         alignment: int) -> ir.Value:
         n, element = other.type.count, other.type.element
         mask = mask if mask is not None else _all_true(n)
-        fn = _intrinsic(builder.module, f"llvm.masked.load.v{n}{_suffix(element)}.p0", other.type,
+        fn = _intrinsic(builder.module, f"llvm.masked.load.v{n}{intrinsic_suffix(element)}.p0", other.type,
                         [PTR, I32, mask.type, other.type])
         return builder.call(fn, [builder.inttoptr(address, PTR), ir.Constant(I32, alignment), mask, other])
 
@@ -99,15 +100,15 @@ class CPUTarget(Target):
         n, element = other.type.count, other.type.element
         mask = mask if mask is not None else _all_true(n)
         ptrs = builder.inttoptr(addresses, ir.VectorType(PTR, n))
-        fn = _intrinsic(builder.module, f"llvm.masked.gather.v{n}{_suffix(element)}.v{n}p0", other.type,
+        fn = _intrinsic(builder.module, f"llvm.masked.gather.v{n}{intrinsic_suffix(element)}.v{n}p0", other.type,
                         [ptrs.type, I32, mask.type, other.type])
-        return builder.call(fn, [ptrs, ir.Constant(I32, _element_bytes(element)), mask, other])
+        return builder.call(fn, [ptrs, ir.Constant(I32, byte_size(element)), mask, other])
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
                          alignment: int) -> None:
         n, element = value.type.count, value.type.element
         mask = mask if mask is not None else _all_true(n)
-        fn = _intrinsic(builder.module, f"llvm.masked.store.v{n}{_suffix(element)}.p0", ir.VoidType(),
+        fn = _intrinsic(builder.module, f"llvm.masked.store.v{n}{intrinsic_suffix(element)}.p0", ir.VoidType(),
                         [value.type, PTR, I32, mask.type])
         builder.call(fn, [value, builder.inttoptr(address, PTR), ir.Constant(I32, alignment), mask])
 
@@ -115,9 +116,9 @@ class CPUTarget(Target):
         n, element = value.type.count, value.type.element
         mask = mask if mask is not None else _all_true(n)
         ptrs = builder.inttoptr(addresses, ir.VectorType(PTR, n))
-        fn = _intrinsic(builder.module, f"llvm.masked.scatter.v{n}{_suffix(element)}.v{n}p0", ir.VoidType(),
+        fn = _intrinsic(builder.module, f"llvm.masked.scatter.v{n}{intrinsic_suffix(element)}.v{n}p0", ir.VoidType(),
                         [value.type, ptrs.type, I32, mask.type])
-        builder.call(fn, [value, ptrs, ir.Constant(I32, _element_bytes(element)), mask])
+        builder.call(fn, [value, ptrs, ir.Constant(I32, byte_size(element)), mask])
 
     def math(self, op: str, type_name: str) -> MathEntry:
         symbol, is_intrinsic = _MATH[op]
@@ -128,18 +129,6 @@ class CPUTarget(Target):
 
 def _all_true(n: int) -> ir.Constant:
     return ir.Constant(ir.VectorType(ir.IntType(1), n), [1] * n)
-
-
-def _suffix(element: ir.Type) -> str:
-    if isinstance(element, ir.IntType):
-        return f"i{element.width}"
-    return {"float": "f32", "double": "f64", "half": "f16", "bfloat": "bf16"}[str(element)]
-
-
-def _element_bytes(element: ir.Type) -> int:
-    if isinstance(element, ir.IntType):
-        return max(1, element.width // 8)
-    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(element)]
 
 
 def _intrinsic(module: ir.Module, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:

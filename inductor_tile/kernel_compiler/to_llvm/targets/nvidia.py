@@ -15,6 +15,7 @@ import re
 
 from llvmlite import ir
 
+from ..context import byte_size
 from ..target import MathEntry, Target
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
@@ -136,7 +137,7 @@ class NvidiaTarget(Target):
 
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
                         alignment: int) -> ir.Value:
-        total = other.type.count * _bytes(other.type.element)
+        total = other.type.count * byte_size(other.type.element)
         if mask is None:
             return builder.load(builder.inttoptr(address, GLOBAL), typ=other.type, align=alignment)
         if total % 4 or total > 16 or alignment < total:
@@ -174,7 +175,7 @@ class NvidiaTarget(Target):
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
                          alignment: int) -> None:
-        total = value.type.count * _bytes(value.type.element)
+        total = value.type.count * byte_size(value.type.element)
         if mask is None:
             builder.store(value, builder.inttoptr(address, GLOBAL), align=alignment)
             return
@@ -242,15 +243,9 @@ class NvidiaTarget(Target):
         return out
 
 
-def _bytes(ty: ir.Type) -> int:
-    if isinstance(ty, ir.IntType):
-        return max(1, ty.width // 8)
-    return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(ty)]
-
-
 def _address_vector(builder: ir.IRBuilder, address: ir.Value, like: ir.Value) -> ir.Value:
     """Consecutive element addresses starting at `address`, one per element of `like`."""
-    n, size = like.type.count, _bytes(like.type.element)
+    n, size = like.type.count, byte_size(like.type.element)
     vec = ir.VectorType(I64, n)
     base = builder.insert_element(ir.Constant(vec, None), address, ir.Constant(I32, 0))
     base = builder.shuffle_vector(base, base, ir.Constant(ir.VectorType(I32, n), [0] * n))
