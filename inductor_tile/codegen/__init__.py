@@ -1,8 +1,10 @@
-"""Source generation for the torch.compile backend: tile kernels and the wrapper.
+"""Source generation for the torch.compile backend: one tile kernel per fused group.
 
-- ``kernel``: an Inductor ops handler that turns a fused group's loop IR into
-  tile-language source (``TileKernelSource``).
-- ``wrapper``: the host-side Python wrapper (Inductor's, plus the kernel loader import).
+- ``plan``: which loop variables each scheduler node of a group gets (pointwise or reduction shape).
+- ``ops``: the ops handler: each op of a node's loop body becomes one line of tile source.
+- ``reductions``: persistent and looped reductions (sum, max, min, welford).
+- ``kernel``: ``TileKernelSource`` puts the lines together into an ``@inductor_tile.jit`` function.
+- ``common``: errors (``Unsupported``), dtype names, literals, sympy index expressions as source.
 - ``runtime``: loads a generated kernel from its source at wrapper-import time.
 
 Imports torch._inductor lazily: nothing here is loaded by ``import inductor_tile``.

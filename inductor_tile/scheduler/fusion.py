@@ -28,7 +28,8 @@ MAX_FUSED_NODES = 64
 def can_fuse(node1, node2, vertical: bool) -> bool:
     if not config.fusion:
         return False
-    from ..codegen.kernel import Unsupported, plan_group
+    from ..codegen.common import Unsupported
+    from ..codegen.plan import plan_group
 
     nodes = list(node1.get_nodes()) + list(node2.get_nodes())
     if len(nodes) > MAX_FUSED_NODES:

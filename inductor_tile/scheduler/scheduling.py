@@ -21,7 +21,9 @@ from torch._inductor.virtualized import V
 
 from .. import config, metrics
 from ..codegen import runtime
-from ..codegen.kernel import NeedsBuffer, TileKernelSource, Unsupported, plan_group
+from ..codegen.common import NeedsBuffer, Unsupported
+from ..codegen.kernel import TileKernelSource
+from ..codegen.plan import plan_group
 from . import fusion
 
 log = logging.getLogger(__name__)
