@@ -95,10 +95,59 @@ def _caches_off():
     return stack
 
 
+_inlining = threading.local()
+
+
+def _realize_every_op(original_run_node):
+    """``GraphLowering.run_node`` that materializes each lowered op's output (no inlining).
+
+    Inductor's lowering returns a pointwise op as an unrealized ``Pointwise`` that its
+    consumers inline; realizing it turns it into a buffer of its own, as if every op were
+    a kernel boundary before fusion.  Views stay views (they have no computation).
+    Active only in the thread that is compiling with ``config.inlining`` off.
+    """
+    from torch._inductor import ir
+
+    def run_node(self, n):
+        result = original_run_node(self, n)
+        if getattr(_inlining, "off", False) and isinstance(result, ir.TensorBox):
+            box = result.data
+            if isinstance(box, ir.StorageBox) and isinstance(box.data, (ir.Pointwise, ir.Reduction)):
+                result.realize()
+        return result
+
+    run_node.__wrapped__ = original_run_node
+    return run_node
+
+
+@contextlib.contextmanager
+def _inlining_disabled():
+    """While compiling with ``config.inlining`` off: every lowered op becomes a buffer."""
+    from torch._inductor.graph import GraphLowering
+
+    with _lock:
+        installed = GraphLowering.run_node
+        if not hasattr(installed, "__wrapped__"):
+            GraphLowering.run_node = _realize_every_op(installed)
+        _inlining.off = True
+        try:
+            yield
+        finally:
+            _inlining.off = False
+            if not hasattr(installed, "__wrapped__"):
+                GraphLowering.run_node = installed
+
+
 def _tile_inner_compile(gm, example_inputs, **kwargs):
     from torch._inductor.compile_fx import compile_fx_inner
 
-    with _caches_off(), tile_codegen_registered():
+    from . import config
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(_caches_off())
+        stack.enter_context(tile_codegen_registered())
+        if not config.inlining:
+            stack.enter_context(_inlining_disabled())
         return compile_fx_inner(gm, example_inputs, **kwargs)
 
 

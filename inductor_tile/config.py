@@ -9,8 +9,10 @@ variables give the defaults:
   chains (vertical) and independent nodes over the same iteration space (horizontal)
   into one kernel.  Off: one kernel per scheduler node.
 - ``inlining`` (``TILE_INLINING``, default on): Inductor's lowering inlines pointwise
-  producers into their consumers.  TODO: turning it off (realizing every lowered op,
-  for the fusion/inlining ablation) is not implemented yet; the flag is read by nothing.
+  producers into their consumers (the producer's expression is recomputed inside the
+  consumer's loop).  Off: every lowered op's output is realized as a buffer of its own
+  (the "no inlining" column of the TorchInductor ablation); fusion may still put the
+  producer and its consumer into one kernel when they iterate alike.
 - ``elide_local_buffers`` (``TILE_ELIDE_LOCAL_BUFFERS``, default on): a buffer written and
   read only inside one fused kernel is kept in registers, never allocated.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block

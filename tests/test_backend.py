@@ -65,6 +65,37 @@ def test_fusion_off_generates_more_kernels():
     assert unfused == 3 > fused
 
 
+def inlining_probe(x, y):
+    # relu(x * 2 + 1) is inlined into the transposed add; with inlining off it is a buffer
+    # that the add reads transposed, so fusion cannot merge the two kernels back
+    a = torch.relu(x * 2 + 1)
+    return a.t() + y, (x.exp() * y.t()).sum(-1)
+
+
+@pytest.mark.parametrize("fusion", [True, False])
+def test_inlining_off_generates_more_kernels(fusion):
+    x, y = _rand(33, 17), _rand(17, 33, seed=1)
+    with config.patch(fusion=fusion):
+        _close(_compile(inlining_probe)(x, y), inlining_probe(x, y))
+        inlined = metrics.generated_kernels
+        with config.patch(inlining=False):
+            out = _compile(inlining_probe)(x, y)
+            materialized = metrics.generated_kernels
+    _close(out, inlining_probe(x, y))
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert materialized > inlined, (materialized, inlined)
+
+
+def test_inlining_off_is_scoped_to_tile_compiles():
+    from torch._inductor.graph import GraphLowering
+
+    original = GraphLowering.run_node
+    x, y = _rand(33, 17), _rand(17, 33, seed=1)
+    with config.patch(inlining=False):
+        _compile(inlining_probe)(x, y)
+    assert GraphLowering.run_node is original
+
+
 def test_softmax_one_kernel():
     x = _rand(37, 53)
     fn = lambda t: torch.softmax(t, -1)  # noqa: E731
@@ -93,8 +124,20 @@ def test_looped_and_strided_reductions_float32():
     assert any("for roffset in range" in s for s in metrics.kernel_sources.values())
 
 
-def test_unsupported_op_falls_back_to_inductor():
-    # tl has no tanh: that node runs as Inductor's own C++ kernel, the rest as tile kernels
+def _refuse(monkeypatch, op_name):
+    """Make the codegen refuse one op, as it does for ops it has no rule for."""
+    from inductor_tile.codegen.common import Unsupported
+    from inductor_tile.codegen.ops import TileOps
+
+    def refuse(self, *args, **kwargs):
+        raise Unsupported(f"op {op_name}")
+
+    monkeypatch.setattr(TileOps, op_name, refuse, raising=False)
+
+
+def test_unsupported_op_falls_back_to_inductor(monkeypatch):
+    # a node with an op the codegen refuses runs as Inductor's own C++ kernel, the rest as tile kernels
+    _refuse(monkeypatch, "tanh")
     x = _rand(16, 40)
     fn = lambda t: (torch.tanh(t).sum(-1), torch.relu(t) + 1.0)  # noqa: E731
     _close(_compile(fn)(x), fn(x))
@@ -167,10 +210,11 @@ def test_import_is_light():
     assert inductor_tile.__version__
 
 
-def test_fused_group_split_when_a_node_falls_back():
-    # the embedding gather (indirect indexing) cannot be a tile kernel: its fused group is
-    # split, that node runs as Inductor's kernel and the rest still as tile kernels; the
-    # wrapper's memory planner must accept the frees of a split group
+def test_fused_group_split_when_a_node_falls_back(monkeypatch):
+    # with the embedding gather (indirect indexing) refused, its fused group is split, that
+    # node runs as Inductor's kernel and the rest still as tile kernels; the wrapper's
+    # memory planner must accept the frees of a split group
+    _refuse(monkeypatch, "indirect_indexing")
     emb = torch.nn.Embedding(100, 16).double()
     idx = torch.randint(0, 100, (4, 7), generator=torch.Generator().manual_seed(0))
     mlp = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.LayerNorm(32)).double()
