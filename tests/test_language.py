@@ -166,3 +166,118 @@ def test_compile_fills_every_stage_for_cpu_and_cuda():
                                  divisible_by_16=["x_ptr", "out_ptr"])
     assert set(cuda.asm) >= {"ttir", "ttgir", "llir", "ptx"}
     assert ".target sm_90" in cuda.asm["ptx"] and ".visible .entry aot_kernel(" in cuda.asm["ptx"]
+
+
+# ===--------------------------------------------------------------------------===
+# libdevice math (`inductor_tile.language.extra.libdevice`, Triton's names)
+# ===--------------------------------------------------------------------------===
+from inductor_tile.language.extra import libdevice  # noqa: E402
+
+# name -> (torch reference on the kernel's argument, how the kernel shapes its argument)
+LIBDEVICE_UNARY = ["tanh", "log1p", "expm1", "log10", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh",
+                   "acosh", "atanh", "trunc", "rint", "nearbyint", "round"]
+LIBDEVICE_BINARY = ["pow", "atan2", "copysign", "fmod"]
+
+
+@inductor_tile.jit
+def libdevice_unary_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.5)  # x in (-0.95, 0.95), never 0
+    big = x * 7.3
+    results = (libdevice.tanh(big), libdevice.log1p(x), libdevice.expm1(big), libdevice.log10(tl.abs(big)),
+               libdevice.tan(x), libdevice.sinh(big), libdevice.cosh(big), libdevice.asin(x), libdevice.acos(x),
+               libdevice.atan(big), libdevice.asinh(big), libdevice.acosh(tl.abs(big) + 1.0), libdevice.atanh(x),
+               libdevice.trunc(big), libdevice.rint(big), libdevice.nearbyint(big), libdevice.round(big))
+    for i in tl.static_range(17):
+        tl.store(out_ptr + i * n + offs, results[i], mask=mask)
+
+
+@inductor_tile.jit
+def libdevice_binary_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask, other=0.5)
+    y = tl.load(y_ptr + offs, mask=mask, other=0.5)
+    results = (libdevice.pow(tl.abs(x) * 3.0, y * 2.0), libdevice.atan2(x, y), libdevice.copysign(x, y),
+               libdevice.fmod(x * 7.3, y))
+    for i in tl.static_range(4):
+        tl.store(out_ptr + i * n + offs, results[i], mask=mask)
+
+
+def _libdevice_inputs(dtype, n=200, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    x = (torch.rand(n, generator=gen, dtype=torch.float64) * 0.9 + 0.05) * (torch.randint(0, 2, (n,), generator=gen) * 2 - 1)
+    x[:6] = torch.tensor([0.5 / 7.3, -0.5 / 7.3, 1.5 / 7.3, 2.5 / 7.3, -2.5 / 7.3, 0.9])  # rounding ties (in fp64)
+    return x.to(dtype)
+
+
+def _libdevice_unary_refs(x):
+    big = x * torch.tensor(7.3, dtype=x.dtype)  # in the kernel's dtype, as the kernel computes it
+    acosh_arg = (big.abs() + 1.0).double()
+    big, xd = big.double(), x.double()
+    half_away = lambda v: torch.where((v - v.trunc()).abs() >= 0.5, v.trunc() + v.sign(), v.trunc())  # noqa: E731
+    return [big.tanh(), xd.log1p(), big.expm1(), big.abs().log10(), xd.tan(), big.sinh(), big.cosh(), xd.asin(),
+            xd.acos(), big.atan(), big.asinh(), acosh_arg.acosh(), xd.atanh(), big.trunc(), big.round(),
+            big.round(), half_away(big)]
+
+
+def _libdevice_tolerance(dtype):
+    return {torch.float16: (1e-3, 1e-3), torch.float32: (1e-5, 1e-6), torch.float64: (1e-12, 1e-12)}[dtype]
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=str)
+def test_libdevice_unary_matches_torch(mode, dtype, monkeypatch):
+    if mode == "interpret":
+        monkeypatch.setenv("TILE_INTERPRET", "1")
+    else:
+        monkeypatch.delenv("TILE_INTERPRET", raising=False)
+    n = 200
+    x = _libdevice_inputs(dtype)
+    out = torch.full((len(LIBDEVICE_UNARY) * n,), float("nan"), dtype=dtype)
+    libdevice_unary_kernel[(tl.cdiv(n, 32),)](x, out, n, BLOCK=32)  # narrow tiles compile fast
+    rtol, atol = _libdevice_tolerance(dtype)
+    for i, (name, ref) in enumerate(zip(LIBDEVICE_UNARY, _libdevice_unary_refs(x))):
+        torch.testing.assert_close(out[i * n:(i + 1) * n].double(), ref.to(dtype).double(), rtol=rtol, atol=atol,
+                                   msg=lambda m, name=name: f"libdevice.{name} {dtype}: {m}")
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16], ids=str)
+def test_libdevice_binary_matches_torch(mode, dtype, monkeypatch):
+    if mode == "interpret":
+        monkeypatch.setenv("TILE_INTERPRET", "1")
+    else:
+        monkeypatch.delenv("TILE_INTERPRET", raising=False)
+    n = 200
+    x, y = _libdevice_inputs(dtype, seed=1), _libdevice_inputs(dtype, seed=2)
+    out = torch.full((len(LIBDEVICE_BINARY) * n,), float("nan"), dtype=dtype)
+    libdevice_binary_kernel[(tl.cdiv(n, 32),)](x, y, out, n, BLOCK=32)
+    xd, yd = x.double(), y.double()
+    base = (x.abs() * 3.0).double()  # rounded to the kernel's dtype first, as the kernel does
+    refs = [base.pow((y * 2.0).double()), torch.atan2(xd, yd), torch.copysign(xd, yd), torch.fmod((x * torch.tensor(7.3, dtype=dtype)).double(), yd)]
+    rtol, atol = _libdevice_tolerance(dtype)
+    for i, (name, ref) in enumerate(zip(LIBDEVICE_BINARY, refs)):
+        torch.testing.assert_close(out[i * n:(i + 1) * n].double(), ref.to(dtype).double(), rtol=rtol, atol=atol,
+                                   msg=lambda m, name=name: f"libdevice.{name} {dtype}: {m}")
+
+
+def test_libdevice_functions_assemble_with_ptxas():
+    import platform
+
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        pytest.skip("ptxas and libdevice wheels exist for Linux x86-64 only")
+    for dtype in ("fp32", "fp64", "fp16"):
+        for kernel, pointers in ((libdevice_unary_kernel, ("x_ptr", "out_ptr")),
+                                 (libdevice_binary_kernel, ("x_ptr", "y_ptr", "out_ptr"))):
+            signature = {p: f"*{dtype}" for p in pointers} | {"n": "i32"}
+            compiled = inductor_tile.compile(kernel, signature=signature, constexprs={"BLOCK": 256}, target="cuda:90",
+                                             divisible_by_16=list(pointers))
+            ptx = compiled.asm["ptx"]
+            check_ptx(ptx, "sm_90", kernel.__name__)
+            if kernel is libdevice_unary_kernel and dtype == "fp32":
+                assert "cvt.rzi.f32.f32" in ptx and "cvt.rni.f32.f32" in ptx  # trunc, rint: one instruction each
+            assert ptx.count(".func") < 60, "all of libdevice was linked into the kernel"

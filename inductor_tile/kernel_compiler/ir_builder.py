@@ -66,6 +66,9 @@ BINARY_OPS: dict[str, type[Operation]] = {
     "remf": arith_ext.RemFOp,
     "maximumf": arith.MaximumfOp,
     "minimumf": arith.MinimumfOp,
+    "powf": math.PowFOp,
+    "atan2": math.Atan2Op,
+    "copysign": math.CopySignOp,
 }
 UNARY_OPS: dict[str, type[Operation]] = {
     "exp": math.ExpOp,
@@ -82,6 +85,22 @@ UNARY_OPS: dict[str, type[Operation]] = {
     "absf": math.AbsFOp,
     "absi": math.AbsIOp,
     "negf": arith.NegfOp,
+    "tanh": math.TanhOp,
+    "log1p": math.Log1pOp,
+    "expm1": math.ExpM1Op,
+    "log10": math.Log10Op,
+    "tan": math.TanOp,
+    "sinh": math.SinhOp,
+    "cosh": math.CoshOp,
+    "asin": math.AsinOp,
+    "acos": math.AcosOp,
+    "atan": math.AtanOp,
+    "asinh": math.AsinhOp,
+    "acosh": math.AcoshOp,
+    "atanh": math.AtanhOp,
+    "trunc": math.TruncOp,
+    "roundeven": math.RoundEvenOp,
+    "round": math.RoundOp,
 }
 CAST_OPS: dict[str, type[Operation]] = {
     "extf": arith.ExtFOp,

@@ -11,6 +11,7 @@ from .builtins import (
     store, sum, view, where, zeros, zeros_like,
 )
 from .core import constexpr, tensor
+from . import extra
 from .dtypes import (
     bfloat16, block_type, dtype, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type,
     uint8, uint16, uint32, uint64, void,
@@ -18,7 +19,7 @@ from .dtypes import (
 
 __all__ = [
     "abs", "arange", "argmax", "argmin", "bfloat16", "block_type", "broadcast", "broadcast_to", "cdiv", "ceil",
-    "constexpr", "cos", "div_rn", "dtype", "erf", "exp", "exp2", "expand_dims", "float16", "float32", "float64",
+    "constexpr", "cos", "div_rn", "dtype", "erf", "exp", "exp2", "expand_dims", "extra", "float16", "float32", "float64",
     "floor", "fma", "full", "int1", "int8", "int16", "int32", "int64", "load", "log", "log2", "max",
     "max_contiguous", "maximum", "min", "minimum", "multiple_of", "num_programs", "pointer_type", "program_id",
     "range", "reshape", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn", "static_assert", "static_print",

@@ -29,10 +29,17 @@ INT_BINARY_OPS = (
 )
 # divf may be approximated by a target (GPU: within 2 ulp); divf_rn is always correctly rounded
 FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "divf_rn", "remf", "maximumf", "minimumf")
+# math binary ops (libdevice/libm functions of two floats), also through `create_binary`
+MATH_BINARY_OPS = ("powf", "atan2", "copysign")
 # math unary ops, by the name used in `create_unary`.
 UNARY_OPS = (
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
     "floor", "ceil", "absf", "absi", "negf",
+)
+# libdevice-style functions of one float (`inductor_tile.language.extra.libdevice`), also through `create_unary`
+MATH_UNARY_OPS = (
+    "tanh", "log1p", "expm1", "log10", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
+    "trunc", "roundeven", "round",
 )
 # arith casts, by the name used in `create_cast`.
 CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")
@@ -75,7 +82,7 @@ class Builder(Protocol):
 
     # --- arithmetic ---------------------------------------------------------
     def create_binary(self, op: str, lhs: Handle, rhs: Handle, ty: Type) -> Handle:
-        """`op` is one of INT_BINARY_OPS or FLOAT_BINARY_OPS; lhs, rhs and result have type `ty`.
+        """`op` is one of INT_BINARY_OPS, FLOAT_BINARY_OPS or MATH_BINARY_OPS; lhs, rhs and result have type `ty`.
         Integer division and remainder are C-like (truncating); `remf` is C's fmod."""
 
     def create_cmp(self, predicate: str, lhs: Handle, rhs: Handle, ty: Type) -> Handle:
@@ -85,7 +92,7 @@ class Builder(Protocol):
         """Elementwise `cond ? a : b`; all operands already have the shape of `ty`."""
 
     def create_unary(self, op: str, x: Handle, ty: Type) -> Handle:
-        """`op` is one of UNARY_OPS."""
+        """`op` is one of UNARY_OPS or MATH_UNARY_OPS."""
 
     def create_fma(self, a: Handle, b: Handle, c: Handle, ty: Type) -> Handle:
         """a * b + c with one rounding."""

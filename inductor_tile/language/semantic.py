@@ -466,6 +466,16 @@ class Semantic:
             return self.cast(tensor(self.builder.create_unary(op, wide.handle, wide.type), wide.type), x.dtype)
         return tensor(self.builder.create_unary(op, x.handle, x.type), x.type)
 
+    def float_math_binary(self, op: str, a: Any, b: Any, name: str) -> tensor:
+        """pow, atan2, copysign: floats after promotion; fp16/bf16 are computed in fp32 and rounded back."""
+        a, b = self.binary_operands(a, b)
+        if not a.dtype.is_floating():
+            raise TileTypeError(f"{name} expects floating-point arguments, got {a.dtype}; convert them with .to(tl.float32)")
+        if a.dtype.is_fp16() or a.dtype.is_bf16():
+            wa, wb = self.cast(a, T.float32), self.cast(b, T.float32)
+            return self.cast(tensor(self.builder.create_binary(op, wa.handle, wb.handle, wa.type), wa.type), a.dtype)
+        return tensor(self.builder.create_binary(op, a.handle, b.handle, a.type), a.type)
+
     def fma(self, a: Any, b: Any, c: Any) -> tensor:
         a, b = self.binary_operands(a, b)
         a, c = self.binary_operands(a, c)

@@ -200,6 +200,9 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "remf": torch.fmod,
     "maximumf": _maximumf,
     "minimumf": _minimumf,
+    "powf": torch.pow,
+    "atan2": torch.atan2,
+    "copysign": torch.copysign,
 }
 
 def _sqrt(x: Tensor) -> Tensor:
@@ -208,10 +211,20 @@ def _sqrt(x: Tensor) -> Tensor:
         return torch.as_tensor(np.sqrt(x.numpy()))
 
 
+def _round_half_away(x: Tensor) -> Tensor:
+    """C's round(): to the nearest integer, halfway cases away from zero."""
+    t = torch.trunc(x)
+    return torch.where((x - t).abs() >= 0.5, t + torch.sign(x), t)
+
+
 _FLOAT_UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "exp": torch.exp, "exp2": torch.exp2, "log": torch.log, "log2": torch.log2,
     "sqrt": _sqrt, "rsqrt": torch.rsqrt, "sin": torch.sin, "cos": torch.cos, "erf": torch.erf,
     "floor": torch.floor, "ceil": torch.ceil, "absf": torch.abs, "negf": torch.neg,
+    "tanh": torch.tanh, "log1p": torch.log1p, "expm1": torch.expm1, "log10": torch.log10, "tan": torch.tan,
+    "sinh": torch.sinh, "cosh": torch.cosh, "asin": torch.asin, "acos": torch.acos, "atan": torch.atan,
+    "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh, "trunc": torch.trunc,
+    "roundeven": torch.round, "round": _round_half_away,
 }
 
 

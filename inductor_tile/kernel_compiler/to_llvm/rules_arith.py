@@ -293,7 +293,11 @@ def _vector_like(value: ir.Value, element: ir.Type) -> ir.Type:
 # ===------------------------------------------------------------------------===
 _MATH_OPS = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.sqrt": "sqrt",
              "math.sin": "sin", "math.cos": "cos", "math.erf": "erf", "math.floor": "floor", "math.ceil": "ceil",
-             "math.absf": "absf"}
+             "math.absf": "absf", "math.tanh": "tanh", "math.log1p": "log1p", "math.expm1": "expm1",
+             "math.log10": "log10", "math.tan": "tan", "math.sinh": "sinh", "math.cosh": "cosh", "math.asin": "asin",
+             "math.acos": "acos", "math.atan": "atan", "math.asinh": "asinh", "math.acosh": "acosh",
+             "math.atanh": "atanh", "math.trunc": "trunc", "math.roundeven": "roundeven", "math.round": "round"}
+_MATH_BINARY_OPS = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
 
 
 def call_math(ctx: LoweringContext, name: str, x: ir.Value) -> ir.Value:
@@ -321,6 +325,29 @@ def call_math(ctx: LoweringContext, name: str, x: ir.Value) -> ir.Value:
 @lowering(*_MATH_OPS)
 def lower_math(ctx: LoweringContext, op: Operation) -> None:
     _float_op(ctx, op, lambda x: call_math(ctx, _MATH_OPS[op.name], x))
+
+
+def call_math_binary(ctx: LoweringContext, name: str, x: ir.Value, y: ir.Value) -> ir.Value:
+    """Apply math function `name` of two floats elementwise (scalarized for library calls)."""
+    b = ctx.builder
+    element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+    entry = ctx.target.math(name, "f32" if element == F32 else "f64")
+    if entry.is_intrinsic:
+        fn = ctx.intrinsic(f"{entry.symbol}.{intrinsic_suffix(x.type)}", x.type, [x.type, x.type])
+        return b.call(fn, [x, y])
+    fn = ctx.intrinsic(entry.symbol, element, [element, element])
+    if not isinstance(x.type, ir.VectorType):
+        return b.call(fn, [x, y])
+    out = ir.Constant(x.type, None)
+    for i in range(x.type.count):
+        index = ir.Constant(ir.IntType(32), i)
+        out = b.insert_element(out, b.call(fn, [b.extract_element(x, index), b.extract_element(y, index)]), index)
+    return out
+
+
+@lowering(*_MATH_BINARY_OPS)
+def lower_math_binary(ctx: LoweringContext, op: Operation) -> None:
+    _float_op(ctx, op, lambda x, y: call_math_binary(ctx, _MATH_BINARY_OPS[op.name], x, y))
 
 
 @lowering("math.rsqrt")

@@ -23,6 +23,12 @@ _MATH = {
     "exp": ("llvm.exp", True), "exp2": ("llvm.exp2", True), "log": ("llvm.log", True), "log2": ("llvm.log2", True),
     "sqrt": ("llvm.sqrt", True), "sin": ("llvm.sin", True), "cos": ("llvm.cos", True), "floor": ("llvm.floor", True),
     "ceil": ("llvm.ceil", True), "absf": ("llvm.fabs", True), "erf": ("erf", False),
+    "tanh": ("tanh", False), "log1p": ("log1p", False), "expm1": ("expm1", False), "log10": ("log10", False),
+    "tan": ("tan", False), "sinh": ("sinh", False), "cosh": ("cosh", False), "asin": ("asin", False),
+    "acos": ("acos", False), "atan": ("atan", False), "asinh": ("asinh", False), "acosh": ("acosh", False),
+    "atanh": ("atanh", False), "trunc": ("llvm.trunc", True), "roundeven": ("llvm.rint", True),
+    "round": ("llvm.round", True), "pow": ("pow", False), "atan2": ("atan2", False),
+    "copysign": ("llvm.copysign", True),
 }
 
 

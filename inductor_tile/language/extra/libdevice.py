@@ -1,0 +1,75 @@
+"""Math functions under Triton's `triton.language.extra.libdevice` names.
+
+A Triton kernel that calls `libdevice.tanh(x)` ports by importing this module instead.
+Every function takes floats (fp16/bf16 are computed in fp32 and rounded back) and is
+lowered to libdevice (`__nv_tanhf`) on NVIDIA GPUs, to libm or an LLVM intrinsic on the
+CPU, and computed with torch by the interpreter.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..builtins import ceil, cos, erf, exp, exp2, floor, log, log2, rsqrt, sin, sqrt
+from ..core import builtin, constexpr, current_semantic, tensor
+
+
+def _c(x: Any) -> Any:
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _unary(op: str, name: str, doc: str):
+    @builtin
+    def fn(x: Any) -> tensor:
+        return current_semantic().float_math(op, _c(x), name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+def _binary(op: str, name: str, doc: str):
+    @builtin
+    def fn(x: Any, y: Any) -> tensor:
+        return current_semantic().float_math_binary(op, _c(x), _c(y), name)
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
+tanh = _unary("tanh", "tanh", "Hyperbolic tangent.")
+log1p = _unary("log1p", "log1p", "log(1 + x), accurate for small x.")
+expm1 = _unary("expm1", "expm1", "exp(x) - 1, accurate for small x.")
+log10 = _unary("log10", "log10", "Base-10 logarithm.")
+tan = _unary("tan", "tan", "Tangent.")
+sinh = _unary("sinh", "sinh", "Hyperbolic sine.")
+cosh = _unary("cosh", "cosh", "Hyperbolic cosine.")
+asin = _unary("asin", "asin", "Arc sine.")
+acos = _unary("acos", "acos", "Arc cosine.")
+atan = _unary("atan", "atan", "Arc tangent.")
+asinh = _unary("asinh", "asinh", "Inverse hyperbolic sine.")
+acosh = _unary("acosh", "acosh", "Inverse hyperbolic cosine.")
+atanh = _unary("atanh", "atanh", "Inverse hyperbolic tangent.")
+trunc = _unary("trunc", "trunc", "Round toward zero.")
+rint = _unary("roundeven", "rint", "Round to the nearest integer, halfway cases to even.")
+nearbyint = _unary("roundeven", "nearbyint", "Round to the nearest integer, halfway cases to even (as torch.round).")
+round = _unary("round", "round", "Round to the nearest integer, halfway cases away from zero (C's round).")
+pow = _binary("powf", "pow", "x raised to the power y (C's pow: pow(x, 0) is 1, pow(1, y) is 1, even for NaN).")
+atan2 = _binary("atan2", "atan2", "C's atan2(y, x): the angle in radians of the point (x, y), in [-pi, pi].")
+copysign = _binary("copysign", "copysign", "The magnitude of x with the sign of y.")
+
+
+@builtin
+def fmod(x: Any, y: Any) -> tensor:
+    """C's fmod: x - trunc(x / y) * y, with the sign of x."""
+    return current_semantic().mod(_c(x), _c(y))
+
+
+fabs = _unary("absf", "fabs", "Absolute value of a float.")
+
+__all__ = [
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "erf", "exp",
+    "exp2", "expm1", "fabs", "floor", "fmod", "log", "log10", "log1p", "log2", "nearbyint", "pow", "rint", "round",
+    "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+]
