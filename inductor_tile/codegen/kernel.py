@@ -10,9 +10,17 @@ Two kernel shapes:
 - pointwise: ``xindex`` is a 1-D tile of XBLOCK flat positions over the group's
   iteration space; every node's loop variables are decoded from it (row-major).
 - reduction: ``xindex`` is [XBLOCK, 1] (output rows), ``rindex`` is [1, RBLOCK]
-  (reduced elements).  If the reduction fits one block (``config.max_rblock``) the
-  whole group runs straight-line ("persistent"); otherwise every node that iterates
-  over the reduced dimension gets its own loop over RBLOCK chunks.
+  (reduced elements).  If the reduction fits one block the whole group runs
+  straight-line ("persistent"); otherwise every node that iterates over the reduced
+  dimension gets its own loop over RBLOCK chunks.  Block sizes and the persistent /
+  looped choice come from a ``heuristics.LaunchConfig``.
+
+Dynamic shapes: loop sizes may be sympy expressions over the graph's size symbols
+(``s0``, ``s1``, ...).  Every size symbol the kernel's decode or index expressions use
+becomes an int argument named like the symbol, after the pointers; the wrapper passes
+the values it has in scope.  Indices are int32: each kernel records the symbolic sizes
+that must stay below 2**31 (``int32_guards``), which become shape guards once the kernel
+is accepted.
 
 Anything this module cannot express raises ``Unsupported``; the scheduling class then
 hands the node to Inductor's own CPU kernels, so a gap never turns into a wrong result.
@@ -24,11 +32,11 @@ import math
 
 import sympy
 
-from .. import config
 from . import reductions
 from .common import _INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype
+from .heuristics import LaunchConfig
 from .ops import TileOps
-from .plan import GroupPlan, NodePlan, plan_group
+from .plan import GroupPlan, NodePlan, hint, is_static, plan_group
 
 __all__ = ["NeedsBuffer", "TileKernelSource", "Unsupported", "plan_group"]
 
@@ -39,9 +47,9 @@ class TileKernelSource:
     xsyms: list = []
     rsyms: list = []
 
-    def __init__(self, plan: GroupPlan, name: str, elide: set[str] = frozenset(), max_elems: int | None = None):
+    def __init__(self, plan: GroupPlan, name: str, launch: LaunchConfig, elide: set[str] = frozenset()):
         self.plan = plan
-        self.max_elems = max_elems  # None: config's block sizes; else a cap (kernels with gathers)
+        self.launch = launch
         self.gather = False  # some load/store is not contiguous along the tile's fast dimension
         self.elide = set(elide)  # buffers read only inside this kernel: not stored
         self.elided: set[str] = set()
@@ -57,9 +65,11 @@ class TileKernelSource:
         self.out_args: list[str] = []
         self.counter = 0
         self.current: NodePlan | None = None
-        self.persistent = True
-        self.rblock = 1
-        self.xblock = 1
+        self.persistent = launch.persistent or plan.kind != "reduction"
+        self.rblock = launch.rblock if plan.kind == "reduction" else 1
+        self.xblock = launch.xblock
+        self.size_args: set[sympy.Symbol] = set()  # graph size symbols the source names
+        self.int32_guards: list = []  # symbolic sizes that must stay below 2**31
 
     # -- small helpers ------------------------------------------------------------
     @property
@@ -83,7 +93,24 @@ class TileKernelSource:
         return var
 
     def index(self, expr) -> str:
-        return index_to_source(sympy.sympify(expr))
+        expr = sympy.sympify(expr)
+        self._note_size_symbols(expr)
+        return index_to_source(expr)
+
+    def _note_size_symbols(self, expr) -> None:
+        """Size symbols in ``expr`` become kernel arguments; other symbols are tile variables."""
+        from torch._inductor.virtualized import V
+        from torch.utils._sympy.symbol import SymT, symbol_is_type
+
+        loop = set(self.xsyms) | set(self.rsyms)
+        shape_env = V.graph.sizevars.shape_env
+        # backed symbols and their example values (renamed in newer torch)
+        backed = shape_env.backed_var_to_val if hasattr(shape_env, "backed_var_to_val") else shape_env.var_to_val
+        for sym in expr.free_symbols - loop:
+            if sym in backed:
+                self.size_args.add(sym)
+            elif symbol_is_type(sym, (SymT.SIZE, SymT.UNBACKED_INT, SymT.PRECOMPUTED_SIZE, SymT.UNBACKED_FLOAT)):
+                raise Unsupported(f"size symbol {sym} without a value at compile time")
 
     def _note_access(self, index) -> None:
         """Record whether an access is a gather (strided or broadcast along the fast dim).
@@ -101,7 +128,7 @@ class TileKernelSource:
         if not index.free_symbols & set(fast):
             return
         flat = sum(sym * math.prod(sizes[i + 1:]) for i, sym in enumerate(syms))
-        if sympy.expand(index - flat).free_symbols:
+        if sympy.expand(index - flat).free_symbols & set(syms):  # an offset (even symbolic) is no gather
             self.gather = True
 
     def mask(self, reduced: bool = False, index=None) -> str:
@@ -169,44 +196,58 @@ class TileKernelSource:
         self.written.setdefault(name, set()).add(idx)
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
+        if reduction_type.startswith("welford") and not is_static(self.plan.rnumel):
+            raise Unsupported("welford over a symbolic reduction size")  # its count is a static float
         return reductions.reduction(self, dtype, src_dtype, reduction_type, value)
 
     # -- whole kernel -------------------------------------------------------------
-    def _decode(self, flat: str, symbols: list[str], sizes: list[int]) -> None:
-        """Row-major decode of a flat tile index into loop variables."""
+    def _decode(self, flat: str, symbols: list[str], sizes: list) -> None:
+        """Row-major decode of a flat tile index into loop variables (sizes may be symbolic)."""
         strides = [math.prod(sizes[i + 1:]) for i in range(len(sizes))]
         for i, (sym, size, st) in enumerate(zip(symbols, sizes, strides)):
-            expr = flat if st == 1 else f"({flat} // {st})"
+            expr = flat if st == 1 else f"({flat} // {self.index(st)})"
             if i > 0:
-                expr = f"({expr} % {size})"
+                expr = f"({expr} % {self.index(size)})"
             self.emit(f"{sym} = {expr}")
+
+    def _check_int32(self) -> None:
+        """Indices are int32: the iteration space and every buffer must stay below 2**31.
+
+        Static sizes are checked here; symbolic ones against their hints here and, once the
+        kernel is accepted, by guards (``int32_guards``), so a larger input recompiles.
+        """
+        from torch._inductor.virtualized import V
+
+        sizes = [self.plan.xnumel * (self.plan.rnumel if self.two_d else 1)]
+        for name in self.in_args + self.out_args:
+            try:
+                sizes.append(V.graph.get_buffer(name).get_layout().storage_size())
+            except Exception as e:  # noqa: BLE001 - nothing to bound the indices with
+                raise Unsupported(f"cannot bound the size of {name}: {type(e).__name__}") from None
+        for size in sizes:
+            size = sympy.sympify(size)
+            if size.is_Integer:
+                if int(size) > _INT32_LIMIT:
+                    raise Unsupported("more than 2**31 elements (int32 indexing)")
+                continue
+            if hint(size) > _INT32_LIMIT:
+                raise Unsupported("more than 2**31 elements (int32 indexing)")
+            if size not in self.int32_guards:
+                self.int32_guards.append(size)
 
     def generate(self) -> str:
         from torch._inductor.virtualized import V
 
         plan = self.plan
-        xnumel, rnumel = plan.xnumel, plan.rnumel
-        if xnumel * max(rnumel, 1) > _INT32_LIMIT:
-            raise Unsupported("more than 2**31 elements (int32 indexing)")
         self.xsyms = xsyms = [sympy.Symbol(f"x{i}", integer=True, nonnegative=True) for i in range(len(plan.xsizes))]
         self.rsyms = rsyms = [sympy.Symbol(f"r{i}", integer=True, nonnegative=True) for i in range(len(plan.rsizes))]
-        pow2 = lambda n: 1 if n <= 1 else 1 << (n - 1).bit_length()  # noqa: E731
         if plan.kind == "pointwise":
-            self.xblock = min(self.max_elems or config.pointwise_block, pow2(xnumel))
             self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)")
             self.emit("xmask = xindex < xnumel")
             self._decode("xindex", [s.name for s in xsyms], plan.xsizes)
         else:
-            self.persistent = pow2(rnumel) <= min(config.max_rblock, self.max_elems or config.max_rblock)
             if not self.persistent:
                 self.elide = set()  # values do not outlive the loop that made them
-            if self.persistent:
-                self.rblock = pow2(rnumel)
-                self.xblock = max(1, min(pow2(xnumel), (self.max_elems or config.max_block_elems) // self.rblock))
-            else:  # a loop-carried accumulator: keep it small (the CPU target holds it in registers)
-                elems = min(config.loop_block_elems, self.max_elems or config.loop_block_elems)
-                self.rblock = min(pow2(config.loop_rblock), elems)
-                self.xblock = max(1, min(pow2(xnumel), elems // self.rblock))
             self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]")
             self.emit("xmask = xindex < xnumel")
             self._decode("xindex", [s.name for s in xsyms], plan.xsizes)
@@ -225,6 +266,7 @@ class TileKernelSource:
                 with V.set_ops_handler(TileOps(self)):
                     node.snode._body(*args)
         self.current = None
+        self._check_int32()
         return self._assemble()
 
     def _run_looped(self, node: NodePlan, args, rsyms) -> None:
@@ -261,6 +303,7 @@ class TileKernelSource:
 
     def _assemble(self) -> str:
         params = [self.args[n] for n in self.in_args] + [self.args[n] for n in self.out_args]
+        params += self.size_arg_names()
         params += ["xnumel"] + (["rnumel"] if self.two_d else [])
         params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if self.two_d else [])
         header = [
@@ -274,13 +317,19 @@ class TileKernelSource:
         return "\n".join(header + self.lines) + "\n"
 
     def call_args(self) -> list[str]:
+        """Buffer names, in the order of the kernel's pointer parameters."""
         return list(self.in_args) + list(self.out_args)
+
+    def size_arg_names(self) -> list[str]:
+        """The size symbols the kernel takes (after the pointers), named as in the wrapper."""
+        return sorted(s.name for s in self.size_args)
 
     def signature(self) -> tuple[dict[str, str], dict[str, int]]:
         """Argument types (Triton type strings) and constexpr values of the kernel."""
         from torch._inductor.virtualized import V
 
         sig = {self.args[n]: "*" + _TYPE_STRINGS[V.graph.get_dtype(n)] for n in self.call_args()}
+        sig.update({name: "i32" for name in self.size_arg_names()})
         sig["xnumel"] = "i32"
         consts = {"XBLOCK": self.xblock}
         if self.two_d:

@@ -1,18 +1,61 @@
-"""Which loop variables each scheduler node of a fused group gets: pointwise or reduction shape."""
+"""Which loop variables each scheduler node of a fused group gets: pointwise or reduction shape.
+
+Loop sizes are Python ints when static, sympy expressions over the graph's size symbols
+(``s0``, ``s1``, ... of ``V.graph.sizevars``) under dynamic shapes.  ``hint`` and ``bound``
+turn a size into the integers the block-size heuristics need.
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
 
+import sympy
+
 from .common import Unsupported
 
 
-def _static_int(value) -> int:
+def _size(value):
+    """A loop size: an int when static, else a sympy expression over backed size symbols."""
+    expr = sympy.sympify(value)
+    if expr.is_Integer:
+        return int(expr)
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    if free_unbacked_symbols(expr):
+        raise Unsupported(f"data-dependent (unbacked) size {expr}")
+    return expr
+
+
+def is_static(size) -> bool:
+    return isinstance(size, int)
+
+
+def hint(size) -> int:
+    """The size's value for the example inputs Inductor compiles with (for heuristics only)."""
+    if is_static(size):
+        return size
+    from torch._inductor.virtualized import V
+
+    sizevars = V.graph.sizevars
+    get = getattr(sizevars, "optimization_hint", None) or sizevars.size_hint  # the name differs across torch versions
+    return int(get(size))
+
+
+def bound(size) -> int | None:
+    """A static upper bound of the size (its value when static), None when it is unbounded."""
+    if is_static(size):
+        return size
+    from torch._inductor.virtualized import V
+
     try:
-        return int(value)
-    except TypeError:
-        raise Unsupported(f"symbolic size {value}") from None
+        upper = V.graph.sizevars.shape_env.bound_sympy(size).upper
+    except Exception:  # no shape env or value ranges: treat as unbounded
+        return None
+    if isinstance(upper, (int, sympy.Integer)) and not isinstance(upper, bool):
+        value = int(upper)
+        return value if value < 2**31 else None
+    return None
 
 
 @dataclass
@@ -21,24 +64,28 @@ class NodePlan:
 
     snode: object
     kind: str  # "pointwise" (over the x dims), "rpointwise" (over x and r dims), "reduction"
-    xsizes: list[int]
-    rsizes: list[int]
+    xsizes: list
+    rsizes: list
 
 
 @dataclass
 class GroupPlan:
     kind: str  # "pointwise" or "reduction"
-    xsizes: list[int]
-    rsizes: list[int]
+    xsizes: list  # ints, or sympy expressions under dynamic shapes
+    rsizes: list
     nodes: list[NodePlan] = field(default_factory=list)
 
     @property
-    def xnumel(self) -> int:
+    def xnumel(self):
         return math.prod(self.xsizes)
 
     @property
-    def rnumel(self) -> int:
+    def rnumel(self):
         return math.prod(self.rsizes)
+
+    @property
+    def is_static(self) -> bool:
+        return all(is_static(s) for s in self.xsizes + self.rsizes)
 
 
 def plan_group(snodes) -> GroupPlan:
@@ -46,14 +93,15 @@ def plan_group(snodes) -> GroupPlan:
 
     Pointwise groups need every node over the same loop sizes.  Reduction groups need
     every reduction over the same (sizes, reduction sizes); pointwise nodes in them
-    iterate over the reduction's output sizes or over output + reduced sizes.
+    iterate over the reduction's output sizes or over output + reduced sizes.  Symbolic
+    sizes compare as expressions (Inductor has already simplified them).
     """
     ranges = []
     for snode in snodes:
         if not hasattr(snode, "_body") or snode.is_template() or snode.is_extern():
             raise Unsupported(f"{type(snode).__name__} is not a loop node")
         sizes, rsizes = snode.get_ranges()
-        ranges.append(([_static_int(s) for s in sizes], [_static_int(s) for s in rsizes], snode.is_reduction()))
+        ranges.append(([_size(s) for s in sizes], [_size(s) for s in rsizes], snode.is_reduction()))
     reductions = [(x, r) for x, r, is_red in ranges if is_red]
     if not reductions:
         first = ranges[0][0]

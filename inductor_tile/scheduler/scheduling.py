@@ -5,6 +5,9 @@ search, buffer allocation and freeing; it asks this class (registered for a devi
 with ``register_backend_for_device``) whether two nodes may fuse and to generate code
 for each fused group.  For each group we build tile-language source
 (``codegen.kernel``), define it in the wrapper module and write the launch line.
+Block sizes and warps come from ``codegen.heuristics`` for the nodes' device type; under
+dynamic shapes the launch line passes the size symbols and computes the grid from the
+symbolic numel, both printed as Python by Inductor's wrapper printer.
 
 What we cannot generate goes to the device's original Inductor scheduling (C++/OpenMP
 on the CPU), node by node, with the reason logged and counted in ``metrics``.
@@ -13,17 +16,16 @@ on the CPU), node by node, with the reason logged and counted in ``metrics``.
 from __future__ import annotations
 
 import logging
-import math
 
 from torch._inductor.scheduler import BaseScheduling
 from torch._inductor.utils import sympy_product
 from torch._inductor.virtualized import V
 
 from .. import config, metrics
-from ..codegen import runtime
+from ..codegen import heuristics, runtime
 from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.kernel import TileKernelSource
-from ..codegen.plan import plan_group
+from ..codegen.plan import GroupPlan, bound, hint, plan_group
 from . import fusion
 
 log = logging.getLogger(__name__)
@@ -62,35 +64,54 @@ class TileScheduling(BaseScheduling):
         self.free_buffers_in_scheduler()
 
     def _codegen_nodes(self, node) -> None:
-        nodes = list(node.get_nodes())
+        self._codegen_list(list(node.get_nodes()))
+
+    def _codegen_list(self, nodes) -> None:
+        """One kernel for ``nodes``; failing that, kernels for the runs between the nodes
+        that cannot be generated at all (those fall back), or else one kernel per node."""
         try:
             self._codegen_group(nodes)
             return
         except Unsupported as e:
             reason = str(e)
-        if len(nodes) > 1:
-            log.info("tile: splitting fused group %s: %s", node.get_name(), reason)
-            for snode in nodes:
-                self._codegen_nodes(snode)
+        if len(nodes) == 1:
+            self._codegen_fallback(nodes[0], reason)
             return
-        self._codegen_fallback(nodes[0], reason)
+        log.info("tile: splitting fused group of %s: %s", ", ".join(n.get_name() for n in nodes), reason)
+        bad = [not _generates_alone(n) for n in nodes]
+        if all(bad) or not any(bad):  # nothing to split around: every node on its own
+            runs = [[n] for n in nodes]
+        else:  # contiguous runs keep the group's (topological) order
+            runs, start = [], 0
+            for i, is_bad in enumerate(bad + [True]):
+                if is_bad:
+                    runs += [nodes[start:i]] if i > start else []
+                    runs += [[nodes[i]]] if i < len(nodes) else []
+                    start = i + 1
+        for run in runs:
+            self._codegen_list(run)
 
     def _codegen_group(self, nodes) -> None:
         plan = plan_group(nodes)
         local = self._kernel_local_buffers(nodes)
         wrapper = V.graph.wrapper_code
         name = _kernel_name(nodes, plan.kind)
-        max_elems = None
+        device_type = _heuristics_device(nodes)
+        launch = _choose_launch(plan, device_type, gather=False)
+        gather_checked = False
         while True:
-            kernel = TileKernelSource(plan, name, elide=local, max_elems=max_elems)
+            kernel = TileKernelSource(plan, name, launch, elide=local)
             try:
                 source = kernel.generate()
             except NeedsBuffer as e:  # a removed buffer turned out to be read from memory
                 local.discard(str(e))
                 continue
-            if kernel.gather and max_elems is None and kernel.xblock * kernel.rblock > config.gather_block_elems:
-                max_elems = config.gather_block_elems  # again, with tiles small enough for gathers
-                continue
+            if kernel.gather and not gather_checked:
+                gather_checked = True
+                gather_launch = _choose_launch(plan, device_type, gather=True)
+                if gather_launch != launch:  # again, with the shape the device wants for gathers
+                    launch = gather_launch
+                    continue
             break
         name = f"{name}_{wrapper.next_kernel_suffix()}"
         source = source.replace(kernel.name, name)
@@ -101,19 +122,15 @@ class TileScheduling(BaseScheduling):
             log.warning("tile: generated kernel %s does not compile (%s); falling back", name, e)
             raise Unsupported(f"generated kernel does not compile: {type(e).__name__}: {e}") from e
         # only now, with the kernel known to be generated, change Inductor's state
+        for size in kernel.int32_guards:  # a larger input recompiles instead of overflowing
+            _guard_leq(size, 2**31 - 1)
         for buf in sorted(kernel.elided):
             V.graph.removed_buffers.add(buf)
         for snode in nodes:
             snode.mark_run()
         loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
         wrapper.define_kernel(name, f"{loader}({name!r}, {source!r})", gpu=False)
-        grid = math.ceil(plan.xnumel / kernel.xblock)
-        args = kernel.call_args() + [str(plan.xnumel)]
-        consts = f"XBLOCK={kernel.xblock}"
-        if plan.kind == "reduction":
-            args.append(str(plan.rnumel))
-            consts += f", RBLOCK={kernel.rblock}"
-        wrapper.writeline(f"{name}[({grid},)]({', '.join(args)}, {consts})")
+        wrapper.writeline(launch_line(name, kernel))
         metrics.generated_kernels += 1
         metrics.kernel_sources[name] = source
         log.debug("tile kernel %s:\n%s", name, source)
@@ -178,6 +195,57 @@ class TileScheduling(BaseScheduling):
 
     def benchmark_fused_nodes(self, nodes):
         raise NotImplementedError("inductor_tile: benchmark_fusion is not supported")
+
+
+def _generates_alone(snode) -> bool:
+    """Whether a node's loop body becomes a tile kernel by itself (source only, no side effects)."""
+    try:
+        plan = plan_group([snode])
+        TileKernelSource(plan, "probe", _choose_launch(plan, _heuristics_device([snode]), gather=False)).generate()
+        return True
+    except Unsupported:
+        return False
+
+
+def _heuristics_device(nodes) -> str:
+    """The device type whose block-size heuristics the group's kernel gets."""
+    return nodes[0].get_device().type
+
+
+def _choose_launch(plan: GroupPlan, device_type: str, gather: bool) -> heuristics.LaunchConfig:
+    xnumel = hint(plan.xnumel)
+    if plan.kind == "pointwise":
+        return heuristics.pointwise(device_type, xnumel, gather)
+    return heuristics.reduction(device_type, xnumel, hint(plan.rnumel), bound(plan.rnumel), gather)
+
+
+def launch_line(name: str, kernel: TileKernelSource) -> str:
+    """``name[grid](buffers..., sizes..., xnumel[, rnumel], XBLOCK=.., [RBLOCK=..,] [num_warps=..])``.
+
+    Sizes are printed by Inductor's wrapper printer, so symbolic ones read the size
+    symbols the wrapper's ``call`` has in scope; a symbolic grid is computed at run time.
+    """
+    from torch._inductor.codegen.wrapper import pexpr
+
+    plan, launch = kernel.plan, kernel.launch
+    xnumel = pexpr(plan.xnumel) if not isinstance(plan.xnumel, int) else str(plan.xnumel)
+    if isinstance(plan.xnumel, int):
+        grid = str(heuristics.cdiv(plan.xnumel, launch.xblock))
+    elif launch.xblock == 1:
+        grid = xnumel
+    else:
+        grid = f"(({xnumel}) + {launch.xblock - 1}) // {launch.xblock}"
+    args = kernel.call_args() + kernel.size_arg_names() + [xnumel]
+    if plan.kind == "reduction":
+        args.append(pexpr(plan.rnumel) if not isinstance(plan.rnumel, int) else str(plan.rnumel))
+    kwargs = [f"{k}={v}" for k, v in launch.launch_kwargs(plan.kind == "reduction").items()]
+    return f"{name}[({grid},)]({', '.join(args + kwargs)})"
+
+
+def _guard_leq(expr, limit: int) -> None:
+    sizevars = V.graph.sizevars
+    check = getattr(sizevars, "check_leq", None) or sizevars.guard_leq  # the name differs across torch versions
+    check(expr, limit)
 
 
 def _kernel_name(nodes, kind: str) -> str:

@@ -1,0 +1,169 @@
+"""Block sizes and warps of generated kernels: how a kernel is shaped on each device.
+
+Pure functions of integer size hints, so the choices are unit-tested without Inductor.
+A choice only affects speed: kernels mask every access, so any block size is correct for
+any size, and a kernel compiled for one size hint runs for every size of a dynamic graph.
+
+- CPU (the default for every device type but ``cuda``): one program is one thread holding
+  its whole tile in vector registers, and the CPU target compiles wide gathers slowly, so
+  tiles stay small: ``config.pointwise_block``, ``max_rblock``, ``max_block_elems``,
+  ``loop_rblock``, ``loop_block_elems``, ``gather_block_elems``.
+- CUDA: the shapes Inductor's Triton heuristics use.  Pointwise: XBLOCK up to 1024 with 4
+  warps (8 on very large tensors).  Reductions whose rows fit one block (static or bounded
+  size, at most ``GPU_PERSISTENT_RBLOCK``) run persistent with RBLOCK = next power of two
+  of the row length, several short rows per program, and warps growing with the tile
+  (one warp per 256 elements, 1 to 16).  Longer or unbounded rows loop with RBLOCK up to
+  ``GPU_LOOP_RBLOCK``.  Reductions along a strided dimension (column sums) take many
+  columns per program and loop over rows in chunks.
+
+"gather" below means some access is not contiguous along the tile's fast dimension
+(for reductions: the reduced dimension is strided in memory, or the tile reads
+broadcast data).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .. import config
+
+# CUDA choices
+GPU_POINTWISE_XBLOCK = 1024
+GPU_LARGE_POINTWISE = 1 << 24  # elements from which pointwise kernels use 8 warps
+GPU_PERSISTENT_RBLOCK = 2048  # longest contiguous row done in one block (8 fp32 per thread at 8 warps)
+GPU_OUTER_PERSISTENT_RBLOCK = 64  # longest strided reduction done in one block
+GPU_PERSISTENT_BLOCK_ELEMS = 4096  # rows per program: at most this many elements per persistent block
+GPU_LOOP_RBLOCK = 2048
+GPU_OUTER_XBLOCK = 16  # column sums: columns per program (measured best, NOTES "column sum")
+GPU_OUTER_RBLOCK = 256
+GPU_MIN_PROGRAMS = 256  # about two programs per SM: fewer rows per program below this
+GPU_MAX_WARPS = 16
+
+
+@dataclass(frozen=True)
+class LaunchConfig:
+    """The shape of one kernel: blocks, whether a reduction loops, warps per program."""
+
+    xblock: int
+    rblock: int = 1
+    persistent: bool = True  # reductions: each row in one block, no loop
+    num_warps: int | None = None  # None: not passed at launch (the CPU target runs one thread)
+
+    def launch_kwargs(self, reduction: bool) -> dict[str, int]:
+        kwargs = {"XBLOCK": self.xblock}
+        if reduction:
+            kwargs["RBLOCK"] = self.rblock
+        if self.num_warps is not None:
+            kwargs["num_warps"] = self.num_warps
+        return kwargs
+
+
+def next_pow2(n: int) -> int:
+    return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
+
+
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def is_gpu(device_type: str) -> bool:
+    return device_type == "cuda"
+
+
+def pointwise(device_type: str, xnumel: int, gather: bool = False) -> LaunchConfig:
+    """A 1-D kernel over ``xnumel`` (a size hint) elements."""
+    if is_gpu(device_type):
+        return _gpu_pointwise(xnumel)
+    cap = config.gather_block_elems if gather else config.pointwise_block
+    return LaunchConfig(min(cap, next_pow2(xnumel)))
+
+
+def reduction(device_type: str, xnumel: int, rnumel: int, rbound: int | None, gather: bool = False) -> LaunchConfig:
+    """A [XBLOCK, RBLOCK] kernel reducing ``rnumel`` (a hint) elements for each of ``xnumel`` rows.
+
+    ``rbound`` is a static upper bound of the reduction size (the size itself when it is
+    static), None when the size is unbounded: only a bounded reduction can be persistent.
+    """
+    if is_gpu(device_type):
+        return _gpu_reduction(xnumel, rnumel, rbound, gather)
+    return _cpu_reduction(xnumel, rnumel, rbound, gather)
+
+
+def _cpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -> LaunchConfig:
+    cap = config.gather_block_elems if gather else None
+    if rbound is not None and next_pow2(rbound) <= min(config.max_rblock, cap or config.max_rblock):
+        rblock = next_pow2(rbound)
+        xblock = max(1, min(next_pow2(xnumel), (cap or config.max_block_elems) // rblock))
+        return LaunchConfig(xblock, rblock, persistent=True)
+    # a loop-carried accumulator: keep it small (the CPU target holds it in registers)
+    elems = min(config.loop_block_elems, cap or config.loop_block_elems)
+    rblock = min(next_pow2(config.loop_rblock), elems)
+    xblock = max(1, min(next_pow2(xnumel), elems // rblock))
+    return LaunchConfig(xblock, rblock, persistent=False)
+
+
+def _gpu_pointwise(xnumel: int) -> LaunchConfig:
+    # mid-sized tensors get smaller blocks so that every SM has programs to run
+    xblock = min(next_pow2(xnumel), max(256, min(GPU_POINTWISE_XBLOCK, next_pow2(xnumel // 128))))
+    if xblock >= 128:
+        num_warps = 8 if xnumel >= GPU_LARGE_POINTWISE and xblock >= 1024 else 4
+    else:
+        num_warps = max(1, xblock // 32)
+    return LaunchConfig(xblock, num_warps=num_warps)
+
+
+def _warps(elems: int, max_warps: int = GPU_MAX_WARPS) -> int:
+    """One warp per 256 elements of the block (8 per thread), 1 to ``max_warps``."""
+    return max(1, min(max_warps, next_pow2(elems // 256)))
+
+
+def _fewer_rows(xblock: int, xnumel: int) -> int:
+    """Halve the rows per program until the grid has about ``GPU_MIN_PROGRAMS`` programs."""
+    while xblock > 1 and cdiv(xnumel, xblock) < GPU_MIN_PROGRAMS:
+        xblock //= 2
+    return xblock
+
+
+def _gpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -> LaunchConfig:
+    limit = GPU_OUTER_PERSISTENT_RBLOCK if gather else GPU_PERSISTENT_RBLOCK
+    if rbound is not None and next_pow2(rbound) <= limit:
+        rblock = next_pow2(rbound)
+        xblock = min(next_pow2(xnumel), max(1, GPU_PERSISTENT_BLOCK_ELEMS // rblock))
+        xblock = _fewer_rows(xblock, xnumel)
+        return LaunchConfig(xblock, rblock, persistent=True, num_warps=_warps(xblock * rblock))
+    if gather:  # strided rows: many columns per program, loop over rows
+        xblock = _fewer_rows(min(next_pow2(xnumel), GPU_OUTER_XBLOCK), xnumel)
+        rblock = min(next_pow2(rnumel), GPU_OUTER_RBLOCK)
+        return LaunchConfig(xblock, rblock, persistent=False, num_warps=_warps(xblock * rblock, 8))
+    rblock = min(next_pow2(rnumel), GPU_LOOP_RBLOCK)
+    xblock = _fewer_rows(min(next_pow2(xnumel), max(1, GPU_LOOP_RBLOCK // rblock)), xnumel)
+    return LaunchConfig(xblock, rblock, persistent=False, num_warps=_warps(xblock * rblock))
+
+
+def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> list[LaunchConfig]:
+    """Configs to autotune among on a GPU (the chosen one first); the same kernel shape.
+
+    Persistent kernels keep RBLOCK (it covers the row) and vary rows per program and
+    warps; looped ones vary RBLOCK.  On the CPU: only the chosen config.
+    """
+    if not is_gpu(device_type):
+        return [chosen]
+    out = [chosen]
+
+    def add(xblock: int, rblock: int, num_warps: int) -> None:
+        cand = LaunchConfig(max(1, xblock), max(1, rblock), chosen.persistent, max(1, min(GPU_MAX_WARPS, num_warps)))
+        if cand not in out:
+            out.append(cand)
+
+    if not reduction_kind:
+        add(chosen.xblock, 1, chosen.num_warps * 2)
+        add(chosen.xblock // 2, 1, chosen.num_warps)
+    elif chosen.persistent:
+        add(chosen.xblock, chosen.rblock, chosen.num_warps * 2)
+        add(chosen.xblock, chosen.rblock, chosen.num_warps // 2)
+        if chosen.xblock > 1:
+            add(chosen.xblock // 2, chosen.rblock, chosen.num_warps // 2)
+    else:
+        add(chosen.xblock, chosen.rblock // 2, chosen.num_warps // 2)
+        add(chosen.xblock, chosen.rblock, chosen.num_warps * 2)
+    return out[:4]
