@@ -1,0 +1,89 @@
+"""The backends compared: eager, Inductor, tile, and tile's fusion/inlining ablations."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import dataclasses
+import re
+from typing import Any
+
+import torch
+
+
+@dataclasses.dataclass(frozen=True)
+class Backend:
+    name: str
+    compiler: str | None  # torch.compile backend name; None = eager
+    tile_config: tuple[tuple[str, Any], ...] = ()  # inductor_tile.config settings while compiling
+    label: str = ""  # for tables and plots
+
+
+BACKENDS: dict[str, Backend] = {b.name: b for b in [
+    Backend("eager", None, label="eager"),
+    Backend("inductor", "inductor", label="inductor"),
+    Backend("tile", "tile", (("fusion", True), ("inlining", True)), label="tile"),
+    Backend("tile-no-fusion", "tile", (("fusion", False), ("inlining", True)), label="tile, no fusion"),
+    Backend("tile-no-inlining", "tile", (("fusion", True), ("inlining", False)), label="tile, no inlining"),
+    Backend("tile-neither", "tile", (("fusion", False), ("inlining", False)), label="tile, neither"),
+]}
+
+#: the tile ablation: backend name for each column of the published ablation
+ABLATION = {"all": "tile", "no fusion": "tile-no-fusion", "no inlining": "tile-no-inlining",
+            "neither": "tile-neither"}
+
+
+def resolve(names: list[str] | None) -> list[Backend]:
+    """Backends by name (None: all); eager is always first, as the reference."""
+    names = list(BACKENDS) if not names else names
+    unknown = [n for n in names if n not in BACKENDS]
+    if unknown:
+        raise SystemExit(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(BACKENDS)}")
+    return [BACKENDS["eager"]] + [BACKENDS[n] for n in names if n != "eager"]
+
+
+@contextlib.contextmanager
+def session(backend: Backend):
+    """Everything a backend's compile and runs need: its tile settings, fresh counters.
+
+    The settings stay on for the whole session, because the backward graph is compiled
+    lazily, at the first backward call, and reads them then.
+    """
+    import torch._dynamo.utils
+    import torch._inductor.metrics as inductor_metrics
+
+    from inductor_tile import config, metrics
+
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    inductor_metrics.reset()
+    metrics.reset()
+    with config.patch(**dict(backend.tile_config)):
+        yield
+    torch._dynamo.reset()
+
+
+def compile_model(backend: Backend, model: torch.nn.Module, cudagraphs: bool):
+    """`model` compiled by `backend` (`cudagraphs`: mode="reduce-overhead", the same for each)."""
+    if backend.compiler is None:
+        return model
+    mode = "reduce-overhead" if cudagraphs else None
+    return torch.compile(model, backend=backend.compiler, mode=mode)
+
+
+def counts(backend: Backend) -> dict[str, Any]:
+    """What the compile produced, read after the first (compiling) call of a session."""
+    import torch._dynamo.utils
+    import torch._inductor.metrics as inductor_metrics
+
+    from inductor_tile import metrics
+
+    graphs = torch._dynamo.utils.counters["stats"]["unique_graphs"]
+    inductor_kernels = inductor_metrics.generated_kernel_count
+    if backend.compiler == "tile":
+        reasons = collections.Counter(re.sub(r"^op\d+: ", "", r) for r in metrics.fallback_reasons)
+        return dict(graphs=graphs, kernels=metrics.generated_kernels + inductor_kernels,
+                    tile_kernels=metrics.generated_kernels, inductor_kernels=inductor_kernels,
+                    fallback_nodes=metrics.fallback_kernels,
+                    fallbacks="; ".join(f"{r} x{n}" for r, n in reasons.most_common(5)))
+    return dict(graphs=graphs, kernels=inductor_kernels, inductor_kernels=inductor_kernels)

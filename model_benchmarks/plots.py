@@ -1,0 +1,89 @@
+"""Plots (matplotlib, Agg): per-model speedup bars, and the fusion/inlining ablation next to the
+published TorchInductor figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from . import report  # noqa: E402
+
+
+def speedup_bars(rows: list[dict[str, Any]], mode: str, precision: str, title: str, path: Path) -> Path:
+    """One group of bars per model, one bar per compiled backend; mismatches hatched, errors marked."""
+    names = [n for n in dict.fromkeys(r["backend"] for r in rows) if n != "eager"]
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    cell = {(r["model"], r["backend"]): r for r in rows}
+    width = 0.8 / max(1, len(names))
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(models) * max(1, len(names)) ** 0.5 + 2), 4.5))
+    for i, name in enumerate(names):
+        xs, ys, hatches = [], [], []
+        for j, model in enumerate(models):
+            r = cell.get((model, name))
+            x = j + (i - (len(names) - 1) / 2) * width
+            speedup = report._num(r["speedup"]) if r else None
+            if r is None or r["status"] == "error" or not speedup:
+                ax.text(x, 0.02, "x", ha="center", va="bottom", color="red", fontsize=8,
+                        transform=ax.get_xaxis_transform())
+                continue
+            xs.append(x)
+            ys.append(speedup)
+            hatches.append("//" if r["status"] == "mismatch" else "")
+        bars = ax.bar(xs, ys, width, label=report._label(name))
+        for bar, hatch in zip(bars, hatches):
+            bar.set_hatch(hatch)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(models)))
+    ax.set_xticklabels(models, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel("speedup over eager")
+    ax.set_title(f"{title}\n{mode}, {precision} (hatched: accuracy mismatch; red x: error)", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def ablation_chart(rows: list[dict[str, Any]], title: str, path: Path) -> Path | None:
+    """For each (mode, precision) with tile ablation results: tile's geomeans next to the published ones."""
+    panels = [(key, report.ablation_geomeans(grp)) for key, grp in report.groups(rows).items()]
+    panels = [(key, gm) for key, gm in panels if gm and key[0] in report.PUBLISHED_ABLATION]
+    if not panels:
+        return None
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
+    for ax, ((mode, precision), gm) in zip(axes[0], panels):
+        published = report.PUBLISHED_ABLATION[mode]
+        cols = list(published)
+        xs = range(len(cols))
+        ax.bar([x - 0.2 for x in xs], [published[c] for c in cols], 0.4,
+               label="TorchInductor, published (45 HF fp16)", color="#999999")
+        ours = [(x + 0.2, gm[c]) for x, c in zip(xs, cols) if c in gm]
+        ax.bar([x for x, _ in ours], [v for _, v in ours], 0.4, label=f"tile, this run ({precision})")
+        for x, v in ours:
+            ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8)
+        for x, c in zip(xs, cols):
+            ax.text(x - 0.2, published[c], f"{published[c]:.2f}", ha="center", va="bottom", fontsize=8)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(list(xs))
+        ax.set_xticklabels(cols)
+        ax.set_ylabel("geomean speedup over eager")
+        ax.set_title(f"{mode}", fontsize=10)
+        ax.legend(fontsize=8)
+    fig.suptitle(title, fontsize=9)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def all_plots(rows: list[dict[str, Any]], title: str, out_dir: Path) -> list[Path]:
+    paths = []
+    for (mode, precision), grp in report.groups(rows).items():
+        paths.append(speedup_bars(grp, mode, precision, title, out_dir / f"speedup_{mode}_{precision}.png"))
+    ablation = ablation_chart(rows, title, out_dir / "ablation.png")
+    if ablation:
+        paths.append(ablation)
+    return paths
