@@ -30,9 +30,12 @@ from .. import config
 # CUDA choices
 GPU_POINTWISE_XBLOCK = 1024
 GPU_LARGE_POINTWISE = 1 << 24  # elements from which pointwise kernels use 8 warps
-GPU_PERSISTENT_RBLOCK = 2048  # longest contiguous row done in one block (8 fp32 per thread at 8 warps)
+# longest contiguous row done in one block: 8 elements per thread at 16 warps.  ptxas -v on
+# generated sm_90 softmax/layernorm (fp32): 4096 -> 32 registers (full occupancy), 8192 -> 49,
+# 16384 -> 90 (one block of 16 warps per SM); wider rows loop
+GPU_PERSISTENT_RBLOCK = 4096
 GPU_OUTER_PERSISTENT_RBLOCK = 64  # longest strided reduction done in one block
-GPU_PERSISTENT_BLOCK_ELEMS = 4096  # rows per program: at most this many elements per persistent block
+GPU_PERSISTENT_BLOCK_ELEMS = 1024  # short rows: several per program, up to this many elements (4 warps)
 GPU_LOOP_RBLOCK = 2048
 GPU_OUTER_XBLOCK = 16  # column sums: columns per program (measured best, NOTES "column sum")
 GPU_OUTER_RBLOCK = 256

@@ -20,11 +20,17 @@ def kernel_dir() -> str:
     return path
 
 
-def load_kernel(name: str, source: str):
-    """The ``@inductor_tile.jit`` function ``name`` defined by ``source``."""
+def load_kernel(name: str, source: str, autotune: list[dict] | None = None):
+    """The ``@inductor_tile.jit`` function ``name`` defined by ``source``.
+
+    ``autotune``: launch configs (``XBLOCK``/``RBLOCK``/``num_warps`` dicts) to tune among
+    on the first launch for each ``xnumel`` (and ``rnumel``); the kernel is then wrapped in
+    ``inductor_tile.autotune`` and launched without those arguments.
+    """
     key = hashlib.sha256(source.encode()).hexdigest()[:24]
-    if key in _loaded:
-        return _loaded[key]
+    loaded_key = key if not autotune else f"{key}:{autotune!r}"
+    if loaded_key in _loaded:
+        return _loaded[loaded_key]
     path = os.path.join(kernel_dir(), f"{name}_{key}.py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -35,8 +41,22 @@ def load_kernel(name: str, source: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     fn = getattr(module, name)
-    _loaded[key] = fn
+    if autotune:
+        fn = _autotuned(fn, autotune)
+    _loaded[loaded_key] = fn
     return fn
+
+
+def _autotuned(fn, configs: list[dict]):
+    from ..kernel_compiler.runtime.autotuner import Config, autotune
+
+    candidates = []
+    for launch in configs:
+        launch = dict(launch)
+        num_warps = launch.pop("num_warps", 4)
+        candidates.append(Config(launch, num_warps=num_warps))
+    key = [n for n in ("xnumel", "rnumel") if n in fn.arg_names]
+    return autotune(configs=candidates, key=key)(fn)
 
 
 def check_frontend(fn, signature: dict[str, str], constexprs: dict[str, int]) -> None:

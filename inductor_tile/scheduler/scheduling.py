@@ -128,9 +128,11 @@ class TileScheduling(BaseScheduling):
             V.graph.removed_buffers.add(buf)
         for snode in nodes:
             snode.mark_run()
+        tune = _autotune_configs(device_type, kernel)
         loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
-        wrapper.define_kernel(name, f"{loader}({name!r}, {source!r})", gpu=False)
-        wrapper.writeline(launch_line(name, kernel))
+        extra = f", autotune={tune!r}" if tune else ""
+        wrapper.define_kernel(name, f"{loader}({name!r}, {source!r}{extra})", gpu=False)
+        wrapper.writeline(launch_line(name, kernel, tuned=bool(tune)))
         metrics.generated_kernels += 1
         metrics.kernel_sources[name] = source
         log.debug("tile kernel %s:\n%s", name, source)
@@ -219,27 +221,45 @@ def _choose_launch(plan: GroupPlan, device_type: str, gather: bool) -> heuristic
     return heuristics.reduction(device_type, xnumel, hint(plan.rnumel), bound(plan.rnumel), gather)
 
 
-def launch_line(name: str, kernel: TileKernelSource) -> str:
+def _autotune_configs(device_type: str, kernel: TileKernelSource) -> list[dict]:
+    """Launch configs to autotune among (``getattr(config, "autotune", False)``), or []."""
+    if not getattr(config, "autotune", False):
+        return []
+    reduction = kernel.plan.kind == "reduction"
+    configs = heuristics.candidates(device_type, kernel.launch, reduction)
+    return [c.launch_kwargs(reduction) for c in configs] if len(configs) > 1 else []
+
+
+def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str:
     """``name[grid](buffers..., sizes..., xnumel[, rnumel], XBLOCK=.., [RBLOCK=..,] [num_warps=..])``.
 
     Sizes are printed by Inductor's wrapper printer, so symbolic ones read the size
     symbols the wrapper's ``call`` has in scope; a symbolic grid is computed at run time.
+    ``tuned``: the autotuner picks the blocks and warps, the grid is a function of them.
     """
-    from torch._inductor.codegen.wrapper import pexpr
-
     plan, launch = kernel.plan, kernel.launch
-    xnumel = pexpr(plan.xnumel) if not isinstance(plan.xnumel, int) else str(plan.xnumel)
-    if isinstance(plan.xnumel, int):
-        grid = str(heuristics.cdiv(plan.xnumel, launch.xblock))
-    elif launch.xblock == 1:
-        grid = xnumel
-    else:
-        grid = f"(({xnumel}) + {launch.xblock - 1}) // {launch.xblock}"
+    xnumel = _size_source(plan.xnumel)
     args = kernel.call_args() + kernel.size_arg_names() + [xnumel]
     if plan.kind == "reduction":
-        args.append(pexpr(plan.rnumel) if not isinstance(plan.rnumel, int) else str(plan.rnumel))
+        args.append(_size_source(plan.rnumel))
+    if tuned:
+        grid = "lambda meta: ((meta['xnumel'] + meta['XBLOCK'] - 1) // meta['XBLOCK'],)"
+        return f"{name}[{grid}]({', '.join(args)})"
+    if isinstance(plan.xnumel, int):
+        grid = f"({heuristics.cdiv(plan.xnumel, launch.xblock)},)"
+    elif launch.xblock == 1:
+        grid = f"({xnumel},)"
+    else:
+        grid = f"((({xnumel}) + {launch.xblock - 1}) // {launch.xblock},)"
     kwargs = [f"{k}={v}" for k, v in launch.launch_kwargs(plan.kind == "reduction").items()]
-    return f"{name}[({grid},)]({', '.join(args + kwargs)})"
+    return f"{name}[{grid}]({', '.join(args + kwargs)})"
+
+
+def _size_source(size) -> str:
+    """A loop size as Python source in the wrapper (symbols are the names ``call`` defines)."""
+    from torch._inductor.codegen.wrapper import pexpr
+
+    return str(size) if isinstance(size, int) else pexpr(size)
 
 
 def _guard_leq(expr, limit: int) -> None:
