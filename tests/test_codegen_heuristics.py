@@ -53,10 +53,10 @@ def test_gpu_pointwise():
 
 
 def test_gpu_persistent_reductions():
-    # one row per program, warps growing with the row: 8 elements per thread
+    # one row per program, warps growing with the row: 8 elements per thread, 16 from 4096 on
     assert heuristics.reduction("cuda", 8192, 1024, 1024) == LaunchConfig(1, 1024, True, 4)
-    assert heuristics.reduction("cuda", 8192, 3000, 3000) == LaunchConfig(1, 4096, True, 16)
     assert heuristics.reduction("cuda", 8192, 2048, 2048) == LaunchConfig(1, 2048, True, 8)
+    assert heuristics.reduction("cuda", 8192, 3000, 3000) == LaunchConfig(1, 4096, True, 8)
     # short rows: several per program
     assert heuristics.reduction("cuda", 1 << 16, 64, 64) == LaunchConfig(16, 64, True, 4)
     assert heuristics.reduction("cuda", 1 << 16, 200, 200) == LaunchConfig(4, 256, True, 4)
@@ -70,11 +70,12 @@ def test_gpu_persistent_reductions():
 def test_gpu_wide_rows_loop():
     # rows of 8192-32768 would hold 16-64 fp32 per thread at 16 warps: they loop
     for r in (8192, 16384, 32768):
-        assert heuristics.reduction("cuda", 4096, r, r) == LaunchConfig(1, 2048, False, 8)
+        assert heuristics.reduction("cuda", 4096, r, r) == LaunchConfig(1, 2048, False, 16)
     # a dynamic row of hint 100: looped, RBLOCK from the hint, several rows per program
-    assert heuristics.reduction("cuda", 1 << 16, 100, None) == LaunchConfig(16, 128, False, 8)
-    # column sums: many columns per program, loop over rows (NOTES: best measured 256x16/8)
-    assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True) == LaunchConfig(16, 256, False, 8)
+    assert heuristics.reduction("cuda", 1 << 16, 100, None) == LaunchConfig(16, 128, False, 16)
+    # column sums: 64 columns per program (coalesced), loop over rows
+    assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True) == LaunchConfig(64, 8, False, 4)
+    assert heuristics.reduction("cuda", 20, 8192, 8192, gather=True) == LaunchConfig(32, 16, False, 4)
 
 
 @pytest.mark.parametrize("gather", [False, True])
@@ -96,7 +97,9 @@ def test_gpu_choices_are_sane_for_every_size(gather):
 
 def test_warps_grow_with_the_row():
     warps = [heuristics.reduction("cuda", 1 << 16, r, r).num_warps for r in (256, 512, 1024, 2048, 4096)]
-    assert warps == sorted(warps) and warps[0] < warps[-1] == 16
+    assert warps == sorted(warps) and warps[0] < warps[-1] == 8  # persistent: at most 8 warps
+    looped = [heuristics.reduction("cuda", 1 << 16, r, None).num_warps for r in (128, 512, 2048)]
+    assert looped == sorted(looped) and looped[-1] == 16
 
 
 def test_candidates():
