@@ -196,3 +196,27 @@ def test_size_one_specialization(rows):
     x = _rand(rows, 9)
     _close(c(x), fn(x))
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_reductions_over_the_same_sizes_fuse_horizontally(dynamic):
+    fn = lambda t: (t.sum(-1), t.amax(-1), (t * t).sum(-1))  # noqa: E731
+    c = Compiled(fn, dynamic=dynamic)
+    x = _rand(37, 300)
+    _close(c(x), fn(x))
+    assert metrics.generated_kernels == 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+
+
+def test_training_with_dynamic_shapes():
+    # forward and backward graphs are compiled once and serve every size
+    fn = lambda t, w: (torch.sigmoid(t * w) * t).softmax(-1).sum()  # noqa: E731
+    c = Compiled(fn, dynamic=True)
+    for m, n in [(6, 10), (9, 32), (4, 50)]:
+        x, w = _rand(m, n).requires_grad_(), _rand(n, seed=1).requires_grad_()
+        out = c(x, w)
+        out.backward()
+        x2, w2 = x.detach().requires_grad_(), w.detach().requires_grad_()
+        ref = fn(x2, w2)
+        ref.backward()
+        _close((out, x.grad, w.grad), (ref, x2.grad, w2.grad))
+    assert c.graphs == 1 and metrics.generated_kernels >= 2
