@@ -39,15 +39,19 @@ devices: tuple[str, ...] = tuple(d.strip() for d in os.environ.get("TILE_DEVICES
 fusion: bool = _env_flag("TILE_FUSION", True)
 inlining: bool = _env_flag("TILE_INLINING", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
-max_rblock: int = int(os.environ.get("TILE_MAX_RBLOCK", "1024"))
-max_block_elems: int = 1024
+# Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
+# time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
+# (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since
+# the native grid loop makes programs cheap.  GPU block sizes come from codegen heuristics.
+max_rblock: int = int(os.environ.get("TILE_MAX_RBLOCK", "256"))
+max_block_elems: int = 256
 # looped reductions: RBLOCK and the most elements of the loop-carried accumulator
-loop_rblock: int = 256
-loop_block_elems: int = 1024
+loop_rblock: int = 128
+loop_block_elems: int = 256
 # kernels with gathers (strided/broadcast accesses) use tiles of at most this many elements:
 # the CPU target's gather code takes compile time that grows steeply with the tile size
 gather_block_elems: int = 128
-pointwise_block: int = 1024
+pointwise_block: int = 256
 
 
 @contextlib.contextmanager

@@ -1,104 +1,129 @@
-"""`python -m inductor_tile.demo`: compile and run a few example kernels, print what they did.
+"""`python -m inductor_tile.demo`: a small HuggingFace model under torch.compile(backend="tile").
 
-For each kernel: the cold compile time (Python source to native code for this CPU), the
-time of a launch, the largest error against torch, and the size of its IR. `--show-ir NAME`
-prints every stage of one kernel (TTIR, TTGIR, LLVM IR).
+Builds the model from its config with random weights (nothing is downloaded), runs it eagerly,
+compiles it with ``backend="tile"`` on the available device (CUDA if there is one, else the
+CPU), checks the compiled output against eager, and prints the compile time, the time per
+forward pass next to eager (and Inductor with ``--inductor``), and how many tile kernels
+were generated or fell back to Inductor's own.  ``python -m inductor_tile.kernel_demo`` runs
+hand-written tile kernels instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
-from typing import Callable
+from collections import Counter
 
 import torch
 
 import inductor_tile
-import inductor_tile.language as tl
+from inductor_tile import metrics
+
+FAMILIES = ("gpt2", "bert", "llama")
 
 
-@inductor_tile.jit
-def add_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
-    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-    mask = offsets < n
-    tl.store(out_ptr + offsets, tl.load(x_ptr + offsets, mask=mask) + tl.load(y_ptr + offsets, mask=mask), mask=mask)
+def build_model(family: str, layers: int, hidden: int, vocab: int, max_len: int) -> torch.nn.Module:
+    try:
+        import transformers
+    except ImportError:
+        raise SystemExit("the demo builds a HuggingFace model: pip install -e '.[benchmarks]'") from None
+    heads = max(1, hidden // 32)
+    if family == "gpt2":
+        cfg = transformers.GPT2Config(n_embd=hidden, n_layer=layers, n_head=heads, vocab_size=vocab,
+                                      n_positions=max_len, bos_token_id=0, eos_token_id=0)
+        model = transformers.GPT2LMHeadModel(cfg)
+    elif family == "bert":
+        cfg = transformers.BertConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                                      intermediate_size=4 * hidden, vocab_size=vocab, max_position_embeddings=max_len)
+        model = transformers.BertForMaskedLM(cfg)
+    else:
+        cfg = transformers.LlamaConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
+                                       num_key_value_heads=heads, intermediate_size=4 * hidden, vocab_size=vocab,
+                                       max_position_embeddings=max_len)
+        model = transformers.LlamaForCausalLM(cfg)
+    return model.eval()
 
 
-@inductor_tile.jit
-def softmax_kernel(out_ptr, in_ptr, stride, n_cols, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    cols = tl.arange(0, BLOCK)
-    x = tl.load(in_ptr + row * stride + cols, mask=cols < n_cols, other=-float("inf")).to(tl.float32)
-    num = tl.exp(x - tl.max(x, axis=0))
-    tl.store(out_ptr + row * stride + cols, num / tl.sum(num, axis=0), mask=cols < n_cols)
+def time_per_call(fn, device: str, repeats: int) -> float:
+    """Median seconds per call, after one warm-up call."""
+    def sync():
+        if device == "cuda":
+            torch.cuda.synchronize()
 
-
-@inductor_tile.jit
-def rmsnorm_kernel(x_ptr, w_ptr, out_ptr, stride, N, eps, BLOCK: tl.constexpr):
-    row = tl.program_id(0)
-    acc = tl.zeros([BLOCK], dtype=tl.float32)
-    for start in range(0, N, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0).to(tl.float32)
-        acc += x * x
-    rstd = tl.rsqrt(tl.sum(acc, axis=0) / N + eps)
-    for start in range(0, N, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        x = tl.load(x_ptr + row * stride + cols, mask=cols < N, other=0.0).to(tl.float32)
-        w = tl.load(w_ptr + cols, mask=cols < N)
-        tl.store(out_ptr + row * stride + cols, x * rstd * w, mask=cols < N)
-
-
-def _run_add(gen: torch.Generator) -> tuple[Callable[[], None], torch.Tensor, torch.Tensor]:
-    n = 100_000
-    x, y = torch.randn(n, generator=gen), torch.randn(n, generator=gen)
-    out = torch.full((n,), float("nan"))
-    return lambda: add_kernel[(inductor_tile.cdiv(n, 1024),)](x, y, out, n, BLOCK=1024), out, x.double() + y.double()
-
-
-def _run_softmax(gen: torch.Generator) -> tuple[Callable[[], None], torch.Tensor, torch.Tensor]:
-    x = torch.randn(64, 1000, generator=gen, dtype=torch.float32)
-    out = torch.full_like(x, float("nan"))
-    return lambda: softmax_kernel[(64,)](out, x, x.stride(0), 1000, BLOCK=1024), out, torch.softmax(x.double(), 1)
-
-
-def _run_rmsnorm(gen: torch.Generator) -> tuple[Callable[[], None], torch.Tensor, torch.Tensor]:
-    x, w = torch.randn(32, 3000, generator=gen), torch.randn(3000, generator=gen)
-    out = torch.full_like(x, float("nan"))
-    xd = x.double()
-    ref = xd * torch.rsqrt(xd.pow(2).mean(1, keepdim=True) + 1e-6) * w.double()
-    return lambda: rmsnorm_kernel[(32,)](x, w, out, x.stride(0), 3000, 1e-6, BLOCK=512), out, ref
-
-
-EXAMPLES = {"vector_add": (add_kernel, _run_add), "softmax": (softmax_kernel, _run_softmax),
-            "rmsnorm": (rmsnorm_kernel, _run_rmsnorm)}
+    fn()
+    sync()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m inductor_tile.demo", description=__doc__.splitlines()[0])
-    parser.add_argument("--show-ir", choices=sorted(EXAMPLES), help="print the TTIR of one example kernel")
+    parser.add_argument("--model", choices=FAMILIES, default="gpt2")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", choices=("float32", "float16", "bfloat16"), default="float32")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--seq", type=int, default=64)
+    parser.add_argument("--vocab", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--inductor", action="store_true", help="also time backend='inductor'")
     args = parser.parse_args(argv)
-    gen = torch.Generator().manual_seed(0)
-    print(f"inductor_tile {inductor_tile.__version__}, torch {torch.__version__}")
-    print(f"{'kernel':<12} {'compile (s)':>11} {'run (ms)':>9} {'max abs err':>12} {'TTIR lines':>10}  result")
-    for name, (kernel, setup) in EXAMPLES.items():
-        launch, out, ref = setup(gen)
+
+    torch.manual_seed(0)
+    dtype = getattr(torch, args.dtype)
+    print(f"inductor_tile {inductor_tile.__version__}, torch {torch.__version__}, device {args.device}")
+    print(f"building {args.model} ({args.layers} layers, hidden {args.hidden}) from its config, random weights")
+    model = build_model(args.model, args.layers, args.hidden, args.vocab, max(args.seq, 64))
+    model = model.to(args.device, dtype)
+    ids = torch.randint(0, args.vocab, (args.batch, args.seq), device=args.device)
+
+    def run(m):
+        with torch.no_grad():
+            return m(input_ids=ids).logits
+
+    reference = run(model)
+    backends = ["tile"] + (["inductor"] if args.inductor else [])
+    times = {"eager": time_per_call(lambda: run(model), args.device, args.repeats)}
+    rows = []
+    for backend in backends:
+        torch._dynamo.reset()
+        metrics.reset()
+        compiled = torch.compile(model, backend=backend)
+        print(f"compiling with backend={backend!r} (the first call compiles every kernel) ...", flush=True)
         start = time.perf_counter()
-        launch()  # first launch compiles
-        first = time.perf_counter() - start
-        compiled = next(iter(kernel.cache.values()))
-        start = time.perf_counter()
-        launch()
-        run = time.perf_counter() - start
-        err = (out.double() - ref).abs().max().item()
-        ok = "ok" if err < 1e-4 else "MISMATCH"
-        print(f"{name:<12} {compiled.compile_seconds:>11.3f} {run * 1e3:>9.1f} {err:>12.2e} "
-              f"{len(compiled.asm['ttir'].splitlines()):>10}  {ok} (first launch {first:.2f}s)")
-        if args.show_ir == name:
-            for stage, text in compiled.asm.items():
-                print(f"--- {stage} ---\n{text}")
-    print("Compiled for this CPU with the tile compiler (TILE_INTERPRET=1 runs the interpreter instead).")
-    return 0
+        out = run(compiled)
+        if args.device == "cuda":
+            torch.cuda.synchronize()
+        compile_s = time.perf_counter() - start
+        err = (out.double() - reference.double()).abs().max().item()
+        cos = torch.nn.functional.cosine_similarity(out.double().flatten(), reference.double().flatten(), dim=0).item()
+        times[backend] = time_per_call(lambda: run(compiled), args.device, args.repeats)
+        kernels = (metrics.generated_kernels, metrics.fallback_kernels) if backend == "tile" else None
+        rows.append((backend, compile_s, err, cos, kernels, list(metrics.fallback_reasons)))
+
+    tol = 1e-3 if dtype == torch.float32 else 5e-2
+    print(f"\n{'backend':<9} {'compile s':>9} {'ms/forward':>10} {'speedup':>8} {'max abs err':>11} {'cosine':>9}  result")
+    print(f"{'eager':<9} {'':>9} {times['eager'] * 1e3:>10.2f} {1.0:>7.2f}x")
+    failed = False
+    for backend, compile_s, err, cos, _, _ in rows:
+        ok = err <= tol * max(1.0, reference.abs().max().item()) and cos > 0.999
+        failed |= not ok
+        print(f"{backend:<9} {compile_s:>9.1f} {times[backend] * 1e3:>10.2f} {times['eager'] / times[backend]:>7.2f}x "
+              f"{err:>11.2e} {cos:>9.6f}  {'ok' if ok else 'MISMATCH'}")
+    generated, fallbacks = rows[0][4]
+    print(f"\ntile kernels generated: {generated}; nodes run by Inductor's own kernels (fallbacks): {fallbacks}")
+    reasons = Counter(r.split(": ", 1)[-1] for r in rows[0][5])
+    for reason, count in reasons.most_common(5):
+        print(f"  {count} x {reason}")
+    print("kernel sources: inductor_tile.metrics.kernel_sources; TILE_DUMP_IR=<dir> writes every IR stage")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
