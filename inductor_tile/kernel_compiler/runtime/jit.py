@@ -12,6 +12,8 @@ import inspect
 import logging
 import os
 import textwrap
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from ...language.core import constexpr, current_semantic
@@ -29,6 +31,20 @@ def interpret_enabled() -> bool:
         value = _ENV_BYTES.get(b"TILE_INTERPRET")
         return value is not None and value not in (b"", b"0", b"false", b"False")
     return os.environ.get("TILE_INTERPRET", "0") not in ("", "0", "false", "False")
+
+
+_background_lock = threading.Lock()
+_background_pool: ThreadPoolExecutor | None = None
+
+
+def _background() -> ThreadPoolExecutor:
+    """Threads for ahead-of-launch compiles (LLVM and ptxas release the GIL while they work)."""
+    global _background_pool
+    with _background_lock:
+        if _background_pool is None:
+            workers = int(os.environ.get("TILE_COMPILE_THREADS", "0")) or min(8, os.cpu_count() or 1)
+            _background_pool = ThreadPoolExecutor(workers, thread_name_prefix="tile-compile")
+        return _background_pool
 
 
 def _is_constexpr_annotation(annotation: Any) -> bool:
@@ -143,6 +159,21 @@ class JITFunction:
         check_num_warps(self.__name__, num_warps)
         interpret_launch(self, bound, resolve_grid(grid, bound))
 
+    def precompile(self, specs: list[ArgSpec], target: str, num_warps: int = 4) -> None:
+        """Start compiling one specialization in a background thread.
+
+        A launch with exactly this specialization waits for it instead of compiling; if the
+        background compile fails, the launch compiles again itself and raises the error there.
+        The torch.compile backend calls this for every generated kernel while Inductor is still
+        generating the rest, so a graph's kernels compile in parallel.
+        """
+        key = (tuple(s.key() for s in specs), num_warps, target)
+        if key in self.cache:
+            return
+        from ..compiler import compile_specialized
+
+        self.cache[key] = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps)
+
     def compile_for(self, bound: dict[str, Any], num_warps: int) -> Any:
         """The slow path: full specialization, then compilation (once per specialization)."""
         check_num_warps(self.__name__, num_warps)
@@ -150,6 +181,12 @@ class JITFunction:
         target = launch_target(bound)
         key = (tuple(s.key() for s in specs), num_warps, target)
         compiled = self.cache.get(key)
+        if isinstance(compiled, Future):
+            try:
+                compiled = self.cache[key] = compiled.result()
+            except Exception:  # compile again in this thread, where the error belongs
+                log.debug("background compile of %s failed; compiling at launch", self.__name__, exc_info=True)
+                compiled = None
         if compiled is None:
             from ..compiler import compile_specialized
 
