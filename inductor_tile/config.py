@@ -13,6 +13,9 @@ variables give the defaults:
   consumer's loop).  Off: every lowered op's output is realized as a buffer of its own
   (the "no inlining" column of the TorchInductor ablation); fusion may still put the
   producer and its consumer into one kernel when they iterate alike.
+- ``autotune`` (``TILE_AUTOTUNE``, default off): on GPUs, generated kernels are benchmarked
+  among 2-4 block-size / num_warps configs at their first launch (results persist in the
+  tuning database); off: the heuristic's choice is used directly.
 - ``elide_local_buffers`` (``TILE_ELIDE_LOCAL_BUFFERS``, default on): a buffer written and
   read only inside one fused kernel is kept in registers, never allocated.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
@@ -38,6 +41,7 @@ def _env_flag(name: str, default: bool) -> bool:
 devices: tuple[str, ...] = tuple(d.strip() for d in os.environ.get("TILE_DEVICES", "cpu,cuda").split(",") if d.strip())
 fusion: bool = _env_flag("TILE_FUSION", True)
 inlining: bool = _env_flag("TILE_INLINING", True)
+autotune: bool = _env_flag("TILE_AUTOTUNE", False)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
