@@ -23,16 +23,25 @@ from inductor_tile.scheduler import scheduling
 # -- the choices --------------------------------------------------------------------------------
 
 
+CPU_BLOCKS = dict(pointwise_block=1024, max_rblock=1024, max_block_elems=1024, loop_rblock=256,
+                  loop_block_elems=1024, gather_block_elems=128)
+
+
 def test_cpu_choices_follow_config():
-    assert heuristics.pointwise("cpu", 37 * 53) == LaunchConfig(config.pointwise_block)
-    assert heuristics.pointwise("cpu", 50) == LaunchConfig(64)
-    assert heuristics.pointwise("cpu", 5000, gather=True) == LaunchConfig(config.gather_block_elems)
-    # a row of 53 fits one block: persistent, several rows per program
-    assert heuristics.reduction("cpu", 37, 53, 53) == LaunchConfig(16, 64, persistent=True)
-    # longer than max_rblock: looped with loop_rblock
-    assert heuristics.reduction("cpu", 6, 3000, 3000) == LaunchConfig(4, 256, persistent=False)
-    # gathers get small tiles
-    assert heuristics.reduction("cpu", 3000, 6, 6, gather=True) == LaunchConfig(16, 8, persistent=True)
+    with config.patch(**CPU_BLOCKS):
+        assert heuristics.pointwise("cpu", 37 * 53) == LaunchConfig(1024)
+        assert heuristics.pointwise("cpu", 50) == LaunchConfig(64)
+        assert heuristics.pointwise("cpu", 5000, gather=True) == LaunchConfig(128)
+        # a row of 53 fits one block: persistent, several rows per program
+        assert heuristics.reduction("cpu", 37, 53, 53) == LaunchConfig(16, 64, persistent=True)
+        # longer than max_rblock: looped with loop_rblock
+        assert heuristics.reduction("cpu", 6, 3000, 3000) == LaunchConfig(4, 256, persistent=False)
+        # gathers get small tiles
+        assert heuristics.reduction("cpu", 3000, 6, 6, gather=True) == LaunchConfig(16, 8, persistent=True)
+    with config.patch(pointwise_block=256, max_rblock=256, max_block_elems=256):
+        assert heuristics.pointwise("cpu", 37 * 53) == LaunchConfig(256)
+        assert heuristics.reduction("cpu", 37, 53, 53) == LaunchConfig(4, 64, persistent=True)
+        assert not heuristics.reduction("cpu", 37, 300, 300).persistent
     for choice in (heuristics.pointwise("cpu", 10**6), heuristics.reduction("cpu", 10, 10, 10)):
         assert choice.num_warps is None  # the CPU target runs one thread per program
 
