@@ -17,6 +17,7 @@ class NeedsBuffer(Exception):
 
 
 _TL_DTYPES = {
+    torch.bool: "tl.int1",
     torch.float16: "tl.float16",
     torch.bfloat16: "tl.bfloat16",
     torch.float32: "tl.float32",
@@ -29,7 +30,7 @@ _TL_DTYPES = {
 }
 
 _TYPE_STRINGS = {
-    torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64",
+    torch.bool: "i1", torch.float16: "fp16", torch.bfloat16: "bf16", torch.float32: "fp32", torch.float64: "fp64",
     torch.int8: "i8", torch.int16: "i16", torch.int32: "i32", torch.int64: "i64", torch.uint8: "u8",
 }
 
@@ -43,8 +44,9 @@ def tl_dtype(dtype: torch.dtype) -> str:
 
 
 def literal(value, dtype: torch.dtype | None = None) -> str:
-    if isinstance(value, bool) or dtype == torch.bool:
-        raise Unsupported("bool constant")
+    """A Python number as tile source, converted to `dtype` if given (bools are True/False)."""
+    if dtype == torch.bool or (dtype is None and isinstance(value, bool)):
+        return "True" if value else "False"
     if dtype is not None and not dtype.is_floating_point:
         return str(int(value))
     value = float(value)
@@ -55,28 +57,66 @@ def literal(value, dtype: torch.dtype | None = None) -> str:
     return repr(value)
 
 
-def index_to_source(expr: sympy.Expr) -> str:
-    """Integer index arithmetic over non-negative tile variables, as tile source."""
-    from torch.utils._sympy.functions import FloorDiv, ModularIndexing
+def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
+    """Integer index arithmetic as tile source.
+
+    Symbols are tile variables (loop indices, indirect indices, sizes); arithmetic is int32
+    unless `wide`, where every symbol is widened to int64 first.  Plain negative terms are
+    fine in signed arithmetic; FloorDiv and ModularIndexing become the language's truncating
+    `//` and `%`, so their operands must be provably non-negative.
+    """
+    from torch.utils._sympy.functions import FloorDiv, Identity, ModularIndexing, PythonMod, Where
+
+    def nonnegative(e) -> str:
+        if not (e.is_nonnegative or (e.is_integer and e.is_positive)):
+            raise Unsupported(f"floor division of a possibly negative index {e} in {expr}")
+        return visit(e)
 
     def visit(e) -> str:
         if isinstance(e, sympy.Integer):
-            if int(e) < 0:
-                raise Unsupported(f"negative term in index {expr}")
-            return str(int(e))
+            v = int(e)
+            if not wide and not -(2**31) <= v < 2**31:
+                raise Unsupported(f"index constant {v} does not fit in int32: {expr}")
+            return str(v) if v >= 0 else f"({v})"
+        if e is sympy.true or e is sympy.false:
+            return str(bool(e))
         if isinstance(e, sympy.Symbol):
-            return e.name
+            return f"{e.name}.to(tl.int64)" if wide else e.name
         if isinstance(e, sympy.Add):
             return "(" + " + ".join(visit(a) for a in e.args) + ")"
         if isinstance(e, sympy.Mul):
+            if e.args[0] == -1:
+                return "(-" + visit(sympy.Mul(*e.args[1:])) + ")"
             return "(" + " * ".join(visit(a) for a in e.args) + ")"
         if isinstance(e, sympy.Pow) and isinstance(e.exp, sympy.Integer) and int(e.exp) > 0:
             return "(" + " * ".join([visit(e.base)] * int(e.exp)) + ")"
         if isinstance(e, FloorDiv):
-            return f"({visit(e.args[0])} // {visit(e.args[1])})"
+            return f"({nonnegative(e.args[0])} // {nonnegative(e.args[1])})"
         if isinstance(e, ModularIndexing):
-            x, div, mod = (visit(a) for a in e.args)
-            return f"(({x} // {div}) % {mod})" if div != "1" else f"({x} % {mod})"
+            x, div, mod = e.args
+            if div == 1:
+                return f"({nonnegative(x)} % {nonnegative(mod)})"
+            return f"(({nonnegative(x)} // {nonnegative(div)}) % {nonnegative(mod)})"
+        if isinstance(e, PythonMod):
+            return f"({nonnegative(e.args[0])} % {nonnegative(e.args[1])})"
+        if isinstance(e, Identity):
+            return visit(e.args[0])
+        if type(e).__name__ in ("Min", "Max"):  # sympy's and torch's own
+            fn = "tl.minimum" if type(e).__name__ == "Min" else "tl.maximum"
+            args = [visit(a) for a in e.args]
+            out = args[0]
+            for a in args[1:]:
+                out = f"{fn}({out}, {a})"
+            return out
+        if isinstance(e, sympy.Abs):
+            return f"tl.abs({visit(e.args[0])})"
+        if isinstance(e, Where):
+            return f"tl.where({visit(e.args[0])}, {visit(e.args[1])}, {visit(e.args[2])})"
+        if isinstance(e, sympy.core.relational.Relational) and e.rel_op in ("<", "<=", ">", ">=", "==", "!="):
+            return f"({visit(e.lhs)} {e.rel_op} {visit(e.rhs)})"
+        if isinstance(e, (sympy.And, sympy.Or)):
+            op = " & " if isinstance(e, sympy.And) else " | "
+            return "(" + op.join(visit(a) for a in e.args) + ")"
         raise Unsupported(f"index expression {type(e).__name__}: {expr}")
 
     return visit(sympy.expand(expr) if not expr.has(FloorDiv, ModularIndexing) else expr)

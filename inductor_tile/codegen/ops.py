@@ -3,11 +3,54 @@
 Inductor replays a scheduler node's ``LoopBody`` under ``V.set_ops_handler(TileOps(kernel))``;
 each method returns the name of the tile variable holding the result.  An op without a
 method raises ``Unsupported`` (the node falls back to Inductor's own kernel).
+
+Every variable's torch dtype is recorded (``dtypes``, shared by all nodes of a kernel):
+integer and float versions of an op differ (``floordiv``, ``signbit``, ``pow``), masked
+blocks need an ``other`` of the right type, and bools are ``tl.int1``.  Python numbers
+passed as operands stay Python literals in the source (weakly typed, as in torch).
+
+What each op computes follows torch's eager semantics (see Inductor's ``ops_handler.py``):
+``floordiv``/``remainder`` round like Python, ``truncdiv``/``mod`` like C; float
+``remainder`` is fmod plus the divisor where the signs differ, as ATen computes it.
+
+Indirect indexing (embeddings, gathers, ``x[idx]``): ``indirect_indexing`` returns a sympy
+symbol named after the tile variable that holds the wrapped index, so index expressions
+render it by name.  Inductor's GPU kernels assert that such an index is in bounds; tile
+kernels have no device assert, so every load through an index checked by Inductor is
+masked with ``0 <= index < size`` instead (an out-of-range index reads 0 rather than
+memory outside the tensor).  Stores through indirect indices are not generated.
 """
 
 from __future__ import annotations
 
-from .common import Unsupported, literal, tl_dtype
+import sympy
+import torch
+
+from .common import Unsupported, index_to_source, literal, tl_dtype
+
+_BOOL = torch.bool
+
+
+def _kernel_dtypes(kernel) -> dict:
+    """The dtype of every tile variable of `kernel` (created on first use, shared by all nodes)."""
+    dtypes = getattr(kernel, "var_dtypes", None)
+    if dtypes is None:
+        dtypes = kernel.var_dtypes = {}
+    return dtypes
+
+
+def _kernel_bounds(kernel) -> dict:
+    """Indirect index variable name -> the bound `size` a load through it is masked with."""
+    bounds = getattr(kernel, "indirect_bounds", None)
+    if bounds is None:
+        bounds = kernel.indirect_bounds = {}
+    return bounds
+
+
+def _number_dtype(value) -> torch.dtype:
+    if isinstance(value, bool):
+        return torch.bool
+    return torch.int64 if isinstance(value, int) else torch.get_default_dtype()
 
 
 class TileOps:
@@ -15,31 +58,165 @@ class TileOps:
 
     def __init__(self, kernel):  # a TileKernelSource
         self.k = kernel
+        self.dtypes = _kernel_dtypes(kernel)
 
     def __getattr__(self, name):
         raise Unsupported(f"op {name}")
 
+    # -- helpers ------------------------------------------------------------------
+    def _def(self, expr: str, dtype: torch.dtype) -> str:
+        var = self.k.define(expr)
+        self.dtypes[var] = dtype
+        return var
+
+    def _dtype(self, x) -> torch.dtype:
+        if isinstance(x, (bool, int, float)):
+            return _number_dtype(x)
+        dtype = self.dtypes.get(x)
+        if dtype is None:
+            raise Unsupported(f"operand {x!r} of unknown dtype")
+        return dtype
+
+    def _src(self, x) -> str:
+        """An operand as source: variables by name, Python numbers as (weak) literals."""
+        if isinstance(x, (bool, int, float)):
+            return literal(x, _number_dtype(x))
+        return x
+
+    def _promote(self, *xs) -> torch.dtype:
+        """torch's result dtype of an arithmetic op (Python numbers are weak, as in torch)."""
+        tensors = [self._dtype(x) for x in xs if not isinstance(x, (bool, int, float))]
+        numbers = [x for x in xs if isinstance(x, (bool, int, float))]
+        if not tensors:
+            return torch.result_type(*[torch.tensor(n) for n in numbers])
+        args = [torch.empty(1, dtype=d) for d in tensors] + numbers
+        return torch.result_type(*args) if len(args) > 1 else tensors[0]
+
+    def _is_float(self, x) -> bool:
+        return self._dtype(x).is_floating_point
+
+    def _as_bool(self, x) -> str:
+        return self._src(x) if self._dtype(x) == _BOOL else f"({self._src(x)} != 0)"
+
     # -- values -------------------------------------------------------------------
     def constant(self, value, dtype):
-        return self.k.define(f"tl.full({self.k.scalar_shape}, {literal(value, dtype)}, {tl_dtype(dtype)})")
+        return self._def(f"tl.full({self.k.scalar_shape}, {literal(value, dtype)}, {tl_dtype(dtype)})", dtype)
 
     def index_expr(self, expr, dtype):
-        src = self.k.index(expr)
+        expr = sympy.sympify(expr)
+        src = self.k.index(expr)  # records size symbols; int32 arithmetic
+        self._note_decoded_dims(expr)
+        if dtype == torch.int64 and self._may_exceed_int32(expr):
+            src = index_to_source(expr, wide=True)
         if not expr.free_symbols:
-            return self.k.define(f"tl.full({self.k.scalar_shape}, {src}, {tl_dtype(dtype)})")
-        return self.k.define(f"({src}).to({tl_dtype(dtype)})")
+            return self._def(f"tl.full({self.k.scalar_shape}, {src}, {tl_dtype(dtype)})", dtype)
+        return self._def(f"({src}).to({tl_dtype(dtype)})", dtype)
+
+    def _note_decoded_dims(self, expr) -> None:
+        """An index value over several decoded loop dims keeps them apart in every access.
+
+        The kernel then addresses memory through the decode (``x1 + 40 * x0``), which the CPU
+        target sees as short runs, not one contiguous tile, and compiles like a gather (slowly
+        for wide tiles): mark the kernel so that it gets gather-sized tiles.
+        """
+        plan = self.k.plan
+        loop = set(self.k.xsyms) | set(self.k.rsyms)
+        if expr.free_symbols & loop and (len(plan.xsizes) > 1 or len(plan.rsizes) > 1):
+            self.k.gather = True
+
+    def _may_exceed_int32(self, expr) -> bool:
+        """Whether `expr` may leave int32 over the kernel's loop ranges (then it is computed in int64)."""
+        from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
+
+        ranges = {}
+        plan = self.k.plan
+        for syms, sizes in ((self.k.xsyms, plan.xsizes), (self.k.rsyms, plan.rsizes)):
+            for sym, size in zip(syms, sizes):
+                if not sympy.sympify(size).is_Integer:
+                    return True
+                ranges[sym] = ValueRanges(0, max(int(size) - 1, 0))
+        for name, size in _kernel_bounds(self.k).items():
+            ranges[sympy.Symbol(name, integer=True, nonnegative=True)] = ValueRanges(0, max(size - 1, 0))
+        if expr.free_symbols - set(ranges):
+            return True
+        try:
+            bound = bound_sympy(expr, ranges)
+            return not (-(2**31) <= int(bound.lower) and int(bound.upper) < 2**31)
+        except Exception:  # noqa: BLE001 - an expression sympy cannot bound: be safe
+            return True
 
     def to_dtype(self, x, dtype, src_dtype=None, use_compute_types=True):
-        return self.k.define(f"{x}.to({tl_dtype(dtype)})")
+        src = self._dtype(x) if not isinstance(x, (bool, int, float)) else _number_dtype(x)
+        if src.is_floating_point and dtype in (torch.int8, torch.int16, torch.uint8):
+            # eager on the CPU converts through a wide integer and wraps (-1.0 -> 255 as uint8,
+            # 300.0 -> 44 as int8); a direct cast would saturate
+            return self._def(f"{self._src(x)}.to(tl.int64).to({tl_dtype(dtype)})", dtype)
+        return self._def(f"{self._src(x)}.to({tl_dtype(dtype)})", dtype)
+
+    def to_dtype_bitcast(self, x, dtype, src_dtype):
+        if dtype.itemsize != src_dtype.itemsize:
+            raise Unsupported(f"bitcast {src_dtype} -> {dtype}")
+        return self._def(f"{x}.to({tl_dtype(dtype)}, bitcast=True)", dtype)
+
+    def _to_int(self, fn, x, dtype):
+        return self._def(f"{fn}({x}).to({tl_dtype(dtype)})", dtype)
+
+    def trunc_to_int(self, x, dtype):
+        return self._to_int("tl.extra.libdevice.trunc", x, dtype)
+
+    def floor_to_int(self, x, dtype):
+        return self._to_int("tl.floor", x, dtype)
+
+    def ceil_to_int(self, x, dtype):
+        return self._to_int("tl.ceil", x, dtype)
+
+    def round_to_int(self, x, dtype):
+        return self._to_int("tl.extra.libdevice.nearbyint", x, dtype)
+
+    def identity(self, x):
+        return x
 
     # -- memory -------------------------------------------------------------------
+    def indirect_indexing(self, var, size, check=True, wrap_neg=True):
+        size = sympy.sympify(size)
+        if not size.is_Integer:
+            raise Unsupported(f"indirect index bounded by a symbolic size {size}")
+        size = int(size)
+        dtype = self._dtype(var)
+        if dtype.is_floating_point or dtype == _BOOL:
+            raise Unsupported(f"indirect index of dtype {dtype}")
+        if wrap_neg:
+            var = self._def(f"tl.where({var} < 0, {var} + {size}, {var})", dtype)
+        if check:
+            _kernel_bounds(self.k)[var] = size
+        return sympy.Symbol(var, integer=True, nonnegative=True)
+
+    def _indirect(self, index) -> list[str]:
+        names = {s.name for s in sympy.sympify(index).free_symbols}
+        return sorted(names & set(self.dtypes))
+
+    def check_bounds(self, expr, size, lower, upper):
+        raise Unsupported("check_bounds (an index Inductor could not prove in range)")
+
     def load(self, name, index):
-        return self.k.load(name, index)
+        from torch._inductor.virtualized import V
+
+        bounds = _kernel_bounds(self.k)
+        masks = [self._def(f"({v} >= 0) & ({v} < {bounds[v]})", _BOOL) for v in self._indirect(index) if v in bounds]
+        self.k.masks.extend(masks)
+        try:
+            var = self.k.load(name, index)
+        finally:
+            del self.k.masks[len(self.k.masks) - len(masks):]
+        self.dtypes.setdefault(var, V.graph.get_dtype(name))
+        return var
 
     def store(self, name, index, value, mode=None):
         if mode is not None:
             raise Unsupported(f"store mode {mode}")
-        self.k.store(name, index, value)
+        if self._indirect(index):
+            raise Unsupported("store through an indirect index")
+        self.k.store(name, index, self._src(value))
 
     def store_reduction(self, name, index, value):
         self.k.store(name, index, value, reduced=True)
@@ -50,79 +227,250 @@ class TileOps:
             result = body()
         finally:
             self.k.masks.pop()
-        return self.k.define(f"tl.where({mask}, {result}, {literal(other)})")
+        dtype = self._dtype(result)
+        if isinstance(other, float) and not dtype.is_floating_point:
+            if other != other or other in (float("inf"), float("-inf")):
+                raise Unsupported(f"masked {dtype} value with other={other}")
+        return self._def(f"tl.where({mask}, {result}, {literal(other, dtype)})", dtype)
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
-        return self.k.reduction(dtype, src_dtype, reduction_type, value)
+        result = self.k.reduction(dtype, src_dtype, reduction_type, value)
+        for r in result if isinstance(result, tuple) and not _is_handle(result) else (result,):
+            if isinstance(r, str):
+                self.dtypes.setdefault(r, torch.int64 if reduction_type in ("argmax", "argmin") else dtype)
+        return result
 
     # -- arithmetic ---------------------------------------------------------------
-    def _binary(op):
+    def _binary(self, op: str, a, b, dtype=None) -> str:
+        dtype = dtype or self._promote(a, b)
+        return self._def(f"{self._src(a)} {op} {self._src(b)}", dtype)
+
+    def add(self, a, b):
+        if self._promote(a, b) == _BOOL:
+            return self._binary("|", a, b)
+        return self._binary("+", a, b)
+
+    def sub(self, a, b):
+        return self._binary("-", a, b)
+
+    def mul(self, a, b):
+        if self._promote(a, b) == _BOOL:
+            return self._binary("&", a, b)
+        return self._binary("*", a, b)
+
+    def truediv(self, a, b):
+        if not self._promote(a, b).is_floating_point:
+            raise Unsupported("truediv of integers")
+        return self._binary("/", a, b)
+
+    div_rn = truediv
+
+    def _compare(op):
         def fn(self, a, b):
-            return self.k.define(f"{a} {op} {b}")
+            return self._binary(op, a, b, _BOOL)
         return fn
 
-    add = _binary("+")
-    sub = _binary("-")
-    mul = _binary("*")
-    truediv = _binary("/")
-    eq = _binary("==")
-    ne = _binary("!=")
-    lt = _binary("<")
-    le = _binary("<=")
-    gt = _binary(">")
-    ge = _binary(">=")
-    logical_and = _binary("&")
-    logical_or = _binary("|")
-    bitwise_and = _binary("&")
-    bitwise_or = _binary("|")
-    bitwise_xor = _binary("^")
-    del _binary
+    eq = _compare("==")
+    ne = _compare("!=")
+    lt = _compare("<")
+    le = _compare("<=")
+    gt = _compare(">")
+    ge = _compare(">=")
+    del _compare
 
-    def _math(fn_name):
-        def fn(self, x):
-            return self.k.define(f"tl.{fn_name}({x})")
+    def _bitwise(op):
+        def fn(self, a, b):
+            if self._promote(a, b).is_floating_point:
+                raise Unsupported(f"bitwise {op} on floats")
+            return self._binary(op, a, b)
         return fn
 
-    exp = _math("exp")
-    exp2 = _math("exp2")
-    log = _math("log")
-    log2 = _math("log2")
-    sqrt = _math("sqrt")
-    rsqrt = _math("rsqrt")
-    sin = _math("sin")
-    cos = _math("cos")
-    abs = _math("abs")
-    floor = _math("floor")
-    ceil = _math("ceil")
-    erf = _math("erf")
-    sigmoid = _math("sigmoid")
-    del _math
+    bitwise_and = _bitwise("&")
+    bitwise_or = _bitwise("|")
+    bitwise_xor = _bitwise("^")
+    bitwise_left_shift = lshift = _bitwise("<<")
+    bitwise_right_shift = rshift = _bitwise(">>")
+    del _bitwise
 
-    def neg(self, x):
-        return self.k.define(f"-{x}")
+    def bitwise_not(self, x):
+        if self._is_float(x):
+            raise Unsupported("bitwise_not on floats")
+        return self._def(f"~{x}", self._dtype(x))
 
-    def reciprocal(self, x):
-        return self.k.define(f"1.0 / {x}")
+    def logical_and(self, a, b):
+        return self._def(f"{self._as_bool(a)} & {self._as_bool(b)}", _BOOL)
 
-    def square(self, x):
-        return self.k.define(f"{x} * {x}")
+    def logical_or(self, a, b):
+        return self._def(f"{self._as_bool(a)} | {self._as_bool(b)}", _BOOL)
+
+    def logical_xor(self, a, b):
+        return self._def(f"{self._as_bool(a)} ^ {self._as_bool(b)}", _BOOL)
 
     def logical_not(self, x):
-        return self.k.define(f"{x} == 0")
+        return self._def(f"{self._src(x)} == 0", _BOOL)
+
+    # integer division: `//` and `%` of the tile language truncate (C); Inductor's
+    # floordiv/remainder round toward -inf (Python)
+    def _int_operands(self, op, a, b):
+        dtype = self._promote(a, b)
+        if dtype.is_floating_point or dtype == _BOOL:
+            raise Unsupported(f"{op} on {dtype}")
+        return dtype
+
+    def truncdiv(self, a, b):
+        return self._binary("//", a, b, self._int_operands("truncdiv", a, b))
+
+    def floordiv(self, a, b):
+        dtype = self._int_operands("floordiv", a, b)
+        q = self._binary("//", a, b, dtype)
+        r = self._binary("%", a, b, dtype)
+        adjust = self._def(f"({r} != 0) & (({r} < 0) != ({self._src(b)} < 0))", _BOOL)
+        return self._def(f"tl.where({adjust}, {q} - 1, {q})", dtype)
+
+    def mod(self, a, b):  # C: the sign of a (ints: remsi; floats: fmod)
+        if self._promote(a, b) == _BOOL:
+            raise Unsupported("mod on bool")
+        return self._binary("%", a, b)
+
+    fmod = mod
+
+    def remainder(self, a, b):  # Python: the sign of b
+        dtype = self._promote(a, b)
+        if dtype == _BOOL:
+            raise Unsupported("remainder on bool")
+        r = self._binary("%", a, b, dtype)
+        adjust = self._def(f"({r} != 0) & (({r} < 0) != ({self._src(b)} < 0))", _BOOL)
+        return self._def(f"tl.where({adjust}, {r} + {self._src(b)}, {r})", dtype)
+
+    def pow(self, a, b):
+        dtype = self._promote(a, b)
+        if not dtype.is_floating_point:
+            raise Unsupported(f"pow on {dtype}")
+        a_src, b_src = self._src(a), self._src(b)
+        if not isinstance(b, (int, float)) and self._dtype(b) != dtype:
+            b_src = f"{b_src}.to({tl_dtype(dtype)})"
+        if isinstance(a, (int, float)):
+            a_src = f"tl.full({self.k.scalar_shape}, {literal(a, dtype)}, {tl_dtype(dtype)})"
+        elif self._dtype(a) != dtype:
+            a_src = f"{a_src}.to({tl_dtype(dtype)})"
+        return self._def(f"tl.extra.libdevice.pow({a_src}, {b_src})", dtype)
+
+    # -- math ---------------------------------------------------------------------
+    def _math(fn_name):
+        def fn(self, x):
+            if not self._is_float(x):
+                raise Unsupported(f"{fn_name} on {self._dtype(x)}")
+            return self._def(f"{fn_name}({x})", self._dtype(x))
+        return fn
+
+    exp = _math("tl.exp")
+    exp2 = _math("tl.exp2")
+    log = _math("tl.log")
+    log2 = _math("tl.log2")
+    sqrt = _math("tl.sqrt")
+    rsqrt = _math("tl.rsqrt")
+    sin = _math("tl.sin")
+    cos = _math("tl.cos")
+    floor = _math("tl.floor")
+    ceil = _math("tl.ceil")
+    erf = _math("tl.erf")
+    sigmoid = _math("tl.sigmoid")
+    tanh = _math("tl.extra.libdevice.tanh")
+    log1p = _math("tl.extra.libdevice.log1p")
+    expm1 = _math("tl.extra.libdevice.expm1")
+    log10 = _math("tl.extra.libdevice.log10")
+    tan = _math("tl.extra.libdevice.tan")
+    sinh = _math("tl.extra.libdevice.sinh")
+    cosh = _math("tl.extra.libdevice.cosh")
+    asin = _math("tl.extra.libdevice.asin")
+    acos = _math("tl.extra.libdevice.acos")
+    atan = _math("tl.extra.libdevice.atan")
+    asinh = _math("tl.extra.libdevice.asinh")
+    acosh = _math("tl.extra.libdevice.acosh")
+    atanh = _math("tl.extra.libdevice.atanh")
+    trunc = _math("tl.extra.libdevice.trunc")
+    round = _math("tl.extra.libdevice.nearbyint")  # torch.round: halfway cases to even
+    del _math
+
+    def _math_binary(fn_name):
+        def fn(self, a, b):
+            dtype = self._promote(a, b)
+            if not dtype.is_floating_point or isinstance(a, (int, float)):
+                raise Unsupported(f"{fn_name} on {dtype}")
+            return self._def(f"{fn_name}({self._src(a)}, {self._src(b)})", dtype)
+        return fn
+
+    atan2 = _math_binary("tl.extra.libdevice.atan2")
+    copysign = _math_binary("tl.extra.libdevice.copysign")
+    del _math_binary
+
+    def abs(self, x):
+        if self._dtype(x) == _BOOL:
+            return x
+        return self._def(f"tl.abs({x})", self._dtype(x))
+
+    def neg(self, x):
+        if self._dtype(x) == _BOOL:
+            raise Unsupported("neg on bool")
+        return self._def(f"-{x}", self._dtype(x))
+
+    def reciprocal(self, x):
+        if not self._is_float(x):
+            raise Unsupported(f"reciprocal on {self._dtype(x)}")
+        return self._def(f"1.0 / {x}", self._dtype(x))
+
+    def square(self, x):
+        return self.mul(x, x)
+
+    def sign(self, x):
+        dtype = self._dtype(x)
+        if dtype == _BOOL:
+            return x
+        # (0 < x) - (x < 0): NaN and -0.0 give 0, as in torch
+        return self._def(f"(({x} > 0).to(tl.int8) - ({x} < 0).to(tl.int8)).to({tl_dtype(dtype)})", dtype)
+
+    def signbit(self, x):
+        dtype = self._dtype(x)
+        if not dtype.is_floating_point:
+            return self._def(f"{x} < 0" if dtype != _BOOL else f"{x} & False", _BOOL)
+        bits = {2: "tl.int16", 4: "tl.int32", 8: "tl.int64"}[dtype.itemsize]
+        return self._def(f"{x}.to({bits}, bitcast=True) < 0", _BOOL)
 
     def where(self, cond, a, b):
-        return self.k.define(f"tl.where({cond}, {a}, {b})")
+        dtype = self._promote(a, b)
+        return self._def(f"tl.where({self._as_bool(cond)}, {self._src(a)}, {self._src(b)})", dtype)
 
     def relu(self, x):
         # relu(nan) is nan in torch: compare so that nan keeps x
-        return self.k.define(f"tl.where({x} < 0, 0, {x})")
+        return self._def(f"tl.where({x} < 0, 0, {x})", self._dtype(x))
 
     def maximum(self, a, b):
-        # NaN-propagating like torch.maximum
-        return self.k.define(f"tl.where(({a} > {b}) | ({a} != {a}), {a}, {b})")
+        dtype = self._promote(a, b)
+        if dtype == _BOOL:
+            return self._binary("|", a, b)
+        if not dtype.is_floating_point:
+            return self._def(f"tl.maximum({self._src(a)}, {self._src(b)})", dtype)
+        a, b = self._src(a), self._src(b)  # NaN-propagating like torch.maximum
+        return self._def(f"tl.where(({a} > {b}) | ({a} != {a}), {a}, {b})", dtype)
 
     def minimum(self, a, b):
-        return self.k.define(f"tl.where(({a} < {b}) | ({a} != {a}), {a}, {b})")
+        dtype = self._promote(a, b)
+        if dtype == _BOOL:
+            return self._binary("&", a, b)
+        if not dtype.is_floating_point:
+            return self._def(f"tl.minimum({self._src(a)}, {self._src(b)})", dtype)
+        a, b = self._src(a), self._src(b)
+        return self._def(f"tl.where(({a} < {b}) | ({a} != {a}), {a}, {b})", dtype)
 
     def isnan(self, x):
-        return self.k.define(f"{x} != {x}")
+        return self._def(f"{x} != {x}", _BOOL)  # always False for integers
+
+    def isinf(self, x):
+        if not self._is_float(x):
+            return self._def(f"{x} != {x}", _BOOL)  # always False
+        return self._def(f"tl.abs({x}) == float(\"inf\")", _BOOL)
+
+
+def _is_handle(value) -> bool:
+    """A looped reduction's pending result (resolved after its loop closes)."""
+    return isinstance(value, tuple) and len(value) == 2 and value[0] == "__acc__"

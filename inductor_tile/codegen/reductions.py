@@ -2,7 +2,16 @@
 
 ``reduction(kernel, ...)`` is called by the ops handler with the ``TileKernelSource`` being built
 (``k`` below); it emits lines and returns the variable holding each row's result, or, in a
-looped reduction, a handle the loop resolves after it closes.
+looped reduction, a handle the loop resolves after it closes.  Multi-output reductions
+(welford, online softmax) return one result or handle per output.
+
+Persistent reductions see a whole row in one [XBLOCK, RBLOCK] tile and reduce it with the
+language's ``tl.sum``/``tl.max``/``tl.min``/``tl.argmax``.  Looped reductions keep an
+[XBLOCK, RBLOCK] accumulator (one partial result per lane), update it elementwise in the
+loop, and combine the lanes once after it.
+
+Semantics follow torch: max/min propagate NaN; argmax/argmin return the first index of the
+extreme, a NaN counting as the extreme; bools reduce as 0/1 integers.
 """
 
 from __future__ import annotations
@@ -11,49 +20,201 @@ import torch
 
 from .common import Unsupported, literal, tl_dtype
 
-_REDUCE_INIT = {"sum": 0, "max": float("-inf"), "min": float("inf")}
+_SIMPLE = ("sum", "max", "min", "any")
+_INT32_MAX = 2**31 - 1
 
 
 def reduction(k, dtype, src_dtype, reduction_type, value):
-    if reduction_type == "welford_reduce" and k.persistent and dtype.is_floating_point:
+    if reduction_type == "welford_reduce":
         return _welford(k, dtype, src_dtype, value)
-    if reduction_type not in _REDUCE_INIT:
-        raise Unsupported(f"reduction {reduction_type}" + ("" if k.persistent else " in a looped reduction"))
-    if dtype == torch.bool or src_dtype == torch.bool:
-        raise Unsupported("bool reduction")
+    if reduction_type == "welford_combine":
+        return _welford_combine(k, dtype, value)
+    if reduction_type == "online_softmax_reduce":
+        return _online_softmax(k, dtype, src_dtype, value)
+    if reduction_type in ("argmax", "argmin"):
+        return _arg_reduction(k, src_dtype, reduction_type, value)
+    if reduction_type not in _SIMPLE:
+        raise Unsupported(f"reduction {reduction_type}")
+    return _simple(k, dtype, src_dtype, reduction_type, value)
+
+
+# -- sum, max, min, any ---------------------------------------------------------------
+def _extreme(dtype: torch.dtype, kind: str):
+    """The identity of max (kind "max") or min over `dtype`: -inf/+inf or the integer limits."""
+    if dtype.is_floating_point:
+        return float("-inf") if kind == "max" else float("inf")
+    info = torch.iinfo(dtype)
+    return info.min if kind == "max" else info.max
+
+
+def _simple(k, dtype, src_dtype, kind, value):
+    if kind == "any" or dtype == torch.bool or src_dtype == torch.bool:
+        return _bool_reduction(k, dtype, src_dtype, kind, value)
     tdt = tl_dtype(dtype)
-    init = _REDUCE_INIT[reduction_type]
-    if not dtype.is_floating_point and reduction_type != "sum":
-        info = torch.iinfo(dtype)
-        init = info.min if reduction_type == "max" else info.max
+    init = literal(0 if kind == "sum" else _extreme(dtype, kind), dtype)
     v = k.define(f"{value}.to({tdt})") if dtype != src_dtype else value
-    fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[reduction_type]
-    init_src = literal(init, dtype)
+    fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[kind]
+    masked = k.define(f"tl.where(rmask & xmask, {v}, {init})")
     if k.persistent:
-        masked = k.define(f"tl.where(rmask & xmask, {v}, {init_src})")
         return k.define(f"{fn}({masked}, 1)[:, None]")
-    # looped: accumulate elementwise into an [XBLOCK, RBLOCK] accumulator
+    acc = _accumulator(k, init, tdt)
+    k.emit(f"{acc} = {_combine(kind, acc, masked)}")
+    return _final(k, f"{fn}({acc}, 1)[:, None]")
+
+
+def _combine(kind: str, acc: str, v: str) -> str:
+    if kind == "sum":
+        return f"{acc} + {v}"
+    op = ">" if kind == "max" else "<"
+    return f"tl.where(({acc} {op} {v}) | ({acc} != {acc}), {acc}, {v})"  # NaN-propagating
+
+
+def _bool_reduction(k, dtype, src_dtype, kind, value):
+    """any / max / min over bools: the max or min of 0/1 as int32, then != 0 (sums count the trues)."""
+    if kind == "any":
+        kind = "max"
+    if dtype != torch.bool:  # e.g. a sum of bools into int64
+        if kind != "sum":
+            raise Unsupported(f"{kind} reduction of bools into {dtype}")
+        return _simple(k, dtype, dtype, kind, k.define(f"{value}.to({tl_dtype(dtype)})"))
+    if kind == "sum":
+        raise Unsupported("sum reduction into bool")
+    fill = 0 if kind == "max" else 1
+    as_int = k.define(f"tl.where(rmask & xmask, {value}.to(tl.int32), {fill})")
+    fn = "tl.max" if kind == "max" else "tl.min"
+    if k.persistent:
+        return k.define(f"{fn}({as_int}, 1)[:, None] != 0")
+    acc = _accumulator(k, str(fill), "tl.int32")
+    k.emit(f"{acc} = tl.{'maximum' if kind == 'max' else 'minimum'}({acc}, {as_int})")
+    return _final(k, f"{fn}({acc}, 1)[:, None] != 0")
+
+
+# -- looped-reduction plumbing ---------------------------------------------------------
+def _accumulator(k, init: str, tdt: str) -> str:
+    """A new [XBLOCK, RBLOCK] accumulator, set to `init` before the reduction loop."""
     acc = f"acc{k.counter}"
     k.counter += 1
-    k.acc_inits.append(f"{acc} = tl.full([XBLOCK, RBLOCK], {init_src}, {tdt})")
-    masked = k.define(f"tl.where(rmask & xmask, {v}, {init_src})")
-    if reduction_type == "sum":
-        k.emit(f"{acc} = {acc} + {masked}")
-    else:
-        op = ">" if reduction_type == "max" else "<"
-        k.emit(f"{acc} = tl.where(({acc} {op} {masked}) | ({acc} != {acc}), {acc}, {masked})")
-    k.acc_finals.append(f"{fn}({acc}, 1)[:, None]")
+    k.acc_inits.append(f"{acc} = tl.full([XBLOCK, RBLOCK], {init}, {tdt})")
+    return acc
+
+
+def _final(k, expr: str):
+    """Register the expression that combines the lanes after the loop; return its handle."""
+    k.acc_finals.append(expr)
     return ("__acc__", len(k.acc_finals) - 1)
 
 
+# -- argmax / argmin ------------------------------------------------------------------
+def _arg_reduction(k, src_dtype, kind, value):
+    """The int64 index (along the flattened reduced dims) of the first max/min; NaN wins."""
+    if src_dtype == torch.bool:
+        raise Unsupported(f"{kind} of bools")
+    tdt = tl_dtype(src_dtype)
+    init = literal(_extreme(src_dtype, "max" if kind == "argmax" else "min"), src_dtype)
+    masked = k.define(f"tl.where(rmask & xmask, {value}, {init})")
+    if k.persistent:  # lanes are the row's elements in order: the language's argmax keeps the first
+        return k.define(f"tl.{kind}({masked}, 1)[:, None].to(tl.int64)")
+    best = _accumulator(k, init, tdt)
+    index = _accumulator(k, str(_INT32_MAX), "tl.int32")  # no element taken yet
+    op = ">" if kind == "argmax" else "<"
+    take = k.define(f"(rmask & xmask) & (({masked} {op} {best}) | (({masked} != {masked}) & ({best} == {best}))"
+                    f" | ({index} == {_INT32_MAX}))")
+    k.emit(f"{best} = tl.where({take}, {masked}, {best})")
+    k.emit(f"{index} = tl.where({take}, rindex, {index})")
+    # lanes hold interleaved indices: the smallest index among the lanes holding the extreme
+    fn = "tl.max" if kind == "argmax" else "tl.min"
+    extreme = f"{fn}({best}, 1)[:, None]"
+    holds = f"(({best} == {extreme}) | (({best} != {best}) & ({extreme} != {extreme})))"
+    return _final(k, f"tl.min(tl.where({holds}, {index}, {_INT32_MAX}), 1)[:, None].to(tl.int64)")
+
+
+# -- welford (mean, m2, weight) -------------------------------------------------------
 def _welford(k, dtype, src_dtype, value):
-    """(mean, m2, count) of each row, two-pass inside the block (persistent only)."""
+    """(mean, m2, count) of each row: two passes inside the block, or Welford per lane in a loop."""
+    if not dtype.is_floating_point:
+        raise Unsupported(f"welford over {dtype}")
     tdt = tl_dtype(dtype)
     v = k.define(f"{value}.to({tdt})") if dtype != src_dtype else value
-    n = k.plan.rnumel
+    if not k.persistent:
+        return _welford_looped(k, tdt, v)
+    n = float(k.plan.rnumel)
     total = k.define(f"tl.sum(tl.where(rmask & xmask, {v}, 0.0), 1)[:, None]")
-    mean = k.define(f"{total} / {float(n)!r}")
+    mean = k.define(f"{total} / {n!r}")
     dev = k.define(f"tl.where(rmask & xmask, {v} - {mean}, 0.0)")
     m2 = k.define(f"tl.sum({dev} * {dev}, 1)[:, None]")
-    weight = k.define(f"tl.full([1, 1], {float(n)!r}, {tdt})")
+    weight = k.define(f"tl.full([1, 1], {n!r}, {tdt})")
     return (mean, m2, weight)
+
+
+def _welford_looped(k, tdt, v):
+    mean, m2, count = (_accumulator(k, "0.0", tdt) for _ in range(3))
+    valid = k.define("rmask & xmask")
+    k.emit(f"{count} = {count} + tl.where({valid}, 1.0, 0.0)")
+    delta = k.define(f"tl.where({valid}, {v} - {mean}, 0.0)")
+    k.emit(f"{mean} = {mean} + tl.where({valid}, {delta} / tl.maximum({count}, 1.0), 0.0)")
+    k.emit(f"{m2} = {m2} + tl.where({valid}, {delta} * ({v} - {mean}), 0.0)")
+    return _combine_lanes(k, mean, m2, count)
+
+
+def _combine_lanes(k, mean, m2, weight):
+    """Handles of the row's (mean, m2, weight) from per-lane partial results (Chan et al.)."""
+    total = f"tl.sum({weight}, 1)[:, None]"
+    row_mean = f"(tl.sum({mean} * {weight}, 1)[:, None] / {total})"
+    spread = f"tl.sum({m2} + {weight} * ({mean} - {row_mean}) * ({mean} - {row_mean}), 1)[:, None]"
+    return (_final(k, row_mean), _final(k, spread), _final(k, total))
+
+
+def _welford_combine(k, dtype, value):
+    """Combine rows of partial (mean, m2, weight) triples (the second stage of a split welford)."""
+    tdt = tl_dtype(dtype)
+    mean, m2, weight = value
+    if not k.persistent:
+        return _welford_combine_looped(k, tdt, mean, m2, weight)
+    w = k.define(f"tl.where(rmask & xmask, {weight}, 0.0).to({tdt})")
+    mu = k.define(f"tl.where(rmask & xmask, {mean}, 0.0)")
+    s2 = k.define(f"tl.where(rmask & xmask, {m2}, 0.0)")
+    total = k.define(f"tl.sum({w}, 1)[:, None]")
+    row_mean = k.define(f"tl.sum({mu} * {w}, 1)[:, None] / {total}")
+    dev = k.define(f"{mu} - {row_mean}")
+    spread = k.define(f"tl.sum({s2} + {w} * {dev} * {dev}, 1)[:, None]")
+    return (row_mean, spread, total)
+
+
+def _welford_combine_looped(k, tdt, mean, m2, weight):
+    """Per lane, merge each chunk's (mean, m2, weight) into the running triple (Chan et al.)."""
+    acc_mean, acc_m2, acc_w = (_accumulator(k, "0.0", tdt) for _ in range(3))
+    valid = k.define("rmask & xmask")
+    w = k.define(f"tl.where({valid}, {weight}, 0.0).to({tdt})")
+    new_w = k.define(f"{acc_w} + {w}")
+    ratio = k.define(f"tl.where({new_w} == 0.0, 0.0, {w} / tl.maximum({new_w}, 1e-30))")
+    delta = k.define(f"tl.where({valid}, {mean} - {acc_mean}, 0.0)")
+    k.emit(f"{acc_m2} = {acc_m2} + tl.where({valid}, {m2}, 0.0) + {delta} * {delta} * {acc_w} * {ratio}")
+    k.emit(f"{acc_mean} = {acc_mean} + {delta} * {ratio}")
+    k.emit(f"{acc_w} = {new_w}")
+    return _combine_lanes(k, acc_mean, acc_m2, acc_w)
+
+
+# -- online softmax (max, sum of exp(x - max)) ---------------------------------------
+def _online_softmax(k, dtype, src_dtype, value):
+    """The row max and the sum of exp(x - max), as eager computes them (a row of -inf sums to NaN)."""
+    if not dtype.is_floating_point:
+        raise Unsupported(f"online_softmax_reduce over {dtype}")
+    tdt = tl_dtype(dtype)
+    v = k.define(f"{value}.to({tdt})") if dtype != src_dtype else value
+    masked = k.define(f"tl.where(rmask & xmask, {v}, float(\"-inf\"))")
+    if k.persistent:  # as eager: a row of -inf (or with +inf) sums NaN
+        top = k.define(f"tl.max({masked}, 1)[:, None]")
+        total = k.define(f"tl.sum(tl.where(rmask & xmask, tl.exp({v} - {top}), 0.0), 1)[:, None]")
+        return (top, total)
+    # per lane: the running max and the sum of exp(x - running max), rescaled when the max grows
+    top = _accumulator(k, 'float("-inf")', tdt)
+    total = _accumulator(k, "0.0", tdt)
+    new_top = k.define(f"tl.where(({masked} > {top}) | ({masked} != {masked}), {masked}, {top})")
+    scale = k.define(f"tl.where({new_top} == float(\"-inf\"), 1.0, tl.exp({top} - {new_top}))")
+    term = k.define(f"tl.where({new_top} == float(\"-inf\"), 1.0, tl.exp({masked} - {new_top}))")
+    k.emit(f"{total} = {total} * {scale} + tl.where(rmask & xmask, {term}, 0.0)")
+    k.emit(f"{top} = {new_top}")
+    # a lane whose max is below the row's weighs exp(lane max - row max); an all -inf row is NaN, as eager
+    row_top = f"tl.max({top}, 1)[:, None]"
+    row_total = f"tl.sum({total} * tl.exp({top} - {row_top}), 1)[:, None]"
+    return (_final(k, row_top), _final(k, f"tl.where({row_top} == float(\"-inf\"), float(\"nan\"), {row_total})"))
