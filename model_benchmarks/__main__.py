@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import faulthandler
 import json
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -58,6 +60,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def _split(text: str | None) -> list[str]:
     return [t.strip() for t in (text or "").split(",") if t.strip()]
 
@@ -69,6 +75,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return micro.main(argv[1:])
     args = parse_args(argv)
+    if hasattr(faulthandler, "register"):  # `kill -USR1 <pid>` prints where a long run is
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     from . import models
 
@@ -131,29 +139,39 @@ def main(argv: list[str] | None = None) -> int:
         "seed": str(args.seed),
     }
 
-    rows = []
+    rows: list[dict] = []
     total = len(modes) * len(precisions) * len(specs) * len(backend_list)
-    bar = tqdm(total=total, disable=True if args.no_progress else None, unit="run", dynamic_ncols=True, file=sys.stderr)
-    for mode in modes:
-        for precision in precisions:
-            s = runner.RunSettings(mode=mode, precision=precision, amp=args.amp, device=device, small=args.small,
-                                   repeats=args.repeats, warmup=args.warmup, cudagraphs=cudagraphs,
-                                   accuracy=args.accuracy, seed=args.seed)
-            for spec in specs:
-                start = bar.n
+    bar = tqdm(total=total, disable=True if args.no_progress else None, unit="run", dynamic_ncols=True,
+               file=sys.stderr)
+    # `timeout` and job control send SIGTERM: stop there and still write what was measured
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        for mode in modes:
+            for precision in precisions:
+                s = runner.RunSettings(mode=mode, precision=precision, amp=args.amp, device=device,
+                                       small=args.small, repeats=args.repeats, warmup=args.warmup,
+                                       cudagraphs=cudagraphs, accuracy=args.accuracy, seed=args.seed)
+                for spec in specs:
+                    start = bar.n
 
-                def step(text, _s=s):
-                    bar.set_description(f"{mode} {_s.precision_label} {text}"[:70])
-                    bar.refresh()
+                    def step(text, _s=s):
+                        bar.set_description(f"{_s.mode} {_s.precision_label} {text}"[:70])
+                        bar.refresh()
 
-                model_rows = runner.run_model(spec, s, backend_list, on_step=step, on_done=lambda: bar.update(1))
-                bar.update(start + len(backend_list) - bar.n)
-                rows += model_rows
-                for r in model_rows:
-                    if r["status"] != "ok":
-                        bar.write(f"{r['model']} / {r['backend']}: {r['status']}: {r['reason']}")
-                report.write_csv(rows, out / "results.csv")  # partial results survive a crash
-    bar.close()
+                    model_rows = runner.run_model(spec, s, backend_list, on_step=step,
+                                                  on_done=lambda: bar.update(1))
+                    bar.update(start + len(backend_list) - bar.n)
+                    rows += model_rows
+                    for r in model_rows:
+                        if r["status"] != "ok":
+                            bar.write(f"{r['model']} / {r['backend']}: {r['status']}: {r['reason']}")
+                    report.write_csv(rows, out / "results.csv")  # partial results survive a crash
+    except KeyboardInterrupt:
+        settings["interrupted"] = (f"yes: stopped after {len(rows) // len(backend_list)} of "
+                                   f"{total // len(backend_list)} model runs; the others are missing")
+        bar.write(f"interrupted: {settings['interrupted']}")
+    finally:
+        bar.close()
 
     title = f"{env['device']}, torch {env['torch']}, commit {env['commit']}, {env['date']}"
     md = report.markdown(rows, env, settings, f"Models ({suite}), {env['device']}")

@@ -14,7 +14,7 @@ import torch
 @dataclasses.dataclass(frozen=True)
 class Backend:
     name: str
-    compiler: str | None  # torch.compile backend name; None = eager
+    compiler: Any  # torch.compile backend (a name or a callable); None = eager
     tile_config: tuple[tuple[str, Any], ...] = ()  # inductor_tile.config settings while compiling
     label: str = ""  # for tables and plots
 

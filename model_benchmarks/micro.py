@@ -23,6 +23,7 @@ import torch.nn.functional as F
 from . import report, timing
 
 BACKENDS = ("eager", "inductor", "tile")
+KERNELS = ("softmax", "layernorm", "rmsnorm", "bias_gelu", "column_sum", "pointwise")
 
 
 def softmax(x):
@@ -46,12 +47,12 @@ def column_sum(x):
     return x.sum(0)
 
 
-def pointwise_chain(x, y, z):
+def pointwise_chain(x, y, z):  # add + relu + mul
     return torch.relu(x + y) * z
 
 
 def cases(rows: int, cols: int, half: torch.dtype, device: torch.device):
-    """name -> (function, inputs, bytes moved, tolerance)."""
+    """"<kernel> <dtype>" -> (function, inputs, bytes moved, tolerance); KERNELS names the kernels."""
     g = torch.Generator(device=device).manual_seed(0)
 
     def rand(*shape, dtype=torch.float32):
@@ -68,9 +69,9 @@ def cases(rows: int, cols: int, half: torch.dtype, device: torch.device):
         f"softmax {h}": (softmax, (x16,), 2 * big16, htol),
         f"layernorm {h}": (layernorm, (x16, w16, b16), 2 * big16 + 2 * vec16, htol),
         f"rmsnorm {h}": (rmsnorm, (x16, w16), 2 * big16 + vec16, htol),
-        f"bias+gelu {h}": (bias_gelu, (x16, b16), 2 * big16 + vec16, htol),
-        "column sum fp32": (column_sum, (x32,), big32 + cols * 4, 1e-3),
-        "add+relu+mul fp32": (pointwise_chain, (x32, rand(rows, cols), rand(rows, cols)), 4 * big32, 1e-4),
+        f"bias_gelu {h}": (bias_gelu, (x16, b16), 2 * big16 + vec16, htol),
+        "column_sum fp32": (column_sum, (x32,), big32 + cols * 4, 1e-3),
+        "pointwise fp32": (pointwise_chain, (x32, rand(rows, cols), rand(rows, cols)), 4 * big32, 1e-4),
     }
 
 
@@ -82,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="dtype of the normalization/activation kernels (default fp16 on CUDA, fp32 on the CPU)")
     p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
     p.add_argument("--backends", default=",".join(BACKENDS), help="comma-separated (default: %(default)s)")
+    p.add_argument("--kernels", default=",".join(KERNELS), help="comma-separated (default: %(default)s)")
     p.add_argument("--samples", type=int, default=15, help="timed groups per kernel (default: %(default)s)")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's)")
     p.add_argument("--out", type=Path, help="output directory (default: model_benchmarks/results/<device>-<date>-micro)")
@@ -99,6 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     for n in names:
         if n not in BACKENDS:
             raise SystemExit(f"--backends: unknown {n!r}; known: {', '.join(BACKENDS)}")
+    kernels = [k.strip() for k in args.kernels.split(",") if k.strip()]
+    for k in kernels:
+        if k not in KERNELS:
+            raise SystemExit(f"--kernels: unknown {k!r}; known: {', '.join(KERNELS)}")
 
     torch._inductor.config.fx_graph_cache = False  # compile every time, as tile does
     env = report.environment(device)
@@ -108,6 +114,8 @@ def main(argv: list[str] | None = None) -> int:
 
     results = []
     for kernel, (fn, inputs, nbytes, tol) in cases(rows, cols, half, device).items():
+        if kernel.split()[0] not in kernels:
+            continue
         expected = fn(*inputs)
         for backend in names:
             row = dict(kernel=kernel, backend=backend, size=f"{rows}x{cols}", ms=None, gbs=None, copy_pct=None,
@@ -127,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
             if row["check"] != "error":
                 ms = timing.bench_ms(lambda: compiled(*inputs), device, args.samples)
                 row.update(ms=ms, gbs=nbytes / ms / 1e6, copy_pct=100 * nbytes / ms / 1e6 / copy_gbs)
-            print(f"{kernel:22s} {backend:9s} " + (f"{row['gbs']:8.1f} GB/s {row['copy_pct']:5.0f}% of copy"
+            print(f"{kernel:16s} {backend:9s} " + (f"{row['gbs']:8.1f} GB/s {row['copy_pct']:5.0f}% of copy"
                                                  if row["gbs"] else "") + f"  {row['check']} {row['reason']}")
             results.append(row)
         torch._dynamo.reset()

@@ -67,6 +67,10 @@ def ablation_chart(rows: list[dict[str, Any]], title: str, path: Path) -> Path |
             ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8)
         for x, c in zip(xs, cols):
             ax.text(x - 0.2, published[c], f"{published[c]:.2f}", ha="center", va="bottom", fontsize=8)
+        inductor = report.geomeans(report.groups(rows)[(mode, precision)]).get("inductor")
+        if inductor and inductor[1]:
+            ax.axhline(inductor[0], color="tab:green", linestyle="--", linewidth=1,
+                       label=f"inductor, this run: {inductor[0]:.2f}x")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(list(xs))
         ax.set_xticklabels(cols)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import datetime
 import math
+import os
 import platform
 import re
 import subprocess
@@ -49,6 +50,10 @@ def slug(text: str) -> str:
 
 
 def commit() -> str:
+    """The git commit (with "+dirty" for uncommitted changes to tracked files); MODEL_BENCHMARKS_COMMIT
+    overrides it, for copies of the tree without .git."""
+    if os.environ.get("MODEL_BENCHMARKS_COMMIT"):
+        return os.environ["MODEL_BENCHMARKS_COMMIT"]
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
                               text=True, check=True).stdout.strip()

@@ -1,0 +1,165 @@
+"""model_benchmarks: the suite builds, the runner writes a row per model and backend, and
+failures or mismatches are rows with reasons.  (No speed is asserted: numbers belong in
+benchmark runs, not in tests.)"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("transformers")
+pytest.importorskip("matplotlib")
+pytest.importorskip("tqdm")
+
+from model_benchmarks import accuracy, backends, models, report, runner  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _quiet_transformers():
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+
+
+@pytest.mark.parametrize("name", list(models.SPECS))
+def test_full_size_model_builds_on_meta(name):
+    """Every model of the list instantiates at full size (meta tensors: no memory), with inputs
+    that fit its position table."""
+    spec = models.SPECS[name]
+    model = models.build_model(spec, small=False, device="meta")
+    assert sum(p.numel() for p in model.parameters()) > 1e6
+    inputs = models.make_inputs(spec, model.config, small=False, device="meta")
+    assert inputs["input_ids"].shape == (spec.batch_size, spec.seq_len)
+    for key in ("max_position_embeddings", "n_positions"):
+        limit = getattr(model.config, key, None)
+        if isinstance(limit, int) and limit > 0:  # XLNet: -1, no table
+            assert spec.seq_len <= limit, f"{key}={limit} < sequence length {spec.seq_len}"
+
+
+def test_small_models_run_eagerly():
+    """Every --small config builds and gives a finite loss (forward and backward)."""
+    torch.set_num_threads(1)
+    for spec in models.SPECS.values():
+        model = models.build_model(spec, small=True)
+        assert sum(p.numel() for p in model.parameters()) < 1e6, spec.name
+        inputs = models.make_inputs(spec, model.config, small=True)
+        loss = model(**inputs).loss
+        loss.backward()
+        assert torch.isfinite(loss), spec.name
+
+
+def _settings(mode="inference"):
+    return runner.RunSettings(mode=mode, precision="fp32", amp=False, device=torch.device("cpu"), small=True,
+                              repeats=2, warmup=1, cudagraphs=False, accuracy="fp64")
+
+
+def _broken(gm, example_inputs):
+    raise RuntimeError("boom: this backend always fails")
+
+
+def _wrong(gm, example_inputs):
+    def run(*args):
+        out = gm(*args)
+        return type(out)(o * 1.5 if isinstance(o, torch.Tensor) and o.is_floating_point() else o for o in out)
+    return run
+
+
+def test_failures_and_mismatches_are_rows_with_reasons():
+    spec = models.SPECS["BertForMaskedLM"]
+    backend_list = [backends.BACKENDS["eager"], backends.Backend("broken", _broken),
+                    backends.Backend("wrong", _wrong), backends.Backend("aot_eager", "aot_eager")]
+    rows = {r["backend"]: r for r in runner.run_model(spec, _settings(), backend_list)}
+    assert set(rows) == {"eager", "broken", "wrong", "aot_eager"}
+    assert rows["eager"]["status"] == "ok" and rows["eager"]["median_ms"] > 0
+    assert rows["broken"]["status"] == "error" and "boom" in rows["broken"]["reason"]
+    assert rows["broken"]["reason"].startswith("compile:")
+    assert rows["wrong"]["status"] == "mismatch" and "rmse" in rows["wrong"]["reason"]
+    assert rows["aot_eager"]["status"] == "ok", rows["aot_eager"]["reason"]
+    assert rows["aot_eager"]["speedup"] > 0
+
+
+def test_model_that_does_not_build_is_a_row_per_backend():
+    bad = models.ModelSpec("BadBert", "BertForMaskedLM", 2, 8, config=dict(hidden_size=30, num_attention_heads=4))
+    rows = runner.run_model(bad, _settings(), [backends.BACKENDS["eager"], backends.Backend("aot_eager", "aot_eager")])
+    assert [r["backend"] for r in rows] == ["eager", "aot_eager"]
+    assert all(r["status"] == "error" and r["reason"].startswith("eager:") for r in rows)
+
+
+def test_training_compares_loss_and_gradients():
+    spec = models.SPECS["GPT2ForSequenceClassification"]
+    backend_list = [backends.BACKENDS["eager"], backends.Backend("aot_eager", "aot_eager"),
+                    backends.Backend("wrong", _wrong)]
+    rows = {r["backend"]: r for r in runner.run_model(spec, _settings("training"), backend_list)}
+    assert rows["aot_eager"]["status"] == "ok", rows["aot_eager"]["reason"]
+    assert rows["wrong"]["status"] == "mismatch"
+    assert "loss" in rows["wrong"]["reason"] or "grad" in rows["wrong"]["reason"]
+
+
+def test_accuracy_rules():
+    ref = {"x": torch.ones(100)}
+    ref64 = {"x": torch.ones(100, dtype=torch.float64)}
+    close = {"x": torch.ones(100) + 1e-4}
+    assert accuracy.compare(ref, close, 1e-3, "fp64", False, lambda: ref64).ok
+    far = {"x": torch.ones(100) * 1.1}
+    verdict = accuracy.compare(ref, far, 1e-3, "fp64", False, lambda: ref64)
+    assert not verdict.ok and "rmse" in verdict.detail
+    nan = {"x": torch.full((100,), float("nan"))}
+    assert not accuracy.compare(ref, nan, 1e-3, "cosine", False).ok
+    assert accuracy.compare(ref, {"x": torch.ones(100) * 1.01}, 1e-3, "cosine", False).ok
+
+
+def test_benchmarks_md_section_is_replaced(tmp_path):
+    path = tmp_path / "BENCHMARKS.md"
+    path.write_text("# Benchmarks\n\nintro\n\n<!-- NEW SECTIONS -->\n")
+    report.update_benchmarks_md("models small cpu", "first\n", path)
+    report.update_benchmarks_md("models small cpu", "second\n", path)
+    text = path.read_text()
+    assert text.count("BEGIN models small cpu") == 1 and "second" in text and "first" not in text
+    assert text.index("second") < text.index("<!-- NEW SECTIONS -->")
+
+
+def test_cli_small_run_writes_csv_markdown_and_plots(tmp_path):
+    """The restricted small run of CI: 2 models x eager/tile, inference."""
+    names = ["BertForMaskedLM", "GPT2ForSequenceClassification"]
+    cmd = [sys.executable, "-m", "model_benchmarks", "--small", "--models", ",".join(names), "--backends",
+           "eager,tile", "--repeats", "3", "--warmup", "1", "--threads", "1", "--no-progress", "--out", str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with open(tmp_path / "results.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert sorted((r["model"], r["backend"]) for r in rows) == sorted((m, b) for m in names for b in ("eager", "tile"))
+    for r in rows:
+        assert r["status"] in ("ok", "mismatch", "error")
+        if r["status"] != "ok":
+            assert r["reason"], r
+        else:
+            assert float(r["median_ms"]) > 0 and float(r["speedup"]) > 0
+    tile = [r for r in rows if r["backend"] == "tile" and r["status"] != "error"]
+    for r in tile:
+        assert float(r["compile_s"]) > 0 and int(r["kernels"]) > 0
+    md = (tmp_path / "results.md").read_text()
+    assert all(n in md for n in names) and "geomean" in md and "commit" in md
+    assert (tmp_path / "speedup_inference_fp32.png").stat().st_size > 1000
+
+
+def test_micro_runs(tmp_path):
+    cmd = [sys.executable, "-m", "model_benchmarks.micro", "--size", "64x128", "--kernels", "pointwise,column_sum",
+           "--backends", "eager,tile", "--samples", "2", "--threads", "1", "--out", str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with open(tmp_path / "micro.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert {(r["kernel"].split()[0], r["backend"]) for r in rows} == {
+        (k, b) for k in ("pointwise", "column_sum") for b in ("eager", "tile")}
+    assert all(r["check"] in ("ok", "mismatch", "error") for r in rows)
+    assert all(r["reason"] for r in rows if r["check"] != "ok")
