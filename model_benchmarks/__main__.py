@@ -56,6 +56,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's); on a shared CPU, 1 "
                                                "gives steadier times")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--from-results", type=Path, metavar="DIR",
+                   help="run nothing: rewrite DIR's results.md and plots from its results.csv and run.json "
+                        "(with --update-benchmarks-md, BENCHMARKS.md too)")
     p.add_argument("--list", action="store_true", help="list the models (batch size, sequence length) and exit")
     return p.parse_args(argv)
 
@@ -84,6 +87,8 @@ def main(argv: list[str] | None = None) -> int:
         for spec in models.SPECS.values():
             print(f"{spec.name:42s} {spec.cls:42s} batch {spec.batch_size:4d}  seq {spec.seq_len:5d}")
         return 0
+    if args.from_results:
+        return rewrite(args.from_results, args.update_benchmarks_md)
     if args.fresh_caches:  # before anything compiles
         root = Path(tempfile.mkdtemp(prefix="model_benchmarks_caches_"))
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")
@@ -93,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     import transformers
     from tqdm import tqdm
 
-    from . import backends, plots, report, runner
+    from . import backends, report, runner
 
     transformers.logging.set_verbosity_error()
     if args.threads:
@@ -173,17 +178,39 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         bar.close()
 
-    title = f"{env['device']}, torch {env['torch']}, commit {env['commit']}, {env['date']}"
-    md = report.markdown(rows, env, settings, f"Models ({suite}), {env['device']}")
-    (out / "results.md").write_text(md)
-    (out / "run.json").write_text(json.dumps({"env": env, "settings": settings, "argv": argv}, indent=1))
-    paths = plots.all_plots(rows, title, out)
-    if args.update_benchmarks_md:
-        key = f"models {suite} {report.slug(env['device'])} {'+'.join(modes)} {'+'.join(p for p in precisions)}" \
-              f"{' amp' if args.amp else ''}"
-        report.update_benchmarks_md(key, md)
+    meta = {"env": env, "settings": settings, "argv": argv, "suite": suite, "modes": modes,
+            "precisions": precisions, "amp": args.amp}
+    (out / "run.json").write_text(json.dumps(meta, indent=1))
+    md, paths = write_reports(rows, meta, out, args.update_benchmarks_md)
     print(md)
     print(f"wrote {out / 'results.csv'}, {out / 'results.md'}, " + ", ".join(str(p.name) for p in paths))
+    return 0
+
+
+def write_reports(rows: list[dict], meta: dict, out: Path, update_benchmarks_md: bool):
+    """results.md, plots and (optionally) this run's BENCHMARKS.md section."""
+    from . import plots, report
+
+    env, suite = meta["env"], meta["suite"]
+    title = f"{env['device']}, torch {env['torch']}, commit {env['commit']}, {env['date']}"
+    md = report.markdown(rows, env, meta["settings"], f"Models ({suite}), {env['device']}")
+    (out / "results.md").write_text(md)
+    paths = plots.all_plots(rows, title, out)
+    if update_benchmarks_md:
+        key = (f"models {suite} {report.slug(env['device'])} {'+'.join(meta['modes'])} "
+               f"{'+'.join(meta['precisions'])}{' amp' if meta['amp'] else ''}")
+        report.update_benchmarks_md(key, md)
+    return md, paths
+
+
+def rewrite(directory: Path, update_benchmarks_md: bool) -> int:
+    from . import report
+
+    rows = report.read_csv(directory / "results.csv")
+    meta = json.loads((directory / "run.json").read_text())
+    md, paths = write_reports(rows, meta, directory, update_benchmarks_md)
+    print(md)
+    print(f"wrote {directory / 'results.md'}, " + ", ".join(p.name for p in paths))
     return 0
 
 
