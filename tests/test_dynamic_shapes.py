@@ -132,6 +132,14 @@ def test_layer_norm_dynamic_rows():
     _run_sizes(c, lambda m: (_rand(m, 64), w, b), [(29,), (3,), (130,)])
 
 
+def test_layer_norm_and_var_over_a_dynamic_dim():
+    # the normalized size is symbolic: welford loops over it
+    fn = lambda t, w: (torch.nn.functional.layer_norm(t, t.shape[-1:], w), t.var(0))  # noqa: E731
+    c = Compiled(fn, dynamic=True)
+    _run_sizes(c, lambda m, n: (_rand(m, n), _rand(n, seed=6)), [(29, 64), (3, 300), (17, 40)])
+    assert all("for roffset" in s for s in metrics.kernel_sources.values() if "tile_red" in s)
+
+
 def test_reductions_over_dynamic_dims_mark_dynamic():
     # sum over the strided dim 0, amax and mean over the contiguous dim 1, both dims dynamic
     fn = lambda t: (t.sum(0), t.amax(-1), t.mean(-1) + 1.0)  # noqa: E731

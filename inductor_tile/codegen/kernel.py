@@ -196,8 +196,9 @@ class TileKernelSource:
         self.written.setdefault(name, set()).add(idx)
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
-        if reduction_type.startswith("welford") and not is_static(self.plan.rnumel):
-            raise Unsupported("welford over a symbolic reduction size")  # its count is a static float
+        if reduction_type == "welford_reduce" and self.persistent and not is_static(self.plan.rnumel):
+            # the persistent form divides by the row length as a static float (looped ones count)
+            raise Unsupported("persistent welford over a symbolic reduction size")
         return reductions.reduction(self, dtype, src_dtype, reduction_type, value)
 
     # -- whole kernel -------------------------------------------------------------
