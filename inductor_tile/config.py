@@ -16,6 +16,9 @@ variables give the defaults:
 - ``autotune`` (``TILE_AUTOTUNE``, default off): on GPUs, generated kernels are benchmarked
   among 2-4 block-size / num_warps configs at their first launch (results persist in the
   tuning database); off: the heuristic's choice is used directly.
+- ``precompile`` (``TILE_PRECOMPILE``, default on): each generated kernel starts compiling in
+  a background thread as soon as Inductor has generated it, so a graph's kernels compile in
+  parallel; off: each compiles at its first launch.
 - ``elide_local_buffers`` (``TILE_ELIDE_LOCAL_BUFFERS``, default on): a buffer written and
   read only inside one fused kernel is kept in registers, never allocated.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
@@ -42,6 +45,7 @@ devices: tuple[str, ...] = tuple(d.strip() for d in os.environ.get("TILE_DEVICES
 fusion: bool = _env_flag("TILE_FUSION", True)
 inlining: bool = _env_flag("TILE_INLINING", True)
 autotune: bool = _env_flag("TILE_AUTOTUNE", False)
+precompile: bool = _env_flag("TILE_PRECOMPILE", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second

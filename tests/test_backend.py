@@ -224,3 +224,43 @@ def test_fused_group_split_when_a_node_falls_back(monkeypatch):
     assert metrics.fallback_kernels >= 1
     assert any("indirect_indexing" in r for r in metrics.fallback_reasons)
     assert metrics.generated_kernels >= 1
+
+
+def test_codegen_bug_becomes_a_fallback(monkeypatch):
+    # an exception other than Unsupported inside the generator must not fail the compile
+    from inductor_tile.codegen.ops import TileOps
+
+    def broken(self, *args):
+        raise TypeError("generator bug")
+
+    monkeypatch.setattr(TileOps, "sigmoid", broken)
+    x = _rand(16, 40)
+    fn = lambda t: (torch.sigmoid(t) * 2.0, torch.relu(t).sum(-1))  # noqa: E731
+    _close(_compile(fn)(x), fn(x))
+    assert any("codegen error TypeError: generator bug" in r for r in metrics.fallback_reasons)
+    assert metrics.generated_kernels >= 1
+
+
+def test_precompile_predicts_the_launched_specialization(monkeypatch):
+    # every generated kernel starts compiling while Inductor generates code; the launch then
+    # finds its specialization compiled (no second compile of any kernel)
+    import threading
+
+    from inductor_tile.kernel_compiler import compiler
+
+    threads = []
+    original = compiler.compile_specialized
+
+    def counting(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(compiler, "compile_specialized", counting)
+    monkeypatch.setenv("TILE_CACHE_DISABLE", "1")
+    x = _rand(37, 53)
+    fn = lambda t: (torch.softmax(t * 1.375, -1), torch.sigmoid(t) - 0.625)  # noqa: E731 (kernels new to this process)
+    with config.patch(precompile=True):
+        _close(_compile(fn)(x), fn(x))
+    assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert len(threads) == metrics.generated_kernels, threads
+    assert all(name.startswith("tile-compile") for name in threads), threads

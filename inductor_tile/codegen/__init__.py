@@ -4,6 +4,7 @@
 - ``ops``: the ops handler: each op of a node's loop body becomes one line of tile source.
 - ``reductions``: persistent and looped reductions (sum, max, min, welford).
 - ``kernel``: ``TileKernelSource`` puts the lines together into an ``@inductor_tile.jit`` function.
+- ``heuristics``: block sizes and num_warps per device (CPU: small tiles; CUDA: Triton-like).
 - ``common``: errors (``Unsupported``), dtype names, literals, sympy index expressions as source.
 - ``runtime``: loads a generated kernel from its source at wrapper-import time.
 

@@ -102,7 +102,7 @@ class TileScheduling(BaseScheduling):
         while True:
             kernel = TileKernelSource(plan, name, launch, elide=local)
             try:
-                source = kernel.generate()
+                source = _generate(kernel)
             except NeedsBuffer as e:  # a removed buffer turned out to be read from memory
                 local.discard(str(e))
                 continue
@@ -133,6 +133,8 @@ class TileScheduling(BaseScheduling):
         extra = f", autotune={tune!r}" if tune else ""
         wrapper.define_kernel(name, f"{loader}({name!r}, {source!r}{extra})", gpu=False)
         wrapper.writeline(launch_line(name, kernel, tuned=bool(tune)))
+        if not tune and config.precompile:
+            _precompile(fn, kernel, device_type)
         metrics.generated_kernels += 1
         metrics.kernel_sources[name] = source
         log.debug("tile kernel %s:\n%s", name, source)
@@ -199,11 +201,22 @@ class TileScheduling(BaseScheduling):
         raise NotImplementedError("inductor_tile: benchmark_fusion is not supported")
 
 
+def _generate(kernel: TileKernelSource) -> str:
+    """The kernel's source; a bug in the generator becomes ``Unsupported`` (a fallback), not a crash."""
+    try:
+        return kernel.generate()
+    except (Unsupported, NeedsBuffer):
+        raise
+    except Exception as e:
+        log.warning("tile: generating %s failed (%s: %s); falling back", kernel.name, type(e).__name__, e, exc_info=True)
+        raise Unsupported(f"codegen error {type(e).__name__}: {e}") from e
+
+
 def _generates_alone(snode) -> bool:
     """Whether a node's loop body becomes a tile kernel by itself (source only, no side effects)."""
     try:
         plan = plan_group([snode])
-        TileKernelSource(plan, "probe", _choose_launch(plan, _heuristics_device([snode]), gather=False)).generate()
+        _generate(TileKernelSource(plan, "probe", _choose_launch(plan, _heuristics_device([snode]), gather=False)))
         return True
     except Unsupported:
         return False
@@ -253,6 +266,38 @@ def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str
         grid = f"((({xnumel}) + {launch.xblock - 1}) // {launch.xblock},)"
     kwargs = [f"{k}={v}" for k, v in launch.launch_kwargs(plan.kind == "reduction").items()]
     return f"{name}[{grid}]({', '.join(args + kwargs)})"
+
+
+def _precompile(fn, kernel: TileKernelSource, device_type: str) -> None:
+    """Start compiling the kernel for the launch the wrapper will make, in a background thread.
+
+    The specialization is predicted as the launch will compute it: tensors 16-byte aligned
+    (Inductor's buffers are), sizes at their hint values.  A wrong guess costs only the wasted
+    background compile (the launch then compiles its own specialization); a right one lets
+    the graph's kernels compile in parallel with each other and with the rest of codegen.
+    """
+    from ..kernel_compiler.frontend.specialization import spec_from_signature
+
+    signature, constexprs = kernel.signature()
+    values = {name: hint(getattr(kernel.plan, name)) for name in ("xnumel", "rnumel") if name in signature}
+    values.update({s.name: hint(s) for s in kernel.size_args})
+    specs = []
+    for name in fn.arg_names:
+        if name in constexprs:
+            specs.append(spec_from_signature(name, "constexpr", constexprs[name]))
+        elif signature[name].startswith("*"):
+            specs.append(spec_from_signature(name, signature[name], divisible_by_16=True))
+        else:
+            value = values[name]
+            if not -(2**31) <= value < 2**31:
+                return  # the launch would pass an i64: nothing to predict
+            specs.append(spec_from_signature(name, signature[name], divisible_by_16=value % 16 == 0,
+                                             equal_to_1=value == 1))
+    num_warps = kernel.launch.num_warps or 4
+    try:
+        fn.precompile(specs, "cuda" if device_type == "cuda" else "cpu", num_warps)
+    except Exception:  # only an optimization: the launch compiles what it needs
+        log.debug("tile: could not start compiling %s early", fn.__name__, exc_info=True)
 
 
 def _size_source(size) -> str:
