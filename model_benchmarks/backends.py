@@ -68,7 +68,17 @@ def compile_model(backend: Backend, model: torch.nn.Module, cudagraphs: bool):
     if backend.compiler is None:
         return model
     mode = "reduce-overhead" if cudagraphs else None
-    return torch.compile(model, backend=backend.compiler, mode=mode)
+    return torch.compile(model, backend=resolve_compiler(backend.compiler), mode=mode)
+
+
+def resolve_compiler(compiler: Any) -> Any:
+    """"tile" as the function itself: the name is registered through the package's entry point,
+    which a source checkout that is not pip-installed (PYTHONPATH only) does not have."""
+    if compiler == "tile":
+        from inductor_tile.backend import tile_backend
+
+        return tile_backend
+    return compiler
 
 
 def counts(backend: Backend) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import torch._inductor.config
 import torch.nn.functional as F
 
 from . import report, timing
+from .backends import resolve_compiler
 
 BACKENDS = ("eager", "inductor", "tile")
 KERNELS = ("softmax", "layernorm", "rmsnorm", "bias_gelu", "column_sum", "pointwise")
@@ -122,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
                        check="", reason="")
             try:
                 torch._dynamo.reset()
-                compiled = fn if backend == "eager" else torch.compile(fn, backend=backend)
+                compiled = fn if backend == "eager" else torch.compile(fn, backend=resolve_compiler(backend))
                 got = compiled(*inputs)
                 torch.testing.assert_close(got.float(), expected.float(), atol=tol, rtol=tol)
                 row["check"] = "ok"
