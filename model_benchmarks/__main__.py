@@ -55,6 +55,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--threads", type=int, help="torch CPU threads (default: torch's); on a shared CPU, 1 "
                                                "gives steadier times")
+    p.add_argument("--note", help="a line for the report's header (machine state, purpose of the run)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--from-results", type=Path, metavar="DIR",
                    help="run nothing: rewrite DIR's results.md and plots from its results.csv and run.json "
@@ -143,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
         "accuracy": f"allclose to eager, else the {args.accuracy} rule (model_benchmarks/accuracy.py)",
         "seed": str(args.seed),
     }
+    if args.note:
+        settings["note"] = args.note
 
     rows: list[dict] = []
     total = len(modes) * len(precisions) * len(specs) * len(backend_list)

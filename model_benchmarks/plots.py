@@ -34,7 +34,7 @@ def speedup_bars(rows: list[dict[str, Any]], mode: str, precision: str, title: s
             xs.append(x)
             ys.append(speedup)
             hatches.append("//" if r["status"] == "mismatch" else "")
-        bars = ax.bar(xs, ys, width, label=report._label(name))
+        bars = ax.bar(xs, ys, width, label=report._label(name), color=f"C{i}")
         for bar, hatch in zip(bars, hatches):
             bar.set_hatch(hatch)
     ax.axhline(1.0, color="black", linewidth=0.8)
