@@ -264,3 +264,16 @@ def test_precompile_predicts_the_launched_specialization(monkeypatch):
     assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
     assert len(threads) == metrics.generated_kernels, threads
     assert all(name.startswith("tile-compile") for name in threads), threads
+
+
+def test_single_element_loads_are_scalar_loads():
+    # y[0], y[1]... read one element for the whole tile: an unmasked scalar load broadcast,
+    # not a masked gather of one address (which the CPU target compiled for minutes at 1024 lanes)
+    x, y = _rand(64, 300), _rand(5, seed=2)
+    b = x > 0.3
+    fn = lambda x, y, b: (torch.where(b, y[0], y[1]) * x + y[2], (x * y[3]).sum(-1))  # noqa: E731
+    with config.patch(pointwise_block=1024):
+        _close(_compile(fn)(x, y, b), fn(x, y, b))
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    sources = "\n".join(metrics.kernel_sources.values())
+    assert "tl.load(in_ptr1 + 0)" in sources and "tl.broadcast_to(" in sources

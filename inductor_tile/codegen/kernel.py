@@ -178,6 +178,11 @@ class TileKernelSource:
             ptr = self.args[name]
         else:
             ptr = self._arg(name, out=False)
+        if not sympy.sympify(index).free_symbols and not self.masks:
+            # one element for the whole tile: a scalar load (always in bounds) broadcast, not a
+            # masked load of the same address in every lane (a gather on the CPU target)
+            scalar = self.define(f"tl.load({ptr} + {idx})")
+            return self.define(f"tl.broadcast_to({scalar}, {self.scalar_shape})")
         return self.define(f"tl.load({ptr} + {idx}, mask={self.mask(index=index)}, other=0)")
 
     def store(self, name: str, index, value: str, reduced: bool = False) -> None:
