@@ -186,6 +186,42 @@ def test_out_of_range_index_reads_zero_instead_of_memory():
     assert torch.equal(out[[2, 4]], torch.zeros(2, 4, dtype=w.dtype))
 
 
+def test_stores_through_indirect_indices():
+    x, v = _rand(10, 4), _rand(3, 4, seed=1)
+    rows = torch.tensor([7, 2, -1])
+    cols, src = _ints(10, 2, low=0, high=4), _rand(10, 2, seed=2)
+
+    def fn(x, v, rows, cols, src):
+        y = x.clone()
+        y[rows] = v * 2
+        return y, torch.scatter(x, 1, cols, src), x.index_copy(0, rows.abs(), v)
+
+    _check(fn, x, v, rows, cols, src)
+
+
+def test_out_of_range_store_writes_nothing():
+    x, v = _rand(6, 3), _rand(2, 3, seed=1)
+
+    def fn(x, v, i):
+        y = x.clone()
+        y[i] = v
+        return y
+
+    out = _compile(fn)(x, v, torch.tensor([1, 6]))  # eager raises for row 6
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    torch.testing.assert_close(out, torch.cat([x[:1], v[:1], x[2:]]))
+
+
+def test_positions_from_arange_need_no_bounds_check():
+    # GPT-2's position embeddings: an index Inductor rewrites into a direct one with check_bounds
+    wpe, x = _rand(128, 16), _rand(2, 32, 16, seed=1)
+
+    def fn(x, wpe):
+        return x + torch.nn.functional.embedding(torch.arange(32), wpe)
+
+    _check(fn, x, wpe)
+
+
 def test_embedding_backward_is_a_clean_fallback():
     emb = torch.nn.Embedding(30, 8).double()
     idx = _ints(5, 6, low=0, high=30)

@@ -281,3 +281,57 @@ def test_libdevice_functions_assemble_with_ptxas():
             if kernel is libdevice_unary_kernel and dtype == "fp32":
                 assert "cvt.rzi.f32.f32" in ptx and "cvt.rni.f32.f32" in ptx  # trunc, rint: one instruction each
             assert ptx.count(".func") < 60, "all of libdevice was linked into the kernel"
+
+
+@inductor_tile.jit
+def bool_gather_kernel(mask_ptr, idx_ptr, table_ptr, out_ptr, flags_ptr, n, size, BLOCK: tl.constexpr):
+    # what the torch.compile codegen emits for bool tensors and embeddings: i1 loads and stores
+    # (one byte each), a wrapped index and a bounds-masked gather
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    keep = tl.load(mask_ptr + offs, mask=mask, other=0)
+    idx = tl.load(idx_ptr + offs, mask=mask, other=0)
+    idx = tl.where(idx < 0, idx + size, idx)
+    inside = (idx >= 0) & (idx < size)
+    value = tl.load(table_ptr + idx, mask=mask & inside, other=0)
+    tl.store(out_ptr + offs, tl.where(keep, value, -1.0), mask=mask)
+    tl.store(flags_ptr + offs, keep ^ (value > 0), mask=mask)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+def test_bool_pointers_and_masked_gather(mode, monkeypatch):
+    if mode == "interpret":
+        monkeypatch.setenv("TILE_INTERPRET", "1")
+    else:
+        monkeypatch.delenv("TILE_INTERPRET", raising=False)
+    gen = torch.Generator().manual_seed(5)
+    n, size = 100, 37
+    keep = torch.rand(n, generator=gen) > 0.5
+    idx = torch.randint(-size, size, (n,), generator=gen)
+    idx[:3] = torch.tensor([size, -size - 1, 1000])  # out of range: masked, read as 0
+    table = torch.randn(size, generator=gen, dtype=torch.float64)
+    out = torch.full((n,), float("nan"), dtype=torch.float64)
+    flags = torch.zeros(n, dtype=torch.bool)
+    bool_gather_kernel[(tl.cdiv(n, 32),)](keep, idx, table, out, flags, n, size, BLOCK=32)
+    wrapped = torch.where(idx < 0, idx + size, idx)
+    inside = (wrapped >= 0) & (wrapped < size)
+    value = torch.where(inside, table[wrapped.clamp(0, size - 1)], 0.0)
+    assert torch.equal(out, torch.where(keep, value, -1.0))
+    assert torch.equal(flags, keep ^ (value > 0))
+
+
+def test_bool_pointers_assemble_with_ptxas():
+    import platform
+
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        pytest.skip("ptxas exists for Linux x86-64 only")
+    signature = {"mask_ptr": "*i1", "idx_ptr": "*i64", "table_ptr": "*fp64", "out_ptr": "*fp64", "flags_ptr": "*i1",
+                 "n": "i32", "size": "i32"}
+    compiled = inductor_tile.compile(bool_gather_kernel, signature=signature, constexprs={"BLOCK": 256},
+                                     target="cuda:90", divisible_by_16=["mask_ptr", "idx_ptr", "table_ptr", "out_ptr",
+                                                                        "flags_ptr"])
+    ptx = compiled.asm["ptx"]
+    check_ptx(ptx, "sm_90", "bool_gather_kernel")
+    assert "ld.global.b8" in ptx and "st.global.b8" in ptx  # bools are bytes in memory

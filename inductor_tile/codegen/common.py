@@ -48,6 +48,8 @@ def literal(value, dtype: torch.dtype | None = None) -> str:
     if dtype == torch.bool or (dtype is None and isinstance(value, bool)):
         return "True" if value else "False"
     if dtype is not None and not dtype.is_floating_point:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise Unsupported(f"{value} as {dtype}")
         return str(int(value))
     value = float(value)
     if math.isnan(value):

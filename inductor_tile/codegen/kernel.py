@@ -185,7 +185,8 @@ class TileKernelSource:
             return self.define(f"tl.broadcast_to({scalar}, {self.scalar_shape})")
         return self.define(f"tl.load({ptr} + {idx}, mask={self.mask(index=index)}, other=0)")
 
-    def store(self, name: str, index, value: str, reduced: bool = False) -> None:
+    def store(self, name: str, index, value: str, reduced: bool = False, bounds: str | None = None) -> None:
+        """Store `value`; `bounds` (from the ops handler) also masks it: indirect indices in range."""
         if self.masks:
             raise Unsupported("store inside a masked block")
         name = self._real(name)
@@ -196,7 +197,8 @@ class TileKernelSource:
             self.elided.add(name)
         else:
             ptr = self._arg(name, out=True)
-            self.emit(f"tl.store({ptr} + {idx}, {value}, mask={self.mask(reduced)})")
+            mask = self.mask(reduced) if bounds is None else f"{self.mask(reduced)} & ({bounds})"
+            self.emit(f"tl.store({ptr} + {idx}, {value}, mask={mask})")
         self.stored[(name, idx)] = value
         self.written.setdefault(name, set()).add(idx)
 

@@ -17,8 +17,8 @@ Indirect indexing (embeddings, gathers, ``x[idx]``): ``indirect_indexing`` retur
 symbol named after the tile variable that holds the wrapped index, so index expressions
 render it by name.  Inductor's GPU kernels assert that such an index is in bounds; tile
 kernels have no device assert, so every load through an index checked by Inductor is
-masked with ``0 <= index < size`` instead (an out-of-range index reads 0 rather than
-memory outside the tensor).  Stores through indirect indices are not generated.
+masked with ``0 <= index < size`` instead: an out-of-range index reads 0, and a store
+through it writes nothing, rather than touching memory outside the tensor.
 """
 
 from __future__ import annotations
@@ -87,10 +87,14 @@ class TileOps:
         """torch's result dtype of an arithmetic op (Python numbers are weak, as in torch)."""
         tensors = [self._dtype(x) for x in xs if not isinstance(x, (bool, int, float))]
         numbers = [x for x in xs if isinstance(x, (bool, int, float))]
-        if not tensors:
-            return torch.result_type(*[torch.tensor(n) for n in numbers])
-        args = [torch.empty(1, dtype=d) for d in tensors] + numbers
-        return torch.result_type(*args) if len(args) > 1 else tensors[0]
+        if not tensors:  # numbers only: as torch.tensor would type them
+            tensors, numbers = [torch.tensor(numbers[0]).dtype], numbers[1:]
+        dtype = tensors[0]
+        for other in tensors[1:]:
+            dtype = torch.promote_types(dtype, other)
+        for number in numbers:  # weak: a number only raises the kind (bool < int < float)
+            dtype = torch.result_type(torch.empty(1, dtype=dtype), number)
+        return dtype
 
     def _is_float(self, x) -> bool:
         return self._dtype(x).is_floating_point
@@ -126,6 +130,11 @@ class TileOps:
 
     def _may_exceed_int32(self, expr) -> bool:
         """Whether `expr` may leave int32 over the kernel's loop ranges (then it is computed in int64)."""
+        bound = self._bound(expr)
+        return bound is None or not (-(2**31) <= bound[0] and bound[1] < 2**31)
+
+    def _bound(self, expr) -> tuple[int, int] | None:
+        """(min, max) of an index expression over the kernel's loop ranges, or None if unknown."""
         from torch.utils._sympy.value_ranges import ValueRanges, bound_sympy
 
         ranges = {}
@@ -133,20 +142,22 @@ class TileOps:
         for syms, sizes in ((self.k.xsyms, plan.xsizes), (self.k.rsyms, plan.rsizes)):
             for sym, size in zip(syms, sizes):
                 if not sympy.sympify(size).is_Integer:
-                    return True
+                    return None
                 ranges[sym] = ValueRanges(0, max(int(size) - 1, 0))
         for name, size in _kernel_bounds(self.k).items():
             ranges[sympy.Symbol(name, integer=True, nonnegative=True)] = ValueRanges(0, max(size - 1, 0))
         if expr.free_symbols - set(ranges):
-            return True
+            return None
         try:
             bound = bound_sympy(expr, ranges)
-            return not (-(2**31) <= int(bound.lower) and int(bound.upper) < 2**31)
-        except Exception:  # noqa: BLE001 - an expression sympy cannot bound: be safe
-            return True
+            return int(bound.lower), int(bound.upper)
+        except Exception:  # noqa: BLE001 - an expression sympy cannot bound (or unbounded)
+            return None
 
     def to_dtype(self, x, dtype, src_dtype=None, use_compute_types=True):
-        src = self._dtype(x) if not isinstance(x, (bool, int, float)) else _number_dtype(x)
+        if isinstance(x, (bool, int, float)):
+            return self.constant(x, dtype)
+        src = self._dtype(x)
         if src.is_floating_point and dtype in (torch.int8, torch.int16, torch.uint8):
             # eager on the CPU converts through a wide integer and wraps (-1.0 -> 255 as uint8,
             # 300.0 -> 44 as int8); a direct cast would saturate
@@ -196,13 +207,27 @@ class TileOps:
         return sorted(names & set(self.dtypes))
 
     def check_bounds(self, expr, size, lower, upper):
-        raise Unsupported("check_bounds (an index Inductor could not prove in range)")
+        """Inductor asks for a device assert on the sides `lower` (0 <= expr) and `upper` (expr < size).
+
+        Without asserts, a side is accepted only if the loop ranges prove it; otherwise the node
+        falls back (masking every later access of the node would hide, not prevent, a bad store).
+        """
+        bound = self._bound(sympy.sympify(expr))
+        size = sympy.sympify(size)
+        if lower and (bound is None or bound[0] < 0):
+            raise Unsupported(f"check_bounds: cannot prove 0 <= {expr}")
+        if upper and (bound is None or not size.is_Integer or bound[1] >= int(size)):
+            raise Unsupported(f"check_bounds: cannot prove {expr} < {size}")
+
+    def _in_bounds(self, index) -> list[str]:
+        """Variables holding `0 <= i < size` for each checked indirect index `i` in `index`."""
+        bounds = _kernel_bounds(self.k)
+        return [self._def(f"({v} >= 0) & ({v} < {bounds[v]})", _BOOL) for v in self._indirect(index) if v in bounds]
 
     def load(self, name, index):
         from torch._inductor.virtualized import V
 
-        bounds = _kernel_bounds(self.k)
-        masks = [self._def(f"({v} >= 0) & ({v} < {bounds[v]})", _BOOL) for v in self._indirect(index) if v in bounds]
+        masks = self._in_bounds(index)
         self.k.masks.extend(masks)
         try:
             var = self.k.load(name, index)
@@ -214,9 +239,8 @@ class TileOps:
     def store(self, name, index, value, mode=None):
         if mode is not None:
             raise Unsupported(f"store mode {mode}")
-        if self._indirect(index):
-            raise Unsupported("store through an indirect index")
-        self.k.store(name, index, self._src(value))
+        masks = self._in_bounds(index)
+        self.k.store(name, index, self._src(value), bounds=" & ".join(masks) or None)
 
     def store_reduction(self, name, index, value):
         self.k.store(name, index, value, reduced=True)
@@ -285,9 +309,9 @@ class TileOps:
             return self._binary(op, a, b)
         return fn
 
-    bitwise_and = _bitwise("&")
-    bitwise_or = _bitwise("|")
-    bitwise_xor = _bitwise("^")
+    bitwise_and = and_ = _bitwise("&")  # and_/or_/xor: Python's operators on ops values
+    bitwise_or = or_ = _bitwise("|")
+    bitwise_xor = xor = _bitwise("^")
     bitwise_left_shift = lshift = _bitwise("<<")
     bitwise_right_shift = rshift = _bitwise(">>")
     del _bitwise
@@ -403,6 +427,12 @@ class TileOps:
     atan2 = _math_binary("tl.extra.libdevice.atan2")
     copysign = _math_binary("tl.extra.libdevice.copysign")
     del _math_binary
+
+    def fma(self, a, b, c):
+        dtype = self._promote(a, b, c)
+        if not dtype.is_floating_point or any(isinstance(v, (int, float)) for v in (a, b, c)):
+            raise Unsupported(f"fma on {dtype}")
+        return self._def(f"tl.fma({a}, {b}, {c})", dtype)
 
     def abs(self, x):
         if self._dtype(x) == _BOOL:

@@ -1,0 +1,1 @@
+"""Command-line tools around the torch.compile backend (``python -m inductor_tile.tools.<name>``)."""
