@@ -295,3 +295,14 @@ def test_online_softmax_reduce(cols):
     x[2, : cols // 2] = float("-inf")
     x[3, 7] = float("inf")
     _check(lambda t: torch.ops.prims.prepare_softmax_online(t, -1), x)
+
+
+def test_indirect_index_bounded_by_a_dynamic_size():
+    fn = lambda x, i: x[i] * 2  # noqa: E731
+    torch._dynamo.reset()
+    metrics.reset()
+    compiled = torch.compile(fn, backend=tile_backend, dynamic=True)
+    for rows in (9, 17):
+        x, i = _rand(rows, 5, seed=rows), _ints(6, low=-rows, high=rows, seed=rows)
+        torch.testing.assert_close(compiled(x, i), fn(x, i))
+    assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons

@@ -40,7 +40,7 @@ def _kernel_dtypes(kernel) -> dict:
 
 
 def _kernel_bounds(kernel) -> dict:
-    """Indirect index variable name -> the bound `size` a load through it is masked with."""
+    """Indirect index variable name -> (size, its source): loads and stores through it are masked."""
     bounds = getattr(kernel, "indirect_bounds", None)
     if bounds is None:
         bounds = kernel.indirect_bounds = {}
@@ -144,8 +144,9 @@ class TileOps:
                 if not sympy.sympify(size).is_Integer:
                     return None
                 ranges[sym] = ValueRanges(0, max(int(size) - 1, 0))
-        for name, size in _kernel_bounds(self.k).items():
-            ranges[sympy.Symbol(name, integer=True, nonnegative=True)] = ValueRanges(0, max(size - 1, 0))
+        for name, (size, _) in _kernel_bounds(self.k).items():
+            if size.is_Integer:
+                ranges[sympy.Symbol(name, integer=True, nonnegative=True)] = ValueRanges(0, max(int(size) - 1, 0))
         if expr.free_symbols - set(ranges):
             return None
         try:
@@ -165,7 +166,7 @@ class TileOps:
         return self._def(f"{self._src(x)}.to({tl_dtype(dtype)})", dtype)
 
     def to_dtype_bitcast(self, x, dtype, src_dtype):
-        if dtype.itemsize != src_dtype.itemsize:
+        if dtype.itemsize != src_dtype.itemsize or _BOOL in (dtype, src_dtype):
             raise Unsupported(f"bitcast {src_dtype} -> {dtype}")
         return self._def(f"{x}.to({tl_dtype(dtype)}, bitcast=True)", dtype)
 
@@ -190,16 +191,14 @@ class TileOps:
     # -- memory -------------------------------------------------------------------
     def indirect_indexing(self, var, size, check=True, wrap_neg=True):
         size = sympy.sympify(size)
-        if not size.is_Integer:
-            raise Unsupported(f"indirect index bounded by a symbolic size {size}")
-        size = int(size)
+        size_src = self.k.index(size)  # a symbolic size becomes a kernel argument
         dtype = self._dtype(var)
         if dtype.is_floating_point or dtype == _BOOL:
             raise Unsupported(f"indirect index of dtype {dtype}")
         if wrap_neg:
-            var = self._def(f"tl.where({var} < 0, {var} + {size}, {var})", dtype)
+            var = self._def(f"tl.where({var} < 0, {var} + {size_src}, {var})", dtype)
         if check:
-            _kernel_bounds(self.k)[var] = size
+            _kernel_bounds(self.k)[var] = (size, size_src)
         return sympy.Symbol(var, integer=True, nonnegative=True)
 
     def _indirect(self, index) -> list[str]:
@@ -222,7 +221,7 @@ class TileOps:
     def _in_bounds(self, index) -> list[str]:
         """Variables holding `0 <= i < size` for each checked indirect index `i` in `index`."""
         bounds = _kernel_bounds(self.k)
-        return [self._def(f"({v} >= 0) & ({v} < {bounds[v]})", _BOOL) for v in self._indirect(index) if v in bounds]
+        return [self._def(f"({v} >= 0) & ({v} < {bounds[v][1]})", _BOOL) for v in self._indirect(index) if v in bounds]
 
     def load(self, name, index):
         from torch._inductor.virtualized import V
@@ -252,9 +251,6 @@ class TileOps:
         finally:
             self.k.masks.pop()
         dtype = self._dtype(result)
-        if isinstance(other, float) and not dtype.is_floating_point:
-            if other != other or other in (float("inf"), float("-inf")):
-                raise Unsupported(f"masked {dtype} value with other={other}")
         return self._def(f"tl.where({mask}, {result}, {literal(other, dtype)})", dtype)
 
     def reduction(self, dtype, src_dtype, reduction_type, value):
