@@ -9,7 +9,8 @@ generate tile kernels, so a codegen that refused everything would not pass.
 
 import pytest
 
-pytest.importorskip("expecttest")  # torch.testing._internal needs it
+# torch.testing._internal (op_db) imports expecttest: `pip install expecttest` (it belongs in the test extra)
+pytest.importorskip("expecttest", reason="the OpInfo database needs expecttest (pip install expecttest)")
 
 from inductor_tile.tools import opinfo_sweep  # noqa: E402
 
