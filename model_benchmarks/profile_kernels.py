@@ -1,0 +1,63 @@
+"""`python -m model_benchmarks.profile_kernels MODEL`: where a compiled model's GPU time goes.
+
+Compiles one model of the suite with each backend given, profiles a few forward passes with
+torch.profiler and prints the kernels that take the most GPU time, so that a model slower
+under ``tile`` than under ``inductor`` can be explained kernel by kernel.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+from . import models
+
+
+def _compile(backend: str, model):
+    if backend == "eager":
+        return model
+    if backend == "tile":
+        from inductor_tile.backend import tile_backend
+
+        return torch.compile(model, backend=tile_backend)
+    return torch.compile(model, backend=backend)
+
+
+def profile(name: str, backend: str, precision: str, top: int, small: bool, steps: int = 3) -> None:
+    spec = models.resolve([name], small)[0]
+    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[precision]
+    model = models.build_model(spec, small, device="cuda", dtype=dtype).eval()
+    inputs = models.make_inputs(spec, model.config, small, device="cuda")
+    torch._dynamo.reset()
+    compiled = _compile(backend, model)
+    with torch.no_grad():
+        for _ in range(2):
+            compiled(**inputs)
+        torch.cuda.synchronize()
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            for _ in range(steps):
+                compiled(**inputs)
+            torch.cuda.synchronize()
+    events = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+    total = sum(e.device_time_total for e in events) / steps
+    print(f"\n{name} {backend} {precision}: {total / 1e3:.2f} ms of GPU time per forward")
+    for e in sorted(events, key=lambda e: -e.device_time_total)[:top]:
+        print(f"  {e.device_time_total / steps / 1e3:8.3f} ms  x{e.count // steps:<4d} {e.key[:110]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m model_benchmarks.profile_kernels", description=__doc__.splitlines()[0])
+    parser.add_argument("model")
+    parser.add_argument("--backends", default="inductor,tile")
+    parser.add_argument("--precision", default="fp16", choices=("fp16", "bf16", "fp32"))
+    parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--small", action="store_true")
+    args = parser.parse_args(argv)
+    for backend in args.backends.split(","):
+        profile(args.model, backend, args.precision, args.top, args.small)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
