@@ -4,6 +4,7 @@
 - ``fallback_kernels``: scheduler nodes handed to Inductor's own kernels instead.
 - ``fallback_reasons``: why, one entry per fallback.
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
+- ``launch_lines``: the wrapper's launch line of each generated kernel (grid, blocks, warps), by name.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ generated_kernels: int = 0
 fallback_kernels: int = 0
 fallback_reasons: list[str] = []
 kernel_sources: dict[str, str] = {}
+launch_lines: dict[str, str] = {}
 
 
 def reset() -> None:
@@ -20,3 +22,4 @@ def reset() -> None:
     fallback_kernels = 0
     fallback_reasons.clear()
     kernel_sources.clear()
+    launch_lines.clear()

@@ -24,12 +24,17 @@ def _compile(backend: str, model):
     return torch.compile(model, backend=backend)
 
 
-def profile(name: str, backend: str, precision: str, top: int, small: bool, steps: int = 3) -> None:
+def profile(name: str, backend: str, precision: str, top: int, small: bool, steps: int = 3,
+            show: int = 0) -> None:
     spec = models.resolve([name], small)[0]
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[precision]
     model = models.build_model(spec, small, device="cuda", dtype=dtype).eval()
     inputs = models.make_inputs(spec, model.config, small, device="cuda")
     torch._dynamo.reset()
+    if backend == "tile":
+        from inductor_tile import metrics
+
+        metrics.reset()
     compiled = _compile(backend, model)
     with torch.no_grad():
         for _ in range(2):
@@ -42,8 +47,14 @@ def profile(name: str, backend: str, precision: str, top: int, small: bool, step
     events = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
     total = sum(e.device_time_total for e in events) / steps
     print(f"\n{name} {backend} {precision}: {total / 1e3:.2f} ms of GPU time per forward")
-    for e in sorted(events, key=lambda e: -e.device_time_total)[:top]:
+    ranked = sorted(events, key=lambda e: -e.device_time_total)
+    for e in ranked[:top]:
         print(f"  {e.device_time_total / steps / 1e3:8.3f} ms  x{e.count // steps:<4d} {e.key[:110]}")
+    if backend == "tile" and show:
+        from inductor_tile import metrics
+
+        for e in [e for e in ranked if e.key in metrics.kernel_sources][:show]:
+            print(f"\n--- {e.key}: {metrics.launch_lines.get(e.key, '')}\n{metrics.kernel_sources[e.key]}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -53,9 +64,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--precision", default="fp16", choices=("fp16", "bf16", "fp32"))
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--show", type=int, default=0, help="print the source and launch of the N slowest tile kernels")
     args = parser.parse_args(argv)
     for backend in args.backends.split(","):
-        profile(args.model, backend, args.precision, args.top, args.small)
+        profile(args.model, backend, args.precision, args.top, args.small, show=args.show)
     return 0
 
 

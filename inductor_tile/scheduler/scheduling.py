@@ -132,7 +132,9 @@ class TileScheduling(BaseScheduling):
         loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
         extra = f", autotune={tune!r}" if tune else ""
         wrapper.define_kernel(name, f"{loader}({name!r}, {source!r}{extra})", gpu=False)
-        wrapper.writeline(launch_line(name, kernel, tuned=bool(tune)))
+        line = launch_line(name, kernel, tuned=bool(tune))
+        wrapper.writeline(line)
+        metrics.launch_lines[name] = line
         if not tune and config.precompile:
             _precompile(fn, kernel, device_type)
         metrics.generated_kernels += 1

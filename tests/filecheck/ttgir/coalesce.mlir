@@ -80,8 +80,8 @@ func.func @masks(%p: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %n16: i32 {tt.di
 // A column-major tile (contiguous along dim 0, columns 16-byte aligned): order [0, 1],
 // 4 elements per thread down a column, lanes down the columns first.
 // CHECK-LABEL: func.func @column_major
-// CHECK:         %x = tt.load %3 : tensor<64x32x!tt.ptr<f32>, [[COL:#ttg.blocked<\{sizePerThread = .4, 1., threadsPerWarp = .16, 2., warpsPerCTA = .1, 4., order = .0, 1.\}>]]> -> tensor<64x32xf32, [[COL]]>
-// CHECK:         tt.store %4, %5 : tensor<64x32x!tt.ptr<f32>, [[COL]]>, tensor<64x32xf32, [[COL]]>
+// CHECK:         %x = tt.load %{{[0-9]+}} : tensor<64x32x!tt.ptr<f32>, [[COL:#ttg.blocked<\{sizePerThread = .4, 1., threadsPerWarp = .16, 2., warpsPerCTA = .1, 4., order = .0, 1.\}>]]> -> tensor<64x32xf32, [[COL]]>
+// CHECK:         tt.store %{{[0-9]+}}, %{{[0-9]+}} : tensor<64x32x!tt.ptr<f32>, [[COL]]>, tensor<64x32xf32, [[COL]]>
 func.func @column_major(%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %ld: i32 {tt.divisibility = 16 : i32}) {
   %r = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
   %c = tt.make_range {end = 32 : i32, start = 0 : i32} : tensor<32xi32>

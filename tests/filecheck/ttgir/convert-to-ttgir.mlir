@@ -41,15 +41,16 @@ func.func @elementwise(%p: !tt.ptr<f32>, %n: i32) {
 // CHECK-NEXT:    %c = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32, [[D1]]>
 // CHECK-NEXT:    %0 = ttg.convert_layout %r : tensor<8xi32, [[D1]]> -> tensor<8xi32, #ttg.slice<{dim = 1, parent = [[COLUMN:#ttg.blocked<\{[^}]*\}>]]}>>
 // CHECK-NEXT:    %re = tt.expand_dims %0 {axis = 1 : i32} : tensor<8xi32, #ttg.slice<{dim = 1, parent = [[COLUMN]]}>> -> tensor<8x1xi32, [[COLUMN]]>
-// CHECK-NEXT:    %1 = ttg.convert_layout %c : tensor<64xi32, [[D1]]> -> tensor<64xi32, #ttg.slice<{dim = 0, parent = [[D2:#ttg.blocked<\{[^}]*\}>]]}>>
-// CHECK-NEXT:    %ce = tt.expand_dims %1 {axis = 0 : i32} : tensor<64xi32, #ttg.slice<{dim = 0, parent = [[D2]]}>> -> tensor<1x64xi32, [[D2]]>
-// CHECK-NEXT:    %2 = ttg.convert_layout %re : tensor<8x1xi32, [[COLUMN]]> -> tensor<8x1xi32, [[D2]]>
+// CHECK-NEXT:    %1 = ttg.convert_layout %c : tensor<64xi32, [[D1]]> -> tensor<64xi32, #ttg.slice<{dim = 0, parent = [[ROW:#ttg.blocked<\{[^}]*\}>]]}>>
+// CHECK-NEXT:    %ce = tt.expand_dims %1 {axis = 0 : i32} : tensor<64xi32, #ttg.slice<{dim = 0, parent = [[ROW]]}>> -> tensor<1x64xi32, [[ROW]]>
+// CHECK-NEXT:    %2 = ttg.convert_layout %re : tensor<8x1xi32, [[COLUMN]]> -> tensor<8x1xi32, [[D2:#ttg.blocked<\{[^}]*\}>]]>
 // CHECK-NEXT:    %rb = tt.broadcast %2 : tensor<8x1xi32, [[D2]]> -> tensor<8x64xi32, [[D2]]>
-// CHECK-NEXT:    %cb = tt.broadcast %ce : tensor<1x64xi32, [[D2]]> -> tensor<8x64xi32, [[D2]]>
+// CHECK-NEXT:    %3 = ttg.convert_layout %ce : tensor<1x64xi32, [[ROW]]> -> tensor<1x64xi32, [[D2]]>
+// CHECK-NEXT:    %cb = tt.broadcast %3 : tensor<1x64xi32, [[D2]]> -> tensor<8x64xi32, [[D2]]>
 // CHECK:         %v = tt.load %ptrs : tensor<8x64x!tt.ptr<f32>, [[D2]]> -> tensor<8x64xf32, [[D2]]>
 // CHECK-NEXT:    %s = tt.reduce %v {axis = 1 : i32, kind = "sum"} : tensor<8x64xf32, [[D2]]> -> tensor<8xf32, #ttg.slice<{dim = 1, parent = [[D2]]}>>
-// CHECK:         %3 = ttg.convert_layout %s : tensor<8xf32, #ttg.slice<{dim = 1, parent = [[D2]]}>> -> tensor<8xf32, [[D1]]>
-// CHECK-NEXT:    tt.store %rptrs, %3 : tensor<8x!tt.ptr<f32>, [[D1]]>, tensor<8xf32, [[D1]]>
+// CHECK:         %4 = ttg.convert_layout %s : tensor<8xf32, #ttg.slice<{dim = 1, parent = [[D2]]}>> -> tensor<8xf32, [[D1]]>
+// CHECK-NEXT:    tt.store %rptrs, %4 : tensor<8x!tt.ptr<f32>, [[D1]]>, tensor<8xf32, [[D1]]>
 func.func @row_sum(%x: !tt.ptr<f32>) {
   %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32>
   %c = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
