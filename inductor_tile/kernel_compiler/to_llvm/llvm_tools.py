@@ -36,8 +36,10 @@ def host_target_machine(opt: int = 3) -> llvm.TargetMachine:
 
 
 def parse(text: str) -> llvm.ModuleRef:
+    """A module in an LLVM context of its own: kernels compile in several threads at once
+    (``JITFunction.precompile``), and one LLVM context must not be used by two threads."""
     initialize()
-    module = llvm.parse_assembly(text)
+    module = llvm.parse_assembly(text, context=llvm.create_context())
     module.verify()
     return module
 

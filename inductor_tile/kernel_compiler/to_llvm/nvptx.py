@@ -29,7 +29,7 @@ def link_libdevice(module: llvm.ModuleRef, entry: str) -> None:
     from ..runtime.cuda_tools import find_libdevice
 
     with open(find_libdevice(), "rb") as f:
-        library = llvm.parse_bitcode(f.read())
+        library = llvm.parse_bitcode(f.read(), context=module._context)  # linking needs one context
     library.triple = module.triple
     library.data_layout = module.data_layout
     module.link_in(library)
