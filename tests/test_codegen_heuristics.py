@@ -224,3 +224,47 @@ def test_autotune_among_gpu_configs(cuda_heuristics, monkeypatch):
     # a second call reuses the tuned choice and still agrees with eager
     out = torch.compile(pointwise_and_reductions, backend=tile_backend)(x, w)
     torch.testing.assert_close(out, pointwise_and_reductions(x, w), rtol=1e-12, atol=1e-12)
+
+
+def _generated_kernels(monkeypatch, fn, *args):
+    """Compile fn with backend tile on the CPU; return the TileKernelSource of every generated kernel."""
+    import torch
+
+    from inductor_tile.backend import tile_backend
+    from inductor_tile.scheduler import scheduling
+
+    seen = []
+    generate = scheduling._generate
+
+    def spy(kernel):
+        source = generate(kernel)
+        seen.append(kernel)
+        return source
+
+    monkeypatch.setattr(scheduling, "_generate", spy)
+    torch._dynamo.reset()
+    out = torch.compile(fn, backend=tile_backend)(*args)
+    torch.testing.assert_close(out, fn(*args), rtol=1e-12, atol=1e-12)
+    return [k for k in seen if k.name != "probe"]
+
+
+def test_gpu_tile_shape_follows_the_reduced_dims_stride(monkeypatch):
+    """A softmax over attention scores plus a broadcast mask is a row reduction on a GPU (the CPU
+    calls it a gather); a sum over dim 0 steps through memory along the reduced dim."""
+    import torch
+
+    from inductor_tile.scheduler import scheduling
+
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randn(2, 3, 16, 16, generator=g, dtype=torch.float64)
+    mask = torch.randn(2, 16, generator=g, dtype=torch.float64)
+    kernels = _generated_kernels(monkeypatch, lambda s, m: torch.softmax(s + m[:, None, None, :], -1), scores, mask)
+    masked = [k for k in kernels if "add" in k.name]
+    assert masked and all(k.gather for k in masked)
+    assert all(scheduling._wants_gather_shape(k, "cpu") for k in masked)
+    assert not any(scheduling._wants_gather_shape(k, "cuda") for k in kernels)
+
+    x = torch.randn(64, 48, generator=g, dtype=torch.float64)
+    kernels = _generated_kernels(monkeypatch, lambda x: x.sum(0), x)
+    assert kernels and all(k.strided_reduction for k in kernels)
+    assert all(scheduling._wants_gather_shape(k, "cuda") for k in kernels)

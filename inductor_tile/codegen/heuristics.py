@@ -23,9 +23,11 @@ about 10% were within the run-to-run noise): softmax fp16 4096x16384 looped with
 2655 with 8 warps vs 2476-2503 with 16; fp32 sum over dim 0 of 8192x8192: 64x8 columns x
 rows with 4 warps 2453, 16x256 with 4 warps 2399, with 8 warps 2216 (Inductor: 2521).
 
-"gather" below means some access is not contiguous along the tile's fast dimension
-(for reductions: the reduced dimension is strided in memory, or the tile reads
-broadcast data).
+"gather" below means, on the CPU, that some access is not contiguous along the tile's
+fast dimension (strided, broadcast, or through decoded indices); on a GPU, that the reduced
+dimension is strided in memory (``TileKernelSource.strided_reduction``).  A softmax over
+attention scores plus a broadcast mask is a row reduction on a GPU: treating it as a
+column sum made BERT's attention softmax 4.4x slower than Inductor's on an H100.
 """
 
 from __future__ import annotations

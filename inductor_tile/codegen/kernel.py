@@ -51,6 +51,7 @@ class TileKernelSource:
         self.plan = plan
         self.launch = launch
         self.gather = False  # some load/store is not contiguous along the tile's fast dimension
+        self.strided_reduction = False  # some access steps by more than one element along the reduced dim
         self.elide = set(elide)  # buffers read only inside this kernel: not stored
         self.elided: set[str] = set()
         self.name = name
@@ -117,8 +118,16 @@ class TileKernelSource:
 
         The CPU target turns a gather into one vector gather over the whole tile, whose
         LLVM compile time grows steeply with the tile size: such kernels get small tiles.
+        A GPU only cares whether the reduced dimension is strided in memory (a column sum
+        wants many columns per program); broadcast operands and decoded indices do not
+        change its tile shape.
         """
         index = sympy.sympify(index)
+        if self.two_d and self.rsyms and self.rsyms[-1] in index.free_symbols:
+            r = self.rsyms[-1]
+            step = sympy.expand(index.subs(r, r + 1) - index)
+            if step.is_Integer and abs(int(step)) > 1:
+                self.strided_reduction = True
         if self.two_d:
             fast, syms, sizes = self.rsyms, self.xsyms + self.rsyms, self.plan.xsizes + self.plan.rsizes
             if index.free_symbols <= set(fast):  # a [1, RBLOCK] row, shared by all rows

@@ -106,7 +106,7 @@ class TileScheduling(BaseScheduling):
             except NeedsBuffer as e:  # a removed buffer turned out to be read from memory
                 local.discard(str(e))
                 continue
-            if kernel.gather and not gather_checked:
+            if _wants_gather_shape(kernel, device_type) and not gather_checked:
                 gather_checked = True
                 gather_launch = _choose_launch(plan, device_type, gather=True)
                 if gather_launch != launch:  # again, with the shape the device wants for gathers
@@ -222,6 +222,11 @@ def _generates_alone(snode) -> bool:
         return True
     except Unsupported:
         return False
+
+
+def _wants_gather_shape(kernel: TileKernelSource, device_type: str) -> bool:
+    """Whether the kernel's accesses call for the device's gather tile shape (see heuristics)."""
+    return kernel.strided_reduction if heuristics.is_gpu(device_type) else kernel.gather
 
 
 def _heuristics_device(nodes) -> str:
