@@ -59,6 +59,7 @@ BINARY_OPS: dict[str, type[Operation]] = {
     "maxui": arith.MaxUIOp,
     "minsi": arith.MinSIOp,
     "minui": arith.MinUIOp,
+    "mulhiui": tt.MulhiUIOp,
     "addf": arith.AddfOp,
     "subf": arith.SubfOp,
     "mulf": arith.MulfOp,

@@ -26,3 +26,14 @@ __all__ = [
     "static_range", "store", "sum", "tensor", "uint8", "uint16", "uint32", "uint64", "view", "void", "where",
     "zeros", "zeros_like",
 ]
+
+# Philox random numbers (written in the tile language) and the integer primitive they need
+from .builtins import umulhi
+from .random import (
+    pair_uniform_to_normal, philox_impl, rand, rand4x, randint, randint4x, randn, randn4x, uint_to_uniform_float,
+)
+
+__all__ += [
+    "pair_uniform_to_normal", "philox_impl", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
+    "uint_to_uniform_float", "umulhi",
+]

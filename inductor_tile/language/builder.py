@@ -26,6 +26,7 @@ INT_BINARY_OPS = (
     "addi", "subi", "muli", "divsi", "divui", "remsi", "remui",
     "andi", "ori", "xori", "shli", "shrsi", "shrui",
     "maxsi", "maxui", "minsi", "minui",
+    "mulhiui",  # the high half of the unsigned double-width product (tl.umulhi)
 )
 # divf may be approximated by a target (GPU: within 2 ulp); divf_rn is always correctly rounded
 FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "divf_rn", "remf", "maximumf", "minimumf")

@@ -159,6 +159,12 @@ def fma(x: Any, y: Any, z: Any) -> tensor:
 
 
 @builtin
+def umulhi(x: Any, y: Any) -> tensor:
+    """The most significant half of the 2N-bit product of N-bit integers x and y, read as unsigned."""
+    return current_semantic().umulhi(_c(x), _c(y))
+
+
+@builtin
 def abs(x: Any) -> tensor:
     return current_semantic().abs(_c(x))
 

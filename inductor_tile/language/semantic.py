@@ -383,6 +383,13 @@ class Semantic:
         a, b = self.binary_operands(a, b)
         return self._arith("maxsi" if a.dtype.is_int_signed() else "maxui", "maximumf", a, b)
 
+    def umulhi(self, a: Any, b: Any) -> tensor:
+        """The high half of the double-width product of a and b read as unsigned (any integer width)."""
+        a, b = self.binary_operands(a, b)
+        if not a.dtype.is_int() or a.dtype.is_int1():
+            raise TileTypeError(f"tl.umulhi needs integer operands, got {a.dtype}")
+        return tensor(self.builder.create_binary("mulhiui", a.handle, b.handle, a.type), a.type)
+
     # ===--------------------------------------------------------------------===
     # Comparisons
     # ===--------------------------------------------------------------------===

@@ -202,7 +202,7 @@ def _select(solver: AxisInfoSolver, op: Operation) -> list[AxisInfo]:
 # --- everything else elementwise ---------------------------------------------------------
 
 
-@rule("arith.*", "math.*", "tt.int_to_ptr")
+@rule("arith.*", "math.*", "tt.int_to_ptr", "tt.mulhiui")
 def elementwise(solver: AxisInfoSolver, op: Operation) -> list[AxisInfo]:
     """A pure elementwise op (the default of arith and math): constant where all its operands are."""
     shape = dims(op.results[0])

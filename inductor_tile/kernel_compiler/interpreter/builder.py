@@ -158,6 +158,18 @@ def _umin(a: Tensor, b: Tensor, w: int) -> Tensor:
     return torch.where(_ukey(a, w) <= _ukey(b, w), a, b)
 
 
+def _umulhi(a: Tensor, b: Tensor, w: int) -> Tensor:
+    """The high w bits of the 2w-bit product of a and b read as unsigned."""
+    a, b = _zext(a, w), _zext(b, w)
+    if w <= 32:  # the product fits 64 bits; int64 multiplication keeps all of them (wrapping)
+        return _lshr(a * b, w)
+    low = 0xFFFFFFFF  # 64 bits: schoolbook product of 32-bit halves
+    a_lo, a_hi, b_lo, b_hi = a & low, _lshr(a, 32), b & low, _lshr(b, 32)
+    lo_lo, hi_lo, lo_hi = a_lo * b_lo, a_hi * b_lo, a_lo * b_hi
+    middle = _lshr(lo_lo, 32) + (hi_lo & low) + (lo_hi & low)  # < 3 * 2**32: no overflow
+    return a_hi * b_hi + _lshr(hi_lo, 32) + _lshr(lo_hi, 32) + _lshr(middle, 32)
+
+
 # (a, b, width) on int64 bits -> int64 bits
 _INT_BINARY: dict[str, Callable[[Tensor, Tensor, int], Tensor]] = {
     "addi": lambda a, b, w: a + b,
@@ -177,6 +189,7 @@ _INT_BINARY: dict[str, Callable[[Tensor, Tensor, int], Tensor]] = {
     "minsi": lambda a, b, w: torch.minimum(_sext(a, w), _sext(b, w)),
     "maxui": _umax,
     "minui": _umin,
+    "mulhiui": _umulhi,
 }
 
 

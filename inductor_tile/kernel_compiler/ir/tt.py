@@ -259,6 +259,30 @@ class IntToPtrOp(_CastOp):
         expect(isinstance(element_of(self.result.type), PointerType), "tt.int_to_ptr: result must be pointers")
 
 
+# --- integer arithmetic ---------------------------------------------------------------
+
+
+@irdl_op_definition
+class MulhiUIOp(IRDLOperation):
+    """The high half of the unsigned double-width product of two integers (`tl.umulhi`)."""
+
+    name = "tt.mulhiui"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+    x = operand_def(T)
+    y = operand_def(T)
+    result = result_def(T)
+
+    traits = traits_def(Pure())
+    assembly_format = "$x `,` $y attr-dict `:` type($result)"
+
+    def __init__(self, x: SSAValue, y: SSAValue):
+        super().__init__(operands=[x, y], result_types=[x.type])
+
+    def verify_(self) -> None:
+        expect(isinstance(element_of(self.x.type), IntegerType), "tt.mulhiui: operands must be integers")
+
+
 # --- reductions -------------------------------------------------------------------
 
 
@@ -319,6 +343,8 @@ TT = Dialect(
         IntToPtrOp,
         LoadOp,
         StoreOp,
+        # Integer arithmetic
+        MulhiUIOp,
         # Reductions
         ReduceOp,
     ],

@@ -109,6 +109,17 @@ def lower_shift(ctx: LoweringContext, op: Operation) -> None:
     _set(ctx, op, result)
 
 
+@lowering("tt.mulhiui")
+def lower_mulhiui(ctx: LoweringContext, op: Operation) -> None:
+    """zext both to twice the width, multiply, keep the high half (NVPTX selects mul.hi.u32/u64)."""
+    b = ctx.builder
+    x, y = _operands(ctx, op)
+    width = (x.type.element if isinstance(x.type, ir.VectorType) else x.type).width
+    wide = _vector_like(x, ir.IntType(2 * width))
+    product = b.mul(b.zext(x, wide), b.zext(y, wide))
+    _set(ctx, op, b.trunc(b.lshr(product, constant_like(wide, width)), x.type))
+
+
 _INT_MINMAX = {"arith.maxsi": ("smax", True), "arith.minsi": ("smin", True), "arith.maxui": ("umax", False),
                "arith.minui": ("umin", False)}
 
