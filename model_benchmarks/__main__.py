@@ -60,6 +60,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--from-results", type=Path, metavar="DIR",
                    help="run nothing: rewrite DIR's results.md and plots from its results.csv and run.json "
                         "(with --update-benchmarks-md, BENCHMARKS.md too)")
+    p.add_argument("--isolate", action="store_true",
+                   help="one child process per model (a crash or hang costs only that model's rows), spread "
+                        "over --gpus GPUs, each stopped after --model-timeout seconds")
+    p.add_argument("--gpus", type=int, help="with --isolate: models run at once, one per GPU (default: every "
+                                            "visible GPU, 1 on a CPU)")
+    p.add_argument("--model-timeout", type=float, default=900,
+                   help="with --isolate: seconds one model may take, all its backends (default: %(default)s)")
     p.add_argument("--list", action="store_true", help="list the models (batch size, sequence length) and exit")
     return p.parse_args(argv)
 
@@ -153,8 +160,19 @@ def main(argv: list[str] | None = None) -> int:
                file=sys.stderr)
     # `timeout` and job control send SIGTERM: stop there and still write what was measured
     signal.signal(signal.SIGTERM, _interrupt)
+    if args.isolate:
+        from . import isolate
+
+        gpus = args.gpus or (torch.cuda.device_count() if device.type == "cuda" else 1)
+        settings["processes"] = (f"one per model, {gpus} at a time (one GPU each), at most "
+                                 f"{args.model_timeout:.0f} s per model")
     try:
-        for mode in modes:
+        if args.isolate:
+            rows = isolate.run(args, [s.name for s in specs], modes, precisions, [b.name for b in backend_list],
+                               out, gpus, args.model_timeout, bar)
+            report.write_csv(rows, out / "results.csv")
+            specs = []  # every model ran in a child
+        for mode in modes if specs else []:
             for precision in precisions:
                 s = runner.RunSettings(mode=mode, precision=precision, amp=args.amp, device=device,
                                        small=args.small, repeats=args.repeats, warmup=args.warmup,

@@ -164,3 +164,31 @@ def test_micro_runs(tmp_path):
         (k, b) for k in ("pointwise", "column_sum") for b in ("eager", "tile")}
     assert all(r["check"] in ("ok", "mismatch", "error") for r in rows)
     assert all(r["reason"] for r in rows if r["check"] != "ok")
+
+
+def _run_cli(args, tmp_path):
+    cmd = [sys.executable, "-m", "model_benchmarks", *args, "--out", str(tmp_path)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    with open(tmp_path / "results.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_isolated_run_merges_one_process_per_model(tmp_path):
+    names = ["BertForMaskedLM", "GPT2ForSequenceClassification"]
+    rows = _run_cli(["--small", "--isolate", "--gpus", "2", "--models", ",".join(names), "--backends", "eager",
+                     "--mode", "inference,training", "--repeats", "2", "--warmup", "1", "--threads", "1",
+                     "--no-progress"], tmp_path)
+    assert sorted((r["model"], r["mode"]) for r in rows) == sorted((m, mode) for m in names
+                                                                   for mode in ("inference", "training"))
+    assert all(r["status"] == "ok" and float(r["median_ms"]) > 0 for r in rows), rows
+    assert all((tmp_path / "parts" / m / "log.txt").exists() for m in names)
+    assert "one per model" in (tmp_path / "results.md").read_text()
+
+
+def test_isolated_model_over_its_time_limit_is_a_timeout_row(tmp_path):
+    rows = _run_cli(["--small", "--isolate", "--models", "BertForMaskedLM", "--backends", "eager,tile",
+                     "--model-timeout", "0.5", "--no-progress"], tmp_path)
+    assert sorted(r["backend"] for r in rows) == ["eager", "tile"]
+    assert all(r["status"] == "timeout" and "0 s limit" in r["reason"] and "log.txt" in r["reason"] for r in rows)
