@@ -306,3 +306,14 @@ def test_indirect_index_bounded_by_a_dynamic_size():
         x, i = _rand(rows, 5, seed=rows), _ints(6, low=-rows, high=rows, seed=rows)
         torch.testing.assert_close(compiled(x, i), fn(x, i))
     assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+
+
+def test_looped_layernorm_reads_its_rows_twice():
+    """Welford's mean and m2 nodes share one loop and one accumulator set; the normalization
+    (which needs both) is a second loop: two passes over the input, not three."""
+    x, w, b = _rand(6, 2000), _rand(2000), _rand(2000)  # above two-step variance sizes
+    out = _check(lambda x, w, b: torch.nn.functional.layer_norm(x, (2000,), w, b), x, w, b)
+    assert out[0].shape == (6, 2000)
+    (source,) = [s for s in metrics.kernel_sources.values() if "layer_norm" in s]
+    assert source.count("for roffset") == 2, source
+    assert source.count("tl.full([XBLOCK, RBLOCK]") == 3, source  # mean, m2, count

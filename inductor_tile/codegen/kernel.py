@@ -59,6 +59,7 @@ class TileKernelSource:
         self.indent = 1
         self.cse: dict[str, str] = {}
         self.stored: dict[tuple[str, str], str] = {}
+        self.reductions: dict[tuple, object] = {}  # (type, dtypes, value) -> result, per loop
         self.written: dict[str, set[str]] = {}
         self.masks: list[str] = []
         self.args: dict[str, str] = {}  # buffer name -> kernel argument name
@@ -215,7 +216,11 @@ class TileKernelSource:
         if reduction_type == "welford_reduce" and self.persistent and not is_static(self.plan.rnumel):
             # the persistent form divides by the row length as a static float (looped ones count)
             raise Unsupported("persistent welford over a symbolic reduction size")
-        return reductions.reduction(self, dtype, src_dtype, reduction_type, value)
+        # nodes of one reduction (welford's mean and m2 are two nodes) share its accumulators
+        key = (reduction_type, dtype, src_dtype, value)
+        if key not in self.reductions:
+            self.reductions[key] = reductions.reduction(self, dtype, src_dtype, reduction_type, value)
+        return self.reductions[key]
 
     # -- whole kernel -------------------------------------------------------------
     def _decode(self, flat: str, symbols: list[str], sizes: list) -> None:
@@ -272,26 +277,55 @@ class TileKernelSource:
                 self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
                 self.emit("rmask = rindex < rnumel")
                 self._decode("rindex", [s.name for s in rsyms], plan.rsizes)
-        for node in plan.nodes:
-            self.current = node
+        looped = plan.kind == "reduction" and not self.persistent
+        for nodes in self._loop_phases(plan.nodes) if looped else [[node] for node in plan.nodes]:
+            if looped and nodes[0].kind != "pointwise":
+                self._run_looped(nodes, rsyms)
+                continue
+            node = self.current = nodes[0]
             self.emit(f"# {node.snode.get_name()} ({node.kind})")
-            args = [xsyms, rsyms] if node.kind == "reduction" else [xsyms + rsyms if node.kind == "rpointwise" else xsyms, []]
-            looped = plan.kind == "reduction" and not self.persistent and node.kind != "pointwise"
-            if looped:
-                self._run_looped(node, args, rsyms)
-            else:
-                with V.set_ops_handler(TileOps(self)):
-                    node.snode._body(*args)
+            with V.set_ops_handler(TileOps(self)):
+                node.snode._body(*self._loop_args(node))
         self.current = None
         self._check_int32()
         return self._assemble()
 
-    def _run_looped(self, node: NodePlan, args, rsyms) -> None:
+    def _loop_args(self, node: NodePlan) -> list:
+        """The index variables a node's loop body is called with."""
+        if node.kind == "reduction":
+            return [self.xsyms, self.rsyms]
+        return [self.xsyms + self.rsyms if node.kind == "rpointwise" else self.xsyms, []]
+
+    @staticmethod
+    def _loop_phases(nodes: list[NodePlan]) -> list[list[NodePlan]]:
+        """Split a looped kernel's nodes into runs that share one loop over the reduced dim.
+
+        A node over the reduced dim joins the open loop unless it reads a row result that
+        a reduction of that loop produces (known only once the loop is done). Layernorm
+        thus reads its input twice (statistics, then normalization), not once per node.
+        Pointwise nodes (over rows only) run between loops, each alone.
+        """
+        phases: list[list[NodePlan]] = []
+        produced: set[str] = set()
+        for node in nodes:
+            reads = {dep.name for dep in node.snode.read_writes.reads}
+            open_loop = phases and phases[-1][0].kind != "pointwise"
+            if node.kind != "pointwise" and open_loop and not reads & produced:
+                phases[-1].append(node)
+            else:
+                phases.append([node])
+                produced = set()
+            if node.kind == "reduction":
+                produced |= set(node.snode.get_buffer_names())
+        return phases
+
+    def _run_looped(self, nodes: list[NodePlan], rsyms) -> None:
         from torch._inductor.virtualized import V
 
         # values computed in an earlier loop are not visible inside this one
         outer_cse, outer_stored = dict(self.cse), dict(self.stored)
         self.acc_inits, self.acc_finals = [], []
+        self.reductions = {}
         head = len(self.lines)
         self.emit("for roffset in range(0, rnumel, RBLOCK):")
         self.indent += 1
@@ -306,9 +340,13 @@ class TileKernelSource:
             def store_reduction(self, name, index, value):
                 pending.append((name, index, value))
 
-        with V.set_ops_handler(LoopOps(self)):
-            node.snode._body(*args)
+        for node in nodes:
+            self.current = node
+            self.emit(f"# {node.snode.get_name()} ({node.kind})")
+            with V.set_ops_handler(LoopOps(self)):
+                node.snode._body(*self._loop_args(node))
         self.indent -= 1
+        self.reductions = {}
         for i, line in enumerate(self.acc_inits):
             self.lines.insert(head + i, "    " * self.indent + line)
         self.cse, self.stored = outer_cse, outer_stored
