@@ -224,6 +224,24 @@ def test_interpreter_and_cpu_target_agree_bit_for_bit(monkeypatch, gen):
     torch.testing.assert_close(interpreted[2], compiled[2], rtol=2e-6, atol=2e-6)
 
 
+@inductor_tile.jit
+def rand_2d_kernel(seed_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """The shapes generated reduction kernels use: a [1, 1] seed and [ROWS, COLS] offsets."""
+    seed = tl.broadcast_to(tl.load(seed_ptr), [1, 1])
+    offsets = tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    tl.store(out_ptr + offsets, tl.rand(seed, offsets))
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+def test_rand_on_a_2d_tile_with_a_block_seed(mode, request):
+    request.getfixturevalue(mode)
+    seed = torch.tensor([2**35 + 9], dtype=torch.int64)
+    out = torch.full((16 * 32,), float("nan"))
+    rand_2d_kernel[(1,)](seed, out, ROWS=16, COLS=32)
+    words = randint4x_reference(2**35 + 9, np.arange(16 * 32, dtype=np.int32))
+    assert np.array_equal(out.numpy(), rand_reference(words[0]))
+
+
 # ===------------------------------------------------------------------------===
 # Determinism and independence
 # ===------------------------------------------------------------------------===

@@ -188,6 +188,47 @@ class TileOps:
     def identity(self, x):
         return x
 
+    def value_expr(self, expr, dtype):
+        """A sympy value as a tile value of exactly `dtype` (constants need not fit int32)."""
+        expr = sympy.sympify(expr)
+        if expr.free_symbols:
+            return self.index_expr(expr, dtype)
+        return self.constant(int(expr) if expr.is_Integer else float(expr), dtype)
+
+    # -- random numbers -------------------------------------------------------------
+    # Inductor fills an int64 buffer of seeds with one aten call per graph; a random node reads
+    # its seed with ``load_seed`` and draws element i with Philox counter ``offset`` (i plus the
+    # node's base offset), as tl.rand does.  Eager's bits are not reproduced (no backend does):
+    # the distributions are the same, the streams differ.
+    def load_seed(self, name, offset):
+        var = self.k.load(name, sympy.Integer(offset))
+        self.dtypes.setdefault(var, torch.int64)
+        return var
+
+    def _random_offset(self, offset) -> str:
+        """Each element's Philox counter: an int32/int64 tile variable (an int: the same for all)."""
+        if isinstance(offset, int) and not isinstance(offset, bool):
+            return f"tl.full({self.k.scalar_shape}, {offset}, tl.int32)"
+        if isinstance(offset, (bool, float)) or self._dtype(offset) not in (torch.int32, torch.int64):
+            raise Unsupported(f"random offset {offset!r} that is not an int32/int64 index")
+        return offset
+
+    def rand(self, seed, offset):
+        return self._def(f"tl.rand({seed}, {self._random_offset(offset)})", torch.float32)
+
+    def randn(self, seed, offset):
+        return self._def(f"tl.randn({seed}, {self._random_offset(offset)})", torch.float32)
+
+    def randint64(self, seed, offset, low, high):
+        """int64 uniform in [low, high): 64 random bits (two Philox words) modulo high - low."""
+        words = self.k.define(f"tl.randint4x({seed}, {self._random_offset(offset)})")
+        bits = self.k.define(f"{words}[0].to(tl.uint64) | ({words}[1].to(tl.uint64) << 32)")
+        if isinstance(low, int) and isinstance(high, int):
+            span = str(high - low)
+        else:
+            span = f"({self._src(high)} - {self._src(low)}).to(tl.uint64)"
+        return self._def(f"({bits} % {span}).to(tl.int64) + {self._src(low)}", torch.int64)
+
     # -- memory -------------------------------------------------------------------
     def indirect_indexing(self, var, size, check=True, wrap_neg=True):
         size = sympy.sympify(size)
