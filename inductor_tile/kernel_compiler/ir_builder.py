@@ -263,6 +263,14 @@ class TTIRBuilder:
     def create_store(self, ptr: SSAValue, value: SSAValue, mask: SSAValue | None) -> None:
         self._insert(tt_memory.StoreOp(ptr, value, mask))
 
+    def create_atomic_rmw(self, kind: str, ptr: SSAValue, value: SSAValue, mask: SSAValue | None, sem: str,
+                          scope: str, ty: LanguageType) -> SSAValue:
+        return self._value(tt_memory.AtomicRMWOp(kind, ptr, value, mask, sem, scope))
+
+    def create_atomic_cas(self, ptr: SSAValue, cmp: SSAValue, value: SSAValue, sem: str, scope: str,
+                          ty: LanguageType) -> SSAValue:
+        return self._value(tt_memory.AtomicCASOp(ptr, cmp, value, sem, scope))
+
     # --- reductions and hints ----------------------------------------------------------
 
     def create_reduce(self, x: SSAValue, axis: int, kind: str, ty: LanguageType) -> SSAValue:

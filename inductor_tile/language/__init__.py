@@ -9,6 +9,7 @@ from .builtins import (
     floor, fma, full, load, log, log2, max, max_contiguous, maximum, min, minimum, multiple_of, num_programs,
     program_id, range, reshape, rsqrt, sigmoid, sin, sqrt, sqrt_rn, static_assert, static_print, static_range,
     store, sum, view, where, zeros, zeros_like,
+    atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor,
 )
 from .core import constexpr, tensor
 from . import extra
@@ -25,6 +26,7 @@ __all__ = [
     "range", "reshape", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn", "static_assert", "static_print",
     "static_range", "store", "sum", "tensor", "uint8", "uint16", "uint32", "uint64", "view", "void", "where",
     "zeros", "zeros_like",
+    "atomic_add", "atomic_and", "atomic_cas", "atomic_max", "atomic_min", "atomic_or", "atomic_xchg", "atomic_xor",
 ]
 
 # Philox random numbers (written in the tile language) and the integer primitive they need

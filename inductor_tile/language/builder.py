@@ -50,6 +50,13 @@ FLOAT_PREDICATES = ("oeq", "une", "olt", "ole", "ogt", "oge")
 # u* kinds are the unsigned-integer versions (the IR's integers are signless)
 REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "umax", "umin", "argumax", "argumin")
 
+# read-modify-write kinds of `create_atomic_rmw` (f*: floats; u*: unsigned integers; the rest: integers,
+# except xchg, which takes any element type). fmax/fmin propagate NaN like maximumf/minimumf.
+ATOMIC_RMW_KINDS = ("add", "fadd", "max", "min", "umax", "umin", "fmax", "fmin", "and", "or", "xor", "xchg")
+# memory orderings and scopes of atomics (Triton's names)
+ATOMIC_SEMS = ("relaxed", "acquire", "release", "acq_rel")
+ATOMIC_SCOPES = ("cta", "gpu", "sys")
+
 
 class Builder(Protocol):
     # --- constants and ids --------------------------------------------------
@@ -110,6 +117,16 @@ class Builder(Protocol):
 
     def create_store(self, ptr: Handle, value: Handle, mask: Handle | None) -> None:
         """Store `value` at pointer(s) where mask is true."""
+
+    def create_atomic_rmw(self, kind: str, ptr: Handle, value: Handle, mask: Handle | None, sem: str, scope: str,
+                          ty: Type) -> Handle:
+        """Atomically `*p = kind(*p, value)` for each pointer where mask is true; returns the old values
+        (zero where the mask is false). `kind` is one of ATOMIC_RMW_KINDS, `sem` of ATOMIC_SEMS, `scope`
+        of ATOMIC_SCOPES; value, mask and result have the pointer operand's shape, `ty` is the result type.
+        Each element is updated exactly once however the tile is spread over threads."""
+
+    def create_atomic_cas(self, ptr: Handle, cmp: Handle, value: Handle, sem: str, scope: str, ty: Type) -> Handle:
+        """Atomically `old = *p; if old == cmp: *p = value` per pointer (bitwise compare); returns old."""
 
     # --- reductions and hints -----------------------------------------------
     def create_reduce(self, x: Handle, axis: int, kind: str, ty: Type) -> Handle:

@@ -100,6 +100,33 @@ def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (), 
     current_semantic().store(pointer, _c(value), _c(mask))
 
 
+def _atomic_rmw(op: str, effect: str):
+    @builtin
+    def fn(pointer: Any, val: Any, mask: Any = None, sem: Any = None, scope: Any = None) -> tensor:
+        return current_semantic().atomic_rmw(op, pointer, _c(val), _c(mask), _c(sem), _c(scope))
+
+    fn.__name__ = fn.__qualname__ = f"atomic_{op}"
+    fn.__doc__ = (f"Atomically {effect} at each pointer where `mask` is true, each element once; returns the "
+                  "old values (0 where masked off). `sem`: relaxed|acquire|release|acq_rel (default), "
+                  "`scope`: cta|gpu (default)|sys.")
+    return fn
+
+
+atomic_add = _atomic_rmw("add", "add `val`")
+atomic_max = _atomic_rmw("max", "take the maximum with `val` (floats: NaN wins)")
+atomic_min = _atomic_rmw("min", "take the minimum with `val` (floats: NaN wins)")
+atomic_and = _atomic_rmw("and", "and `val` in (integers)")
+atomic_or = _atomic_rmw("or", "or `val` in (integers)")
+atomic_xor = _atomic_rmw("xor", "xor `val` in (integers)")
+atomic_xchg = _atomic_rmw("xchg", "store `val`")
+
+
+@builtin
+def atomic_cas(pointer: Any, cmp: Any, val: Any, sem: Any = None, scope: Any = None) -> tensor:
+    """Atomically: where the pointed-to element equals `cmp` bit for bit, replace it by `val`. Returns the old values."""
+    return current_semantic().atomic_cas(pointer, _c(cmp), _c(val), _c(sem), _c(scope))
+
+
 # ===------------------------------------------------------------------------===
 # Shapes
 # ===------------------------------------------------------------------------===

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import dtypes as T
-from .builder import Builder
+from .builder import ATOMIC_SCOPES, ATOMIC_SEMS, Builder
 from .core import constexpr, tensor
 from .dtypes import block_type, dtype, is_power_of_two
 
@@ -582,6 +582,80 @@ class Semantic:
             elif mask_t.type.is_block():
                 raise TileValueError("tl.store: a block mask needs a block of pointers")
         self.builder.create_store(ptr.handle, value.handle, None if mask_t is None else mask_t.handle)
+
+    # ===--------------------------------------------------------------------===
+    # Atomics
+    # ===--------------------------------------------------------------------===
+    # tl.atomic_<op> -> the rmw kind for (float, signed int, unsigned int) elements; None: not allowed
+    _ATOMIC_KINDS = {
+        "add": ("fadd", "add", "add"),
+        "max": ("fmax", "max", "umax"),
+        "min": ("fmin", "min", "umin"),
+        "and": (None, "and", "and"),
+        "or": (None, "or", "or"),
+        "xor": (None, "xor", "xor"),
+        "xchg": ("xchg", "xchg", "xchg"),
+    }
+
+    def atomic_rmw(self, op: str, ptr: Any, value: Any, mask: Any = None, sem: Any = None, scope: Any = None) -> tensor:
+        """tl.atomic_add/max/min/and/or/xor/xchg: update each pointed-to element once, atomically, where
+        `mask` holds; return the old values (0 where it does not). Pointer, value and mask broadcast
+        to one shape; the value is converted to the pointee type."""
+        name = f"tl.atomic_{op}"
+        ptr = self._atomic_pointer(ptr, name)
+        elt = ptr.dtype.element_ty
+        kind = self._ATOMIC_KINDS[op][0 if elt.is_floating() else 1 if elt.is_int_signed() else 2]
+        if kind is None:
+            raise TileTypeError(f"{name} needs integer elements, got pointers to {elt}")
+        mask_t = None if _unwrap(mask) is None else self.cast(mask, T.int1)
+        ptr, value, mask_t = self._atomic_operands(ptr, value, mask_t)
+        sem, scope = self._atomic_order(sem, scope, name)
+        mask_handle = None if mask_t is None else mask_t.handle
+        handle = self.builder.create_atomic_rmw(kind, ptr.handle, value.handle, mask_handle, sem, scope, value.type)
+        return tensor(handle, value.type)
+
+    def atomic_cas(self, ptr: Any, cmp: Any, value: Any, sem: Any = None, scope: Any = None) -> tensor:
+        """tl.atomic_cas: where the element equals `cmp` (bit for bit), replace it by `value`; return the old one."""
+        ptr = self._atomic_pointer(ptr, "tl.atomic_cas")
+        ptr, value, cmp = self._atomic_operands(ptr, value, self.cast(cmp, ptr.dtype.element_ty))
+        sem, scope = self._atomic_order(sem, scope, "tl.atomic_cas")
+        handle = self.builder.create_atomic_cas(ptr.handle, cmp.handle, value.handle, sem, scope, value.type)
+        return tensor(handle, value.type)
+
+    def _atomic_pointer(self, ptr: Any, name: str) -> tensor:
+        ptr = self.to_tensor(ptr)
+        if not ptr.dtype.is_ptr():
+            raise TileTypeError(f"{name} expects a pointer or a block of pointers, got {ptr.dtype}")
+        elt = ptr.dtype.element_ty
+        if elt.is_int() and elt.int_bitwidth not in (32, 64):
+            raise TileTypeError(
+                f"{name} does not support pointers to {elt}: atomics need 32- or 64-bit integers or "
+                "fp16/bf16/fp32/fp64 elements"
+            )
+        return ptr
+
+    def _atomic_operands(self, ptr: tensor, value: Any, extra: tensor | None) -> tuple[tensor, tensor, tensor | None]:
+        """Pointer, value (converted to the pointee type) and `extra` (a mask, or cas's compare value)
+        broadcast to one shape."""
+        value = self.cast(value, ptr.dtype.element_ty)
+        blocks = [t.type.shape for t in (ptr, value, extra) if t is not None and t.type.is_block()]
+        if not blocks:
+            return ptr, value, extra
+        shape = blocks[0]
+        for other in blocks[1:]:
+            shape = self.broadcast_shapes(shape, other)
+        ptr, value = self.broadcast_to_shape(ptr, shape), self.broadcast_to_shape(value, shape)
+        return ptr, value, None if extra is None else self.broadcast_to_shape(extra, shape)
+
+    @staticmethod
+    def _atomic_order(sem: Any, scope: Any, name: str) -> tuple[str, str]:
+        """Triton's defaults: acq_rel ordering, gpu scope."""
+        sem, scope = _unwrap(sem) or "acq_rel", _unwrap(scope) or "gpu"
+        if sem not in ATOMIC_SEMS:
+            raise TileValueError(f"{name}: sem must be one of {', '.join(ATOMIC_SEMS)}, got {sem!r}")
+        if scope not in ATOMIC_SCOPES:
+            raise TileValueError(f"{name}: scope must be one of {', '.join(ATOMIC_SCOPES)}, got {scope!r}")
+        return sem, scope
 
     # ===--------------------------------------------------------------------===
     # Reductions

@@ -398,6 +398,18 @@ _REDUCE: dict[str, Callable[[Tensor, int, torch.dtype], Tensor]] = {
 _REDUCE.update({"umax": _REDUCE["max"], "umin": _REDUCE["min"], "argumax": _REDUCE["argmax"],
                 "argumin": _REDUCE["argmin"]})
 
+# atomic rmw kind -> the binary op combining the old element with the value (xchg just takes the value)
+_ATOMIC_COMBINE = {"add": "addi", "fadd": "addf", "max": "maxsi", "min": "minsi", "umax": "maxui", "umin": "minui",
+                   "fmax": "maximumf", "fmin": "minimumf", "and": "andi", "or": "ori", "xor": "xori"}
+
+
+def _same_bits(a: Tensor, b: Tensor) -> Tensor:
+    """Bitwise equality (what a compare-and-swap compares: -0.0 != 0.0, a NaN equals itself)."""
+    if a.dtype.is_floating_point:
+        as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64}[a.element_size()]
+        a, b = a.view(as_int), b.view(as_int)
+    return _bits(a) == _bits(b)
+
 
 class InterpreterBuilder:
     """Builder whose handles are torch CPU tensors; see the module docstring for semantics."""
@@ -487,6 +499,27 @@ class InterpreterBuilder:
 
     def create_store(self, ptr: Tensor, value: Tensor, mask: Tensor | None) -> None:
         self.memory.store(ptr, value, mask)
+
+    def create_atomic_rmw(self, kind: str, ptr: Tensor, value: Tensor, mask: Tensor | None, sem: str, scope: str,
+                          ty: Ty) -> Tensor:
+        """Lanes update memory one at a time in row-major order (see `Memory.atomic_update`)."""
+        values = torch.broadcast_to(value, ptr.shape).reshape(-1)
+
+        def update(old: Tensor, lanes: Tensor) -> Tensor:
+            if kind == "xchg":
+                return values[lanes]
+            return self.create_binary(_ATOMIC_COMBINE[kind], old, values[lanes], ty)
+
+        return self.memory.atomic_update(ptr, mask, torch_dtype(ty), update)
+
+    def create_atomic_cas(self, ptr: Tensor, cmp: Tensor, value: Tensor, sem: str, scope: str, ty: Ty) -> Tensor:
+        cmps = torch.broadcast_to(cmp, ptr.shape).reshape(-1)
+        values = torch.broadcast_to(value, ptr.shape).reshape(-1)
+
+        def update(old: Tensor, lanes: Tensor) -> Tensor:
+            return torch.where(_same_bits(old, cmps[lanes]), values[lanes], old)
+
+        return self.memory.atomic_update(ptr, None, torch_dtype(ty), update)
 
     # --- reductions and hints -----------------------------------------------
     def create_reduce(self, x: Tensor, axis: int, kind: str, ty: Ty) -> Tensor:

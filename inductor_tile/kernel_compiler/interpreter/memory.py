@@ -13,12 +13,15 @@ Rules:
   by a store that raises;
 - when several active lanes of one store hit the same address, the last lane in
   row-major order wins (deterministic, unlike a GPU where the winner is unspecified);
+- an atomic read-modify-write updates the active lanes one at a time in row-major order,
+  so lanes hitting one address see each other's updates (a GPU picks some order);
 - `bool` (int1) values take one byte; loads turn any nonzero byte into True.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
@@ -83,6 +86,31 @@ class Memory:
             sel = (buf == b).nonzero().squeeze(1)
             buffer = self._buffers[b]
             buffer.data[_byte_index(a[sel] - buffer.base, k)] = bytes_[sel]
+
+    def atomic_update(self, addrs: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype,
+                      update: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> torch.Tensor:
+        """Read-modify-write the elements of `dtype` at the active lanes of `addrs`, lane by lane in
+        row-major order: `update(old, lanes)` gives the new values of the flat lane numbers `lanes`
+        from their old values. Returns the old values (0 in masked-off lanes), shaped like addrs.
+
+        Lanes are processed in rounds: round r updates every address's r-th lane, so each round
+        touches distinct addresses and is one vectorized load and store."""
+        flat, active = _active_lanes(addrs, mask)
+        out = torch.zeros(flat.numel(), dtype=dtype)
+        where = active.nonzero().squeeze(1)
+        ranks = _occurrence_ranks(flat[where])
+        rounds = int(ranks.max()) + 1 if ranks.numel() else 0
+        for r in range(rounds):
+            lanes = where[ranks == r]
+            in_round = torch.zeros(flat.numel(), dtype=torch.bool)
+            in_round[lanes] = True
+            in_round = in_round.reshape(addrs.shape)
+            old = self.load(addrs, in_round, dtype).reshape(-1)[lanes]
+            out[lanes] = old
+            new = torch.zeros(flat.numel(), dtype=dtype)
+            new[lanes] = update(old, lanes).to(dtype)
+            self.store(addrs, new.reshape(addrs.shape), in_round)
+        return out.reshape(addrs.shape)
 
     # --- checking -------------------------------------------------------------
     def _locate(self, a: torch.Tensor, k: int, op: str, dtype: torch.dtype,
@@ -160,6 +188,19 @@ def _last_writers(a: torch.Tensor) -> torch.Tensor:
     last = torch.ones_like(s, dtype=torch.bool)
     last[:-1] = s[:-1] != s[1:]
     return order[last].sort().values
+
+
+def _occurrence_ranks(a: torch.Tensor) -> torch.Tensor:
+    """For each position of `a`, how many earlier positions hold the same value."""
+    order = torch.argsort(a, stable=True)
+    s = a[order]
+    positions = torch.arange(s.numel())
+    starts_group = torch.ones_like(s, dtype=torch.bool)
+    starts_group[1:] = s[1:] != s[:-1]
+    group_start = torch.cummax(torch.where(starts_group, positions, 0), dim=0).values
+    ranks = torch.empty_like(positions)
+    ranks[order] = positions - group_start
+    return ranks
 
 
 def _distance(addr: int, k: int, b: _Buffer) -> int:

@@ -29,7 +29,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
-from .tt_memory import LoadOp, StoreOp
+from .tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .layouts import SliceEncodingAttr
 from .tt_types import PointerType, element_of, encoding_of_type, expect, i32_attr, numel, shape_of, with_shape
 
@@ -343,6 +343,8 @@ TT = Dialect(
         IntToPtrOp,
         LoadOp,
         StoreOp,
+        AtomicRMWOp,
+        AtomicCASOp,
         # Integer arithmetic
         MulhiUIOp,
         # Reductions

@@ -1,19 +1,23 @@
-"""Global-memory ops of the `tt` dialect: `tt.load` and `tt.store`.
+"""Global-memory ops of the `tt` dialect: `tt.load`, `tt.store` and the atomics.
 
-Both take an optional mask (and the load an optional `other` value), written with
-keywords so that the text is unambiguous:
+Loads, stores and `tt.atomic_rmw` take an optional mask (and the load an optional `other`
+value), written with keywords so that the text is unambiguous:
 
     %v = tt.load %ptrs mask %m other %zero : tensor<128x!tt.ptr<f32>> -> tensor<128xf32>
     tt.store %ptrs, %v mask %m : tensor<128x!tt.ptr<f32>>, tensor<128xf32>
+    %old = tt.atomic_rmw fadd, acq_rel, gpu, %ptrs, %v mask %m : tensor<128x!tt.ptr<f32>>, tensor<128xf32>
+    %old = tt.atomic_cas acq_rel, gpu, %ptrs, %cmp, %v : tensor<128x!tt.ptr<i32>>, tensor<128xi32>
 
-The mask type is not written: it is i1 with the pointer operand's shape.
+The mask type is not written: it is i1 with the pointer operand's shape. An atomic's
+result (the old values) has the value operand's type. Atomics read and write memory, so
+no pass removes, merges or hoists one, even when its result is unused.
 """
 
 from __future__ import annotations
 
 from typing import Self
 
-from xdsl.dialects.builtin import i1
+from xdsl.dialects.builtin import StringAttr, i1
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -22,6 +26,7 @@ from xdsl.irdl import (
     irdl_op_definition,
     operand_def,
     opt_operand_def,
+    prop_def,
     result_def,
     traits_def,
 )
@@ -181,3 +186,175 @@ class StoreOp(IRDLOperation):
         printer.print_string(", ")
         printer.print_attribute(self.value.type)
 
+
+
+# read-modify-write kinds (as in `language.builder.ATOMIC_RMW_KINDS`), memory orderings and scopes
+ATOMIC_RMW_KINDS = ("add", "fadd", "max", "min", "umax", "umin", "fmax", "fmin", "and", "or", "xor", "xchg")
+ATOMIC_SEMS = ("relaxed", "acquire", "release", "acq_rel")
+ATOMIC_SCOPES = ("cta", "gpu", "sys")
+
+
+def _verify_order(op: IRDLOperation, sem: StringAttr, scope: StringAttr) -> None:
+    expect(sem.data in ATOMIC_SEMS, f"{op.name}: unknown memory ordering {sem.data!r}")
+    expect(scope.data in ATOMIC_SCOPES, f"{op.name}: unknown scope {scope.data!r}")
+
+
+def _parse_keywords(parser: Parser, count: int) -> list[str]:
+    """`a, b, c,`: `count` identifiers, each followed by a comma."""
+    words = []
+    for _ in range(count):
+        words.append(parser.parse_identifier())
+        parser.parse_punctuation(",")
+    return words
+
+
+@irdl_op_definition
+class AtomicRMWOp(IRDLOperation):
+    """Atomically replace each pointed-to element by `kind(element, value)` where the mask is
+    true; the result holds the old elements (zero where the mask is false)."""
+
+    name = "tt.atomic_rmw"
+
+    ptr = operand_def(AnyAttr())
+    value = operand_def(AnyAttr())
+    mask = opt_operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+    kind = prop_def(StringAttr)
+    sem = prop_def(StringAttr)
+    scope = prop_def(StringAttr)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(
+        self,
+        kind: str,
+        ptr: SSAValue,
+        value: SSAValue,
+        mask: SSAValue | None = None,
+        sem: str = "acq_rel",
+        scope: str = "gpu",
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        props = {"kind": StringAttr(kind), "sem": StringAttr(sem), "scope": StringAttr(scope)}
+        super().__init__(operands=[ptr, value, [mask] if mask is not None else []], result_types=[value.type],
+                         properties=props, attributes=attributes or {})
+
+    def verify_(self) -> None:
+        expect(self.kind.data in ATOMIC_RMW_KINDS, f"tt.atomic_rmw: unknown kind {self.kind.data!r}")
+        _verify_order(self, self.sem, self.scope)
+        expect(isinstance(element_of(self.ptr.type), PointerType), "tt.atomic_rmw: first operand must be pointer(s)")
+        expect(self.value.type == pointee_type(self.ptr.type), "tt.atomic_rmw: value type must match the pointee type")
+        expect(self.result.type == self.value.type, "tt.atomic_rmw: result type must be the value type")
+        if self.mask is not None:
+            expect(self.mask.type == mask_type(self.ptr.type), "tt.atomic_rmw: mask must be i1 with the pointer shape")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        kind, sem, scope = _parse_keywords(parser, 3)
+        ptr = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        value = parser.parse_unresolved_operand()
+        mask = _parse_optional_keyword_operand(parser, "mask")
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ptr_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        value_type = parser.parse_type()
+        return cls(
+            kind,
+            parser.resolve_operand(ptr, ptr_type),
+            parser.resolve_operand(value, value_type),
+            parser.resolve_operand(mask, mask_type(ptr_type)) if mask is not None else None,
+            sem,
+            scope,
+            attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data}, {self.sem.data}, {self.scope.data}, ")
+        printer.print_operand(self.ptr)
+        printer.print_string(", ")
+        printer.print_operand(self.value)
+        _print_optional_keyword_operand(printer, "mask", self.mask)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ptr.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.value.type)
+
+
+@irdl_op_definition
+class AtomicCASOp(IRDLOperation):
+    """Atomically, per pointer: where the element equals `cmp` bit for bit, replace it by
+    `value`. The result holds the old elements."""
+
+    name = "tt.atomic_cas"
+
+    ptr = operand_def(AnyAttr())
+    cmp = operand_def(AnyAttr())
+    value = operand_def(AnyAttr())
+    result = result_def(AnyAttr())
+    sem = prop_def(StringAttr)
+    scope = prop_def(StringAttr)
+
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(
+        self,
+        ptr: SSAValue,
+        cmp: SSAValue,
+        value: SSAValue,
+        sem: str = "acq_rel",
+        scope: str = "gpu",
+        attributes: dict[str, Attribute] | None = None,
+    ):
+        props = {"sem": StringAttr(sem), "scope": StringAttr(scope)}
+        super().__init__(operands=[ptr, cmp, value], result_types=[value.type], properties=props,
+                         attributes=attributes or {})
+
+    def verify_(self) -> None:
+        _verify_order(self, self.sem, self.scope)
+        expect(isinstance(element_of(self.ptr.type), PointerType), "tt.atomic_cas: first operand must be pointer(s)")
+        expect(self.value.type == pointee_type(self.ptr.type), "tt.atomic_cas: value type must match the pointee type")
+        expect(self.cmp.type == self.value.type, "tt.atomic_cas: compare and new value must have one type")
+        expect(self.result.type == self.value.type, "tt.atomic_cas: result type must be the value type")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> Self:
+        sem, scope = _parse_keywords(parser, 2)
+        ptr = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        cmp = parser.parse_unresolved_operand()
+        parser.parse_punctuation(",")
+        value = parser.parse_unresolved_operand()
+        attributes = parser.parse_optional_attr_dict()
+        parser.parse_punctuation(":")
+        ptr_type = parser.parse_type()
+        parser.parse_punctuation(",")
+        value_type = parser.parse_type()
+        return cls(
+            parser.resolve_operand(ptr, ptr_type),
+            parser.resolve_operand(cmp, value_type),
+            parser.resolve_operand(value, value_type),
+            sem,
+            scope,
+            attributes,
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.sem.data}, {self.scope.data}, ")
+        printer.print_operand(self.ptr)
+        printer.print_string(", ")
+        printer.print_operand(self.cmp)
+        printer.print_string(", ")
+        printer.print_operand(self.value)
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
+        printer.print_attribute(self.ptr.type)
+        printer.print_string(", ")
+        printer.print_attribute(self.value.type)
+
+
+#: the ops that access global memory through (tensors of) pointers: coalescing chooses their layout
+MEMORY_OPS = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp)

@@ -1,15 +1,17 @@
 """coalesce: give each global load and store the layout that makes its accesses wide.
 
-For a tt.load / tt.store of a tensor of pointers, the axis info of the pointers decides:
+For a tt.load / tt.store / atomic of a tensor of pointers, the axis info of the pointers decides:
 - order: dimensions by decreasing contiguity (ties: the last dimension first), so that
   consecutive lanes touch consecutive addresses;
 - elements per thread along order[0]: as many as one 128-bit access holds, but no more
   than the pointers are contiguous, than their byte alignment allows, than the mask is
-  constant over (one mask bit per vector), and than the tile has per thread;
+  constant over (one mask bit per vector), and than the tile has per thread; atomics
+  access one element at a time, so they take one (consecutive lanes, consecutive elements);
 - lanes, then warps, spread along `order` (`layouts.blocked_for`).
 
-The op's operands are converted to that layout and a load's result is converted back to
-the layout its users had; remove-layout-conversions then removes what it can.
+The op's operands are converted to that layout and its result (a load's values, an
+atomic's old values) is converted back to the layout its users had;
+remove-layout-conversions then removes what it can.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import Rewriter
 
 from ..analysis.axis_info import AxisInfo, compute_axis_info, pow2_divisor
 from ..analysis.axis_info_rules import element_bytes
 from ..ir.layouts import Blocked, Layout, blocked_for, same_mapping
-from ..ir.tt_memory import LoadOp, StoreOp
+from ..ir.tt_memory import MEMORY_OPS, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from ..ir.tt_types import PointerType, element_of, numel, shape_of
 from ..ir.ttg import convert_to, launch_shape, with_layout
 from .layout_constraints import functions, is_tensor, value_layout
@@ -62,17 +65,22 @@ def elements_per_thread(
     return _floor_pow2(width)
 
 
-def coalesced_layout(op: LoadOp | StoreOp, infos: dict[SSAValue, AxisInfo], num_warps: int, lanes: int) -> Blocked:
+MemoryOp = LoadOp | StoreOp | AtomicRMWOp | AtomicCASOp
+
+
+def coalesced_layout(op: MemoryOp, infos: dict[SSAValue, AxisInfo], num_warps: int, lanes: int) -> Blocked:
     """The blocked layout for the memory op `op` (see the module docstring)."""
     ptr = op.ptr
     shape = shape_of(ptr.type)
     info = infos.get(ptr) or AxisInfo.unknown(len(shape))
-    mask_info = infos.get(op.mask) if op.mask is not None else None
-    if op.mask is not None and mask_info is None:
+    mask = getattr(op, "mask", None)
+    mask_info = infos.get(mask) if mask is not None else None
+    if mask is not None and mask_info is None:
         mask_info = AxisInfo.unknown(len(shape))
     order = access_order(info.contiguity)
     per_thread = [1] * len(shape)
-    per_thread[order[0]] = elements_per_thread(ptr, info, mask_info, order[0], num_warps * lanes)
+    if isinstance(op, LoadOp | StoreOp):
+        per_thread[order[0]] = elements_per_thread(ptr, info, mask_info, order[0], num_warps * lanes)
     return blocked_for(shape, tuple(per_thread), order, num_warps, lanes)
 
 
@@ -87,7 +95,7 @@ class CoalescePass(ModulePass):
         for func_op in functions(op):
             infos = compute_axis_info(func_op)
             for inner in list(func_op.walk()):
-                if isinstance(inner, LoadOp | StoreOp) and is_tensor(inner.ptr):
+                if isinstance(inner, MEMORY_OPS) and is_tensor(inner.ptr):
                     layout = coalesced_layout(inner, infos, num_warps, lanes)
                     if not _equivalent(value_layout(inner.ptr), layout, shape_of(inner.ptr.type), num_warps, lanes):
                         _relayout(inner, layout)
@@ -103,8 +111,9 @@ def _equivalent(current: Layout | None, new: Layout, shape: tuple[int, ...], num
     return same_mapping(current, new, shape, lanes, num_warps)
 
 
-def _relayout(op: LoadOp | StoreOp, layout: Blocked) -> None:
-    """Convert the tensor operands of `op` to `layout`; a load's result goes back to its old layout."""
+def _relayout(op: MemoryOp, layout: Blocked) -> None:
+    """Put `op` in `layout`: its tensor operands are converted to it, its result (if any) is
+    retyped in place and converted back to the layout its users had."""
     block = op.parent_block()
     assert block is not None
     for index, operand in enumerate(op.operands):
@@ -112,15 +121,16 @@ def _relayout(op: LoadOp | StoreOp, layout: Blocked) -> None:
             convert = convert_to(operand, layout)
             block.insert_op_before(convert, op)
             op.operands[index] = convert.result
-    if isinstance(op, StoreOp):
+    if not op.results:
         return
-    old = op.result
+    old = op.results[0]
     assert isinstance(old.type, TensorType)
-    new = LoadOp(op.ptr, op.mask, op.other, with_layout(old.type, layout), dict(op.attributes))
-    back = convert_to(new.result, value_layout(old))  # type: ignore[arg-type]
-    block.insert_ops_after([new, back], op)
-    new.result.name_hint = old.name_hint
-    old.replace_all_uses_with(back.result)
-    op.detach()
-    op.erase()
+    old_layout = value_layout(old)
+    users = [(use.operation, use.index) for use in old.uses]
+    new = Rewriter.replace_value_with_new_type(old, with_layout(old.type, layout))
+    back = convert_to(new, old_layout)  # type: ignore[arg-type]
+    block.insert_op_after(back, op)
+    back.result.name_hint = new.name_hint
+    for user, index in users:
+        user.operands[index] = back.result
 

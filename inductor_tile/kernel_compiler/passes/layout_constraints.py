@@ -2,7 +2,7 @@
 
 Shared by the layout passes (convert-to-ttgir, coalesce, remove-layout-conversions):
 
-- elementwise ops (arith, math, tt.addptr/bitcast/int_to_ptr/mulhiui, tt.load, tt.store): every
+- elementwise ops (arith, math, tt.addptr/bitcast/int_to_ptr/mulhiui, tt.load, tt.store, atomics): every
   tensor operand and result has one layout (a store's is its pointer's);
 - tt.broadcast: operand and result have the same layout;
 - tt.expand_dims: the operand's layout is the result's, sliced at `axis`;
@@ -21,10 +21,10 @@ from xdsl.rewriter import Rewriter
 
 from ..ir import tt
 from ..ir.layouts import Layout, Slice
-from ..ir.tt_memory import LoadOp, StoreOp
+from ..ir.tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from ..ir.ttg import layout_of, with_layout
 
-_ELEMENTWISE_TT = (tt.AddPtrOp, tt.BitcastOp, tt.IntToPtrOp, tt.MulhiUIOp, LoadOp, StoreOp)
+_ELEMENTWISE_TT = (tt.AddPtrOp, tt.BitcastOp, tt.IntToPtrOp, tt.MulhiUIOp, LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp)
 
 
 def is_elementwise(op: Operation) -> bool:

@@ -10,7 +10,7 @@ disappears) and follows the change through `%y`'s users, as `layout_constraints`
 - a loop-carried value changes all around its scf.for (init needed in A, block argument,
   yield, result); an scf.if result changes with every branch's yield;
 - a ttg.convert_layout user is unaffected, and vanishes if it converted to A anyway;
-- anything else (loads and stores keep their coalesced layout, reshapes, ...) keeps the
+- anything else (loads, stores and atomics keep their coalesced layout, reshapes, ...) keeps the
   old layout through a new conversion.
 The plan is applied only when it removes more conversions than it adds, each weighted by
 LOOP_WEIGHT per enclosing loop (a conversion moved out of a loop is a gain), so repeated
@@ -26,7 +26,7 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ..ir import tt
 from ..ir.layouts import Layout, Slice
-from ..ir.tt_memory import LoadOp, StoreOp
+from ..ir.tt_memory import MEMORY_OPS
 from ..ir.ttg import ConvertLayoutOp, convert_to
 from .layout_constraints import is_elementwise, is_tensor, retype, value_layout
 from .rematerialize import Rematerializer
@@ -110,7 +110,7 @@ class _Planner:
         if isinstance(op, ConvertLayoutOp):
             if value_layout(op.result) == new:
                 self.plan.removed += weight(op)
-        elif isinstance(op, LoadOp | StoreOp):
+        elif isinstance(op, MEMORY_OPS):
             self.plan.keeps.append((op, index, old))
         elif is_elementwise(op):
             self._move_op(op, new)

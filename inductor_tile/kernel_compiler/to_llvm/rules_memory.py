@@ -1,18 +1,28 @@
-"""Lowering rules of tt.load and tt.store.
+"""Lowering rules of tt.load, tt.store and the atomics.
 
 A thread's slots are split into runs of consecutive slots that sit at consecutive
 addresses (from the axis-info analysis and the layout's order); each run is one vector
 access through the target, and a tile with no contiguity is gathered/scattered. i1 values
 live in memory as bytes.
+
+Atomics are one LLVM `atomicrmw`/`cmpxchg` per element, branched around where the mask
+is false. Where a layout gives several threads (or slots) copies of one element, only
+its owner (the copy that did not wrap around, see `_owned_slots`) does the atomic, and
+the owners share the old values with the copies through shared memory when they are
+used. Half types without native arithmetic update through a compare-and-swap loop.
 """
 
 from __future__ import annotations
+
+from typing import Callable
 
 from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
-from .context import I1, I8, I32, LoweringContext, byte_size, lowering
+from ..ir.layouts import Blocked, LayoutMap
+from . import half
+from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, intrinsic_suffix, lowering
 
 
 def _largest_power_of_two_dividing(n: int) -> int:
@@ -156,3 +166,312 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
         if part_mask is not None and not ctx.target.per_element_masks:
             part_mask = b.extract_element(part_mask, ir.Constant(I32, 0))
         ctx.target.store_contiguous(b, address, _split(ctx, value, start, run), part_mask, alignment)
+
+
+# ===------------------------------------------------------------------------===
+# Atomics
+# ===------------------------------------------------------------------------===
+_LLVM_RMW = {"add": "add", "fadd": "fadd", "max": "max", "min": "min", "umax": "umax", "umin": "umin",
+             "fmax": "fmaximum", "fmin": "fminimum", "and": "and", "or": "or", "xor": "xor", "xchg": "xchg"}
+_LLVM_ORDERING = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
+# a failed compare-and-swap only reads: it keeps the acquire part of the ordering
+_FAILURE_ORDERING = {"monotonic": "monotonic", "acquire": "acquire", "release": "monotonic", "acq_rel": "acquire"}
+#: tiles with up to this many slots per thread get straight-line code; larger ones a loop over the slots
+UNROLL_SLOTS = 16
+
+SlotFn = Callable[[ir.Value], ir.Value]  # slot index (i32) -> the old value of that slot's element
+
+
+@lowering("tt.atomic_rmw")
+def lower_atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
+    value = ctx.get(op.value)
+    mask = ctx.get(op.mask) if op.mask is not None else None
+    ordering = _ordering(ctx, op)
+    kind, fkind = op.kind.data, float_kind(op.value.type)
+
+    def update(address: ir.Value, item: ir.Value) -> ir.Value:
+        pointer = _global_pointer(ctx, address)
+        if ctx.soft_half(fkind) and kind != "xchg":
+            combine = _soft_half_combine(ctx, kind, fkind, item)
+            return _compare_and_swap_loop(ctx, pointer, item.type, combine, ordering)
+        return ctx.builder.atomic_rmw(_LLVM_RMW[kind], pointer, item, ordering)
+
+    _lower_atomic(ctx, op, [ctx.get(op.ptr), value], mask, update)
+
+
+@lowering("tt.atomic_cas")
+def lower_atomic_cas(ctx: LoweringContext, op: Operation) -> None:
+    ordering = _ordering(ctx, op)
+    b = ctx.builder
+
+    def swap(address: ir.Value, expected: ir.Value, item: ir.Value) -> ir.Value:
+        as_int = _same_size_int(item.type)
+        expected_bits, item_bits = b.bitcast(expected, as_int), b.bitcast(item, as_int)
+        pair = b.cmpxchg(_global_pointer(ctx, address), expected_bits, item_bits, ordering,
+                         _failure_ordering(ordering))
+        return b.bitcast(b.extract_value(pair, 0), item.type)
+
+    _lower_atomic(ctx, op, [ctx.get(op.ptr), ctx.get(op.cmp), ctx.get(op.value)], None, swap)
+
+
+def _ordering(ctx: LoweringContext, op: Operation) -> str:
+    """LLVM's text for the op's scope and memory ordering, e.g. `syncscope("device") acq_rel`."""
+    ordering = _LLVM_ORDERING[op.sem.data]
+    scope = ctx.target.atomic_sync_scopes.get(op.scope.data, "")
+    return f'syncscope("{scope}") {ordering}' if scope else ordering
+
+
+def _failure_ordering(ordering: str) -> str:
+    return _FAILURE_ORDERING[ordering.split()[-1]]
+
+
+def _global_pointer(ctx: LoweringContext, address: ir.Value) -> ir.Value:
+    return ctx.builder.inttoptr(address, ir.PointerType(addrspace=ctx.target.global_address_space))
+
+
+def _same_size_int(ty: ir.Type) -> ir.IntType:
+    return ty if isinstance(ty, ir.IntType) else ir.IntType(8 * byte_size(ty))
+
+
+def _zero(ty: ir.Type) -> ir.Constant:
+    return ir.Constant(ty, 0 if isinstance(ty, ir.IntType) else 0.0)
+
+
+def _soft_half_combine(ctx: LoweringContext, kind: str, fkind: str, item: ir.Value) -> Callable[[ir.Value], ir.Value]:
+    """old i16 bits -> new i16 bits for fadd/fmax/fmin on a half type kept as bits (computed in f32)."""
+    b = ctx.builder
+    wide_item = half.half_to_f32(b, item, fkind)
+
+    def combine(old: ir.Value) -> ir.Value:
+        wide_old = half.half_to_f32(b, old, fkind)
+        if kind == "fadd":
+            return half.f32_to_half(b, b.fadd(wide_old, wide_item), fkind)
+        name = {"fmax": "maximum", "fmin": "minimum"}[kind]
+        fn = ctx.intrinsic(f"llvm.{name}.{intrinsic_suffix(wide_old.type)}", wide_old.type, [wide_old.type] * 2)
+        return half.f32_to_half(b, b.call(fn, [wide_old, wide_item]), fkind)
+
+    return combine
+
+
+def _compare_and_swap_loop(ctx: LoweringContext, pointer: ir.Value, ty: ir.Type,
+                           combine: Callable[[ir.Value], ir.Value], ordering: str) -> ir.Value:
+    """Atomically `*pointer = combine(*pointer)` by retrying a compare-and-swap; returns the old value."""
+    b = ctx.builder
+    first = b.load_atomic(pointer, "monotonic", byte_size(ty), typ=ty)
+    entry = b.block
+    loop, done = b.append_basic_block("atomic.retry"), b.append_basic_block("atomic.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    old = b.phi(ty)
+    old.add_incoming(first, entry)
+    pair = b.cmpxchg(pointer, old, combine(old), ordering, _failure_ordering(ordering))
+    seen = b.extract_value(pair, 0)
+    old.add_incoming(seen, b.block)
+    b.cbranch(b.extract_value(pair, 1), done, loop)
+    b.position_at_end(done)
+    return seen
+
+
+def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value], mask: ir.Value | None,
+                  update: Callable[..., ir.Value]) -> None:
+    """Run `update(address, *element operands)` once per element of the tile (or for the scalar),
+    where `mask` holds, in the element's owner thread; set the op's result to the old values."""
+    result = op.results[0]
+    if not isinstance(result.type, TensorType):
+        ctx.set(result, _scalar_atomic(ctx, operands, mask, update, used=_has_uses(result)))
+        return
+    lmap = ctx.layout_map(result.type)
+    owned = _owned_slots(ctx, lmap)
+    active = owned if mask is None else (mask if owned is None else ctx.builder.and_(mask, owned))
+    element = operands[-1].type.element
+
+    def slot(index: ir.Value) -> ir.Value:
+        items = [ctx.builder.extract_element(v, index) for v in operands]
+        condition = ctx.builder.extract_element(active, index) if active is not None else None
+        return _guarded(ctx, condition, lambda: update(*items), _zero(element))
+
+    old = _for_each_slot(ctx, lmap.num_slots, element, slot)
+    if owned is not None and _has_uses(result):
+        old = _share_with_copies(ctx, old, lmap, owned)
+    ctx.set(result, old)
+
+
+def _has_uses(value: SSAValue) -> bool:
+    return any(True for _ in value.uses)
+
+
+def _guarded(ctx: LoweringContext, condition: ir.Value | None, make: Callable[[], ir.Value],
+             fallback: ir.Value) -> ir.Value:
+    """`make()` where `condition` holds (always if None), else `fallback`."""
+    if condition is None:
+        return make()
+    b = ctx.builder
+    with b.if_else(condition) as (then, otherwise):
+        with then:
+            value = make()
+            then_block = b.block
+        with otherwise:
+            else_block = b.block
+    phi = b.phi(value.type)
+    phi.add_incoming(value, then_block)
+    phi.add_incoming(fallback, else_block)
+    return phi
+
+
+def _for_each_slot(ctx: LoweringContext, count: int, element: ir.Type, slot: SlotFn) -> ir.Value:
+    """The vector of `slot(i)` for every slot i: straight-line for few slots, else a loop."""
+    b = ctx.builder
+    vector = ir.VectorType(element, count)
+    out: ir.Value = ir.Constant(vector, None)
+    if count <= UNROLL_SLOTS:
+        for i in range(count):
+            index = ir.Constant(I32, i)
+            out = b.insert_element(out, slot(index), index)
+        return out
+    entry = b.block
+    loop, done = b.append_basic_block("atomic.slot"), b.append_basic_block("atomic.slots_done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    index, partial = b.phi(I32), b.phi(vector)
+    index.add_incoming(ir.Constant(I32, 0), entry)
+    partial.add_incoming(out, entry)
+    filled = b.insert_element(partial, slot(index), index)
+    following = b.add(index, ir.Constant(I32, 1))
+    index.add_incoming(following, b.block)
+    partial.add_incoming(filled, b.block)
+    b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
+    b.position_at_end(done)
+    return filled
+
+
+def _scalar_atomic(ctx: LoweringContext, operands: list[ir.Value], mask: ir.Value | None,
+                   update: Callable[..., ir.Value], used: bool) -> ir.Value:
+    """A scalar atomic is done by the first thread only; it shares the old value if it is used."""
+    b = ctx.builder
+    first = None if ctx.single_thread else _is_first_thread(ctx)
+    condition = mask if first is None else (first if mask is None else b.and_(mask, first))
+    old = _guarded(ctx, condition, lambda: update(*operands), _zero(operands[-1].type))
+    if first is None or not used:
+        return old
+    base = _exchange_buffer(ctx, byte_size(old.type))
+    with b.if_then(first):
+        b.store(old, base)
+    ctx.target.barrier(b)
+    return b.load(base, typ=old.type)
+
+
+def _is_first_thread(ctx: LoweringContext) -> ir.Value:
+    b = ctx.builder
+    lane, warp = ctx.target.lane_id(b), ctx.target.warp_id(b)
+    zero = ir.Constant(I32, 0)
+    return b.and_(b.icmp_unsigned("==", lane, zero), b.icmp_unsigned("==", warp, zero))
+
+
+def _exchange_buffer(ctx: LoweringContext, num_bytes: int) -> ir.Value:
+    """The shared-memory buffer, once every thread is done with its previous use."""
+    ctx.shared_bytes = max(ctx.shared_bytes, num_bytes)
+    base = ctx.target.shared_memory(ctx.module, ctx.builder, num_bytes)
+    ctx.target.barrier(ctx.builder)
+    return base
+
+
+def _share_with_copies(ctx: LoweringContext, value: ir.Value, lmap: LayoutMap, owned: ir.Value) -> ir.Value:
+    """Every thread's slots get the value its element's owner computed (through shared memory)."""
+    from .shared import linear_indices, load_slots
+
+    b = ctx.builder
+    element = value.type.element
+    numel = 1
+    for size in lmap.shape:
+        numel *= size
+    base = _exchange_buffer(ctx, numel * byte_size(element))
+    offsets = linear_indices(ctx, lmap, lmap.shape)
+    for i in range(value.type.count):
+        index = ir.Constant(I32, i)
+        with b.if_then(b.extract_element(owned, index)):
+            pointer = b.gep(base, [b.extract_element(offsets, index)], source_etype=element)
+            b.store(b.extract_element(value, index), pointer)
+    ctx.target.barrier(b)
+    return load_slots(ctx, base, offsets, element)
+
+
+def _owned_slots(ctx: LoweringContext, lmap: LayoutMap) -> ir.Value | None:
+    """i1 vector: the slots whose element this thread owns; None when it owns all of them.
+
+    Along each kept dimension a slot's index before wrapping around the tile
+    (`slot_offset + thread_offset`) is distinct for every (thread, slot) holding a copy, so
+    exactly one copy has it below the dimension's size: the owner. Along a dimension that a
+    slice layout removed, every thread coordinate holds the same elements: coordinate 0 owns."""
+    b = ctx.builder
+    root = lmap.root
+    lane_c, warp_c = _thread_coords(ctx, root)
+    shared_conditions = [b.icmp_unsigned("==", coord[d], ir.Constant(I32, 0))
+                         for d in range(root.rank) if d not in lmap.kept for coord in (lane_c, warp_c) if d in coord]
+    flags: list[ir.Value | bool] = []
+    for s in range(lmap.num_slots):
+        conditions, owned = list(shared_conditions), True
+        for position, (d, start) in enumerate(zip(lmap.kept, lmap.slot_offset(s))):
+            room = lmap.shape[position] - start  # thread offsets below this hold the element unwrapped
+            if room <= 0:
+                owned = False
+            elif _largest_thread_offset(root, d) >= room:
+                offset = _thread_offset(b, root, d, lane_c, warp_c)
+                conditions.append(b.icmp_unsigned("<", offset, ir.Constant(I32, room)))
+        flags.append(owned and _all(b, conditions))
+    if all(flag is True for flag in flags):
+        return None
+    vector = ir.VectorType(I1, len(flags))
+    if all(isinstance(flag, bool) for flag in flags):
+        return ir.Constant(vector, [int(flag) for flag in flags])
+    out: ir.Value = ir.Constant(vector, None)
+    for i, flag in enumerate(flags):
+        item = ir.Constant(I1, int(flag)) if isinstance(flag, bool) else flag
+        out = b.insert_element(out, item, ir.Constant(I32, i))
+    return out
+
+
+def _all(b: ir.IRBuilder, conditions: list[ir.Value]) -> ir.Value | bool:
+    if not conditions:
+        return True
+    out = conditions[0]
+    for c in conditions[1:]:
+        out = b.and_(out, c)
+    return out
+
+
+def _thread_offset(b: ir.IRBuilder, root: Blocked, d: int, lane_c: dict[int, ir.Value],
+                   warp_c: dict[int, ir.Value]) -> ir.Value:
+    """This thread's part of its slots' index along root dimension `d` (`LayoutMap.thread_offset`)."""
+    spt, tpw = root.size_per_thread[d], root.threads_per_warp[d]
+    offset: ir.Value = ir.Constant(I32, 0)
+    if d in lane_c:
+        offset = b.mul(lane_c[d], ir.Constant(I32, spt))
+    if d in warp_c:
+        offset = b.add(offset, b.mul(warp_c[d], ir.Constant(I32, spt * tpw)))
+    return offset
+
+
+def _largest_thread_offset(root: Blocked, d: int) -> int:
+    spt, tpw, wpc = root.size_per_thread[d], root.threads_per_warp[d], root.warps_per_cta[d]
+    return (tpw - 1) * spt + (wpc - 1) * spt * tpw
+
+
+def _thread_coords(ctx: LoweringContext, root: Blocked) -> tuple[dict[int, ir.Value], dict[int, ir.Value]]:
+    """This thread's lane and warp coordinate along each root dimension that spreads lanes
+    (resp. warps); dimensions with one lane (warp) are left out."""
+    lane_c: dict[int, ir.Value] = {}
+    warp_c: dict[int, ir.Value] = {}
+    if ctx.single_thread:
+        return lane_c, warp_c
+    b = ctx.builder
+    lane, warp = ctx.target.lane_id(b), ctx.target.warp_id(b)
+    lane_stride = warp_stride = 1
+    for d in root.order:
+        tpw, wpc = root.threads_per_warp[d], root.warps_per_cta[d]
+        if tpw > 1:
+            lane_c[d] = b.urem(b.udiv(lane, ir.Constant(I32, lane_stride)), ir.Constant(I32, tpw))
+        if wpc > 1:
+            warp_c[d] = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, wpc))
+        lane_stride *= tpw
+        warp_stride *= wpc
+    return lane_c, warp_c

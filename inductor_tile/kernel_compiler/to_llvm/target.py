@@ -84,6 +84,10 @@ class Target(ABC):
     per_element_masks: bool
     #: the most bytes one contiguous access may move (a run is split to this size)
     max_vector_bytes: int
+    #: the LLVM address space of global memory (atomics address it directly)
+    global_address_space: int = 0
+    #: the language's atomic scopes ("cta", "gpu", "sys") as LLVM sync scopes ("" is the whole system)
+    atomic_sync_scopes: dict[str, str] = {}
 
     @abstractmethod
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,

@@ -38,6 +38,8 @@ class NvidiaTarget(Target):
     native_half_kinds = frozenset({"f16"})
     per_element_masks = False
     max_vector_bytes = 16
+    global_address_space = 1
+    atomic_sync_scopes = {"cta": "block", "gpu": "device", "sys": ""}
 
     def __init__(self, capability: int = 90):
         self.capability = capability
