@@ -104,6 +104,7 @@ INT_REF = {
     "minsi": lambda a, b, w: min(signed(a, w), signed(b, w)),
     "maxui": lambda a, b, w: max(unsigned(a, w), unsigned(b, w)),
     "minui": lambda a, b, w: min(unsigned(a, w), unsigned(b, w)),
+    "mulhiui": lambda a, b, w: (unsigned(a, w) * unsigned(b, w)) >> w,
 }
 assert set(INT_REF) == set(proto.INT_BINARY_OPS)
 
