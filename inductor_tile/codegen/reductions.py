@@ -6,7 +6,8 @@ looped reduction, a handle the loop resolves after it closes.  Multi-output redu
 (welford, online softmax) return one result or handle per output.
 
 Persistent reductions see a whole row in one [XBLOCK, RBLOCK] tile and reduce it with the
-language's ``tl.sum``/``tl.max``/``tl.min``/``tl.argmax``.  Looped reductions keep an
+language's ``tl.sum``/``tl.xor_sum``/``tl.max``/``tl.min``/``tl.argmax`` (products: our own
+``tl.extra.reductions.prod``; Triton has no builtin for them).  Looped reductions keep an
 [XBLOCK, RBLOCK] accumulator (one partial result per lane), update it elementwise in the
 loop, and combine the lanes once after it.
 
@@ -20,7 +21,10 @@ import torch
 
 from .common import Unsupported, literal, tl_dtype
 
-_SIMPLE = ("sum", "max", "min", "any")
+_SIMPLE = ("sum", "prod", "xor_sum", "max", "min", "any")
+# the language's reduction of each kind (prod is this project's own: tl.extra.reductions, not Triton API)
+_LANGUAGE_REDUCTION = {"sum": "tl.sum", "prod": "tl.extra.reductions.prod", "xor_sum": "tl.xor_sum", "max": "tl.max",
+                       "min": "tl.min"}
 _INT32_MAX = 2**31 - 1
 
 
@@ -38,7 +42,16 @@ def reduction(k, dtype, src_dtype, reduction_type, value):
     return _simple(k, dtype, src_dtype, reduction_type, value)
 
 
-# -- sum, max, min, any ---------------------------------------------------------------
+# -- sum, prod, xor_sum, max, min, any -------------------------------------------------
+def _identity(dtype: torch.dtype, kind: str):
+    """The value a `kind` reduction ignores: what masked-off lanes and accumulators start with."""
+    if kind in ("sum", "xor_sum"):
+        return 0
+    if kind == "prod":
+        return 1
+    return _extreme(dtype, kind)
+
+
 def _extreme(dtype: torch.dtype, kind: str):
     """The identity of max (kind "max") or min over `dtype`: -inf/+inf or the integer limits."""
     if dtype.is_floating_point:
@@ -50,10 +63,12 @@ def _extreme(dtype: torch.dtype, kind: str):
 def _simple(k, dtype, src_dtype, kind, value):
     if kind == "any" or dtype == torch.bool or src_dtype == torch.bool:
         return _bool_reduction(k, dtype, src_dtype, kind, value)
+    if kind == "xor_sum" and dtype.is_floating_point:
+        raise Unsupported(f"xor_sum over {dtype}")
     tdt = tl_dtype(dtype)
-    init = literal(0 if kind == "sum" else _extreme(dtype, kind), dtype)
+    init = literal(_identity(dtype, kind), dtype)
     v = k.define(f"{value}.to({tdt})") if dtype != src_dtype else value
-    fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}[kind]
+    fn = _LANGUAGE_REDUCTION[kind]
     masked = k.define(f"tl.where(rmask & xmask, {v}, {init})")
     if k.persistent:
         return k.define(f"{fn}({masked}, 1)[:, None]")
@@ -62,9 +77,12 @@ def _simple(k, dtype, src_dtype, kind, value):
     return _final(k, f"{fn}({acc}, 1)[:, None]")
 
 
+_ACCUMULATE = {"sum": "+", "prod": "*", "xor_sum": "^"}  # the operator of a looped accumulator
+
+
 def _combine(kind: str, acc: str, v: str) -> str:
-    if kind == "sum":
-        return f"{acc} + {v}"
+    if kind in _ACCUMULATE:
+        return f"{acc} {_ACCUMULATE[kind]} {v}"
     op = ">" if kind == "max" else "<"
     return f"tl.where(({acc} {op} {v}) | ({acc} != {acc}), {acc}, {v})"  # NaN-propagating
 
@@ -73,12 +91,12 @@ def _bool_reduction(k, dtype, src_dtype, kind, value):
     """any / max / min over bools: the max or min of 0/1 as int32, then != 0 (sums count the trues)."""
     if kind == "any":
         kind = "max"
-    if dtype != torch.bool:  # e.g. a sum of bools into int64
-        if kind != "sum":
+    if dtype != torch.bool:  # e.g. a sum or product of bools into int64
+        if kind not in ("sum", "prod", "xor_sum"):
             raise Unsupported(f"{kind} reduction of bools into {dtype}")
         return _simple(k, dtype, dtype, kind, k.define(f"{value}.to({tl_dtype(dtype)})"))
-    if kind == "sum":
-        raise Unsupported("sum reduction into bool")
+    if kind in ("sum", "prod", "xor_sum"):
+        raise Unsupported(f"{kind} reduction into bool")
     fill = 0 if kind == "max" else 1
     as_int = k.define(f"tl.where(rmask & xmask, {value}.to(tl.int32), {fill})")
     fn = "tl.max" if kind == "max" else "tl.min"

@@ -39,3 +39,8 @@ __all__ += [
     "pair_uniform_to_normal", "philox_impl", "rand", "rand4x", "randint", "randint4x", "randn", "randn4x",
     "uint_to_uniform_float", "umulhi",
 ]
+
+# reductions added with prod (which lives in extra.reductions: not Triton API)
+from .builtins import xor_sum
+
+__all__ += ["xor_sum"]

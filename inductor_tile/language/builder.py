@@ -47,8 +47,9 @@ CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "f
 # predicates of `create_cmp`: integer ones go to arith.cmpi, float ones to arith.cmpf.
 INT_PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge")
 FLOAT_PREDICATES = ("oeq", "une", "olt", "ole", "ogt", "oge")
-# u* kinds are the unsigned-integer versions (the IR's integers are signless)
-REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "umax", "umin", "argumax", "argumin")
+# u* kinds are the unsigned-integer versions (the IR's integers are signless); prod (any numbers)
+# and xor_sum (integers) wrap like the elementwise ops
+REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "umax", "umin", "argumax", "argumin", "prod", "xor_sum")
 
 # read-modify-write kinds of `create_atomic_rmw` (f*: floats; u*: unsigned integers; the rest: integers,
 # except xchg, which takes any element type). fmax/fmin propagate NaN like maximumf/minimumf.

@@ -261,6 +261,12 @@ def sum(input: Any, axis: Any = None, keep_dims: Any = False, dtype: Any = None)
 
 
 @builtin
+def xor_sum(input: Any, axis: Any = None, keep_dims: Any = False) -> tensor:
+    """Bitwise xor of the integers along `axis` (all elements if None), in their own type."""
+    return _reduce(input, axis, "xor_sum", keep_dims)
+
+
+@builtin
 def max(input: Any, axis: Any = None, return_indices: Any = False, return_indices_tie_break_left: Any = True,
         keep_dims: Any = False) -> Any:
     """Maximum along `axis`; with return_indices=True also the (first) index of it."""

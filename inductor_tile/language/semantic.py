@@ -675,8 +675,10 @@ class Semantic:
         axis %= rank
         if result_dtype is not None:
             x = self.cast(x, result_dtype)
+        if kind == "xor_sum" and not x.dtype.is_int():
+            raise TileTypeError(f"tl.xor_sum needs integers, got {x.dtype}")
         out_dtype = T.int32 if kind in ("argmax", "argmin") else x.dtype
-        if x.dtype.is_int_unsigned() and kind != "sum":
+        if x.dtype.is_int_unsigned() and kind in ("max", "min", "argmax", "argmin"):  # the order differs
             kind = {"max": "umax", "min": "umin", "argmax": "argumax", "argmin": "argumin"}[kind]
         shape = x.type.shape[:axis] + x.type.shape[axis + 1:]
         ty: dtype | block_type = block_type(out_dtype, shape) if shape else out_dtype

@@ -387,8 +387,25 @@ def _reduce_arg(fn: Callable[..., Tensor]) -> Callable[[Tensor, int, torch.dtype
     return reduce
 
 
+def _reduce_prod(x: Tensor, axis: int, dt: torch.dtype) -> Tensor:
+    """Integer products wrap; fp16/bf16 multiply in fp32 and round once."""
+    if x.dtype.is_floating_point:
+        return _to_float(x.to(_compute_dtype(x.dtype)).prod(axis), dt)
+    return _wrap(_bits(x).prod(axis), dt)
+
+
+def _reduce_xor_sum(x: Tensor, axis: int, dt: torch.dtype) -> Tensor:
+    bits = _bits(x).movedim(axis, 0)
+    result = bits[0]
+    for row in bits[1:]:
+        result = result ^ row
+    return _wrap(result, dt)
+
+
 _REDUCE: dict[str, Callable[[Tensor, int, torch.dtype], Tensor]] = {
     "sum": _reduce_sum,
+    "prod": _reduce_prod,
+    "xor_sum": _reduce_xor_sum,
     "max": _reduce_extreme(torch.amax),
     "min": _reduce_extreme(torch.amin),
     "argmax": _reduce_arg(torch.argmax),

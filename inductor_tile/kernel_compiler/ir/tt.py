@@ -33,7 +33,7 @@ from .tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .layouts import SliceEncodingAttr
 from .tt_types import PointerType, element_of, encoding_of_type, expect, i32_attr, numel, shape_of, with_shape
 
-REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "umax", "umin", "argumax", "argumin")
+REDUCE_KINDS = ("sum", "max", "min", "argmax", "argmin", "umax", "umin", "argumax", "argumin", "prod", "xor_sum")
 
 
 # --- program ids ----------------------------------------------------------------
@@ -288,8 +288,9 @@ class MulhiUIOp(IRDLOperation):
 
 @irdl_op_definition
 class ReduceOp(IRDLOperation):
-    """Reduce along `axis` with `kind` (sum|max|min|argmax|argmin). argmax/argmin give i32
-    indices of the first extreme element; a 1-D operand reduces to a scalar."""
+    """Reduce along `axis` with `kind` (sum|prod|xor_sum|max|min|argmax|argmin; umax|umin|argumax|argumin
+    for unsigned integers). argmax/argmin give i32 indices of the first extreme element; a 1-D
+    operand reduces to a scalar."""
 
     name = "tt.reduce"
 

@@ -36,6 +36,10 @@ def _combiner(ctx: LoweringContext, kind: str, is_float: bool) -> Combine:
     b = ctx.builder
     if kind == "sum":
         return (lambda x, y: b.fadd(x, y)) if is_float else (lambda x, y: b.add(x, y))
+    if kind == "prod":
+        return (lambda x, y: b.fmul(x, y)) if is_float else (lambda x, y: b.mul(x, y))
+    if kind == "xor_sum":
+        return lambda x, y: b.xor(x, y)
     table = {("max", True): "maximum", ("min", True): "minimum", ("max", False): "smax", ("min", False): "smin",
              ("umax", False): "umax", ("umin", False): "umin"}
     return _binary_intrinsic(ctx, table[(kind, is_float)])

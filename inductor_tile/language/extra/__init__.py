@@ -1,5 +1,8 @@
-"""Extra tile-language modules, as in Triton: `from inductor_tile.language.extra import libdevice`."""
+"""Extra tile-language modules, as in Triton: `from inductor_tile.language.extra import libdevice`.
 
-from . import libdevice
+`reductions` is this project's own (not Triton API): reductions Triton builds with `tl.reduce`.
+"""
 
-__all__ = ["libdevice"]
+from . import libdevice, reductions
+
+__all__ = ["libdevice", "reductions"]
