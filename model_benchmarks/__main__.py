@@ -72,6 +72,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def _interrupt(signum, frame):
+    # once is enough: `timeout` signals the process and then its whole group, so a second SIGTERM
+    # would otherwise break the clean-up that writes the partial results
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt(f"signal {signum}")
 
 
