@@ -40,6 +40,10 @@ from .plan import GroupPlan, NodePlan, hint, is_static, plan_group
 
 __all__ = ["NeedsBuffer", "TileKernelSource", "Unsupported", "plan_group"]
 
+# the element types tl.atomic_add takes (32/64-bit integers and floats)
+_ATOMIC_ADD_DTYPES = ("torch.float16", "torch.bfloat16", "torch.float32", "torch.float64", "torch.int32",
+                      "torch.int64")
+
 
 class TileKernelSource:
     """Builds the source of one kernel for a planned group of nodes."""
@@ -195,10 +199,15 @@ class TileKernelSource:
             return self.define(f"tl.broadcast_to({scalar}, {self.scalar_shape})")
         return self.define(f"tl.load({ptr} + {idx}, mask={self.mask(index=index)}, other=0)")
 
-    def store(self, name: str, index, value: str, reduced: bool = False, bounds: str | None = None) -> None:
-        """Store `value`; `bounds` (from the ops handler) also masks it: indirect indices in range."""
+    def store(self, name: str, index, value: str, reduced: bool = False, bounds: str | None = None,
+              mode: str | None = None) -> None:
+        """Store `value`; `bounds` (from the ops handler) also masks it: indirect indices in range.
+        `mode="atomic_add"` adds `value` atomically instead (scatter_add, index_add, embedding backward)."""
         if self.masks:
             raise Unsupported("store inside a masked block")
+        if mode is not None:
+            self._atomic_add(name, index, value, reduced, bounds, mode)
+            return
         name = self._real(name)
         idx = self.index(index)
         if not reduced:
@@ -210,6 +219,27 @@ class TileKernelSource:
             mask = self.mask(reduced) if bounds is None else f"{self.mask(reduced)} & ({bounds})"
             self.emit(f"tl.store({ptr} + {idx}, {value}, mask={mask})")
         self.stored[(name, idx)] = value
+        self.written.setdefault(name, set()).add(idx)
+
+    def _atomic_add(self, name: str, index, value: str, reduced: bool, bounds: str | None, mode: str) -> None:
+        """`tl.atomic_add` into the buffer (which stays in memory: other programs add to it too). The
+        value is not remembered for later loads, which must see every program's additions."""
+        from torch._inductor.virtualized import V
+
+        if mode != "atomic_add":
+            raise Unsupported(f"store mode {mode}")
+        name = self._real(name)
+        dtype = V.graph.get_dtype(name)
+        if str(dtype) not in _ATOMIC_ADD_DTYPES:
+            raise Unsupported(f"atomic_add on {dtype}")
+        if name in self.elide:
+            raise NeedsBuffer(name)
+        idx = self.index(index)
+        if not reduced:
+            self._note_access(index)
+        ptr = self._arg(name, out=True)
+        mask = self.mask(reduced) if bounds is None else f"{self.mask(reduced)} & ({bounds})"
+        self.emit(f"tl.atomic_add({ptr} + {idx}, {value}, mask={mask}, sem='relaxed')")
         self.written.setdefault(name, set()).add(idx)
 
     def reduction(self, dtype, src_dtype, reduction_type, value):

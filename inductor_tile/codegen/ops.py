@@ -277,10 +277,8 @@ class TileOps:
         return var
 
     def store(self, name, index, value, mode=None):
-        if mode is not None:
-            raise Unsupported(f"store mode {mode}")
         masks = self._in_bounds(index)
-        self.k.store(name, index, self._src(value), bounds=" & ".join(masks) or None)
+        self.k.store(name, index, self._src(value), bounds=" & ".join(masks) or None, mode=mode)
 
     def store_reduction(self, name, index, value):
         self.k.store(name, index, value, reduced=True)
