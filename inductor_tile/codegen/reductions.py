@@ -174,12 +174,24 @@ def _welford_looped(k, tdt, v):
     return _combine_lanes(k, mean, m2, count)
 
 
+def _chan_combine(mean: str, m2: str, weight: str, name) -> tuple[str, str, str]:
+    """A row's (mean, m2, weight) from its lanes' partial triples (Chan et al.): the weights add up,
+    the mean is the weighted mean of the lanes' means, and m2 adds up each lane's m2 plus its weight
+    times the squared distance of its mean to the row's.  Lanes of weight 0 must hold finite values.
+
+    ``name(expr)`` gives each intermediate a name that later expressions use: a variable in a
+    persistent reduction, the parenthesized expression itself in a looped one (whose results are
+    computed after the loop from self-contained expressions)."""
+    total = name(f"tl.sum({weight}, 1)[:, None]")
+    row_mean = name(f"tl.sum({mean} * {weight}, 1)[:, None] / {total}")
+    deviation = name(f"{mean} - {row_mean}")
+    spread = name(f"tl.sum({m2} + {weight} * {deviation} * {deviation}, 1)[:, None]")
+    return row_mean, spread, total
+
+
 def _combine_lanes(k, mean, m2, weight):
-    """Handles of the row's (mean, m2, weight) from per-lane partial results (Chan et al.)."""
-    total = f"tl.sum({weight}, 1)[:, None]"
-    row_mean = f"(tl.sum({mean} * {weight}, 1)[:, None] / {total})"
-    spread = f"tl.sum({m2} + {weight} * ({mean} - {row_mean}) * ({mean} - {row_mean}), 1)[:, None]"
-    return (_final(k, row_mean), _final(k, spread), _final(k, total))
+    """Handles of the row's (mean, m2, weight), computed after the loop from the per-lane accumulators."""
+    return tuple(_final(k, expr) for expr in _chan_combine(mean, m2, weight, lambda expr: f"({expr})"))
 
 
 def _welford_combine(k, dtype, value):
@@ -191,11 +203,7 @@ def _welford_combine(k, dtype, value):
     w = k.define(f"tl.where(rmask & xmask, {weight}, 0.0).to({tdt})")
     mu = k.define(f"tl.where(rmask & xmask, {mean}, 0.0)")
     s2 = k.define(f"tl.where(rmask & xmask, {m2}, 0.0)")
-    total = k.define(f"tl.sum({w}, 1)[:, None]")
-    row_mean = k.define(f"tl.sum({mu} * {w}, 1)[:, None] / {total}")
-    dev = k.define(f"{mu} - {row_mean}")
-    spread = k.define(f"tl.sum({s2} + {w} * {dev} * {dev}, 1)[:, None]")
-    return (row_mean, spread, total)
+    return _chan_combine(mu, s2, w, k.define)
 
 
 def _welford_combine_looped(k, tdt, mean, m2, weight):
