@@ -318,3 +318,19 @@ def test_looped_layernorm_reads_its_rows_twice():
     (source,) = [s for s in metrics.kernel_sources.values() if "layer_norm" in s]
     assert source.count("for roffset") == 2, source
     assert source.count("tl.full([XBLOCK, RBLOCK]") == 3, source  # mean, m2, count
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_sums_stay_fp32_inside_the_kernel(dtype):
+    """8192 values near 10 sum to ~8e4, beyond fp16's range: the sum stays fp32 until the
+    division (as in Inductor's Triton kernels; eager rounds the sum to inf first), so a loss
+    summed then divided by its count is finite."""
+    x = (_rand(8192, low=9.0, high=11.0)).to(dtype)
+    out = _compile(lambda x: x.sum() / 8192)(x)
+    assert out.dtype == dtype and metrics.fallback_kernels == 0
+    torch.testing.assert_close(out, (x.double().sum() / 8192).to(dtype), rtol=1e-2, atol=1e-2)
+    logits = (_rand(2048, 40) * 3).to(dtype)
+    labels = _ints(2048, low=0, high=40)
+    out = _check(lambda lg, lb: torch.nn.functional.cross_entropy(lg, lb, reduction="sum") / 2048.0, logits, labels,
+                 rtol=2e-2, atol=2e-2)
+    assert torch.isfinite(out[0])

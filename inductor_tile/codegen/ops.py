@@ -26,6 +26,7 @@ from __future__ import annotations
 import sympy
 import torch
 
+from . import reductions
 from .common import Unsupported, index_to_source, literal, tl_dtype
 
 _BOOL = torch.bool
@@ -296,7 +297,8 @@ class TileOps:
         result = self.k.reduction(dtype, src_dtype, reduction_type, value)
         for r in result if isinstance(result, tuple) and not _is_handle(result) else (result,):
             if isinstance(r, str):
-                self.dtypes.setdefault(r, torch.int64 if reduction_type in ("argmax", "argmin") else dtype)
+                kept = reductions.result_dtype(dtype, reduction_type)
+                self.dtypes.setdefault(r, torch.int64 if reduction_type in ("argmax", "argmin") else kept)
         return result
 
     # -- arithmetic ---------------------------------------------------------------

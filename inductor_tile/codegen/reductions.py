@@ -60,14 +60,27 @@ def _extreme(dtype: torch.dtype, kind: str):
     return info.min if kind == "max" else info.max
 
 
+def result_dtype(dtype: torch.dtype, kind: str) -> torch.dtype:
+    """The type of a reduction's value inside the kernel.
+
+    fp16/bf16 sums and products accumulate in fp32 and stay fp32 until stored, as in
+    Inductor's Triton kernels: a loss summed over 8192 tokens (~8e4) exceeds fp16's range
+    before the division by the count that brings it back.
+    """
+    if kind in ("sum", "prod") and dtype in (torch.float16, torch.bfloat16):
+        return torch.float32
+    return dtype
+
+
 def _simple(k, dtype, src_dtype, kind, value):
     if kind == "any" or dtype == torch.bool or src_dtype == torch.bool:
         return _bool_reduction(k, dtype, src_dtype, kind, value)
     if kind == "xor_sum" and dtype.is_floating_point:
         raise Unsupported(f"xor_sum over {dtype}")
-    tdt = tl_dtype(dtype)
-    init = literal(_identity(dtype, kind), dtype)
-    v = k.define(f"{value}.to({tdt})") if dtype != src_dtype else value
+    acc_dtype = result_dtype(dtype, kind)
+    tdt = tl_dtype(acc_dtype)
+    init = literal(_identity(dtype, kind), acc_dtype)
+    v = k.define(f"{value}.to({tdt})") if acc_dtype != src_dtype else value
     fn = _LANGUAGE_REDUCTION[kind]
     masked = k.define(f"tl.where(rmask & xmask, {v}, {init})")
     if k.persistent:
