@@ -69,6 +69,7 @@ def compare(ref: dict[str, torch.Tensor], res: dict[str, torch.Tensor], tol: flo
         return Verdict(False, f"outputs differ in names: {', '.join(missing[:4])}")
     notes = []
     ref64 = None
+    no_ref64 = "none given"
     for name, r in ref.items():
         x = res[name]
         if r.shape != x.shape:
@@ -91,9 +92,17 @@ def compare(ref: dict[str, torch.Tensor], res: dict[str, torch.Tensor], tol: flo
             notes.append(f"{name}: cosine {cos:.4f}")
             continue
         if ref64 is None:
-            ref64 = ref64_fn() if ref64_fn is not None else {}
-        if name not in ref64:
-            return Verdict(False, f"{name}: max |diff| {max_diff:.3g} > tol {tol:g} (no fp64 reference)")
+            try:
+                ref64 = ref64_fn() if ref64_fn is not None else {}
+            except Exception as exc:  # noqa: BLE001 - e.g. a model whose masks overflow in float64
+                ref64, no_ref64 = {}, f"the float64 model fails: {type(exc).__name__}"
+        if name not in ref64:  # the cosine rule, as PyTorch's harness falls back to
+            cos = _cosine(xd, rd)
+            if cos < 0.99:
+                return Verdict(False, f"{name}: cosine {cos:.4f} < 0.99 (max |diff| {max_diff:.3g}; no fp64 "
+                                      f"reference: {no_ref64})")
+            notes.append(f"{name}: cosine {cos:.4f} (no fp64 reference: {no_ref64})")
+            continue
         mult = 3.0 if half else 2.0
         err, base = _rmse(xd, ref64[name]), _rmse(rd, ref64[name])
         if err > mult * base + tol / 10:

@@ -104,8 +104,12 @@ _TABLE: list[tuple[str, str, int, dict[str, Any]]] = [
     ("PLBartForConditionalGeneration", "PLBartForConditionalGeneration", 8, {}),
     ("PegasusForCausalLM", "PegasusForCausalLM", 128, {}),
     ("PegasusForConditionalGeneration", "PegasusForConditionalGeneration", 64, {}),
-    ("RobertaForCausalLM", "RobertaForCausalLM", 32, dict(is_decoder=True)),
-    ("RobertaForQuestionAnswering", "RobertaForQuestionAnswering", 32, {}),
+    # RobertaConfig() has 512 positions, but Roberta's position ids start after the padding index
+    # (512 tokens need 514, as roberta-base has)
+    ("RobertaForCausalLM", "RobertaForCausalLM", 32, dict(is_decoder=True, max_position_embeddings=514,
+                                                          type_vocab_size=1)),
+    ("RobertaForQuestionAnswering", "RobertaForQuestionAnswering", 32, dict(max_position_embeddings=514,
+                                                                            type_vocab_size=1)),
     # T5Config() is t5-small; transformers 5 dropped its default decoder_start_token_id (t5's is 0)
     ("T5ForConditionalGeneration", "T5ForConditionalGeneration", 8, dict(decoder_start_token_id=0)),
     ("T5Small", "T5ForConditionalGeneration", 8, dict(decoder_start_token_id=0)),

@@ -192,3 +192,14 @@ def test_isolated_model_over_its_time_limit_is_a_timeout_row(tmp_path):
                      "--model-timeout", "0.5", "--no-progress"], tmp_path)
     assert sorted(r["backend"] for r in rows) == ["eager", "tile"]
     assert all(r["status"] == "timeout" and "0 s limit" in r["reason"] and "log.txt" in r["reason"] for r in rows)
+
+
+def test_accuracy_falls_back_to_cosine_when_the_float64_model_fails():
+    def broken():
+        raise RuntimeError("value cannot be converted to type float without overflow")
+
+    ref = {"x": torch.linspace(1, 2, 100)}
+    near = accuracy.compare(ref, {"x": ref["x"] * 1.01}, 1e-3, "fp64", False, broken)
+    assert near.ok and "cosine" in near.detail and "RuntimeError" in near.detail
+    far = accuracy.compare(ref, {"x": ref["x"].flip(0)}, 1e-3, "fp64", False, broken)
+    assert not far.ok and "cosine" in far.detail
