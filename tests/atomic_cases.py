@@ -192,7 +192,7 @@ def scatter_extremes(gen: torch.Generator, device: str, dtype: torch.dtype) -> l
     return same_nans("max", out_max, expected_max) + same_nans("min", out_min, expected_min)
 
 
-for _dtype in (torch.int32, torch.int64, torch.float32):
+for _dtype in (torch.int32, torch.int64, torch.float32, torch.float16, torch.bfloat16):
     ATOMIC_CASES[f"scatter_extremes_{name_of(_dtype)}"] = partial(scatter_extremes, dtype=_dtype)
 
 

@@ -105,6 +105,10 @@ def test_extremes_and_swaps_ptx_assemble(tmp_path):
     ptx = _ptx(scatter_extremes_kernel, {**floats, "n": "i32"}, {"BLOCK": 256})
     check_ptx(ptx, "sm_90", "extremes_fp32")
     filecheck(ptx, "CHECK: max.NaN.f32\nCHECK: atom.{{.*}}global.cas.b32\n", tmp_path)
+    halves = {**floats, "src_ptr": "*fp16", "max_ptr": "*fp16", "min_ptr": "*fp16", "n": "i32"}
+    ptx = _ptx(scatter_extremes_kernel, halves, {"BLOCK": 256}, arch=80)
+    check_ptx(ptx, "sm_80", "extremes_fp16")
+    filecheck(ptx, "CHECK: max.NaN.f16\nCHECK: atom.{{.*}}global.cas.b32\n", tmp_path)
     swaps = {name: "*i32" for name in swap_kernel.arg_names if name != "BLOCK"}
     ptx = _ptx(swap_kernel, swaps, {"BLOCK": 64}, arch=80)
     check_ptx(ptx, "sm_80", "swaps_i32")
