@@ -50,10 +50,10 @@ func.func @reduce_argmax_type(%x: tensor<128xf32>) {
 // -----
 
 func.func @reduce_kind(%x: tensor<128xf32>) {
-  %r = tt.reduce %x {axis = 0 : i32, kind = "prod"} : tensor<128xf32> -> f32
+  %r = tt.reduce %x {axis = 0 : i32, kind = "mean"} : tensor<128xf32> -> f32
   func.return
 }
-// CHECK: tt.reduce: unknown kind 'prod'
+// CHECK: tt.reduce: unknown kind 'mean'
 
 // -----
 
