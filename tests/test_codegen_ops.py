@@ -334,3 +334,17 @@ def test_half_sums_stay_fp32_inside_the_kernel(dtype):
     out = _check(lambda lg, lb: torch.nn.functional.cross_entropy(lg, lb, reduction="sum") / 2048.0, logits, labels,
                  rtol=2e-2, atol=2e-2)
     assert torch.isfinite(out[0])
+
+
+def test_nodes_over_other_sizes_of_the_same_elements_share_a_kernel():
+    """A reduction over [32, 2] rows and a pointwise node over the same 64 elements seen as [64]
+    fuse: the pointwise node's index is decoded from the kernel's flat one."""
+    x, w = _rand(2, 32, 64), _rand(64)
+
+    def fn(x, w):
+        s = x.permute(1, 0, 2).sum(-1)
+        return s, s.view(64) * w
+
+    _check(fn, x, w)
+    fused = [src for src in metrics.kernel_sources.values() if "tl.sum" in src and "(pointwise)" in src]
+    assert fused, list(metrics.kernel_sources.values())

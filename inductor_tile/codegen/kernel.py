@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 
 import sympy
+from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
 from . import reductions
 from .common import _INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype
@@ -65,6 +66,7 @@ class TileKernelSource:
         self.stored: dict[tuple[str, str], str] = {}
         self.reductions: dict[tuple, object] = {}  # (type, dtypes, value) -> result, per loop
         self.written: dict[str, set[str]] = {}
+        self.index_exprs: dict[str, object] = {}  # index source -> its sympy expression
         self.masks: list[str] = []
         self.args: dict[str, str] = {}  # buffer name -> kernel argument name
         self.in_args: list[str] = []
@@ -101,7 +103,20 @@ class TileKernelSource:
     def index(self, expr) -> str:
         expr = sympy.sympify(expr)
         self._note_size_symbols(expr)
-        return index_to_source(expr)
+        source = index_to_source(expr)
+        self.index_exprs[source] = expr
+        return source
+
+    def _ranges(self) -> dict:
+        """Each loop variable's range (the kernel's sizes)."""
+        return {**dict(zip(self.xsyms, self.plan.xsizes)), **dict(zip(self.rsyms, self.plan.rsizes))}
+
+    def _same_element(self, a, b) -> bool:
+        """Whether index expressions `a` and `b` address the same element for every loop index."""
+        from torch._inductor.virtualized import V
+
+        diff = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
+        return diff == 0 or V.graph.sizevars.simplify_with_ranges(diff, self._ranges()) == 0
 
     def _note_size_symbols(self, expr) -> None:
         """Size symbols in ``expr`` become kernel arguments; other symbols are tile variables."""
@@ -181,6 +196,9 @@ class TileKernelSource:
         name = self._real(name)
         idx = self.index(index)
         self._note_access(index)
+        if name in self.written and idx not in self.written[name]:
+            # nodes over other sizes (decoded indices) may spell the same element differently
+            idx = next((w for w in self.written[name] if self._same_element(self.index_exprs[w], index)), idx)
         key = (name, idx)
         if key in self.stored and not self.masks:
             return self.stored[key]
@@ -321,10 +339,34 @@ class TileKernelSource:
         return self._assemble()
 
     def _loop_args(self, node: NodePlan) -> list:
-        """The index variables a node's loop body is called with."""
+        """The index expressions a node's loop body is called with: the kernel's variables, or
+        for a node over other sizes (same elements), its indices decoded from the flat one."""
+        xs = self._decoded(self.xsyms, self.plan.xsizes, node.xsizes)
         if node.kind == "reduction":
-            return [self.xsyms, self.rsyms]
-        return [self.xsyms + self.rsyms if node.kind == "rpointwise" else self.xsyms, []]
+            return [xs, self.rsyms]
+        if node.kind == "rpointwise":
+            return [xs + self._decoded(self.rsyms, self.plan.rsizes, node.rsizes), []]
+        return [xs, []]
+
+    @staticmethod
+    def _decoded(syms: list, sizes: list, node_sizes: list) -> list:
+        """Row-major indices over `node_sizes` of the element that `syms` (over `sizes`) address."""
+        if list(node_sizes) == list(sizes):
+            return list(syms)
+        from torch._inductor.virtualized import V
+
+        flat = sum(sym * math.prod(sizes[i + 1:]) for i, sym in enumerate(syms))
+        ranges = dict(zip(syms, sizes))
+        out = []
+        for j, size in enumerate(node_sizes):
+            stride = math.prod(node_sizes[j + 1:])
+            if len(node_sizes) == 1:
+                out.append(flat)
+            elif j == 0:
+                out.append(V.graph.sizevars.simplify_with_ranges(FloorDiv(flat, stride), ranges))
+            else:
+                out.append(V.graph.sizevars.simplify_with_ranges(ModularIndexing(flat, stride, size), ranges))
+        return out
 
     @staticmethod
     def _loop_phases(nodes: list[NodePlan]) -> list[list[NodePlan]]:

@@ -88,13 +88,32 @@ class GroupPlan:
         return all(is_static(s) for s in self.xsizes + self.rsizes)
 
 
+def _numel(sizes: list):
+    return sympy.expand(sympy.sympify(math.prod(sizes)))
+
+
+def _same_numel(a: list, b: list) -> bool:
+    return a == b or sympy.expand(_numel(a) - _numel(b)) == 0
+
+
+def _split_at(sizes: list, rsizes: list) -> int | None:
+    """The k such that ``sizes[k:]`` covers exactly the reduced elements (None: no such split)."""
+    want = _numel(rsizes)
+    for k in range(len(sizes), -1, -1):
+        if sympy.expand(_numel(sizes[k:]) - want) == 0:
+            return k
+    return None
+
+
 def plan_group(snodes) -> GroupPlan:
     """Decide how the nodes of one fused group share a kernel, or raise Unsupported.
 
-    Pointwise groups need every node over the same loop sizes.  Reduction groups need
-    every reduction over the same (sizes, reduction sizes); pointwise nodes in them
-    iterate over the reduction's output sizes or over output + reduced sizes.  Symbolic
-    sizes compare as expressions (Inductor has already simplified them).
+    Every node iterates over the same elements in row-major order: pointwise groups need
+    every node over the same number of elements; reduction groups need every reduction
+    over the same (sizes, reduction sizes), and pointwise nodes over the reduction's
+    output elements or over output x reduced elements (split between the two). A node
+    whose sizes differ from the kernel's (``[64]`` next to ``[2, 32]``) gets its indices
+    decoded from the flat one. Symbolic sizes compare as expressions.
     """
     ranges = []
     for snode in snodes:
@@ -105,10 +124,10 @@ def plan_group(snodes) -> GroupPlan:
     reductions = [(x, r) for x, r, is_red in ranges if is_red]
     if not reductions:
         first = ranges[0][0]
-        if any(x != first for x, _, _ in ranges):
-            raise Unsupported("pointwise nodes over different loop sizes")
+        if any(not _same_numel(x, first) for x, _, _ in ranges):
+            raise Unsupported("pointwise nodes over different numbers of elements")
         plan = GroupPlan("pointwise", first, [])
-        plan.nodes = [NodePlan(s, "pointwise", first, []) for s in snodes]
+        plan.nodes = [NodePlan(s, "pointwise", x, []) for s, (x, _, _) in zip(snodes, ranges)]
         return plan
     xs, rs = reductions[0]
     if any((x, r) != (xs, rs) for x, r in reductions):
@@ -117,10 +136,12 @@ def plan_group(snodes) -> GroupPlan:
     for snode, (x, r, is_red) in zip(snodes, ranges):
         if is_red:
             plan.nodes.append(NodePlan(snode, "reduction", xs, rs))
-        elif x == xs and not r:
-            plan.nodes.append(NodePlan(snode, "pointwise", xs, []))
-        elif x == xs + rs and not r and rs:
+        elif not r and _same_numel(x, xs):
+            plan.nodes.append(NodePlan(snode, "pointwise", x, []))
+        elif not r and rs and x == xs + rs:
             plan.nodes.append(NodePlan(snode, "rpointwise", xs, rs))
+        elif not r and rs and (k := _split_at(x, rs)) is not None and _same_numel(x[:k], xs):
+            plan.nodes.append(NodePlan(snode, "rpointwise", x[:k], x[k:]))
         else:
             raise Unsupported("pointwise node does not match the reduction's loops")
     return plan
