@@ -5,16 +5,14 @@ warp shuffles for reductions, libdevice linked only where used)."""
 from __future__ import annotations
 
 import platform
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+import suite
 import torch
+from filecheck_tool import filecheck
 
 import inductor_tile
 import inductor_tile.language as tl
-import suite
 from inductor_tile.kernel_compiler.compiler import compile_specialized
 from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
 from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
@@ -25,14 +23,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def filecheck(text: str, checks: str, tmp_path: Path) -> None:
-    """Run the FileCheck port on `text` with `checks` (CHECK lines); fail with its report."""
-    check_file = tmp_path / "checks.txt"
-    check_file.write_text(checks)
-    executable = Path(sys.executable).parent / "filecheck"
-    result = subprocess.run([str(executable if executable.exists() else "filecheck"), str(check_file)],
-                            input=text, capture_output=True, text=True)
-    assert result.returncode == 0, f"FileCheck failed:\n{result.stdout}\n{result.stderr}"
 
 
 def _suite_specializations(monkeypatch) -> list:

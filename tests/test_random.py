@@ -9,13 +9,11 @@ samples with bounds of about five standard errors; the NVIDIA code is assembled 
 from __future__ import annotations
 
 import platform
-import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from filecheck_tool import filecheck
 
 import inductor_tile
 import inductor_tile.language as tl
@@ -375,13 +373,6 @@ def test_umulhi_rejects_floats(compiled):
 # ===------------------------------------------------------------------------===
 # Generated code: LLVM IR on the CPU, PTX for sm_90 (ptxas)
 # ===------------------------------------------------------------------------===
-def filecheck(text: str, checks: str, tmp_path: Path) -> None:
-    check_file = tmp_path / "checks.txt"
-    check_file.write_text(checks)
-    executable = Path(sys.executable).parent / "filecheck"
-    result = subprocess.run([str(executable if executable.exists() else "filecheck"), str(check_file)],
-                            input=text, capture_output=True, text=True)
-    assert result.returncode == 0, f"FileCheck failed:\n{result.stdout}\n{result.stderr}"
 
 
 def _umulhi_specs(element: str, dtype) -> list:

@@ -9,14 +9,12 @@ backend="tile" against eager, in float64 with values near 1 so that products sta
 from __future__ import annotations
 
 import platform
-import subprocess
-import sys
 from functools import reduce
 from operator import mul, xor
-from pathlib import Path
 
 import pytest
 import torch
+from filecheck_tool import filecheck
 
 import inductor_tile
 import inductor_tile.language as tl
@@ -142,13 +140,6 @@ def test_xor_sum_rejects_floats(compiled):
 
 
 # --- NVIDIA: reductions across lanes and warps assemble -------------------------------------
-def filecheck(text: str, checks: str, tmp_path: Path) -> None:
-    check_file = tmp_path / "checks.txt"
-    check_file.write_text(checks)
-    executable = Path(sys.executable).parent / "filecheck"
-    result = subprocess.run([str(executable if executable.exists() else "filecheck"), str(check_file)],
-                            input=text, capture_output=True, text=True)
-    assert result.returncode == 0, f"FileCheck failed:\n{result.stdout}\n{result.stderr}"
 
 
 def _reduce_specs(element: str, kind: str, rows: int, cols: int) -> list:
