@@ -62,6 +62,35 @@ def _print_optional_keyword_operand(printer: Printer, keyword: str, value: SSAVa
         printer.print_operand(value)
 
 
+def _parse_ptr_value_mask(parser: Parser):
+    """`%ptr, %value [, mask = %m] {attrs} : ptr_type, value_type` (tt.store, tt.atomic_rmw):
+    resolved (ptr, value, mask or None, attributes)."""
+    ptr = parser.parse_unresolved_operand()
+    parser.parse_punctuation(",")
+    value = parser.parse_unresolved_operand()
+    mask = _parse_optional_keyword_operand(parser, "mask")
+    attributes = parser.parse_optional_attr_dict()
+    parser.parse_punctuation(":")
+    ptr_type = parser.parse_type()
+    parser.parse_punctuation(",")
+    value_type = parser.parse_type()
+    return (parser.resolve_operand(ptr, ptr_type), parser.resolve_operand(value, value_type),
+            parser.resolve_operand(mask, mask_type(ptr_type)) if mask is not None else None, attributes)
+
+
+def _print_ptr_value_mask(printer: Printer, op) -> None:
+    """The syntax `_parse_ptr_value_mask` reads."""
+    printer.print_operand(op.ptr)
+    printer.print_string(", ")
+    printer.print_operand(op.value)
+    _print_optional_keyword_operand(printer, "mask", op.mask)
+    printer.print_op_attributes(op.attributes)
+    printer.print_string(" : ")
+    printer.print_attribute(op.ptr.type)
+    printer.print_string(", ")
+    printer.print_attribute(op.value.type)
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Load from pointer(s); lanes whose mask is false yield `other` (undefined without it).
@@ -158,33 +187,12 @@ class StoreOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
-        ptr = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        value = parser.parse_unresolved_operand()
-        mask = _parse_optional_keyword_operand(parser, "mask")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        ptr_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        value_type = parser.parse_type()
-        return cls(
-            parser.resolve_operand(ptr, ptr_type),
-            parser.resolve_operand(value, value_type),
-            parser.resolve_operand(mask, mask_type(ptr_type)) if mask is not None else None,
-            attributes,
-        )
+        ptr, value, mask, attributes = _parse_ptr_value_mask(parser)
+        return cls(ptr, value, mask, attributes)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        printer.print_operand(self.ptr)
-        printer.print_string(", ")
-        printer.print_operand(self.value)
-        _print_optional_keyword_operand(printer, "mask", self.mask)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.ptr.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.value.type)
+        _print_ptr_value_mask(printer, self)
 
 
 
@@ -252,36 +260,12 @@ class AtomicRMWOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         kind, sem, scope = _parse_keywords(parser, 3)
-        ptr = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        value = parser.parse_unresolved_operand()
-        mask = _parse_optional_keyword_operand(parser, "mask")
-        attributes = parser.parse_optional_attr_dict()
-        parser.parse_punctuation(":")
-        ptr_type = parser.parse_type()
-        parser.parse_punctuation(",")
-        value_type = parser.parse_type()
-        return cls(
-            kind,
-            parser.resolve_operand(ptr, ptr_type),
-            parser.resolve_operand(value, value_type),
-            parser.resolve_operand(mask, mask_type(ptr_type)) if mask is not None else None,
-            sem,
-            scope,
-            attributes,
-        )
+        ptr, value, mask, attributes = _parse_ptr_value_mask(parser)
+        return cls(kind, ptr, value, mask, sem, scope, attributes)
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data}, {self.sem.data}, {self.scope.data}, ")
-        printer.print_operand(self.ptr)
-        printer.print_string(", ")
-        printer.print_operand(self.value)
-        _print_optional_keyword_operand(printer, "mask", self.mask)
-        printer.print_op_attributes(self.attributes)
-        printer.print_string(" : ")
-        printer.print_attribute(self.ptr.type)
-        printer.print_string(", ")
-        printer.print_attribute(self.value.type)
+        _print_ptr_value_mask(printer, self)
 
 
 @irdl_op_definition
