@@ -348,3 +348,18 @@ def test_nodes_over_other_sizes_of_the_same_elements_share_a_kernel():
     _check(fn, x, w)
     fused = [src for src in metrics.kernel_sources.values() if "tl.sum" in src and "(pointwise)" in src]
     assert fused, list(metrics.kernel_sources.values())
+
+
+def test_reductions_over_other_splits_of_the_same_rows_share_a_kernel():
+    """RMS-normalizing x + b (b broadcast over the batch: rows split [2, 32]) and then a max over
+    the normalized rows (merged [64]) is one kernel: the reductions cover the same 64 x 64 elements."""
+    x, b = _rand(2, 32, 64), _rand(32, 64)
+
+    def fn(x, b):
+        h = x + b
+        y = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return y.amax(-1), y
+
+    _check(fn, x, b)
+    assert any("tl.sum" in src and "tl.max" in src for src in metrics.kernel_sources.values()), \
+        list(metrics.kernel_sources.values())

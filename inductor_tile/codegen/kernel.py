@@ -343,7 +343,7 @@ class TileKernelSource:
         for a node over other sizes (same elements), its indices decoded from the flat one."""
         xs = self._decoded(self.xsyms, self.plan.xsizes, node.xsizes)
         if node.kind == "reduction":
-            return [xs, self.rsyms]
+            return [xs, self._decoded(self.rsyms, self.plan.rsizes, node.rsizes)]
         if node.kind == "rpointwise":
             return [xs + self._decoded(self.rsyms, self.plan.rsizes, node.rsizes), []]
         return [xs, []]

@@ -130,12 +130,13 @@ def plan_group(snodes) -> GroupPlan:
         plan.nodes = [NodePlan(s, "pointwise", x, []) for s, (x, _, _) in zip(snodes, ranges)]
         return plan
     xs, rs = reductions[0]
-    if any((x, r) != (xs, rs) for x, r in reductions):
-        raise Unsupported("reductions over different loop sizes")
+    if any(not (_same_numel(x, xs) and _same_numel(r, rs)) for x, r in reductions):
+        raise Unsupported(f"reductions over different numbers of rows or reduced elements: "
+                          f"{' vs '.join(f'{x} x {r}' for x, r in reductions)}")
     plan = GroupPlan("reduction", xs, rs)
     for snode, (x, r, is_red) in zip(snodes, ranges):
         if is_red:
-            plan.nodes.append(NodePlan(snode, "reduction", xs, rs))
+            plan.nodes.append(NodePlan(snode, "reduction", x, r))
         elif not r and _same_numel(x, xs):
             plan.nodes.append(NodePlan(snode, "pointwise", x, []))
         elif not r and rs and x == xs + rs:
@@ -143,5 +144,5 @@ def plan_group(snodes) -> GroupPlan:
         elif not r and rs and (k := _split_at(x, rs)) is not None and _same_numel(x[:k], xs):
             plan.nodes.append(NodePlan(snode, "rpointwise", x[:k], x[k:]))
         else:
-            raise Unsupported("pointwise node does not match the reduction's loops")
+            raise Unsupported(f"pointwise node over {x} does not match the reduction's loops {xs} x {rs}")
     return plan
