@@ -163,6 +163,27 @@ def byte_size(ty: ir.Type) -> int:
     return {"float": 4, "double": 8, "half": 2, "bfloat": 2}[str(ty)]
 
 
+def guarded(builder: ir.IRBuilder, condition: ir.Value | None, make, fallback: ir.Value | None = None):
+    """`make()` where `condition` holds (unconditionally if None), else `fallback`, merged by a phi.
+
+    With `fallback` None, `make` is run for its effect only (a masked store) and None is returned.
+    """
+    if condition is None:
+        return make()
+    with builder.if_else(condition) as (then, otherwise):
+        with then:
+            value = make()
+            then_block = builder.block
+        with otherwise:
+            else_block = builder.block
+    if fallback is None:
+        return None
+    phi = builder.phi(fallback.type)
+    phi.add_incoming(value, then_block)
+    phi.add_incoming(fallback, else_block)
+    return phi
+
+
 def intrinsic_suffix(ty: ir.Type) -> str:
     """LLVM's overload suffix: f32, v8f32, i64, v4i1."""
     if isinstance(ty, ir.VectorType):

@@ -22,7 +22,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..ir.layouts import Blocked, LayoutMap
 from . import half
-from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, intrinsic_suffix, lowering
+from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, guarded, intrinsic_suffix, lowering
 
 
 def _largest_power_of_two_dividing(n: int) -> int:
@@ -117,22 +117,13 @@ def _scalar_load(ctx: LoweringContext, address: ir.Value, mask: ir.Value | None,
     """A scalar load, branching around it when masked."""
     b = ctx.builder
     pointer = b.inttoptr(address, ir.PointerType())
-    if mask is None:
-        value = b.load(pointer, typ=element)
-        return b.icmp_unsigned("!=", value, ir.Constant(I8, 0)) if is_bool else value
+
+    def load() -> ir.Value:
+        loaded = b.load(pointer, typ=element)
+        return b.icmp_unsigned("!=", loaded, ir.Constant(I8, 0)) if is_bool else loaded
+
     fallback = other if other is not None else ir.Constant(I1 if is_bool else element, 0)
-    with b.if_else(mask) as (then, otherwise):
-        with then:
-            loaded = b.load(pointer, typ=element)
-            if is_bool:
-                loaded = b.icmp_unsigned("!=", loaded, ir.Constant(I8, 0))
-            then_block = b.block
-        with otherwise:
-            else_block = b.block
-    phi = b.phi(loaded.type)
-    phi.add_incoming(loaded, then_block)
-    phi.add_incoming(fallback, else_block)
-    return phi
+    return guarded(b, mask, load, fallback)
 
 
 @lowering("tt.store")
@@ -288,7 +279,7 @@ def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value],
     def slot(index: ir.Value) -> ir.Value:
         items = [ctx.builder.extract_element(v, index) for v in operands]
         condition = ctx.builder.extract_element(active, index) if active is not None else None
-        return _guarded(ctx, condition, lambda: update(*items), _zero(element))
+        return guarded(ctx.builder, condition, lambda: update(*items), _zero(element))
 
     old = _for_each_slot(ctx, lmap.num_slots, element, slot)
     if owned is not None and _has_uses(result):
@@ -298,24 +289,6 @@ def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value],
 
 def _has_uses(value: SSAValue) -> bool:
     return any(True for _ in value.uses)
-
-
-def _guarded(ctx: LoweringContext, condition: ir.Value | None, make: Callable[[], ir.Value],
-             fallback: ir.Value) -> ir.Value:
-    """`make()` where `condition` holds (always if None), else `fallback`."""
-    if condition is None:
-        return make()
-    b = ctx.builder
-    with b.if_else(condition) as (then, otherwise):
-        with then:
-            value = make()
-            then_block = b.block
-        with otherwise:
-            else_block = b.block
-    phi = b.phi(value.type)
-    phi.add_incoming(value, then_block)
-    phi.add_incoming(fallback, else_block)
-    return phi
 
 
 def _for_each_slot(ctx: LoweringContext, count: int, element: ir.Type, slot: SlotFn) -> ir.Value:
@@ -350,7 +323,7 @@ def _scalar_atomic(ctx: LoweringContext, operands: list[ir.Value], mask: ir.Valu
     b = ctx.builder
     first = None if ctx.single_thread else _is_first_thread(ctx)
     condition = mask if first is None else (first if mask is None else b.and_(mask, first))
-    old = _guarded(ctx, condition, lambda: update(*operands), _zero(operands[-1].type))
+    old = guarded(ctx.builder, condition, lambda: update(*operands), _zero(operands[-1].type))
     if first is None or not used:
         return old
     base = _exchange_buffer(ctx, byte_size(old.type))

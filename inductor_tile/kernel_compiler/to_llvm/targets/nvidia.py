@@ -15,7 +15,7 @@ import re
 
 from llvmlite import ir
 
-from ..context import byte_size
+from ..context import byte_size, guarded
 from ..target import MathEntry, Target
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
@@ -125,22 +125,6 @@ class NvidiaTarget(Target):
         return smem
 
     # --- memory -------------------------------------------------------------------------
-    def _guarded(self, builder: ir.IRBuilder, mask: ir.Value | None, make, fallback: ir.Value | None):
-        if mask is None:
-            return make()
-        with builder.if_else(mask) as (then, otherwise):
-            with then:
-                value = make()
-                then_block = builder.block
-            with otherwise:
-                else_block = builder.block
-        if fallback is None:
-            return None
-        phi = builder.phi(fallback.type)
-        phi.add_incoming(value, then_block)
-        phi.add_incoming(fallback, else_block)
-        return phi
-
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
                         alignment: int) -> ir.Value:
         total = other.type.count * byte_size(other.type.element)
@@ -174,7 +158,7 @@ class NvidiaTarget(Target):
             index = ir.Constant(I32, i)
             pointer = builder.inttoptr(builder.extract_element(addresses, index), GLOBAL)
             lane_mask = builder.extract_element(mask, index) if mask is not None else None
-            value = self._guarded(builder, lane_mask, lambda: builder.load(pointer, typ=element),
+            value = guarded(builder, lane_mask, lambda: builder.load(pointer, typ=element),
                                   builder.extract_element(other, index))
             out = builder.insert_element(out, value, index)
         return out
@@ -206,7 +190,7 @@ class NvidiaTarget(Target):
             pointer = builder.inttoptr(builder.extract_element(addresses, index), GLOBAL)
             element = builder.extract_element(value, index)
             lane_mask = builder.extract_element(mask, index) if mask is not None else None
-            self._guarded(builder, lane_mask, lambda: builder.store(element, pointer), None)
+            guarded(builder, lane_mask, lambda: builder.store(element, pointer), None)
 
     # --- math ---------------------------------------------------------------------------
     def math(self, op: str, type_name: str) -> MathEntry:
