@@ -363,3 +363,19 @@ def test_reductions_over_other_splits_of_the_same_rows_share_a_kernel():
     _check(fn, x, b)
     assert any("tl.sum" in src and "tl.max" in src for src in metrics.kernel_sources.values()), \
         list(metrics.kernel_sources.values())
+
+
+def test_flat_pointwise_node_shares_a_kernel_with_its_row_reduction():
+    """y = x * 2 + z is one loop over 64 * 48 elements ([3072] after Inductor merges its dims);
+    the row sum of y is [64] x [48]. No dim boundary splits [3072], so y's index is decoded
+    from the kernel's flat (row, reduced) one: one kernel, not two."""
+    x, z = _rand(64, 48), _rand(64, 48, seed=1)
+    _check(lambda x, z: ((y := x * 2 + z), y.sum(-1)), x, z)
+    assert metrics.generated_kernels == 1, list(metrics.kernel_sources)
+
+
+def test_flat_pointwise_node_next_to_a_column_reduction_stays_correct():
+    """The column sum of y ([48] x [64], reading y at r * 48 + x) covers as many elements as
+    y's flat loop, but not in the same order: whatever is fused, the values must match."""
+    x, z = _rand(64, 48), _rand(64, 48, seed=1)
+    _check(lambda x, z: ((y := x * 2 + z), y.sum(0), (y * 3).sum(0)), x, z)

@@ -341,6 +341,9 @@ class TileKernelSource:
     def _loop_args(self, node: NodePlan) -> list:
         """The index expressions a node's loop body is called with: the kernel's variables, or
         for a node over other sizes (same elements), its indices decoded from the flat one."""
+        if node.kind == "rpointwise" and not node.rsizes:  # flat over rows x reduced elements
+            both = self._decoded(self.xsyms + self.rsyms, self.plan.xsizes + self.plan.rsizes, node.xsizes)
+            return [both, []]
         xs = self._decoded(self.xsyms, self.plan.xsizes, node.xsizes)
         if node.kind == "reduction":
             return [xs, self._decoded(self.rsyms, self.plan.rsizes, node.rsizes)]

@@ -65,7 +65,8 @@ class NodePlan:
     snode: object
     kind: str  # "pointwise" (over the x dims), "rpointwise" (over x and r dims), "reduction"
     xsizes: list
-    rsizes: list
+    rsizes: list  # [] for an rpointwise node whose sizes do not split into rows x reduced
+    # elements ([4096] next to a [64] x [64] reduction): its indices decode the flat one
 
 
 @dataclass
@@ -111,9 +112,10 @@ def plan_group(snodes) -> GroupPlan:
     Every node iterates over the same elements in row-major order: pointwise groups need
     every node over the same number of elements; reduction groups need every reduction
     over the same (sizes, reduction sizes), and pointwise nodes over the reduction's
-    output elements or over output x reduced elements (split between the two). A node
-    whose sizes differ from the kernel's (``[64]`` next to ``[2, 32]``) gets its indices
-    decoded from the flat one. Symbolic sizes compare as expressions.
+    output elements or over output x reduced elements (split between the two where a dim
+    boundary does, else flat). A node whose sizes differ from the kernel's (``[64]`` next to
+    ``[2, 32]``) gets its indices decoded from the flat one. Symbolic sizes compare as
+    expressions.
     """
     ranges = []
     for snode in snodes:
@@ -125,7 +127,8 @@ def plan_group(snodes) -> GroupPlan:
     if not reductions:
         first = ranges[0][0]
         if any(not _same_numel(x, first) for x, _, _ in ranges):
-            raise Unsupported("pointwise nodes over different numbers of elements")
+            raise Unsupported(f"pointwise nodes over different numbers of elements: "
+                              f"{' vs '.join(str(x) for x, _, _ in ranges)}")
         plan = GroupPlan("pointwise", first, [])
         plan.nodes = [NodePlan(s, "pointwise", x, []) for s, (x, _, _) in zip(snodes, ranges)]
         return plan
@@ -143,6 +146,8 @@ def plan_group(snodes) -> GroupPlan:
             plan.nodes.append(NodePlan(snode, "rpointwise", xs, rs))
         elif not r and rs and (k := _split_at(x, rs)) is not None and _same_numel(x[:k], xs):
             plan.nodes.append(NodePlan(snode, "rpointwise", x[:k], x[k:]))
+        elif not r and rs and _same_numel(x, xs + rs):
+            plan.nodes.append(NodePlan(snode, "rpointwise", x, []))
         else:
             raise Unsupported(f"pointwise node over {x} does not match the reduction's loops {xs} x {rs}")
     return plan
