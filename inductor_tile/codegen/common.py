@@ -64,15 +64,35 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
 
     Symbols are tile variables (loop indices, indirect indices, sizes); arithmetic is int32
     unless `wide`, where every symbol is widened to int64 first.  Plain negative terms are
-    fine in signed arithmetic; FloorDiv and ModularIndexing become the language's truncating
-    `//` and `%`, so their operands must be provably non-negative.
+    fine in signed arithmetic.  FloorDiv, ModularIndexing and PythonMod round toward minus
+    infinity; the language's `//` and `%` truncate (as C does), so a dividend that is not
+    provably non-negative gets the floor-rounding form; divisors must be provably positive.
     """
     from torch.utils._sympy.functions import FloorDiv, Identity, ModularIndexing, PythonMod, Where
 
-    def nonnegative(e) -> str:
-        if not (e.is_nonnegative or (e.is_integer and e.is_positive)):
-            raise Unsupported(f"floor division of a possibly negative index {e} in {expr}")
+    # Identity only keeps sympy from reordering a term; it hides the term's sign from sympy
+    expr = expr.replace(lambda e: isinstance(e, Identity), lambda e: e.args[0])
+
+    def known_nonnegative(e) -> bool:
+        return bool(e.is_nonnegative or (e.is_integer and e.is_positive))
+
+    def positive(e) -> str:
+        if not (e.is_integer and e.is_positive):
+            raise Unsupported(f"division of an index by a possibly non-positive {e} in {expr}")
         return visit(e)
+
+    def floor_mod(a, b) -> str:
+        """a mod b in [0, b) for b > 0."""
+        if known_nonnegative(a):
+            return f"({visit(a)} % {positive(b)})"
+        a_src, b_src = visit(a), positive(b)
+        return f"((({a_src} % {b_src}) + {b_src}) % {b_src})"
+
+    def floor_div(a, b) -> str:
+        if known_nonnegative(a):
+            return f"({visit(a)} // {positive(b)})"
+        # a - (a mod b) is a multiple of b, so truncating division is exact there
+        return f"(({visit(a)} - {floor_mod(a, b)}) // {positive(b)})"
 
     def visit(e) -> str:
         if isinstance(e, sympy.Integer):
@@ -93,16 +113,17 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
         if isinstance(e, sympy.Pow) and isinstance(e.exp, sympy.Integer) and int(e.exp) > 0:
             return "(" + " * ".join([visit(e.base)] * int(e.exp)) + ")"
         if isinstance(e, FloorDiv):
-            return f"({nonnegative(e.args[0])} // {nonnegative(e.args[1])})"
+            return floor_div(*e.args)
         if isinstance(e, ModularIndexing):
             x, div, mod = e.args
             if div == 1:
-                return f"({nonnegative(x)} % {nonnegative(mod)})"
-            return f"(({nonnegative(x)} // {nonnegative(div)}) % {nonnegative(mod)})"
+                return floor_mod(x, mod)
+            quotient = FloorDiv(x, div)
+            if known_nonnegative(x):  # the quotient is too, whatever sympy makes of it
+                return f"({floor_div(x, div)} % {positive(mod)})"
+            return floor_mod(quotient, mod)
         if isinstance(e, PythonMod):
-            return f"({nonnegative(e.args[0])} % {nonnegative(e.args[1])})"
-        if isinstance(e, Identity):
-            return visit(e.args[0])
+            return floor_mod(*e.args)
         if type(e).__name__ in ("Min", "Max"):  # sympy's and torch's own
             fn = "tl.minimum" if type(e).__name__ == "Min" else "tl.maximum"
             args = [visit(a) for a in e.args]

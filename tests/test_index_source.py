@@ -1,0 +1,66 @@
+"""Index expressions printed as tile source (`codegen.common.index_to_source`), run on the CPU target.
+
+Inductor's FloorDiv, ModularIndexing and PythonMod round toward minus infinity; the tile
+language's `//` and `%` truncate. Each expression is compiled into a kernel over random
+(negative and positive) values and compared with the same expression evaluated by sympy.
+"""
+
+from __future__ import annotations
+
+import pytest
+import sympy
+import torch
+from torch.utils._sympy.functions import FloorDiv, Identity, ModularIndexing, PythonMod
+
+from inductor_tile.codegen.common import Unsupported, index_to_source
+from inductor_tile.codegen.runtime import load_kernel
+
+t = sympy.Symbol("tmp0", integer=True)  # an indirect index: any sign
+x = sympy.Symbol("x0", integer=True, nonnegative=True)  # a loop index
+n = sympy.Symbol("ks0", integer=True, positive=True)  # a size
+
+CASES = {
+    "floordiv_negative": FloorDiv(t - 5, 3),
+    "floordiv_nonnegative": FloorDiv(x, 3),
+    "modular_negative": ModularIndexing(t - 7, 2, 5),
+    "modular_div1_negative": ModularIndexing(t, 1, 4),
+    "modular_identity": 64 * x + ModularIndexing(Identity(x), 2, 32) + 32,
+    "pythonmod_negative": PythonMod(t + 3, 7),
+    "floordiv_by_size": FloorDiv(t, n),
+}
+
+
+def _kernel(name: str, source_expr: str):
+    source = f'''
+import inductor_tile
+import inductor_tile.language as tl
+
+
+@inductor_tile.jit
+def {name}(t_ptr, x_ptr, out_ptr, ks0, numel, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < numel
+    tmp0 = tl.load(t_ptr + offs, mask)
+    x0 = tl.load(x_ptr + offs, mask)
+    tl.store(out_ptr + offs, {source_expr}, mask)
+'''
+    return load_kernel(name, source)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_index_source_rounds_like_sympy(case):
+    expr = CASES[case]
+    g = torch.Generator().manual_seed(len(case))
+    tvals = torch.randint(-200, 200, (128,), generator=g, dtype=torch.int32)
+    xvals = torch.randint(0, 400, (128,), generator=g, dtype=torch.int32)
+    size = 6
+    out = torch.full((128,), -(2**31), dtype=torch.int32)  # poison: no valid result is INT_MIN
+    _kernel(f"index_{case}", index_to_source(expr))[(1,)](tvals, xvals, out, size, 128, BLOCK=128)
+    plain = expr.replace(lambda e: isinstance(e, Identity), lambda e: e.args[0])
+    want = [int(plain.subs({t: int(a), x: int(b), n: size})) for a, b in zip(tvals, xvals)]
+    assert out.tolist() == want
+
+
+def test_index_source_refuses_a_divisor_of_unknown_sign():
+    with pytest.raises(Unsupported, match="possibly non-positive"):
+        index_to_source(FloorDiv(x, t))
