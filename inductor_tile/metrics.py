@@ -1,6 +1,9 @@
 """Counters of what the torch.compile backend did, for tests and benchmarks.
 
-- ``generated_kernels``: tile kernels emitted into compiled graphs.
+- ``generated_kernels``: tile kernels emitted into compiled graphs, one per fused group (as
+  Inductor's ``generated_kernel_count``), including groups that reuse an identical kernel.
+- ``reused_kernels``: groups whose code equals an earlier group's in the same graph: they
+  launch that kernel instead of compiling their own (a model's repeated layers).
 - ``fallback_kernels``: scheduler nodes handed to Inductor's own kernels instead.
 - ``fallback_reasons``: why, one entry per fallback.
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
@@ -10,6 +13,7 @@
 from __future__ import annotations
 
 generated_kernels: int = 0
+reused_kernels: int = 0
 fallback_kernels: int = 0
 fallback_reasons: list[str] = []
 kernel_sources: dict[str, str] = {}
@@ -17,8 +21,9 @@ launch_lines: dict[str, str] = {}
 
 
 def reset() -> None:
-    global generated_kernels, fallback_kernels
+    global generated_kernels, reused_kernels, fallback_kernels
     generated_kernels = 0
+    reused_kernels = 0
     fallback_kernels = 0
     fallback_reasons.clear()
     kernel_sources.clear()

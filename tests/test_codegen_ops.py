@@ -379,3 +379,16 @@ def test_flat_pointwise_node_next_to_a_column_reduction_stays_correct():
     y's flat loop, but not in the same order: whatever is fused, the values must match."""
     x, z = _rand(64, 48), _rand(64, 48, seed=1)
     _check(lambda x, z: ((y := x * 2 + z), y.sum(0), (y * 3).sum(0)), x, z)
+
+
+def test_groups_with_the_same_code_share_one_kernel():
+    """Two layers of the same shapes (separated by matmuls, so not fusable) generate the same
+    code: the wrapper defines one kernel and launches it twice, compiled once."""
+    x, w1, w2 = _rand(16, 40), _rand(40, 40, seed=1), _rand(40, 40, seed=2)
+
+    def layer(h, w):
+        return torch.nn.functional.layer_norm(h, (40,)).relu() @ w
+
+    _check(lambda x, w1, w2: layer(layer(x, w1), w2), x, w1, w2, rtol=1e-9, atol=1e-9)
+    assert metrics.generated_kernels == 2 and metrics.reused_kernels == 1, list(metrics.kernel_sources)
+    assert len(metrics.kernel_sources) == 1, list(metrics.kernel_sources)

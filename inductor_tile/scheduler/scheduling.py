@@ -113,14 +113,23 @@ class TileScheduling(BaseScheduling):
                     launch = gather_launch
                     continue
             break
-        name = f"{name}_{wrapper.next_kernel_suffix()}"
-        source = source.replace(kernel.name, name)
-        try:
-            fn = runtime.load_kernel(name, source)
-            runtime.check_frontend(fn, *kernel.signature())
-        except Exception as e:  # a generator bug: fall back rather than fail at run time
-            log.warning("tile: generated kernel %s does not compile (%s); falling back", name, e)
-            raise Unsupported(f"generated kernel does not compile: {type(e).__name__}: {e}") from e
+        tune = _autotune_configs(device_type, kernel)
+        # groups with the same code (a model's repeated layers) share one kernel, compiled once
+        code = "\n".join(ln for ln in source.replace(kernel.name, "KERNEL").splitlines() if not ln.lstrip().startswith("#"))
+        key = (code, repr(kernel.signature()), repr(tune))  # comments name the nodes: left out
+        defined = _defined_kernels(wrapper)
+        reused = key in defined
+        if reused:
+            name, source = defined[key]
+        else:
+            name = f"{name}_{wrapper.next_kernel_suffix()}"
+            source = source.replace(kernel.name, name)
+            try:
+                fn = runtime.load_kernel(name, source)
+                runtime.check_frontend(fn, *kernel.signature())
+            except Exception as e:  # a generator bug: fall back rather than fail at run time
+                log.warning("tile: generated kernel %s does not compile (%s); falling back", name, e)
+                raise Unsupported(f"generated kernel does not compile: {type(e).__name__}: {e}") from e
         # only now, with the kernel known to be generated, change Inductor's state
         for size in kernel.int32_guards:  # a larger input recompiles instead of overflowing
             _guard_leq(size, 2**31 - 1)
@@ -128,18 +137,20 @@ class TileScheduling(BaseScheduling):
             V.graph.removed_buffers.add(buf)
         for snode in nodes:
             snode.mark_run()
-        tune = _autotune_configs(device_type, kernel)
-        loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
-        extra = f", autotune={tune!r}" if tune else ""
-        wrapper.define_kernel(name, f"{loader}({name!r}, {source!r}{extra})", gpu=False)
+        if not reused:
+            loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
+            extra = f", autotune={tune!r}" if tune else ""
+            wrapper.define_kernel(name, f"{loader}({name!r}, {source!r}{extra})", gpu=False)
+            defined[key] = (name, source)
+            if not tune and config.precompile:
+                _precompile(fn, kernel, device_type)
+            metrics.kernel_sources[name] = source
+            log.debug("tile kernel %s:\n%s", name, source)
         line = launch_line(name, kernel, tuned=bool(tune))
         wrapper.writeline(line)
-        metrics.launch_lines[name] = line
-        if not tune and config.precompile:
-            _precompile(fn, kernel, device_type)
+        metrics.launch_lines.setdefault(name, line)
         metrics.generated_kernels += 1
-        metrics.kernel_sources[name] = source
-        log.debug("tile kernel %s:\n%s", name, source)
+        metrics.reused_kernels += reused
 
     def _kernel_local_buffers(self, nodes) -> set[str]:
         """Outputs of the group read only inside it: they need no memory."""
@@ -222,6 +233,14 @@ def _generates_alone(snode) -> bool:
         return True
     except Unsupported:
         return False
+
+
+def _defined_kernels(wrapper) -> dict:
+    """(code without its name and comments, signature, autotune configs) -> (name, source) of the
+    kernels this graph's wrapper defines."""
+    if not hasattr(wrapper, "_tile_kernels_by_source"):
+        wrapper._tile_kernels_by_source = {}
+    return wrapper._tile_kernels_by_source
 
 
 def _wants_gather_shape(kernel: TileKernelSource, device_type: str) -> bool:
