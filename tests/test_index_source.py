@@ -47,18 +47,23 @@ def {name}(t_ptr, x_ptr, out_ptr, ks0, numel, BLOCK: tl.constexpr):
     return load_kernel(name, source)
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
-def test_index_source_rounds_like_sympy(case):
+def check_index_case(case: str, device: str) -> None:
     expr = CASES[case]
     g = torch.Generator().manual_seed(len(case))
     tvals = torch.randint(-200, 200, (128,), generator=g, dtype=torch.int32)
     xvals = torch.randint(0, 400, (128,), generator=g, dtype=torch.int32)
     size = 6
-    out = torch.full((128,), -(2**31), dtype=torch.int32)  # poison: no valid result is INT_MIN
-    _kernel(f"index_{case}", index_to_source(expr))[(1,)](tvals, xvals, out, size, 128, BLOCK=128)
+    out = torch.full((128,), -(2**31), dtype=torch.int32, device=device)  # poison: no result is INT_MIN
+    kernel = _kernel(f"index_{case}", index_to_source(expr))
+    kernel[(1,)](tvals.to(device), xvals.to(device), out, size, 128, BLOCK=128)
     plain = expr.replace(lambda e: isinstance(e, Identity), lambda e: e.args[0])
     want = [int(plain.subs({t: int(a), x: int(b), n: size})) for a, b in zip(tvals, xvals)]
-    assert out.tolist() == want
+    assert out.cpu().tolist() == want
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_index_source_rounds_like_sympy(case):
+    check_index_case(case, "cpu")
 
 
 def test_index_source_refuses_a_divisor_of_unknown_sign():
