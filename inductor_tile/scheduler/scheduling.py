@@ -115,8 +115,9 @@ class TileScheduling(BaseScheduling):
             break
         tune = _autotune_configs(device_type, kernel)
         # groups with the same code (a model's repeated layers) share one kernel, compiled once
-        code = "\n".join(ln for ln in source.replace(kernel.name, "KERNEL").splitlines() if not ln.lstrip().startswith("#"))
-        key = (code, repr(kernel.signature()), repr(tune))  # comments name the nodes: left out
+        lines = source.replace(kernel.name, "KERNEL").splitlines()
+        code = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#"))  # comments name the nodes
+        key = (code, repr(kernel.signature()), repr(tune))
         defined = _defined_kernels(wrapper)
         reused = key in defined
         if reused:
