@@ -6,7 +6,8 @@ each model runs in a child `python -m model_benchmarks --models NAME` pinned to 
 (``CUDA_VISIBLE_DEVICES``), at most ``--gpus`` children at a time, each stopped after
 ``--model-timeout`` seconds (SIGTERM first: the child still writes what it measured).
 The parent merges the children's ``results.csv``; every row a child did not write appears
-as ``timeout`` or ``crashed`` with the child's exit status and log file, never dropped.
+as ``timeout``, ``crashed`` (with the child's exit status) or ``interrupted`` (the whole run was
+stopped while it ran), with its log file, never dropped.
 Timings stay comparable: eager and the compiled backends of a model share one process and
 one GPU, interleaved as in a plain run.
 """
@@ -65,6 +66,7 @@ def run(args: argparse.Namespace, models: list[str], modes: list[str], precision
     free = list(range(gpus))
     running: dict[str, tuple[subprocess.Popen, int, float, object]] = {}
     ended: dict[str, tuple[int, float, bool]] = {}  # model -> (exit status, seconds, timed out)
+    interrupted: set[str] = set()  # models stopped because the whole run was
     try:
         _drive(args, queue, free, running, ended, parts, len(modes) * len(precisions) * len(backends), timeout_s,
                bar)
@@ -74,6 +76,7 @@ def run(args: argparse.Namespace, models: list[str], modes: list[str], precision
             _stop(proc)
             log.close()
             ended[model] = (proc.returncode, time.monotonic() - start, False)
+            interrupted.add(model)
     rows: list[dict] = []
     for model in models:
         csv_path = parts / model / "results.csv"
@@ -83,14 +86,21 @@ def run(args: argparse.Namespace, models: list[str], modes: list[str], precision
             status, why = "not run", "the run was interrupted before this model started"
         else:
             code, elapsed, timed_out = ended[model]
-            status = "timeout" if timed_out else "crashed"
-            why = (f"stopped after the {timeout_s:.0f} s limit per model" if timed_out
-                   else f"process ended with exit status {code} after {elapsed:.0f} s")
+            status, why = _ended_status(code, elapsed, timed_out, model in interrupted, timeout_s)
             why += f"; log: parts/{model}/log.txt"
         labels = [f"amp-{p}" if args.amp and p != "fp32" else p for p in precisions]
         rows += _missing_rows(model, args.small, modes, labels, backends,
                               {(r["mode"], r["precision"], r["backend"]) for r in got}, status, why)
     return rows
+
+
+def _ended_status(code: int, elapsed: float, timed_out: bool, interrupted: bool, timeout_s: float) -> tuple[str, str]:
+    """(status, reason) of a model whose child process ended without rows for every backend."""
+    if interrupted:
+        return "interrupted", f"the run was interrupted while this model ran ({elapsed:.0f} s in)"
+    if timed_out:
+        return "timeout", f"stopped after the {timeout_s:.0f} s limit per model"
+    return "crashed", f"process ended with exit status {code} after {elapsed:.0f} s"
 
 
 def _stop(proc: subprocess.Popen) -> None:

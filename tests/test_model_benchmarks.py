@@ -203,3 +203,12 @@ def test_accuracy_falls_back_to_cosine_when_the_float64_model_fails():
     assert near.ok and "cosine" in near.detail and "RuntimeError" in near.detail
     far = accuracy.compare(ref, {"x": ref["x"].flip(0)}, 1e-3, "fp64", False, broken)
     assert not far.ok and "cosine" in far.detail
+
+
+def test_isolated_model_stopped_with_the_run_is_interrupted_not_crashed():
+    from model_benchmarks import isolate
+
+    assert isolate._ended_status(0, 74.0, False, True, 420)[0] == "interrupted"
+    assert isolate._ended_status(-9, 85.0, False, True, 420)[0] == "interrupted"
+    assert isolate._ended_status(1, 167.0, False, False, 420) == ("crashed", "process ended with exit status 1 after 167 s")
+    assert isolate._ended_status(-9, 421.0, True, False, 420)[0] == "timeout"
