@@ -59,7 +59,7 @@ def literal(value, dtype: torch.dtype | None = None) -> str:
     return repr(value)
 
 
-def index_to_source(expr: sympy.Expr, wide: bool = False, signed_floor: bool = True) -> str:
+def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     """Integer index arithmetic as tile source.
 
     Symbols are tile variables (loop indices, indirect indices, sizes); arithmetic is int32
@@ -67,7 +67,6 @@ def index_to_source(expr: sympy.Expr, wide: bool = False, signed_floor: bool = T
     fine in signed arithmetic.  FloorDiv, ModularIndexing and PythonMod round toward minus
     infinity; the language's `//` and `%` truncate (as C does), so a dividend that is not
     provably non-negative gets the floor-rounding form; divisors must be provably positive.
-    `signed_floor=False` refuses such dividends instead (the GPU: see NOTES.md, Known gaps).
     """
     from torch.utils._sympy.functions import FloorDiv, Identity, ModularIndexing, PythonMod, Where
 
@@ -86,8 +85,6 @@ def index_to_source(expr: sympy.Expr, wide: bool = False, signed_floor: bool = T
         """a mod b in [0, b) for b > 0."""
         if known_nonnegative(a):
             return f"({visit(a)} % {positive(b)})"
-        if not signed_floor:
-            raise Unsupported(f"floor division of a possibly negative index {a} in {expr}")
         a_src, b_src = visit(a), positive(b)
         return f"((({a_src} % {b_src}) + {b_src}) % {b_src})"
 

@@ -55,9 +55,6 @@ class TileKernelSource:
     def __init__(self, plan: GroupPlan, name: str, launch: LaunchConfig, elide: set[str] = frozenset()):
         self.plan = plan
         self.launch = launch
-        # floor-rounding forms for negative dividends: verified on the CPU; on the H100 one
-        # Longformer kernel using them faulted (NOTES.md, Known gaps), so GPUs fall back
-        self.signed_floor = launch.num_warps is None
         self.gather = False  # some load/store is not contiguous along the tile's fast dimension
         self.strided_reduction = False  # some access steps by more than one element along the reduced dim
         self.elide = set(elide)  # buffers read only inside this kernel: not stored
@@ -106,7 +103,7 @@ class TileKernelSource:
     def index(self, expr) -> str:
         expr = sympy.sympify(expr)
         self._note_size_symbols(expr)
-        source = index_to_source(expr, signed_floor=self.signed_floor)
+        source = index_to_source(expr)
         self.index_exprs[source] = expr
         return source
 

@@ -112,7 +112,7 @@ class TileOps:
         src = self.k.index(expr)  # records size symbols; int32 arithmetic
         self._note_decoded_dims(expr)
         if dtype == torch.int64 and self._may_exceed_int32(expr):
-            src = index_to_source(expr, wide=True, signed_floor=self.k.signed_floor)
+            src = index_to_source(expr, wide=True)
         if not expr.free_symbols:
             return self._def(f"tl.full({self.k.scalar_shape}, {src}, {tl_dtype(dtype)})", dtype)
         return self._def(f"({src}).to({tl_dtype(dtype)})", dtype)

@@ -1,7 +1,7 @@
 """A generated Longformer kernel (constant_pad_nd + select + slice over the chunked attention,
-with floor-rounding index forms for negative dividends) that faulted on the H100
-(CUDA_ERROR_ILLEGAL_ADDRESS) although its addresses stay inside its input (checked on the
-CPU). GPUs fall back for such indices until this passes; see NOTES.md, Known gaps."""
+with floor-rounding index forms for negative dividends) that faulted on the H100: LLVM narrows
+part of its index math to packed `add.s16x2`, which ptxas 13.0 -O3 compiled with its constant
+operand lost (ptx_fixups.py). The GPU result must equal the CPU target's, element for element."""
 
 import os
 import subprocess
@@ -21,14 +21,17 @@ g = torch.Generator().manual_seed(0)
 inp = torch.randn(75497472, generator=g).to(torch.float16)
 outs = []
 for device in ("cuda", "cpu"):
-    out = torch.full((50429952,), float("nan"), dtype=torch.float16, device=device)
+    out = torch.full((50462720,), float("nan"), dtype=torch.float16, device=device)  # padded strides
     fn[(49248,)](inp.to(device), out, 50429952, XBLOCK=1024, **({{"num_warps": 8}} if device == "cuda" else {{}}))
     outs.append(out.cpu())
-assert torch.equal(outs[0], outs[1]), "GPU and CPU results differ"
+written = ~outs[1].isnan()
+assert written.sum() == 50429952, int(written.sum())
+assert torch.equal(outs[0].isnan(), outs[1].isnan()), "GPU and CPU wrote different elements"
+assert torch.equal(outs[0][written], outs[1][written]), "GPU and CPU results differ"
+assert outs[1][written].abs().sum() > 0  # the loads did read the input
 """
 
 
-@pytest.mark.xfail(reason="faulted on the H100 on 2026-11-22; not yet understood", strict=False)
 def test_longformer_pad_kernel_runs_on_the_gpu_as_on_the_cpu():
     proc = subprocess.run([sys.executable, "-c", RUN], capture_output=True, text=True, timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-2000:]

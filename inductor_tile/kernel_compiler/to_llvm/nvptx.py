@@ -10,6 +10,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 
 from . import llvm_tools
+from .ptx_fixups import split_packed_int16
 
 #: PTX ISA version LLVM is asked for; ptxas from CUDA 12.4 and newer accepts it
 PTX_VERSION = "84"
@@ -42,10 +43,10 @@ def link_libdevice(module: llvm.ModuleRef, entry: str) -> None:
 
 
 def compile_to_ptx(llvm_ir: str, entry: str, capability: int) -> tuple[str, str]:
-    """Return (optimized LLVM IR, PTX)."""
+    """Return (optimized LLVM IR, PTX); the PTX has ptxas workarounds applied (ptx_fixups.py)."""
     machine = nvptx_machine(capability)
     module = llvm_tools.parse(llvm_ir)
     if uses_libdevice(module):
         link_libdevice(module, entry)
     llvm_tools.optimize(module, machine)
-    return str(module), machine.emit_assembly(module)
+    return str(module), split_packed_int16(machine.emit_assembly(module))
