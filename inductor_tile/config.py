@@ -21,6 +21,11 @@ variables give the defaults:
   parallel; off: each compiles at its first launch.
 - ``elide_local_buffers`` (``TILE_ELIDE_LOCAL_BUFFERS``, default on): a buffer written and
   read only inside one fused kernel is kept in registers, never allocated.
+- ``tiled_pointwise`` (``TILE_TILED_POINTWISE``: ``gpu`` (default), ``on``, ``off``): a pointwise
+  kernel that reads or writes some buffer transposed (contiguous along another loop dimension
+  than the others, as attention's head permutes do) runs over 2-D [YBLOCK, XBLOCK] tiles, so
+  that every access is coalesced along one side of the tile; ``gpu``: on GPUs only (on the
+  CPU target a tile is one vector and a transposed access a gather either way).
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -47,6 +52,7 @@ inlining: bool = _env_flag("TILE_INLINING", True)
 autotune: bool = _env_flag("TILE_AUTOTUNE", False)
 precompile: bool = _env_flag("TILE_PRECOMPILE", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
+tiled_pointwise: str = os.environ.get("TILE_TILED_POINTWISE", "gpu").strip().lower() or "gpu"
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

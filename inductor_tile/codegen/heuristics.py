@@ -32,7 +32,7 @@ column sum made BERT's attention softmax 4.4x slower than Inductor's on an H100.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .. import config
 
@@ -50,6 +50,9 @@ GPU_OUTER_XBLOCK = 64  # column sums: columns per program ...
 GPU_OUTER_BLOCK_ELEMS = 512  # ... and rows per loop step, so that a step has this many elements
 GPU_MIN_PROGRAMS = 256  # about two programs per SM: fewer rows per program below this
 GPU_MAX_WARPS = 16
+GPU_TILE_SIDE = 64  # tiled pointwise kernels: YBLOCK and XBLOCK at most this ...
+GPU_TILE_ELEMS_PER_WARP = 512  # ... with one warp per this many elements of the tile
+CPU_TILE_SIDE = 16
 
 
 @dataclass(frozen=True)
@@ -60,9 +63,14 @@ class LaunchConfig:
     rblock: int = 1
     persistent: bool = True  # reductions: each row in one block, no loop
     num_warps: int | None = None  # None: not passed at launch (the CPU target runs one thread)
+    # tiled pointwise kernels: loop dims [:ysplit] run along the tile's rows (YBLOCK of them),
+    # dims [ysplit:] along its columns (XBLOCK); 0: a 1-D kernel
+    ysplit: int = 0
+    yblock: int = 1
 
     def launch_kwargs(self, reduction: bool) -> dict[str, int]:
-        kwargs = {"XBLOCK": self.xblock}
+        kwargs = {"YBLOCK": self.yblock} if self.ysplit else {}
+        kwargs["XBLOCK"] = self.xblock
         if reduction:
             kwargs["RBLOCK"] = self.rblock
         if self.num_warps is not None:
@@ -88,6 +96,18 @@ def pointwise(device_type: str, xnumel: int, gather: bool = False) -> LaunchConf
         return _gpu_pointwise(xnumel)
     cap = config.gather_block_elems if gather else config.pointwise_block
     return LaunchConfig(min(cap, next_pow2(xnumel)))
+
+
+def use_tiled_pointwise(device_type: str) -> bool:
+    return config.tiled_pointwise == "on" or (config.tiled_pointwise == "gpu" and is_gpu(device_type))
+
+
+def pointwise_tiled(device_type: str, ynumel: int, xnumel: int, ysplit: int) -> LaunchConfig:
+    """A [YBLOCK, XBLOCK] pointwise kernel over ``ynumel`` x ``xnumel`` elements (size hints)."""
+    side = GPU_TILE_SIDE if is_gpu(device_type) else CPU_TILE_SIDE
+    yblock, xblock = min(side, next_pow2(ynumel)), min(side, next_pow2(xnumel))
+    warps = _warps(yblock * xblock, GPU_TILE_ELEMS_PER_WARP, 8) if is_gpu(device_type) else None
+    return LaunchConfig(xblock, num_warps=warps, ysplit=ysplit, yblock=yblock)
 
 
 def reduction(device_type: str, xnumel: int, rnumel: int, rbound: int | None, gather: bool = False) -> LaunchConfig:
@@ -167,7 +187,13 @@ def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> 
         if cand not in out:
             out.append(cand)
 
-    if not reduction_kind:
+    if chosen.ysplit:
+        for cand in (replace(chosen, num_warps=max(1, chosen.num_warps // 2)),
+                     replace(chosen, yblock=max(1, chosen.yblock // 2)),
+                     replace(chosen, xblock=max(1, chosen.xblock // 2))):
+            if cand not in out:
+                out.append(cand)
+    elif not reduction_kind:
         add(chosen.xblock, 1, chosen.num_warps * 2)
         add(chosen.xblock // 2, 1, chosen.num_warps)
     elif chosen.persistent:

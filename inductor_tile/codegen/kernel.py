@@ -9,6 +9,11 @@ Two kernel shapes:
 
 - pointwise: ``xindex`` is a 1-D tile of XBLOCK flat positions over the group's
   iteration space; every node's loop variables are decoded from it (row-major).
+  Tiled (``launch.ysplit``, chosen after a first 1-D pass when ``transposed_split`` finds a
+  transposed access): ``yindex`` [YBLOCK, 1] runs over the loop dims before the split,
+  ``xindex`` [1, XBLOCK] over the rest, so an access contiguous along the last dim before
+  the split and one contiguous along the last dim are both coalesced (the compiler's
+  coalescing gives each its own layout and converts between them).
 - reduction: ``xindex`` is [XBLOCK, 1] (output rows), ``rindex`` is [1, RBLOCK]
   (reduced elements).  If the reduction fits one block the whole group runs
   straight-line ("persistent"); otherwise every node that iterates over the reduced
@@ -78,6 +83,7 @@ class TileKernelSource:
         self.xblock = launch.xblock
         self.size_args: set[sympy.Symbol] = set()  # graph size symbols the source names
         self.int32_guards: list = []  # symbolic sizes that must stay below 2**31
+        self.accesses: list = []  # index expressions of the loads and stores over the tile
 
     # -- small helpers ------------------------------------------------------------
     @property
@@ -85,8 +91,57 @@ class TileKernelSource:
         return self.plan.kind == "reduction"
 
     @property
+    def tiled(self) -> bool:
+        return self.launch.ysplit > 0
+
+    @property
     def scalar_shape(self) -> str:
-        return "[1, 1]" if self.two_d else "[1]"
+        return "[1, 1]" if self.two_d or self.tiled else "[1]"
+
+    def numels(self) -> dict:
+        """The kernel's size parameters (after the size symbols) and their loop sizes."""
+        sizes = self.plan.xsizes
+        if self.tiled:
+            k = self.launch.ysplit
+            return {"ynumel": math.prod(sizes[:k]), "xnumel": math.prod(sizes[k:])}
+        if self.two_d:
+            return {"xnumel": self.plan.xnumel, "rnumel": self.plan.rnumel}
+        return {"xnumel": self.plan.xnumel}
+
+    def blocks(self) -> dict[str, int]:
+        """The kernel's block-size constexprs."""
+        if self.tiled:
+            return {"YBLOCK": self.launch.yblock, "XBLOCK": self.xblock}
+        return {"XBLOCK": self.xblock, **({"RBLOCK": self.rblock} if self.two_d else {})}
+
+    def transposed_split(self) -> int:
+        """For a 1-D pointwise kernel, after `generate`: the split k of the loop dims that makes
+        every access coalesced in a [YBLOCK, XBLOCK] tile over (dims[:k], dims[k:]), or 0.
+
+        Some access must be contiguous along the last loop dim, another along an earlier dim
+        k - 1 while stepping along the last one (a transpose, e.g. attention's head permute);
+        both sides of the tile must be at least 16 long.
+        """
+        if self.plan.kind != "pointwise" or self.tiled or not self.plan.is_static or len(self.xsyms) < 2:
+            return 0
+        from torch._inductor.virtualized import V
+
+        fast_last, split = False, 0
+        for expr in self.accesses:
+            if not expr.free_symbols & set(self.xsyms) or expr.free_symbols - set(self.xsyms):
+                continue  # broadcast, or indirect: no stride to speak of
+            try:
+                strides = V.graph.sizevars.stride_hints(expr, self.xsyms)
+            except Exception:  # noqa: BLE001 - an index sympy cannot step: leave the kernel 1-D
+                return 0
+            if strides[-1] == 1:
+                fast_last = True
+            elif strides[-1] != 0 and 1 in strides[:-1]:
+                split = split or 1 + max(i for i, s in enumerate(strides[:-1]) if s == 1)
+        if not (fast_last and split):
+            return 0
+        sizes = self.plan.xsizes
+        return split if sizes[split - 1] >= 16 and math.prod(sizes[split:]) >= 16 else 0
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
@@ -210,6 +265,8 @@ class TileKernelSource:
             ptr = self.args[name]
         else:
             ptr = self._arg(name, out=False)
+        if sympy.sympify(index).free_symbols:
+            self.accesses.append(sympy.sympify(index))
         if not sympy.sympify(index).free_symbols and not self.masks:
             # one element for the whole tile: a scalar load (always in bounds) broadcast, not a
             # masked load of the same address in every lane (a gather on the CPU target)
@@ -230,6 +287,7 @@ class TileKernelSource:
         idx = self.index(index)
         if not reduced:
             self._note_access(index)
+            self.accesses.append(sympy.sympify(index))
         if name in self.elide:
             self.elided.add(name)
         else:
@@ -311,7 +369,15 @@ class TileKernelSource:
         plan = self.plan
         self.xsyms = xsyms = [sympy.Symbol(f"x{i}", integer=True, nonnegative=True) for i in range(len(plan.xsizes))]
         self.rsyms = rsyms = [sympy.Symbol(f"r{i}", integer=True, nonnegative=True) for i in range(len(plan.rsizes))]
-        if plan.kind == "pointwise":
+        if self.tiled:
+            k = self.launch.ysplit
+            self.emit("xprograms = (xnumel + XBLOCK - 1) // XBLOCK")
+            self.emit("yindex = (tl.program_id(0) // xprograms) * YBLOCK + tl.arange(0, YBLOCK)[:, None]")
+            self.emit("xindex = (tl.program_id(0) % xprograms) * XBLOCK + tl.arange(0, XBLOCK)[None, :]")
+            self.emit("xmask = (yindex < ynumel) & (xindex < xnumel)")
+            self._decode("yindex", [s.name for s in xsyms[:k]], plan.xsizes[:k])
+            self._decode("xindex", [s.name for s in xsyms[k:]], plan.xsizes[k:])
+        elif plan.kind == "pointwise":
             self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)")
             self.emit("xmask = xindex < xnumel")
             self._decode("xindex", [s.name for s in xsyms], plan.xsizes)
@@ -433,9 +499,8 @@ class TileKernelSource:
 
     def _assemble(self) -> str:
         params = [self.args[n] for n in self.in_args] + [self.args[n] for n in self.out_args]
-        params += self.size_arg_names()
-        params += ["xnumel"] + (["rnumel"] if self.two_d else [])
-        params += ["XBLOCK: tl.constexpr"] + (["RBLOCK: tl.constexpr"] if self.two_d else [])
+        params += self.size_arg_names() + list(self.numels())
+        params += [f"{name}: tl.constexpr" for name in self.blocks()]
         header = [
             "import inductor_tile",
             "import inductor_tile.language as tl",
@@ -459,10 +524,5 @@ class TileKernelSource:
         from torch._inductor.virtualized import V
 
         sig = {self.args[n]: "*" + _TYPE_STRINGS[V.graph.get_dtype(n)] for n in self.call_args()}
-        sig.update({name: "i32" for name in self.size_arg_names()})
-        sig["xnumel"] = "i32"
-        consts = {"XBLOCK": self.xblock}
-        if self.two_d:
-            sig["rnumel"] = "i32"
-            consts["RBLOCK"] = self.rblock
-        return sig, consts
+        sig.update({name: "i32" for name in self.size_arg_names() + list(self.numels())})
+        return sig, self.blocks()

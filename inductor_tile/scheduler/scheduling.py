@@ -16,6 +16,7 @@ on the CPU), node by node, with the reason logged and counted in ``metrics``.
 from __future__ import annotations
 
 import logging
+import math
 
 from torch._inductor.scheduler import BaseScheduling
 from torch._inductor.utils import sympy_product
@@ -98,7 +99,7 @@ class TileScheduling(BaseScheduling):
         name = _kernel_name(nodes, plan.kind)
         device_type = _heuristics_device(nodes)
         launch = _choose_launch(plan, device_type, gather=False)
-        gather_checked = False
+        gather_checked = tiled_checked = False
         while True:
             kernel = TileKernelSource(plan, name, launch, elide=local)
             try:
@@ -106,7 +107,14 @@ class TileScheduling(BaseScheduling):
             except NeedsBuffer as e:  # a removed buffer turned out to be read from memory
                 local.discard(str(e))
                 continue
-            if _wants_gather_shape(kernel, device_type) and not gather_checked:
+            if not tiled_checked:
+                tiled_checked = True
+                split = kernel.transposed_split() if heuristics.use_tiled_pointwise(device_type) else 0
+                if split:  # again, over 2-D tiles that coalesce the transposed access too
+                    launch = heuristics.pointwise_tiled(device_type, hint(math.prod(plan.xsizes[:split])),
+                                                        hint(math.prod(plan.xsizes[split:])), split)
+                    continue
+            if not launch.ysplit and _wants_gather_shape(kernel, device_type) and not gather_checked:
                 gather_checked = True
                 gather_launch = _choose_launch(plan, device_type, gather=True)
                 if gather_launch != launch:  # again, with the shape the device wants for gathers
@@ -278,10 +286,18 @@ def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str
     ``tuned``: the autotuner picks the blocks and warps, the grid is a function of them.
     """
     plan, launch = kernel.plan, kernel.launch
+    numels = kernel.numels()
+    args = kernel.call_args() + kernel.size_arg_names() + [_size_source(n) for n in numels.values()]
+    kwargs = [f"{k}={v}" for k, v in launch.launch_kwargs(plan.kind == "reduction").items()]
+    if launch.ysplit:  # static sizes; one program per tile, x fastest
+        tiles = [f"((meta['{n}'] + meta['{b}'] - 1) // meta['{b}'])" for n, b in (("ynumel", "YBLOCK"),
+                                                                              ("xnumel", "XBLOCK"))]
+        programs = f"lambda meta: ({' * '.join(tiles)},)"
+        if tuned:
+            return f"{name}[{programs}]({', '.join(args)})"
+        grid = heuristics.cdiv(numels["ynumel"], launch.yblock) * heuristics.cdiv(numels["xnumel"], launch.xblock)
+        return f"{name}[({grid},)]({', '.join(args + kwargs)})"
     xnumel = _size_source(plan.xnumel)
-    args = kernel.call_args() + kernel.size_arg_names() + [xnumel]
-    if plan.kind == "reduction":
-        args.append(_size_source(plan.rnumel))
     if tuned:
         grid = "lambda meta: ((meta['xnumel'] + meta['XBLOCK'] - 1) // meta['XBLOCK'],)"
         return f"{name}[{grid}]({', '.join(args)})"
@@ -291,7 +307,6 @@ def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str
         grid = f"({xnumel},)"
     else:
         grid = f"((({xnumel}) + {launch.xblock - 1}) // {launch.xblock},)"
-    kwargs = [f"{k}={v}" for k, v in launch.launch_kwargs(plan.kind == "reduction").items()]
     return f"{name}[{grid}]({', '.join(args + kwargs)})"
 
 
@@ -306,7 +321,7 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str) -> None:
     from ..kernel_compiler.frontend.specialization import spec_from_signature
 
     signature, constexprs = kernel.signature()
-    values = {name: hint(getattr(kernel.plan, name)) for name in ("xnumel", "rnumel") if name in signature}
+    values = {name: hint(size) for name, size in kernel.numels().items()}
     values.update({s.name: hint(s) for s in kernel.size_args})
     specs = []
     for name in fn.arg_names:

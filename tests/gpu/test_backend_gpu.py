@@ -34,3 +34,27 @@ def test_pointwise_and_reductions_on_gpu(dtype, shape):
         assert o.device.type == "cuda"
         torch.testing.assert_close(o.double(), r, rtol=tolerance, atol=tolerance * max(1.0, r.abs().max().item()))
     assert metrics.generated_kernels >= 1
+
+
+def attention_transposes(q, k):
+    # attention's head permutes: [B, S, H, D] -> [B, H, D, S] (key transpose, cast to fp32 and
+    # scaled) and [B, H, S, D] -> [B, S, H*D]: tiled pointwise kernels on the GPU
+    kt = (k.permute(0, 2, 3, 1).float() * 0.125).contiguous()
+    merged = (q.permute(0, 2, 1, 3) * 2.0).contiguous().permute(0, 2, 1, 3).reshape(q.shape[0], q.shape[1], -1)
+    return kt, merged.contiguous(), (q.transpose(1, 3) + 1.0).contiguous()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+@pytest.mark.parametrize("shape", [(2, 77, 3, 40), (4, 512, 12, 64)])
+def test_tiled_transposes_on_gpu(dtype, shape):
+    g = torch.Generator(device="cuda").manual_seed(0)
+    q = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
+    k = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
+    out = _compile(attention_transposes)(q, k)
+    ref = attention_transposes(q.double(), k.double())
+    for o, r in zip(out, ref):
+        assert o.device.type == "cuda" and o.shape == r.shape and o.stride() == r.stride()
+        tolerance = 1e-6 if o.dtype == torch.float32 else 1e-2
+        torch.testing.assert_close(o.double(), r, rtol=tolerance, atol=tolerance)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert any("YBLOCK" in s for s in metrics.kernel_sources.values()), list(metrics.kernel_sources)
