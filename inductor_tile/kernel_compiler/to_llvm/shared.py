@@ -4,6 +4,10 @@ Every thread writes its slots at their element's linear index, a barrier, then e
 thread reads the slots its new layout gives it. Threads holding copies of an element
 write the same value to the same place, which is harmless. A barrier before the writes
 lets the buffer be reused by the next exchange.
+
+The buffer has one padding element after every row (the last dimension of the result's
+shape): in a transpose, the lanes of a warp that write one column would otherwise all hit
+the same shared-memory bank.
 """
 
 from __future__ import annotations
@@ -66,9 +70,23 @@ def exchange(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutM
     numel = 1
     for d in dst_shape:
         numel *= d
-    ctx.shared_bytes = max(ctx.shared_bytes, numel * byte_size(I8 if element == I1 else element))
-    base = ctx.target.shared_memory(ctx.module, b, numel)
+    row = dst_shape[-1] if dst_shape else 1
+    padded = numel + numel // row
+    ctx.shared_bytes = max(ctx.shared_bytes, padded * byte_size(I8 if element == I1 else element))
+    base = ctx.target.shared_memory(ctx.module, b, padded)
     ctx.target.barrier(b)
-    store_slots(ctx, base, value, linear_indices(ctx, src, src_shape))
+    store_slots(ctx, base, value, _padded(ctx, linear_indices(ctx, src, src_shape), row))
     ctx.target.barrier(b)
-    return load_slots(ctx, base, linear_indices(ctx, dst, dst_shape), element)
+    return load_slots(ctx, base, _padded(ctx, linear_indices(ctx, dst, dst_shape), row), element)
+
+
+def _padded(ctx: LoweringContext, linear: ir.Value, row: int) -> ir.Value:
+    """Buffer offsets of row-major linear indices: one padding element after every `row`."""
+    if row <= 1:
+        return linear
+    b = ctx.builder
+    if row & (row - 1) == 0:
+        rows = b.lshr(linear, _splat(linear, row.bit_length() - 1))
+    else:
+        rows = b.udiv(linear, _splat(linear, row))
+    return b.add(linear, rows)
