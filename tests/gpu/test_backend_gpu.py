@@ -55,6 +55,6 @@ def test_tiled_transposes_on_gpu(dtype, shape):
     for o, r in zip(out, ref):
         assert o.device.type == "cuda" and o.shape == r.shape and o.stride() == r.stride()
         tolerance = 1e-6 if o.dtype == torch.float32 else 1e-2
-        torch.testing.assert_close(o.double(), r, rtol=tolerance, atol=tolerance)
+        torch.testing.assert_close(o.double(), r.double(), rtol=tolerance, atol=tolerance)
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
     assert any("YBLOCK" in s for s in metrics.kernel_sources.values()), list(metrics.kernel_sources)
