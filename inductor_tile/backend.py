@@ -95,6 +95,17 @@ def _caches_off():
     return stack
 
 
+def _triton_only_fusions_off():
+    """Inductor's scheduler pairs some reductions itself on GPUs (mix-order: a row reduction
+    with column sums of the same input; nested reductions) and hands the pair to
+    ``codegen_mix_order_reduction``/``codegen_nested_reduction``, which only its Triton
+    codegen has. Our fusion policy decides what shares a kernel, so those pairings are off."""
+    import torch._inductor.config as inductor_config
+
+    names = ("mix_order_reduction", "nested_reduction")
+    return inductor_config.patch({f"triton.{k}": False for k in names if hasattr(inductor_config.triton, k)})
+
+
 _inlining = threading.local()
 
 
@@ -145,6 +156,7 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
 
     with contextlib.ExitStack() as stack:
         stack.enter_context(_caches_off())
+        stack.enter_context(_triton_only_fusions_off())
         stack.enter_context(tile_codegen_registered())
         if not config.inlining:
             stack.enter_context(_inlining_disabled())

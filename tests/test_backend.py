@@ -277,3 +277,36 @@ def test_single_element_loads_are_scalar_loads():
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
     sources = "\n".join(metrics.kernel_sources.values())
     assert "tl.load(in_ptr1 + 0)" in sources and "tl.broadcast_to(" in sources
+
+
+def test_inductor_reduction_pairings_are_off_in_our_compiles(monkeypatch):
+    # Inductor pairs reductions itself on GPUs (mix-order, nested) and hands them to codegen
+    # hooks only its Triton scheduling has; during our compiles (forward and backward) they are off
+    import torch._inductor.compile_fx as compile_fx_module
+    import torch._inductor.config as inductor_config
+
+    seen = []
+    original = compile_fx_module.compile_fx_inner
+
+    def recording(*args, **kwargs):
+        seen.append(inductor_config.triton.mix_order_reduction)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(compile_fx_module, "compile_fx_inner", recording)
+    x = _rand(16, 24).requires_grad_()
+    _compile(lambda t: torch.nn.functional.layer_norm(t, (24,)).sum())(x).backward()
+    assert seen == [False, False]  # forward and backward graphs
+    assert inductor_config.triton.mix_order_reduction  # restored afterwards
+
+
+def test_a_reduction_pairing_inductor_made_becomes_two_kernels(monkeypatch):
+    from types import SimpleNamespace
+
+    from inductor_tile.scheduler.scheduling import TileScheduling
+
+    done = []
+    monkeypatch.setattr(TileScheduling, "codegen_node", lambda self, node: done.append(node))
+    scheduling = TileScheduling.__new__(TileScheduling)
+    scheduling.codegen_mix_order_reduction(SimpleNamespace(node1="rows", node2="columns"))
+    scheduling.codegen_nested_reduction(SimpleNamespace(node1="outer", node2="inner"))
+    assert done == ["rows", "columns", "outer", "inner"]

@@ -209,6 +209,14 @@ class TileScheduling(BaseScheduling):
     def codegen_template(self, *args, **kwargs):
         raise NotImplementedError("inductor_tile: template kernels are not supported")
 
+    def codegen_mix_order_reduction(self, node) -> None:
+        """Inductor paired two reductions of one input itself (off in our compiles, see
+        backend._triton_only_fusions_off): each gets its own kernel."""
+        self.codegen_node(node.node1)
+        self.codegen_node(node.node2)
+
+    codegen_nested_reduction = codegen_mix_order_reduction
+
     def codegen_sync(self) -> None:
         pass
 
