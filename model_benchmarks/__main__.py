@@ -60,6 +60,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--from-results", type=Path, metavar="DIR",
                    help="run nothing: rewrite DIR's results.md and plots from its results.csv and run.json "
                         "(with --update-benchmarks-md, BENCHMARKS.md too)")
+    p.add_argument("--merge", type=Path, nargs="+", metavar="DIR",
+                   help="run nothing: merge the results of earlier runs (same suite, modes, precisions, device) "
+                        "into --out, each model's rows from the last run that measured it, then write its "
+                        "reports (with --update-benchmarks-md, BENCHMARKS.md too)")
     p.add_argument("--isolate", action="store_true",
                    help="one child process per model (a crash or hang costs only that model's rows), spread "
                         "over --gpus GPUs, each stopped after --model-timeout seconds")
@@ -100,6 +104,13 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.from_results:
         return rewrite(args.from_results, args.update_benchmarks_md)
+    if args.merge:
+        from .merge import merge
+
+        if args.out is None:
+            raise SystemExit("--merge needs --out DIR")
+        merge(args.merge, args.out)
+        return rewrite(args.out, args.update_benchmarks_md)
     if args.fresh_caches:  # before anything compiles
         root = Path(tempfile.mkdtemp(prefix="model_benchmarks_caches_"))
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = str(root / "inductor")

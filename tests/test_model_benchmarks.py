@@ -5,6 +5,7 @@ benchmark runs, not in tests.)"""
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -212,3 +213,45 @@ def test_isolated_model_stopped_with_the_run_is_interrupted_not_crashed():
     assert isolate._ended_status(-9, 85.0, False, True, 420)[0] == "interrupted"
     assert isolate._ended_status(1, 167.0, False, False, 420) == ("crashed", "process ended with exit status 1 after 167 s")
     assert isolate._ended_status(-9, 421.0, True, False, 420)[0] == "timeout"
+
+
+def _fake_run(directory, commit, date, rows, modes=("training",)):
+    from model_benchmarks import report
+
+    directory.mkdir()
+    env = {"device": "NVIDIA H200", "torch": "2.11", "transformers": "5", "commit": commit, "date": date}
+    meta = {"env": env, "settings": {"seed": "0"}, "argv": ["--models", "x"], "suite": "full",
+            "modes": list(modes), "precisions": ["fp16"], "amp": False}
+    (directory / "run.json").write_text(json.dumps(meta))
+    full = [{"model": m, "mode": "training", "precision": "fp16", "backend": b, "status": s, "batch_size": 8,
+             "seq_len": 128, "median_ms": ms, "eager_ms": 10.0, "speedup": 10.0 / ms if ms else None}
+            for m, s, ms in rows for b in ("eager", "tile")]
+    report.write_csv(full, directory / "results.csv")
+
+
+def test_merge_takes_each_model_from_the_last_run_that_measured_it(tmp_path):
+    _fake_run(tmp_path / "a", "aaa", "2026-11-22 05:00", [("Bert", "ok", 5.0), ("Crash", "crashed", None)])
+    _fake_run(tmp_path / "b", "bbb", "2026-11-22 07:00",
+              [("Crash", "ok", 4.0), ("Bert", "interrupted", None), ("Gpt", "not run", None)])
+    out = tmp_path / "merged"
+    result = subprocess.run([sys.executable, "-m", "model_benchmarks", "--merge", str(tmp_path / "a"),
+                             str(tmp_path / "b"), "--out", str(out)], capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-2000:]
+    with open(out / "results.csv", newline="") as f:
+        rows = {(r["model"], r["backend"]): r for r in csv.DictReader(f)}
+    assert rows[("Bert", "tile")]["status"] == "ok" and float(rows[("Bert", "tile")]["median_ms"]) == 5.0
+    assert rows[("Crash", "tile")]["status"] == "ok"  # re-run later: the later rows win
+    assert rows[("Gpt", "tile")]["status"] == "not run"  # measured nowhere: stays visible
+    meta = json.loads((out / "run.json").read_text())
+    assert meta["env"]["commit"] == "aaa (1 models), bbb (2 models)"
+    assert meta["env"]["date"] == "2026-11-22 05:00 to 2026-11-22 07:00"
+    assert "aaa (1 models)" in (out / "results.md").read_text()
+
+
+def test_merge_refuses_runs_of_other_modes(tmp_path):
+    from model_benchmarks.merge import merge
+
+    _fake_run(tmp_path / "a", "aaa", "d", [("Bert", "ok", 5.0)])
+    _fake_run(tmp_path / "b", "bbb", "d", [("Bert", "ok", 5.0)], modes=("inference",))
+    with pytest.raises(ValueError, match="modes differs"):
+        merge([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
