@@ -50,9 +50,12 @@ def merge(directories: list[Path], out: Path) -> tuple[list[dict], dict]:
             raise ValueError(f"cannot merge {d}: measured on {meta['env']['device']}, "
                              f"not {metas[0]['env']['device']}")
     rows, origin = merge_rows(runs)
-    models_at: dict[str, set[str]] = {}
+    commits: dict[str, str] = {}  # model -> commit; a merged run keeps its own per-model record
     for row, i in zip(rows, origin):
-        models_at.setdefault(metas[i]["env"]["commit"], set()).add(row["model"])
+        commits[row["model"]] = metas[i].get("commits", {}).get(row["model"], metas[i]["env"]["commit"])
+    models_at: dict[str, set[str]] = {}
+    for model, commit in commits.items():
+        models_at.setdefault(commit, set()).add(model)
     env = dict(metas[0]["env"])
     env["commit"] = ", ".join(f"{c} ({len(m)} models)" for c, m in models_at.items())
     dates = sorted({m["env"]["date"] for m in metas})
@@ -61,7 +64,7 @@ def merge(directories: list[Path], out: Path) -> tuple[list[dict], dict]:
     names = ", ".join(d.name for d in directories)
     settings["merged from"] = f"{len(directories)} runs ({names}); per model the last run that measured it"
     meta = {**{k: metas[0].get(k) for k in _SAME}, "env": env, "settings": settings,
-            "argv": [m.get("argv") for m in metas]}
+            "argv": [m.get("argv") for m in metas], "commits": commits}
     out.mkdir(parents=True, exist_ok=True)
     report.write_csv(rows, out / "results.csv")
     (out / "run.json").write_text(json.dumps(meta, indent=1))

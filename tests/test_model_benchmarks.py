@@ -246,6 +246,13 @@ def test_merge_takes_each_model_from_the_last_run_that_measured_it(tmp_path):
     assert meta["env"]["commit"] == "aaa (1 models), bbb (2 models)"
     assert meta["env"]["date"] == "2026-11-22 05:00 to 2026-11-22 07:00"
     assert "aaa (1 models)" in (out / "results.md").read_text()
+    assert meta["commits"] == {"Bert": "aaa", "Crash": "bbb", "Gpt": "bbb"}
+    # merging a merged run again keeps each model's own commit
+    _fake_run(tmp_path / "c", "ccc", "2026-11-22 09:00", [("Gpt", "ok", 2.0)])
+    from model_benchmarks.merge import merge
+
+    _, meta = merge([out, tmp_path / "c"], tmp_path / "again")
+    assert meta["env"]["commit"] == "aaa (1 models), bbb (1 models), ccc (1 models)"
 
 
 def test_merge_refuses_runs_of_other_modes(tmp_path):
