@@ -265,9 +265,10 @@ class TileKernelSource:
             ptr = self.args[name]
         else:
             ptr = self._arg(name, out=False)
-        if sympy.sympify(index).free_symbols:
-            self.accesses.append(sympy.sympify(index))
-        if not sympy.sympify(index).free_symbols and not self.masks:
+        expr = sympy.sympify(index)
+        if expr.free_symbols:
+            self.accesses.append(expr)
+        elif not self.masks:
             # one element for the whole tile: a scalar load (always in bounds) broadcast, not a
             # masked load of the same address in every lane (a gather on the CPU target)
             scalar = self.define(f"tl.load({ptr} + {idx})")
