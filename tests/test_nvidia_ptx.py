@@ -30,6 +30,13 @@ def _suite_specializations(monkeypatch) -> list:
     (each launch then runs in the interpreter, so nothing is compiled for the CPU here)."""
     from inductor_tile.kernel_compiler import compiler
 
+    from inductor_tile.kernel_compiler.runtime.jit import JITFunction
+
+    # kernels compiled earlier in this process (test_suite_ttir) would not reach compile_specialized
+    for kernel in vars(suite).values():
+        if isinstance(kernel, JITFunction):
+            kernel.cache.clear()
+            kernel.launch_cache.clear()
     seen: dict = {}
 
     def record(jit_fn, specs, target=None, num_warps=4, native=True):
