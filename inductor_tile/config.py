@@ -45,6 +45,19 @@ def _env_flag(name: str, default: bool) -> bool:
     return value.strip().lower() not in ("0", "false", "off", "no")
 
 
+def _env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    """A setting among `choices` from the environment; 1/true/yes mean "on", 0/false/no "off"."""
+    value = os.environ.get(name, "").strip().lower() or default
+    value = {"1": "on", "true": "on", "yes": "on", "0": "off", "false": "off", "no": "off"}.get(value, value)
+    if value not in choices:
+        import warnings
+
+        warnings.warn(f"{name}={os.environ[name]!r} is not one of {', '.join(choices)}; using {default!r}",
+                      stacklevel=2)
+        return default
+    return value
+
+
 # device types whose Inductor codegen we replace (TILE_DEVICES=cpu keeps Inductor's Triton on GPUs)
 devices: tuple[str, ...] = tuple(d.strip() for d in os.environ.get("TILE_DEVICES", "cpu,cuda").split(",") if d.strip())
 fusion: bool = _env_flag("TILE_FUSION", True)
@@ -52,7 +65,7 @@ inlining: bool = _env_flag("TILE_INLINING", True)
 autotune: bool = _env_flag("TILE_AUTOTUNE", False)
 precompile: bool = _env_flag("TILE_PRECOMPILE", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
-tiled_pointwise: str = os.environ.get("TILE_TILED_POINTWISE", "gpu").strip().lower() or "gpu"
+tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

@@ -79,6 +79,18 @@ def test_contiguous_kernels_stay_one_dimensional():
     assert not _tiled_sources()  # nothing transposed: no reason to tile
 
 
+@pytest.mark.parametrize("value,expected", [("", "gpu"), ("GPU", "gpu"), ("1", "on"), ("off", "off"), ("no", "off")])
+def test_environment_setting(monkeypatch, value, expected):
+    monkeypatch.setenv("TILE_TILED_POINTWISE", value)
+    assert config._env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off")) == expected
+
+
+def test_unknown_environment_setting_warns_and_keeps_the_default(monkeypatch):
+    monkeypatch.setenv("TILE_TILED_POINTWISE", "sometimes")
+    with pytest.warns(UserWarning, match="TILE_TILED_POINTWISE='sometimes' is not one of gpu, on, off"):
+        assert config._env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off")) == "gpu"
+
+
 def test_default_tiles_on_gpus_only():
     with config.patch(tiled_pointwise="gpu"):
         assert heuristics.use_tiled_pointwise("cuda") and not heuristics.use_tiled_pointwise("cpu")
