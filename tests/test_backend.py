@@ -65,6 +65,21 @@ def test_fusion_off_generates_more_kernels():
     assert unfused == 3 > fused
 
 
+
+def test_fusion_off_keeps_a_16_bit_loss_sum_with_its_division():
+    # 16384 tokens x a loss near 8 sum past float16's 65504: stored alone, the sum
+    # would round to inf before the division by the token count (eager does both in one op)
+    g = torch.Generator().manual_seed(3)
+    logits = (torch.randn(16384, 64, generator=g) * 3).half()
+    target = torch.randint(0, 64, (16384,), generator=g)
+    fn = torch.nn.functional.cross_entropy
+    ref = fn(logits.double(), target)
+    with config.patch(fusion=False):
+        out = _compile(fn)(logits, target)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert out.dtype == torch.float16 and torch.isfinite(out)
+    torch.testing.assert_close(out.double(), ref, rtol=2e-3, atol=0)
+
 def inlining_probe(x, y):
     # relu(x * 2 + 1) is inlined into the add, twice; with inlining off it is a buffer that
     # the add reads at two elements per element it writes, so fusion cannot merge them back

@@ -10,7 +10,12 @@ this module answers whether the pair fits one of our kernel shapes:
   output + reduced sizes (softmax / layernorm become one kernel), and reductions over
   the same sizes side by side.
 
-``inductor_tile.config.fusion = False`` (``TILE_FUSION=0``) refuses every pair.
+``inductor_tile.config.fusion = False`` (``TILE_FUSION=0``) refuses every pair but one
+kind: a float16/bfloat16 sum with the single pointwise node that consumes it. A sum
+accumulates in float32 inside its kernel; stored on its own it is rounded to its
+16-bit buffer first, and a cross-entropy loss summed over a batch (8192 tokens x ~10)
+overflows float16 there although eager computes it as one op. Keeping that pair
+together costs the ablation one kernel launch per such sum and keeps its results right.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ MAX_FUSED_NODES = 64
 
 
 def can_fuse(node1, node2, vertical: bool) -> bool:
-    if not config.fusion:
+    if not config.fusion and not (vertical and _narrow_sum_epilogue(node1, node2)):
         return False
     from ..codegen.common import Unsupported
     from ..codegen.plan import plan_group
@@ -45,4 +50,24 @@ def can_fuse(node1, node2, vertical: bool) -> bool:
         shared = {d.name for d in node1.read_writes.reads} & {d.name for d in node2.read_writes.reads}
         if not shared:
             return False
+    return True
+
+
+def _narrow_sum_epilogue(node1, node2) -> bool:
+    """Is node1 one float16/bfloat16 sum and node2 one pointwise node reading it?"""
+    import torch
+
+    if len(node1.get_nodes()) != 1 or len(node2.get_nodes()) != 1:
+        return False
+    if not node1.is_reduction() or node2.is_reduction():
+        return False
+    buffer = getattr(node1, "node", None)
+    if getattr(getattr(buffer, "data", None), "reduction_type", None) != "sum":
+        return False
+    if buffer.get_dtype() not in (torch.float16, torch.bfloat16):
+        return False
+    if buffer.get_name() not in {d.name for d in node2.read_writes.reads}:
+        return False
+    log.debug("fusion off, but keeping %s with its consumer %s: a 16-bit sum must not be rounded "
+              "before its epilogue", node1.get_name(), node2.get_name())
     return True
