@@ -238,7 +238,9 @@ def build_model(spec: ModelSpec, small: bool = False, device: str | torch.device
     torch.manual_seed(seed)
     with torch.device(device):
         model = model_cls(config)
-    return model.to(dtype=dtype)
+    # some models ignore the default device (XLNet builds its attention weights with
+    # torch.FloatTensor(...), always on the CPU): move whatever stayed behind
+    return model.to(device=device, dtype=dtype)
 
 
 def make_inputs(spec: ModelSpec, config, small: bool = False, device: str | torch.device = "cpu",

@@ -37,6 +37,8 @@ def test_full_size_model_builds_on_meta(name):
     spec = models.SPECS[name]
     model = models.build_model(spec, small=False, device="meta")
     assert sum(p.numel() for p in model.parameters()) > 1e6
+    stray = [n for n, t in [*model.named_parameters(), *model.named_buffers()] if t.device.type != "meta"]
+    assert not stray, f"not on the requested device: {stray[:3]}"
     inputs = models.make_inputs(spec, model.config, small=False, device="meta")
     assert inputs["input_ids"].shape == (spec.batch_size, spec.seq_len)
     for key in ("max_position_embeddings", "n_positions"):
