@@ -225,6 +225,7 @@ def main(argv: list[str] | None = None) -> int:
 def write_reports(rows: list[dict], meta: dict, out: Path, update_benchmarks_md: bool):
     """results.md, plots and (optionally) this run's BENCHMARKS.md section."""
     from . import plots, report
+    from .backends import ABLATION
 
     env, suite = meta["env"], meta["suite"]
     title = f"{env['device']}, torch {env['torch']}, commit {env['commit']}, {env['date']}"
@@ -232,8 +233,9 @@ def write_reports(rows: list[dict], meta: dict, out: Path, update_benchmarks_md:
     (out / "results.md").write_text(md)
     paths = plots.all_plots(rows, title, out)
     if update_benchmarks_md:
+        ablation = any(r["backend"] in ABLATION.values() and r["backend"] != "tile" for r in rows)
         key = (f"models {suite} {report.slug(env['device'])} {'+'.join(meta['modes'])} "
-               f"{'+'.join(meta['precisions'])}{' amp' if meta['amp'] else ''}")
+               f"{'+'.join(meta['precisions'])}{' amp' if meta['amp'] else ''}{' ablation' if ablation else ''}")
         report.update_benchmarks_md(key, md)
     return md, paths
 

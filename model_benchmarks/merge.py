@@ -37,6 +37,14 @@ def merge_rows(runs: list[list[dict]]) -> tuple[list[dict], list[int]]:
     return out, origin
 
 
+def _date_range(date: str) -> list[str]:
+    """A run's date, or the two ends of a merged run's "2026-11-22 05:07 to 07:31" (day repeated)."""
+    first, _, last = date.partition(" to ")
+    if last and " " not in last.strip():
+        last = f"{first.split()[0]} {last.strip()}"
+    return [first, last] if last else [first]
+
+
 def merge(directories: list[Path], out: Path) -> tuple[list[dict], dict]:
     """Merged rows and run metadata of the runs in `directories` (later runs win)."""
     metas = [json.loads((d / "run.json").read_text()) for d in directories]
@@ -58,8 +66,8 @@ def merge(directories: list[Path], out: Path) -> tuple[list[dict], dict]:
         models_at.setdefault(commit, set()).add(model)
     env = dict(metas[0]["env"])
     env["commit"] = ", ".join(f"{c} ({len(m)} models)" for c, m in models_at.items())
-    dates = sorted({m["env"]["date"] for m in metas})
-    env["date"] = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    dates = sorted(d for m in metas for d in _date_range(m["env"]["date"]))
+    env["date"] = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
     settings = dict(metas[0]["settings"])
     names = ", ".join(d.name for d in directories)
     settings["merged from"] = f"{len(directories)} runs ({names}); per model the last run that measured it"

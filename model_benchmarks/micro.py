@@ -14,7 +14,6 @@ import argparse
 import csv
 import datetime
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torch._inductor.config

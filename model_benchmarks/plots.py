@@ -50,27 +50,39 @@ def speedup_bars(rows: list[dict[str, Any]], mode: str, precision: str, title: s
 
 def ablation_chart(rows: list[dict[str, Any]], title: str, path: Path) -> Path | None:
     """For each (mode, precision) with tile ablation results: tile's geomeans next to the published ones."""
-    panels = [(key, report.ablation_geomeans(grp)) for key, grp in report.groups(rows).items()]
-    panels = [(key, gm) for key, gm in panels if gm and key[0] in report.PUBLISHED_ABLATION]
+    panels = [(key, report.ablation_geomeans(grp), report.ablation_geomeans(grp, timed=True))
+              for key, grp in report.groups(rows).items()]
+    panels = [p for p in panels if p[2][0] and p[0][0] in report.PUBLISHED_ABLATION]
     if not panels:
         return None
     fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.2), squeeze=False)
-    for ax, ((mode, precision), gm) in zip(axes[0], panels):
+    for ax, ((mode, precision), (gm, counted), (timed, timed_models)) in zip(axes[0], panels):
         published = report.PUBLISHED_ABLATION[mode]
         cols = list(published)
         xs = range(len(cols))
-        ax.bar([x - 0.2 for x in xs], [published[c] for c in cols], 0.4,
-               label="TorchInductor, published (45 HF fp16)", color="#999999")
-        ours = [(x + 0.2, gm[c]) for x, c in zip(xs, cols) if c in gm]
-        ax.bar([x for x, _ in ours], [v for _, v in ours], 0.4, label=f"tile, this run ({precision})")
-        for x, v in ours:
-            ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=8)
-        for x, c in zip(xs, cols):
-            ax.text(x - 0.2, published[c], f"{published[c]:.2f}", ha="center", va="bottom", fontsize=8)
-        inductor = report.geomeans(report.groups(rows)[(mode, precision)]).get("inductor")
+        bars = [("TorchInductor, published (45 HF fp16)", published, "#999999", "")]
+        if gm:
+            bars.append((f"tile, this run ({precision}, {len(counted)} models passing every variant)", gm,
+                         "tab:blue", ""))
+        if timed_models != counted:
+            bars.append((f"tile, this run ({precision}, {len(timed_models)} models timed, mismatches included)",
+                         timed, "#9ecae1", "//"))
+        width = 0.8 / len(bars)
+        ours = []
+        for i, (label, values, color, hatch) in enumerate(bars):
+            offset = (i - (len(bars) - 1) / 2) * width
+            points = [(x + offset, values[c]) for x, c in zip(xs, cols) if c in values]
+            ax.bar([x for x, _ in points], [v for _, v in points], width, label=label, color=color, hatch=hatch)
+            for x, v in points:
+                ax.text(x, v, f"{v:.2f}", ha="center", va="bottom", fontsize=7)
+            if i:
+                ours += points
+        same = counted or timed_models  # inductor over the models of tile's first bar
+        inductor = report.geomeans([r for r in report.groups(rows)[(mode, precision)]
+                                    if r["model"] in same]).get("inductor")
         if inductor and inductor[1]:
             ax.axhline(inductor[0], color="tab:green", linestyle="--", linewidth=1,
-                       label=f"inductor, this run: {inductor[0]:.2f}x")
+                       label=f"inductor, this run, same models: {inductor[0]:.2f}x ({inductor[1]} passed)")
         ax.axhline(1.0, color="black", linewidth=0.8)
         ax.set_xticks(list(xs))
         ax.set_xticklabels(cols)

@@ -169,15 +169,24 @@ def markdown(rows: list[dict[str, Any]], env: dict[str, str], settings: dict[str
                 out.append(f"{c:.1f} / {k}" if c is not None else "-")
             lines.append(f"| {model} | " + " | ".join(out) + " |")
 
-        ablation = ablation_geomeans(grp)
-        if ablation and mode in PUBLISHED_ABLATION:
+        ablation, counted = ablation_geomeans(grp)
+        timed, timed_models = ablation_geomeans(grp, timed=True)
+        if timed and mode in PUBLISHED_ABLATION:
             pub = PUBLISHED_ABLATION[mode]
+            run = len({r["model"] for r in grp})
+
+            def _row(label: str, gm: dict[str, float]) -> str:
+                return f"| {label} | " + " | ".join(f"{gm[k]:.2f}x" if k in gm else "-" for k in pub) + " |"
+
             lines += ["", f"#### {mode}, {precision}: fusion / inlining ablation (geomean speedup over eager)", "",
                       "| | " + " | ".join(pub) + " |", "| --- |" + " --- |" * len(pub),
-                      "| TorchInductor, published (45 HF fp16 models, not measured here) | "
-                      + " | ".join(f"{v:.2f}x" for v in pub.values()) + " |",
-                      "| tile, this run | " + " | ".join(f"{ablation[k]:.2f}x" if k in ablation else "-"
-                                                           for k in pub) + " |"]
+                      _row("TorchInductor, published (45 HF fp16 models, not measured here)", pub)]
+            if ablation:
+                lines.append(_row(f"tile, this run: {len(counted)} of {run} models, those that passed "
+                                  "under every variant", ablation))
+            if timed_models != counted:
+                lines.append(_row(f"tile, this run: {len(timed_models)} of {run} models, those timed under "
+                                  "every variant (mismatches included)", timed))
 
         problems = [r for r in grp if r["status"] != "ok"]
         lines += ["", f"#### {mode}, {precision}: failures and mismatches", ""]
@@ -191,10 +200,26 @@ def markdown(rows: list[dict[str, Any]], env: dict[str, str], settings: dict[str
     return "\n".join(lines) + "\n"
 
 
-def ablation_geomeans(rows: list[dict[str, Any]]) -> dict[str, float]:
-    """Ablation column ('all', 'no fusion', ...) -> tile's geomean, for the variants that ran."""
-    gm = geomeans(rows)
-    return {col: gm[name][0] for col, name in backends.ABLATION.items() if name in gm and gm[name][1]}
+def ablation_geomeans(rows: list[dict[str, Any]], timed: bool = False) -> tuple[dict[str, float], set[str]]:
+    """(ablation column ('all', 'no fusion', ...) -> tile's geomean, the models counted).
+
+    Every column is a geomean over the same models: those that passed under every ablation
+    variant that ran, or with ``timed``, those timed under every variant whether or not
+    their results matched eager (a variant's mismatch does not change what it costs).
+    """
+    ran = {col: name for col, name in backends.ABLATION.items() if any(r["backend"] == name for r in rows)}
+    if len(ran) < 2:
+        return {}, set()
+    ok = ("ok", "mismatch") if timed else ("ok",)
+    speedups: dict[str, dict[str, float]] = {col: {} for col in ran}
+    for col, name in ran.items():
+        for r in rows:
+            if r["backend"] == name and r["status"] in ok and _num(r["speedup"]):
+                speedups[col][r["model"]] = _num(r["speedup"])
+    common = set.intersection(*(set(v) for v in speedups.values()))
+    if not common:
+        return {}, set()
+    return {col: timing.geomean([v[m] for m in common]) for col, v in speedups.items()}, common
 
 
 def update_benchmarks_md(key: str, section: str, path: Path = BENCHMARKS_MD) -> None:

@@ -255,6 +255,7 @@ def test_merge_takes_each_model_from_the_last_run_that_measured_it(tmp_path):
 
     _, meta = merge([out, tmp_path / "c"], tmp_path / "again")
     assert meta["env"]["commit"] == "aaa (1 models), bbb (1 models), ccc (1 models)"
+    assert meta["env"]["date"] == "2026-11-22 05:00 to 2026-11-22 09:00"
 
 
 def test_merge_refuses_runs_of_other_modes(tmp_path):
@@ -264,3 +265,23 @@ def test_merge_refuses_runs_of_other_modes(tmp_path):
     _fake_run(tmp_path / "b", "bbb", "d", [("Bert", "ok", 5.0)], modes=("inference",))
     with pytest.raises(ValueError, match="modes differs"):
         merge([tmp_path / "a", tmp_path / "b"], tmp_path / "out")
+
+
+def test_ablation_geomeans_count_the_same_models_in_every_column(tmp_path):
+    speedups = {  # model -> backend -> (speedup, status)
+        "A": {"tile": (2.0, "ok"), "tile-no-fusion": (1.0, "ok"), "tile-neither": (0.5, "ok")},
+        "B": {"tile": (8.0, "ok"), "tile-no-fusion": (4.0, "mismatch"), "tile-neither": (2.0, "ok")},
+        "C": {"tile": (1.0, "ok"), "tile-no-fusion": (None, "error"), "tile-neither": (1.0, "ok")},
+    }
+    rows = [{"model": m, "mode": "inference", "precision": "fp16", "backend": b, "status": st,
+             "speedup": "" if sp is None else str(sp)}
+            for m, cells in speedups.items() for b, (sp, st) in cells.items()]
+    passed, models = report.ablation_geomeans(rows)
+    assert models == {"A"} and passed == {"all": 2.0, "no fusion": 1.0, "neither": 0.5}
+    timed, models = report.ablation_geomeans(rows, timed=True)
+    assert models == {"A", "B"}
+    assert timed["all"] == pytest.approx(4.0) and timed["no fusion"] == pytest.approx(2.0)
+    assert report.ablation_geomeans([r for r in rows if r["backend"] == "tile"]) == ({}, set())
+    from model_benchmarks import plots
+
+    assert plots.ablation_chart(rows, "test", tmp_path / "ablation.png").stat().st_size > 0
