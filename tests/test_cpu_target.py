@@ -126,3 +126,42 @@ def test_2d_reductions_along_either_axis(axis, kind, dtype, monkeypatch):
     else:
         assert torch.equal(compiled.long(), expected.long())
     torch.testing.assert_close(compiled.double(), interpreted.double(), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("threads, min_seconds, programs, pooled", [
+    (2, 0.0, 40, True),  # every grid pays off: the second launch of the size splits
+    (2, float("inf"), 41, False),  # no grid pays off: always on the calling thread
+    (1, 0.0, 42, False),  # torch.set_num_threads(1): never split
+])
+def test_grid_split_across_threads_only_when_it_pays(threads, min_seconds, programs, pooled, monkeypatch):
+    from inductor_tile.kernel_compiler.runtime import cpu_launcher
+
+    submitted = []
+    pool = cpu_launcher._pool()
+
+    class Spy:
+        def submit(self, *args):
+            submitted.append(args[-2:])  # (first program, end)
+            return pool.submit(*args)
+
+    monkeypatch.setattr(cpu_launcher, "_pool", lambda: Spy())
+    monkeypatch.setattr(cpu_launcher, "PARALLEL_MIN_SECONDS", min_seconds)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        gen = torch.Generator().manual_seed(programs)
+        block = 16
+        x = random_tensor(gen, (programs * block,), torch.float32)
+        for launch in range(3):
+            out = poison(torch.empty_like(x))
+            tail_kernel[(programs,)](x, out, x.numel(), BLOCK=block)
+            torch.testing.assert_close(out, x * 3 + x, rtol=0, atol=0)
+            if launch == 0:
+                assert not submitted  # the first launch of a grid size runs here, timed
+    finally:
+        torch.set_num_threads(before)
+    if pooled:
+        chunks = sorted(submitted[:threads])
+        assert len(submitted) == 2 * threads and chunks[0][0] == 0 and chunks[-1][1] == programs, submitted
+    else:
+        assert not submitted

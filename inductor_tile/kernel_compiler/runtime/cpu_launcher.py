@@ -2,13 +2,21 @@
 
 The compiled entry `<kernel>_grid(args, gx, gy, gz, start, end)` runs programs
 [start, end) of the grid; the launcher packs the arguments once per launch and calls it
-from a thread pool (ctypes releases the GIL), one contiguous chunk of programs per core.
+from a thread pool (ctypes releases the GIL), one contiguous chunk of programs per thread,
+as many threads as torch uses (`torch.set_num_threads`).
+
+Handing work to the pool costs tens of microseconds (more on a loaded machine), which is
+more than a small kernel runs: a model's small layers ran 2x slower split across two
+cores than on one.  So the first launch of each grid size runs on the calling thread and
+is timed; later launches of that size use the pool only if that one took at least
+`PARALLEL_MIN_SECONDS`.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -25,6 +33,8 @@ _CTYPE_OF = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i
 _POOL: ThreadPoolExecutor | None = None
 #: programs per launch below which the grid runs on the calling thread
 SERIAL_GRID = 4
+#: a grid whose first (serial) launch took less than this keeps running on the calling thread
+PARALLEL_MIN_SECONDS = 250e-6
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -32,6 +42,22 @@ def _pool() -> ThreadPoolExecutor:
     if _POOL is None:
         _POOL = ThreadPoolExecutor(max_workers=os.cpu_count() or 1, thread_name_prefix="tile-cpu")
     return _POOL
+
+
+def _threads() -> int:
+    """How many threads a launch may use: torch's intra-op setting, as torch's own CPU kernels."""
+    try:
+        import torch
+    except ImportError:
+        return os.cpu_count() or 1
+    return max(1, torch.get_num_threads())
+
+
+def _converter(spec: ArgSpec):
+    """value -> the ctypes object the kernel reads, for one runtime argument."""
+    if spec.kind == "pointer":
+        return lambda value: ctypes.c_int64(value.data_ptr())
+    return _CTYPE_OF[spec.type.to_ir_string()]
 
 
 class CPUKernel:
@@ -51,7 +77,9 @@ class CPUKernel:
         if not address:
             raise RuntimeError(f"the compiled code has no entry `{entry}`")
         self.entry = _ENTRY(address)
-        self.runtime = [(i, s) for i, s in enumerate(specs) if s.kind != "constexpr"]
+        self.runtime = [(i, _converter(s)) for i, s in enumerate(specs) if s.kind != "constexpr"]
+        self.array_type = ctypes.c_void_p * max(1, len(self.runtime))
+        self.parallel: dict[int, bool] = {}  # programs per launch -> whether the pool pays off
 
     @classmethod
     def from_object(cls, object_file: bytes, entry: str, specs: list[ArgSpec]) -> "CPUKernel":
@@ -60,14 +88,8 @@ class CPUKernel:
 
     def pack(self, values: tuple) -> tuple[Any, list[Any]]:
         """A ctypes array of pointers to each runtime argument's value (launch values in parameter order)."""
-        packed = []
-        for position, spec in self.runtime:
-            value = values[position]
-            if spec.kind == "pointer":
-                packed.append(ctypes.c_int64(value.data_ptr()))
-            else:
-                packed.append(_CTYPE_OF[spec.type.to_ir_string()](value))
-        array = (ctypes.c_void_p * max(1, len(packed)))(*[ctypes.addressof(v) for v in packed])
+        packed = [convert(values[position]) for position, convert in self.runtime]
+        array = self.array_type(*[ctypes.addressof(v) for v in packed])
         return array, packed  # keep `packed` alive while the kernel runs
 
     def launch(self, values: tuple, grid: tuple[int, int, int]) -> None:
@@ -75,9 +97,13 @@ class CPUKernel:
         total = grid[0] * grid[1] * grid[2]
         if total == 0:
             return
-        workers = min(total, os.cpu_count() or 1)
-        if total <= SERIAL_GRID or workers == 1:
+        workers = min(total, _threads())
+        parallel = self.parallel.get(total)
+        if total <= SERIAL_GRID or workers == 1 or not parallel:
+            start = time.perf_counter()
             self.entry(ctypes.addressof(array), *grid, 0, total)
+            if parallel is None and total > SERIAL_GRID and workers > 1:
+                self.parallel[total] = time.perf_counter() - start >= PARALLEL_MIN_SECONDS
             return
         chunk = -(-total // workers)
         futures = [_pool().submit(self.entry, ctypes.addressof(array), *grid, start, min(start + chunk, total))
