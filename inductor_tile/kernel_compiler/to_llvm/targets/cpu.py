@@ -3,8 +3,9 @@
 Layouts on the CPU have one lane and one warp, so a tile's slots are all its elements and
 every cross-thread step of the lowering vanishes. Loads and stores become LLVM's masked
 vector loads/stores (contiguous runs) or gathers/scatters; math goes to LLVM intrinsics
-and the C math library of the process. The entry point loops over a range of program ids,
-so the launcher can split the grid across the machine's cores.
+and the C math library of the process, except float32 exp/tanh (vector code, cpu_math.py).
+The entry point loops over a range of program ids, so the launcher can split the grid
+across the machine's cores.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from llvmlite import ir
 
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
+from . import cpu_math
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -125,6 +127,12 @@ class CPUTarget(Target):
         fn = _intrinsic(builder.module, f"llvm.masked.scatter.v{n}{intrinsic_suffix(element)}.v{n}p0", ir.VoidType(),
                         [value.type, ptrs.type, I32, mask.type])
         builder.call(fn, [value, ptrs, ir.Constant(I32, byte_size(element)), mask])
+
+    def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
+        """float32 exp and tanh as vector polynomials (cpu_math.py): LLVM would scalarize them."""
+        element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        emit = cpu_math.FLOAT32.get(op) if element == ir.FloatType() else None
+        return emit(builder, x) if emit else None
 
     def math(self, op: str, type_name: str) -> MathEntry:
         symbol, is_intrinsic = _MATH[op]
