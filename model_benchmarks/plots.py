@@ -14,13 +14,34 @@ import matplotlib.pyplot as plt  # noqa: E402
 from . import report  # noqa: E402
 
 
+#: models per row of the speedup chart (a 50-model suite is four rows, not one very wide plot)
+MODELS_PER_ROW = 14
+
+
 def speedup_bars(rows: list[dict[str, Any]], mode: str, precision: str, title: str, path: Path) -> Path:
     """One group of bars per model, one bar per compiled backend; mismatches hatched, errors marked."""
     names = [n for n in dict.fromkeys(r["backend"] for r in rows) if n != "eager"]
     models = list(dict.fromkeys(r["model"] for r in rows))
+    chunks = [models[i:i + MODELS_PER_ROW] for i in range(0, len(models), MODELS_PER_ROW)] or [[]]
     cell = {(r["model"], r["backend"]): r for r in rows}
     width = 0.8 / max(1, len(names))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(models) * max(1, len(names)) ** 0.5 + 2), 4.5))
+    per_row = len(chunks[0])
+    fig, axes = plt.subplots(len(chunks), 1, squeeze=False,
+                             figsize=(max(6.0, 0.9 * per_row * max(1, len(names)) ** 0.5 + 2), 4.5 * len(chunks)))
+    top = max([report._num(r["speedup"]) or 0 for r in rows if r["backend"] != "eager"] + [1.0])
+    for ax, chunk in zip(axes[:, 0], chunks):
+        _speedup_row(ax, chunk, names, cell, width)
+        ax.set_xlim(-0.6, per_row - 0.4)
+        ax.set_ylim(0, top * 1.08)
+    axes[0, 0].set_title(f"{title}\n{mode}, {precision} (hatched: accuracy mismatch; red x: error)", fontsize=9)
+    axes[0, 0].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _speedup_row(ax, models: list[str], names: list[str], cell: dict, width: float) -> None:
     for i, name in enumerate(names):
         xs, ys, hatches = [], [], []
         for j, model in enumerate(models):
@@ -39,13 +60,8 @@ def speedup_bars(rows: list[dict[str, Any]], mode: str, precision: str, title: s
             bar.set_hatch(hatch)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(models)))
-    ax.set_xticklabels(models, rotation=45, ha="right", fontsize=8)
+    ax.set_xticklabels(models, rotation=30, ha="right", fontsize=8)
     ax.set_ylabel("speedup over eager")
-    ax.set_title(f"{title}\n{mode}, {precision} (hatched: accuracy mismatch; red x: error)", fontsize=9)
-    ax.legend(fontsize=8)
-    fig.savefig(path, dpi=120, bbox_inches="tight")
-    plt.close(fig)
-    return path
 
 
 def ablation_chart(rows: list[dict[str, Any]], title: str, path: Path) -> Path | None:

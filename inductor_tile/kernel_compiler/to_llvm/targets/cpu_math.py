@@ -1,4 +1,4 @@
-"""float32 `exp` and `tanh` on the CPU as straight-line vector code.
+"""float32 `exp`, `tanh` and `erf` on the CPU as straight-line vector code.
 
 LLVM expands `llvm.exp.v256f32` (and a library `tanhf`) into one scalar call per element,
 and each call spills every live vector of the tile around it: a GPT-2 GELU over 128K
@@ -12,6 +12,9 @@ correctly rounded result), so the backend turns them into a few SIMD instruction
   two halves so results down to the subnormal range and up to FLT_MAX stay right.
 - tanh: |x| < 0.625 by an odd polynomial in x (no cancellation near 0); above,
   1 - 2 / (e^2|x| + 1) with the sign of x.
+- erf: |x| < 1 as x P(x^2); above, 1 - e^-x^2 Q(1/x) with the sign of x, |x| clamped at 4
+  (erf rounds to 1 in float32 from about 3.9). P and Q are least-squares fits made for
+  this file (numpy, float64, Chebyshev nodes; relative error 1.4e-9 and 3e-9 before rounding).
 NaN gives NaN, +-inf give +inf/0 and +-1, -0 stays -0 (tests/test_cpu_math.py).
 """
 
@@ -28,6 +31,14 @@ _LN2_HI, _LN2_LO = 0.693359375, -2.12194440e-4  # ln 2 = _LN2_HI + _LN2_LO; n * 
 _EXP_MIN, _EXP_MAX = -104.0, 89.0  # e^x is 0 below, inf above (float32)
 _TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1, -3.33332819422e-1)
 _TANH_SMALL = 0.625
+# erf(x) / x as a polynomial in x^2 on |x| < 1
+_ERF_SMALL = (7.882497152254505e-05, -8.01885500860301e-04, 5.189311944880892e-03, -2.6854328797475065e-02,
+              1.1283597463529038e-01, -3.7612626903584473e-01, 1.1283791658815043)
+# erfc(x) e^(x^2) as a polynomial in 1/x - 0.625 on 1 <= x <= 4
+_ERFC_SCALED = (2.8223217523593854e-02, -7.106618776436753e-03, -2.76200821796309e-02, 4.466495955283495e-02,
+                -4.68692256736668e-02, 2.3258019303880682e-02, 4.376405545960651e-02, -1.7239349267126738e-01,
+                3.82283802117379e-01, 3.059529887413257e-01)
+_ERF_CLAMP = 4.0
 
 
 def _like(x: ir.Value, value: float, element: ir.Type = F32) -> ir.Constant:
@@ -86,10 +97,25 @@ def tanh_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     e = exp_f32(b, b.fmul(magnitude, _like(x, 2.0)))
     large = b.fsub(_like(x, 1.0), b.fdiv(_like(x, 2.0), b.fadd(e, _like(x, 1.0))))
     result = _select_less(b, magnitude, _like(x, _TANH_SMALL), small, large)
-    name = f"llvm.copysign.v{x.type.count}f32" if isinstance(x.type, ir.VectorType) else "llvm.copysign.f32"
-    copysign = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(x.type, [x.type, x.type]), name)
-    return b.call(copysign, [result, x])  # the sign of x, -0 included
+    return _copysign(b, result, x)  # the sign of x, -0 included
+
+
+def erf_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
+    magnitude = _call(b, "fabs", x)
+    small = b.fmul(x, _horner(b, b.fmul(x, x), _ERF_SMALL))
+    clamped = _select_less(b, magnitude, _like(x, _ERF_CLAMP), magnitude, _like(x, _ERF_CLAMP))
+    t = b.fsub(b.fdiv(_like(x, 1.0), clamped), _like(x, 0.625))
+    tail = b.fmul(exp_f32(b, b.fneg(b.fmul(clamped, clamped))), _horner(b, t, _ERFC_SCALED))
+    large = _copysign(b, b.fsub(_like(x, 1.0), tail), x)
+    result = _select_less(b, magnitude, _like(x, 1.0), small, large)
+    return b.select(b.fcmp_unordered("uno", x, x), x, result)  # NaN in, NaN out
+
+
+def _copysign(b: ir.IRBuilder, magnitude: ir.Value, sign: ir.Value) -> ir.Value:
+    name = f"llvm.copysign.v{sign.type.count}f32" if isinstance(sign.type, ir.VectorType) else "llvm.copysign.f32"
+    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(sign.type, [sign.type] * 2), name)
+    return b.call(fn, [magnitude, sign])
 
 
 #: math op -> vector code for float32 (everything else: the target's `math` table)
-FLOAT32 = {"exp": exp_f32, "tanh": tanh_f32}
+FLOAT32 = {"exp": exp_f32, "tanh": tanh_f32, "erf": erf_f32}
