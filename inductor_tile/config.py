@@ -19,6 +19,9 @@ variables give the defaults:
 - ``precompile`` (``TILE_PRECOMPILE``, default on): each generated kernel starts compiling in
   a background thread as soon as Inductor has generated it, so a graph's kernels compile in
   parallel; off: each compiles at its first launch.
+- ``compile_workers`` (``TILE_COMPILE_WORKERS``; default half the cores up to 8, 0 below 4
+  cores): those early compiles run in that many worker processes, which fill the disk cache
+  (the compiler's Python stages hold the GIL, so threads run them one at a time); 0: threads.
 - ``elide_local_buffers`` (``TILE_ELIDE_LOCAL_BUFFERS``, default on): a buffer written and
   read only inside one fused kernel is kept in registers, never allocated.
 - ``tiled_pointwise`` (``TILE_TILED_POINTWISE``: ``gpu`` (default), ``on``, ``off``): a pointwise
@@ -64,6 +67,11 @@ fusion: bool = _env_flag("TILE_FUSION", True)
 inlining: bool = _env_flag("TILE_INLINING", True)
 autotune: bool = _env_flag("TILE_AUTOTUNE", False)
 precompile: bool = _env_flag("TILE_PRECOMPILE", True)
+# worker processes that precompile generated kernels into the disk cache (codegen/compile_workers.py);
+# 0: background threads of this process (the GIL lets one compile's Python run at a time)
+# (default: half the cores up to 8, none below 4 cores)
+compile_workers: int = int(os.environ.get("TILE_COMPILE_WORKERS")
+                           or (min(8, (os.cpu_count() or 1) // 2) if (os.cpu_count() or 1) >= 4 else 0))
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation

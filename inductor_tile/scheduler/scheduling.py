@@ -152,7 +152,7 @@ class TileScheduling(BaseScheduling):
             wrapper.define_kernel(name, f"{loader}({name!r}, {source!r}{extra})", gpu=False)
             defined[key] = (name, source)
             if not tune and config.precompile:
-                _precompile(fn, kernel, device_type)
+                _precompile(fn, kernel, device_type, source)
             metrics.kernel_sources[name] = source
             log.debug("tile kernel %s:\n%s", name, source)
         line = launch_line(name, kernel, tuned=bool(tune))
@@ -318,7 +318,7 @@ def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str
     return f"{name}[{grid}]({', '.join(args + kwargs)})"
 
 
-def _precompile(fn, kernel: TileKernelSource, device_type: str) -> None:
+def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> None:
     """Start compiling the kernel for the launch the wrapper will make, in a background thread.
 
     The specialization is predicted as the launch will compute it: tensors 16-byte aligned
@@ -328,24 +328,29 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str) -> None:
     """
     from ..kernel_compiler.frontend.specialization import spec_from_signature
 
+    from ..codegen.compile_workers import compile_source
+
     signature, constexprs = kernel.signature()
     values = {name: hint(size) for name, size in kernel.numels().items()}
     values.update({s.name: hint(s) for s in kernel.size_args})
-    specs = []
+    described = []  # (name, signature type, constexpr value, divisible by 16, equal to 1)
     for name in fn.arg_names:
         if name in constexprs:
-            specs.append(spec_from_signature(name, "constexpr", constexprs[name]))
+            described.append((name, "constexpr", constexprs[name], False, False))
         elif signature[name].startswith("*"):
-            specs.append(spec_from_signature(name, signature[name], divisible_by_16=True))
+            described.append((name, signature[name], None, True, False))
         else:
             value = values[name]
             if not -(2**31) <= value < 2**31:
                 return  # the launch would pass an i64: nothing to predict
-            specs.append(spec_from_signature(name, signature[name], divisible_by_16=value % 16 == 0,
-                                             equal_to_1=value == 1))
+            described.append((name, signature[name], None, value % 16 == 0, value == 1))
+    specs = [spec_from_signature(name, type_string, value, divisible_by_16=div16, equal_to_1=one)
+             for name, type_string, value, div16, one in described]
     num_warps = kernel.launch.num_warps or 4
+    target = "cuda" if device_type == "cuda" else "cpu"
     try:
-        fn.precompile(specs, "cuda" if device_type == "cuda" else "cpu", num_warps)
+        fn.precompile(specs, target, num_warps, elsewhere=lambda: compile_source(
+            fn.__name__, source, described, target, num_warps, config.compile_workers))
     except Exception:  # only an optimization: the launch compiles what it needs
         log.debug("tile: could not start compiling %s early", fn.__name__, exc_info=True)
 

@@ -159,20 +159,28 @@ class JITFunction:
         check_num_warps(self.__name__, num_warps)
         interpret_launch(self, bound, resolve_grid(grid, bound))
 
-    def precompile(self, specs: list[ArgSpec], target: str, num_warps: int = 4) -> None:
+    def precompile(self, specs: list[ArgSpec], target: str, num_warps: int = 4,
+                   elsewhere: Callable[[], Future | None] | None = None) -> None:
         """Start compiling one specialization in a background thread.
 
         A launch with exactly this specialization waits for it instead of compiling; if the
         background compile fails, the launch compiles again itself and raises the error there.
         The torch.compile backend calls this for every generated kernel while Inductor is still
         generating the rest, so a graph's kernels compile in parallel.
+
+        `elsewhere`: starts the compile outside this process instead (a compile worker that
+        fills the disk cache; its future's result is not a kernel, so the launch then loads
+        the binary from the cache); when it returns None, a thread compiles as usual.
         """
         key = (tuple(s.key() for s in specs), num_warps, target)
         if key in self.cache:
             return
-        from ..compiler import compile_specialized
+        future = elsewhere() if elsewhere is not None else None
+        if future is None:
+            from ..compiler import compile_specialized
 
-        self.cache[key] = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps)
+            future = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps)
+        self.cache[key] = future
 
     def compile_for(self, bound: dict[str, Any], num_warps: int) -> Any:
         """The slow path: full specialization, then compilation (once per specialization)."""
@@ -186,6 +194,8 @@ class JITFunction:
                 compiled = self.cache[key] = compiled.result()
             except Exception:  # compile again in this thread, where the error belongs
                 log.debug("background compile of %s failed; compiling at launch", self.__name__, exc_info=True)
+                compiled = None
+            if compiled is True:  # a compile worker filled the disk cache: load from there
                 compiled = None
         if compiled is None:
             from ..compiler import compile_specialized

@@ -1,0 +1,50 @@
+"""A compile worker: `python -m inductor_tile.codegen.compile_worker`.
+
+Reads tasks from stdin (compile_workers.write_message framing) until stdin closes, compiles
+each kernel into the disk cache and answers ("ok", True) or ("error", text) on stdout.
+A task: (kernel name, kernel source, parameter specs, target, num_warps, environment).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+
+def compile_task(name: str, source: str, specs: list[tuple], target: str, num_warps: int,
+                 env: dict[str, str | None]) -> bool:
+    for flag, value in env.items():  # the settings that enter the cache key, as the parent had them
+        if value is None:
+            os.environ.pop(flag, None)
+        else:
+            os.environ[flag] = value
+    from ..kernel_compiler.compiler import compile_specialized
+    from ..kernel_compiler.frontend.specialization import spec_from_signature
+    from .runtime import load_kernel
+
+    fn = load_kernel(name, source)
+    arg_specs = [spec_from_signature(arg, type_string, value, divisible_by_16=div16, equal_to_1=one)
+                 for arg, type_string, value, div16, one in specs]
+    compile_specialized(fn, arg_specs, target=target, num_warps=num_warps)
+    return True
+
+
+def main() -> int:
+    from .compile_workers import read_message, write_message
+
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # stray prints must not corrupt the replies
+    while True:
+        task = read_message(stdin)
+        if task is None:
+            return 0
+        try:
+            reply = ("ok", compile_task(*task))
+        except BaseException as e:  # noqa: BLE001 - every failure is the parent's to report
+            reply = ("error", f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=8)}")
+        write_message(stdout, reply)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+"""Compiling kernels given as source text in worker processes, into the disk cache.
+
+The compiler's front end, passes and lowering are Python and hold the GIL, so compile
+threads run them one at a time.  A model's graph has tens to hundreds of kernels; worker
+processes compile them side by side.  A worker only fills the on-disk cache: the launch
+then loads the binary from there (milliseconds) in the process that owns the device.
+
+Workers are plain subprocesses (``python -m inductor_tile.codegen.compile_worker``)
+talking pickles over their stdin/stdout, as Inductor's compile workers are separate
+programs: ``multiprocessing``'s spawn would re-import the user's main script in every
+worker.  They start on the first task, exit when their stdin closes (at the latest when
+this process exits) and never touch a GPU: a ``cuda`` target reaches them with its
+capability spelled out.
+
+``TILE_COMPILE_WORKERS`` (``inductor_tile.config.compile_workers``) sets their number;
+0 keeps compiling on threads of this process.  A worker that fails or dies only costs
+time: its task's future carries the error and the launch compiles the kernel itself.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+log = logging.getLogger("inductor_tile")
+
+_HEADER = struct.Struct("<Q")
+
+
+def write_message(stream: Any, message: Any) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(data)) + data)
+    stream.flush()
+
+
+def read_message(stream: Any) -> Any:
+    """The next message, or None at the end of the stream."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return pickle.loads(data)
+
+
+class _Worker:
+    """One worker process and the thread that feeds it tasks, one at a time."""
+
+    def __init__(self, pool: "WorkerPool", index: int):
+        self.pool = pool
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env.pop("TILE_COMPILE_WORKERS", None)
+        self.process = subprocess.Popen([sys.executable, "-m", "inductor_tile.codegen.compile_worker"],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                        env=env, cwd=os.getcwd())
+        self.thread = threading.Thread(target=self._serve, name=f"tile-compile-worker-{index}", daemon=True)
+        self.thread.start()
+
+    def _serve(self) -> None:
+        while True:
+            item = self.pool.tasks.get()
+            if item is None:
+                return
+            task, future = item
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                write_message(self.process.stdin, task)
+                reply = read_message(self.process.stdout)
+            except (OSError, ValueError) as e:
+                reply = None
+                log.debug("compile worker pipe failed: %s", e)
+            if reply is None:
+                code = self.process.poll()
+                future.set_exception(RuntimeError(f"compile worker exited (status {code}) while compiling {task[0]}"))
+                self.pool.broken = True
+                return
+            status, detail = reply
+            if status == "ok":
+                future.set_result(detail)
+            else:
+                future.set_exception(RuntimeError(f"compile worker failed on {task[0]}: {detail}"))
+
+    def close(self) -> None:
+        try:
+            if self.process.stdin:
+                self.process.stdin.close()
+        except OSError:
+            pass
+
+
+class WorkerPool:
+    """A fixed number of compile workers sharing one task queue."""
+
+    def __init__(self, workers: int):
+        self.tasks: queue.Queue = queue.Queue()
+        self.broken = False
+        self.workers = [_Worker(self, i) for i in range(workers)]
+
+    def submit(self, task: tuple) -> Future:
+        future: Future = Future()
+        self.tasks.put((task, future))
+        return future
+
+    def close(self) -> None:
+        for _ in self.workers:
+            self.tasks.put(None)
+        for worker in self.workers:
+            worker.close()
+
+
+_lock = threading.Lock()
+_pool: WorkerPool | None = None
+
+
+def pool(workers: int) -> WorkerPool | None:
+    """The process-wide pool (started on first use), or None when workers are off or broken."""
+    global _pool
+    if workers <= 0:
+        return None
+    with _lock:
+        if _pool is not None and _pool.broken:
+            return None
+        if _pool is None:
+            _pool = WorkerPool(workers)
+            atexit.register(_pool.close)
+        return _pool
+
+
+def compile_source(name: str, source: str, specs: list[tuple], target: str, num_warps: int,
+                   workers: int) -> Future | None:
+    """Start compiling kernel `name` of `source` for `specs` in a worker; None if there is none.
+
+    `specs`: one `(name, signature type or "constexpr", constexpr value, divisible_by_16,
+    equal_to_1)` per parameter. The future's result is True once the binary is in the disk
+    cache.
+    """
+    from ..kernel_compiler.runtime import disk_cache
+
+    if disk_cache.cache_dir() is None:  # a worker's compile would be lost
+        return None
+    if target.split(":")[0] == "cuda" and ":" not in target:
+        from ..kernel_compiler.to_llvm.targets import capability_of
+
+        target = f"cuda:{capability_of(target)}"
+    workers_pool = pool(workers)
+    if workers_pool is None:
+        return None
+    env = {flag: os.environ.get(flag) for flag in disk_cache.CODE_ENV_FLAGS}
+    env["TILE_CACHE_DIR"] = str(disk_cache.cache_dir())
+    return workers_pool.submit((name, source, specs, target, num_warps, env))

@@ -1,0 +1,87 @@
+"""Compile worker processes (codegen/compile_workers.py): a kernel given as source text is
+compiled in another process into the disk cache; the launch here loads it from there."""
+
+import pytest
+import torch
+
+from inductor_tile import config, metrics
+from inductor_tile.codegen import compile_workers
+from inductor_tile.codegen.runtime import load_kernel
+from inductor_tile.kernel_compiler import compiler
+from inductor_tile.kernel_compiler.errors import CompilationError
+from inductor_tile.kernel_compiler.runtime import disk_cache
+
+SOURCE = '''
+import inductor_tile
+import inductor_tile.language as tl
+
+
+@inductor_tile.jit
+def {name}(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    tmp0 = tl.load(in_ptr0 + xindex, mask=xmask, other=0)
+    tl.store(out_ptr0 + xindex, tl.exp(tmp0) * {scale} - tmp0, mask=xmask)
+'''
+SPECS = [("in_ptr0", "*fp32", None, True, False), ("out_ptr0", "*fp32", None, True, False),
+         ("xnumel", "i32", None, False, False), ("XBLOCK", "constexpr", 64, False, False)]
+
+
+@pytest.fixture
+def count_compiles(monkeypatch):
+    """Names of the kernels this process runs the compiler pipeline for (disk cache loads are not)."""
+    calls = []
+    original = compiler._run_pipeline
+
+    def recording(jit_fn, *args, **kwargs):
+        calls.append(jit_fn.__name__)
+        return original(jit_fn, *args, **kwargs)
+
+    monkeypatch.setattr(compiler, "_run_pipeline", recording)
+    return calls
+
+
+def test_worker_fills_the_disk_cache_and_the_launch_loads_it(count_compiles):
+    name, source = "worker_scale_kernel", SOURCE.format(name="worker_scale_kernel", scale="1.25")
+    future = compile_workers.compile_source(name, source, SPECS, "cpu", 4, workers=2)
+    assert future is not None and future.result(timeout=300) is True
+    fn = load_kernel(name, source)
+    x = torch.randn(1000, generator=torch.Generator().manual_seed(3))
+    out = torch.full_like(x, float("nan"))
+    hits = disk_cache.stats.hits
+    fn[((1000 + 63) // 64,)](x, out, 1000, XBLOCK=64)
+    torch.testing.assert_close(out.double(), x.double().exp() * 1.25 - x.double(), rtol=1e-6, atol=1e-6)
+    assert disk_cache.stats.hits == hits + 1 and not count_compiles
+
+
+def test_worker_error_reaches_the_launch_which_reports_it():
+    name = "worker_broken_kernel"
+    source = SOURCE.format(name=name, scale="tl.no_such_function(1)")
+    future = compile_workers.compile_source(name, source, SPECS, "cpu", 4, workers=2)
+    with pytest.raises(RuntimeError, match="no_such_function"):
+        future.result(timeout=300)
+    fn = load_kernel(name, source)
+    fn.precompile([], "cpu", elsewhere=lambda: future)  # as the backend hands it over
+    x = torch.randn(64)
+    with pytest.raises(CompilationError, match="no_such_function"):
+        fn[(1,)](x, torch.empty_like(x), 64, XBLOCK=64)
+
+
+def test_no_worker_without_a_disk_cache(monkeypatch):
+    monkeypatch.setenv("TILE_CACHE_DISABLE", "1")
+    assert compile_workers.compile_source("k", SOURCE.format(name="k", scale="2.0"), SPECS, "cpu", 4, workers=2) is None
+
+
+def test_torch_compile_with_workers_matches_eager(count_compiles):
+    def fn(x, w):
+        return torch.nn.functional.gelu(x @ w).softmax(-1) * 3 + x.sum(-1, keepdim=True)
+
+    g = torch.Generator().manual_seed(8)
+    x, w = torch.randn(24, 40, generator=g), torch.randn(40, 40, generator=g)
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(compile_workers=2):
+        out = torch.compile(fn, backend="tile")(x, w)
+    torch.testing.assert_close(out.double(), fn(x.double(), w.double()), rtol=1e-5, atol=1e-5)
+    assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert not count_compiles  # every kernel came from a worker through the disk cache
