@@ -106,6 +106,7 @@ class WorkerPool:
     def __init__(self, workers: int):
         self.tasks: queue.Queue = queue.Queue()
         self.broken = False
+        self.pid = os.getpid()  # a forked child must not write into its parent's pipes
         self.workers = [_Worker(self, i) for i in range(workers)]
 
     def submit(self, task: tuple) -> Future:
@@ -132,7 +133,7 @@ def pool(workers: int) -> WorkerPool | None:
     with _lock:
         if _pool is not None and _pool.broken:
             return None
-        if _pool is None:
+        if _pool is None or _pool.pid != os.getpid():
             _pool = WorkerPool(workers)
             atexit.register(_pool.close)
         return _pool
