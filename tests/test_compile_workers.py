@@ -1,6 +1,9 @@
 """Compile worker processes (codegen/compile_workers.py): a kernel given as source text is
 compiled in another process into the disk cache; the launch here loads it from there."""
 
+import platform
+import sys
+
 import pytest
 import torch
 
@@ -9,6 +12,7 @@ from inductor_tile.codegen import compile_workers
 from inductor_tile.codegen.runtime import load_kernel
 from inductor_tile.kernel_compiler import compiler
 from inductor_tile.kernel_compiler.errors import CompilationError
+from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
 from inductor_tile.kernel_compiler.runtime import disk_cache
 
 SOURCE = '''
@@ -85,3 +89,16 @@ def test_torch_compile_with_workers_matches_eager(count_compiles):
     torch.testing.assert_close(out.double(), fn(x.double(), w.double()), rtol=1e-5, atol=1e-5)
     assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
     assert not count_compiles  # every kernel came from a worker through the disk cache
+
+
+@pytest.mark.skipif(not (sys.platform == "linux" and platform.machine() == "x86_64"),
+                    reason="ptxas and libdevice wheels exist for Linux x86-64 only")
+def test_worker_compiles_for_a_gpu_without_loading_it():
+    """A cuda target is assembled to a cubin and stored; nothing is loaded (this machine may have no GPU)."""
+    name, source = "worker_cuda_kernel", SOURCE.format(name="worker_cuda_kernel", scale="0.5")
+    future = compile_workers.compile_source(name, source, SPECS, "cuda:90", 4, workers=2)
+    assert future.result(timeout=300) is True
+    fn = load_kernel(name, source)
+    specs = [spec_from_signature(n, t, v, divisible_by_16=d, equal_to_1=o) for n, t, v, d, o in SPECS]
+    entry = disk_cache.load(disk_cache.kernel_key(fn, specs, 4, "cuda:90"))
+    assert entry is not None and entry.binary and ".target sm_90" in entry.asm["ptx"]

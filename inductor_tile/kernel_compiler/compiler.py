@@ -60,11 +60,13 @@ def parse_target(target: str | None) -> str:
 
 
 def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4,
-                        native: bool = True) -> CompiledKernel:
+                        native: bool = True, load: bool = True) -> CompiledKernel | None:
     """Run the pipeline. With `native=False` stop after the last IR stage (no binary, no launcher).
 
     Native compiles go through the on-disk cache (runtime/disk_cache.py): a valid entry is
-    loaded instead of compiling, and a fresh compile is stored.
+    loaded instead of compiling, and a fresh compile is stored. `load=False` (compile workers)
+    makes and stores the binary without loading it into this process (no GPU context): the
+    result is then None when the cache already had it.
     """
     from .runtime import disk_cache
 
@@ -75,6 +77,8 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
         key = disk_cache.kernel_key(jit_fn, specs, num_warps, target)
         if not os.environ.get("TILE_DUMP_IR"):  # a dump wants every stage freshly made
             entry = disk_cache.load(key)
+            if entry is not None and not load:
+                return None
             if entry is not None:
                 kernel = _from_cache_entry(jit_fn, specs, target, num_warps, entry)
                 if kernel is not None:
@@ -82,7 +86,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
                     log.debug("loaded %s for %s from the disk cache in %.3fs", kernel.name, target,
                               kernel.compile_seconds)
                     return kernel
-    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start)
+    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load)
     if native:
         disk_cache.stats.compiles += 1
     if key is not None and kernel.binary is not None:
@@ -132,7 +136,7 @@ def _make_runner(kernel: CompiledKernel) -> Any:
 
 
 def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
-                  start: float) -> CompiledKernel:
+                  start: float, load: bool = True) -> CompiledKernel:
     from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
@@ -142,16 +146,16 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module)
     kernel.asm["ttir"] = print_ir(module)
     if target.split(":")[0] == "cpu":
-        _compile_cpu(kernel, native)
+        _compile_cpu(kernel, native, load)
     elif target.split(":")[0] == "cuda":
-        _compile_cuda(kernel, native)
+        _compile_cuda(kernel, native, load)
     kernel.compile_seconds = time.perf_counter() - start
     _dump(kernel)
     log.debug("compiled %s for %s in %.3fs", kernel.name, target, kernel.compile_seconds)
     return kernel
 
 
-def _compile_cpu(kernel: CompiledKernel, native: bool) -> None:
+def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> None:
     """TTIR -> TTGIR (one thread holds the tile) -> LLVM IR -> O3 -> machine code."""
     from .ir.context import print_ir
     from .passes.pipeline import make_ttgir
@@ -175,10 +179,11 @@ def _compile_cpu(kernel: CompiledKernel, native: bool) -> None:
     if native:
         kernel.entry = lowered.entry
         kernel.binary = machine.emit_object(module_ref)
-        kernel.runner = CPUKernel.from_object(kernel.binary, lowered.entry, kernel.specs)
+        if load:
+            kernel.runner = CPUKernel.from_object(kernel.binary, lowered.entry, kernel.specs)
 
 
-def _compile_cuda(kernel: CompiledKernel, native: bool) -> None:
+def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> None:
     """TTIR -> TTGIR (32 lanes x num_warps) -> LLVM IR -> libdevice + O3 -> PTX -> cubin (ptxas)."""
     from .ir.context import print_ir
     from .passes.pipeline import make_ttgir
@@ -198,7 +203,8 @@ def _compile_cuda(kernel: CompiledKernel, native: bool) -> None:
 
     kernel.entry = lowered.entry
     kernel.binary = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry)
-    kernel.runner = _make_runner(kernel)
+    if load:
+        kernel.runner = _make_runner(kernel)
 
 
 class CUDARunner:
