@@ -33,8 +33,12 @@ def compile_task(name: str, source: str, specs: list[tuple], target: str, num_wa
 def main() -> int:
     from .compile_workers import read_message, write_message
 
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # stray prints must not corrupt the replies
+    # replies go to a private copy of fd 1; fd 1 itself becomes stderr, so that nothing else
+    # written to stdout (prints, C libraries, child processes) can corrupt them
+    stdin, stdout = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     while True:
         task = read_message(stdin)
         if task is None:
