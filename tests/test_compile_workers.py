@@ -102,3 +102,18 @@ def test_worker_compiles_for_a_gpu_without_loading_it():
     specs = [spec_from_signature(n, t, v, divisible_by_16=d, equal_to_1=o) for n, t, v, d, o in SPECS]
     entry = disk_cache.load(disk_cache.kernel_key(fn, specs, 4, "cuda:90"))
     assert entry is not None and entry.binary and ".target sm_90" in entry.asm["ptx"]
+
+
+def test_workers_that_cannot_start_fail_every_task_instead_of_hanging(monkeypatch):
+    monkeypatch.setattr(compile_workers, "WORKER_COMMAND", [sys.executable, "-c", "pass"])
+    pool = compile_workers.WorkerPool(2)
+    try:
+        futures = [pool.submit((f"k{i}", "", [], "cpu", 4, {})) for i in range(6)]
+        for future in futures:
+            with pytest.raises(RuntimeError, match="exited|not compiled|stopped"):
+                future.result(timeout=60)
+        assert pool.broken
+        with pytest.raises(RuntimeError, match="stopped"):
+            pool.submit(("late", "", [], "cpu", 4, {})).result(timeout=5)
+    finally:
+        pool.close()

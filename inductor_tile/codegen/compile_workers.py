@@ -34,6 +34,8 @@ from typing import Any
 log = logging.getLogger("inductor_tile")
 
 _HEADER = struct.Struct("<Q")
+#: how a worker is started
+WORKER_COMMAND = [sys.executable, "-m", "inductor_tile.codegen.compile_worker"]
 
 
 def write_message(stream: Any, message: Any) -> None:
@@ -61,9 +63,8 @@ class _Worker:
         self.pool = pool
         env = dict(os.environ, PYTHONUNBUFFERED="1")
         env.pop("TILE_COMPILE_WORKERS", None)
-        self.process = subprocess.Popen([sys.executable, "-m", "inductor_tile.codegen.compile_worker"],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                        env=env, cwd=os.getcwd())
+        self.process = subprocess.Popen(WORKER_COMMAND, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=env, cwd=os.getcwd())
         self.thread = threading.Thread(target=self._serve, name=f"tile-compile-worker-{index}", daemon=True)
         self.thread.start()
 
@@ -83,8 +84,9 @@ class _Worker:
                 log.debug("compile worker pipe failed: %s", e)
             if reply is None:
                 code = self.process.poll()
-                future.set_exception(RuntimeError(f"compile worker exited (status {code}) while compiling {task[0]}"))
-                self.pool.broken = True
+                reason = f"compile worker exited (status {code}) while compiling {task[0]}"
+                future.set_exception(RuntimeError(reason))
+                self.pool.fail(reason)
                 return
             status, detail = reply
             if status == "ok":
@@ -105,14 +107,31 @@ class WorkerPool:
 
     def __init__(self, workers: int):
         self.tasks: queue.Queue = queue.Queue()
+        self.lock = threading.Lock()
         self.broken = False
         self.pid = os.getpid()  # a forked child must not write into its parent's pipes
         self.workers = [_Worker(self, i) for i in range(workers)]
 
     def submit(self, task: tuple) -> Future:
         future: Future = Future()
-        self.tasks.put((task, future))
+        with self.lock:
+            if self.broken:
+                future.set_exception(RuntimeError("the compile workers have stopped"))
+            else:
+                self.tasks.put((task, future))
         return future
+
+    def fail(self, reason: str) -> None:
+        """A worker died: no new tasks, and the queued ones fail now (the launches compile them)."""
+        with self.lock:
+            self.broken = True
+            while True:
+                try:
+                    item = self.tasks.get_nowait()
+                except queue.Empty:
+                    return
+                if item is not None and item[1].set_running_or_notify_cancel():
+                    item[1].set_exception(RuntimeError(f"not compiled: {reason}"))
 
     def close(self) -> None:
         for _ in self.workers:
@@ -134,7 +153,13 @@ def pool(workers: int) -> WorkerPool | None:
         if _pool is not None and _pool.broken:
             return None
         if _pool is None or _pool.pid != os.getpid():
-            _pool = WorkerPool(workers)
+            try:
+                _pool = WorkerPool(workers)
+            except OSError as e:  # cannot start processes here: threads it is, from now on
+                log.warning("inductor_tile: compile workers could not start (%s); compiling on threads", e)
+                _pool = WorkerPool(0)
+                _pool.broken = True
+                return None
             atexit.register(_pool.close)
         return _pool
 
