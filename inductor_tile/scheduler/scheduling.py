@@ -319,16 +319,16 @@ def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str
 
 
 def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> None:
-    """Start compiling the kernel for the launch the wrapper will make, in a background thread.
+    """Start compiling the kernel for the launch the wrapper will make, in a compile worker
+    process (``config.compile_workers``) or else a background thread.
 
     The specialization is predicted as the launch will compute it: tensors 16-byte aligned
     (Inductor's buffers are), sizes at their hint values.  A wrong guess costs only the wasted
     background compile (the launch then compiles its own specialization); a right one lets
     the graph's kernels compile in parallel with each other and with the rest of codegen.
     """
-    from ..kernel_compiler.frontend.specialization import spec_from_signature
-
     from ..codegen.compile_workers import compile_source
+    from ..kernel_compiler.frontend.specialization import spec_from_signature
 
     signature, constexprs = kernel.signature()
     values = {name: hint(size) for name, size in kernel.numels().items()}
