@@ -157,7 +157,8 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
 
 def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> None:
     """TTIR -> TTGIR (one thread holds the tile) -> LLVM IR -> O3 -> machine code."""
-    from .ir.context import print_ir
+    from .ir.context import make_context, print_ir
+    from .passes.broadcast_compare_operands import BroadcastCompareOperandsPass
     from .passes.pipeline import make_ttgir
     from .runtime.cpu_launcher import CPUKernel
     from .to_llvm import llvm_tools
@@ -165,7 +166,9 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     from .to_llvm.targets import get_target
 
     target = get_target("cpu")
-    ttgir = make_ttgir(kernel.module.clone(), num_warps=1, threads_per_warp=target.warp_size)
+    ttir = kernel.module.clone()
+    BroadcastCompareOperandsPass().apply(make_context(), ttir)  # masks compared at full width
+    ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size)
     kernel.asm["ttgir"] = print_ir(ttgir)
     lowered = lower_to_llvm(ttgir, target, num_warps=1)
     machine = llvm_tools.host_target_machine()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_pipeline
 
+from .broadcast_compare_operands import BroadcastCompareOperandsPass
 from .canonicalize import CanonicalizePass
 from .coalesce import CoalescePass
 from .constant_fold import ConstantFoldPass
@@ -23,6 +24,7 @@ PASSES: dict[str, type[ModulePass]] = {
         CommonSubexpressionEliminationPass,
         DeadCodeEliminationPass,
         LoopInvariantCodeMotionPass,
+        BroadcastCompareOperandsPass,  # CPU target
         # TTGIR
         ConvertToTTGIRPass,
         CoalescePass,
