@@ -33,7 +33,7 @@ class BroadcastOfCompare(RewritePattern):
         wide.attributes.update(compare.attributes)
         rewriter.replace(op, [lhs, rhs, wide])
         if not compare.result.uses:
-            rewriter.erase_op(compare)
+            rewriter.erase(compare)
 
 
 class BroadcastCompareOperandsPass(ModulePass):
