@@ -24,6 +24,8 @@ import math
 
 from llvmlite import ir
 
+from ..context import constant_like, intrinsic_suffix
+
 F32, I32 = ir.FloatType(), ir.IntType(32)
 
 _EXP_POLY = (1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1)
@@ -41,21 +43,20 @@ _ERFC_SCALED = (2.8223217523593854e-02, -7.106618776436753e-03, -2.7620082179630
 _ERF_CLAMP = 4.0
 
 
-def _like(x: ir.Value, value: float, element: ir.Type = F32) -> ir.Constant:
-    if isinstance(x.type, ir.VectorType):
-        return ir.Constant(ir.VectorType(element, x.type.count), [value] * x.type.count)
-    return ir.Constant(element, value)
+def _like(x: ir.Value, value: float) -> ir.Constant:
+    return constant_like(x.type, value)
 
 
 def _int_type(x: ir.Value) -> ir.Type:
     return ir.VectorType(I32, x.type.count) if isinstance(x.type, ir.VectorType) else I32
 
 
-def _call(b: ir.IRBuilder, base: str, x: ir.Value) -> ir.Value:
-    suffix = f"v{x.type.count}f32" if isinstance(x.type, ir.VectorType) else "f32"
-    name = f"llvm.{base}.{suffix}"
-    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(x.type, [x.type]), name)
-    return b.call(fn, [x])
+def _call(b: ir.IRBuilder, base: str, *args: ir.Value) -> ir.Value:
+    """`llvm.<base>` on float32 values (`floor`, `fabs`, `copysign`), declared once per module."""
+    ty = args[0].type
+    name = f"llvm.{base}.{intrinsic_suffix(ty)}"
+    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(ty, [ty] * len(args)), name)
+    return b.call(fn, list(args))
 
 
 def _horner(b: ir.IRBuilder, x: ir.Value, coefficients: tuple[float, ...]) -> ir.Value:
@@ -67,7 +68,7 @@ def _horner(b: ir.IRBuilder, x: ir.Value, coefficients: tuple[float, ...]) -> ir
 
 def _pow2(b: ir.IRBuilder, k: ir.Value) -> ir.Value:
     """2^k for integer k in [-126, 127], built in the exponent bits."""
-    bits = b.shl(b.add(k, _like(k, 127, I32)), _like(k, 23, I32))
+    bits = b.shl(b.add(k, _like(k, 127)), _like(k, 23))
     return b.bitcast(bits, F32 if k.type == I32 else ir.VectorType(F32, k.type.count))
 
 
@@ -85,7 +86,7 @@ def exp_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     poly = b.fmul(_horner(b, r, _EXP_POLY), b.fmul(r, r))
     e_r = b.fadd(b.fadd(poly, r), _like(x, 1.0))
     k = b.fptosi(n, _int_type(x))
-    half = b.ashr(k, _like(k, 1, I32))
+    half = b.ashr(k, _like(k, 1))
     result = b.fmul(b.fmul(e_r, _pow2(b, half)), _pow2(b, b.sub(k, half)))
     return b.select(b.fcmp_unordered("uno", x, x), x, result)  # NaN in, NaN out
 
@@ -97,7 +98,7 @@ def tanh_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     e = exp_f32(b, b.fmul(magnitude, _like(x, 2.0)))
     large = b.fsub(_like(x, 1.0), b.fdiv(_like(x, 2.0), b.fadd(e, _like(x, 1.0))))
     result = _select_less(b, magnitude, _like(x, _TANH_SMALL), small, large)
-    return _copysign(b, result, x)  # the sign of x, -0 included
+    return _call(b, "copysign", result, x)  # the sign of x, -0 included
 
 
 def erf_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
@@ -106,15 +107,9 @@ def erf_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     clamped = _select_less(b, magnitude, _like(x, _ERF_CLAMP), magnitude, _like(x, _ERF_CLAMP))
     t = b.fsub(b.fdiv(_like(x, 1.0), clamped), _like(x, 0.625))
     tail = b.fmul(exp_f32(b, b.fneg(b.fmul(clamped, clamped))), _horner(b, t, _ERFC_SCALED))
-    large = _copysign(b, b.fsub(_like(x, 1.0), tail), x)
+    large = _call(b, "copysign", b.fsub(_like(x, 1.0), tail), x)
     result = _select_less(b, magnitude, _like(x, 1.0), small, large)
     return b.select(b.fcmp_unordered("uno", x, x), x, result)  # NaN in, NaN out
-
-
-def _copysign(b: ir.IRBuilder, magnitude: ir.Value, sign: ir.Value) -> ir.Value:
-    name = f"llvm.copysign.v{sign.type.count}f32" if isinstance(sign.type, ir.VectorType) else "llvm.copysign.f32"
-    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(sign.type, [sign.type] * 2), name)
-    return b.call(fn, [magnitude, sign])
 
 
 #: math op -> vector code for float32 (everything else: the target's `math` table)
