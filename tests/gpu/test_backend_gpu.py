@@ -15,6 +15,13 @@ def _compile(fn):
     return torch.compile(fn, backend=tile_backend)
 
 
+def _seeded_pair(shape, dtype):
+    """Two random CUDA tensors from one seeded generator (the same values every run)."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    return (torch.randn(shape, device="cuda", dtype=dtype, generator=g),
+            torch.randn(shape, device="cuda", dtype=dtype, generator=g))
+
+
 def pointwise_and_reductions(x, y):
     a = torch.relu(x + y) * 2.0
     b = torch.sigmoid(a) - y
@@ -24,9 +31,7 @@ def pointwise_and_reductions(x, y):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 @pytest.mark.parametrize("shape", [(37, 53), (8, 3000)])
 def test_pointwise_and_reductions_on_gpu(dtype, shape):
-    g = torch.Generator(device="cuda").manual_seed(0)
-    x = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
-    y = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
+    x, y = _seeded_pair(shape, dtype)
     out = _compile(pointwise_and_reductions)(x, y)
     ref = pointwise_and_reductions(x.double(), y.double())
     tolerance = 1e-4 if dtype == torch.float32 else 2e-2
@@ -47,9 +52,7 @@ def attention_transposes(q, k):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
 @pytest.mark.parametrize("shape", [(2, 77, 3, 40), (4, 512, 12, 64)])
 def test_tiled_transposes_on_gpu(dtype, shape):
-    g = torch.Generator(device="cuda").manual_seed(0)
-    q = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
-    k = torch.randn(shape, device="cuda", dtype=dtype, generator=g)
+    q, k = _seeded_pair(shape, dtype)
     out = _compile(attention_transposes)(q, k)
     ref = attention_transposes(q.double(), k.double())
     for o, r in zip(out, ref):
