@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import llvmlite.binding as llvm
+import torch
 
 from ..frontend.specialization import ArgSpec
 from ..to_llvm import llvm_tools
@@ -46,10 +47,6 @@ def _pool() -> ThreadPoolExecutor:
 
 def _threads() -> int:
     """How many threads a launch may use: torch's intra-op setting, as torch's own CPU kernels."""
-    try:
-        import torch
-    except ImportError:
-        return os.cpu_count() or 1
     return max(1, torch.get_num_threads())
 
 
