@@ -304,7 +304,13 @@ class TileOps:
     # -- arithmetic ---------------------------------------------------------------
     def _binary(self, op: str, a, b, dtype=None) -> str:
         dtype = dtype or self._promote(a, b)
-        return self._def(f"{self._src(a)} {op} {self._src(b)}", dtype)
+        expr = f"{self._src(a)} {op} {self._src(b)}"
+        if op in ("/", "%") and dtype in (torch.float16, torch.bfloat16):
+            # the tile language computes half `/` and `%` in float32 (as Triton does); eager rounds
+            # each op to the half type, and so must we: a recomputed value compared with a stored
+            # one (amax's backward: `x == max`) only matches when both were rounded alike
+            expr = f"({expr}).to({tl_dtype(dtype)})"
+        return self._def(expr, dtype)
 
     def add(self, a, b):
         if self._promote(a, b) == _BOOL:
