@@ -143,7 +143,7 @@ def test_reduce_overhead_uses_cuda_graphs():
     torch._dynamo.reset()
     metrics.reset()
     counters.clear()
-    run = torch.compile(_block, backend="tile", mode="reduce-overhead")
+    run = torch.compile(_block, backend=tile_backend, mode="reduce-overhead")
     for step in range(4):  # warm-up, record, then replays: new values every step
         x, w = _fresh_inputs(step)
         out = run(x, w).clone()
@@ -156,7 +156,7 @@ def test_reduce_overhead_uses_cuda_graphs():
 def test_generated_kernels_captured_in_a_cuda_graph():
     torch._dynamo.reset()
     metrics.reset()
-    run = torch.compile(_block, backend="tile")
+    run = torch.compile(_block, backend=tile_backend)
     x, w = _fresh_inputs(0)
     run(x, w)  # compile and load outside the capture
     stream = torch.cuda.Stream()
