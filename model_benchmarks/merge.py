@@ -65,7 +65,7 @@ def merge(directories: list[Path], out: Path) -> tuple[list[dict], dict]:
     for model, commit in commits.items():
         models_at.setdefault(commit, set()).add(model)
     env = dict(metas[0]["env"])
-    env["commit"] = ", ".join(f"{c} ({len(m)} models)" for c, m in models_at.items())
+    env["commit"] = ", ".join(f"{c} ({len(m)} model{'' if len(m) == 1 else 's'})" for c, m in models_at.items())
     dates = sorted(d for m in metas for d in _date_range(m["env"]["date"]))
     env["date"] = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
     settings = dict(metas[0]["settings"])
