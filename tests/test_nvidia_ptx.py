@@ -106,6 +106,30 @@ def test_strided_access_is_not_vectorized(tmp_path):
                    "CHECK: ld.global.{{[bfu]}}32\n", tmp_path)
 
 
+@inductor_tile.jit
+def split_column_sum_kernel(x_ptr, out_ptr, xnumel, rnumel, XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    # the first stage of a split column sum, as the backend writes it: [splits x 768] partial
+    # sums, each over `rnumel` rows, the column decoded from the flat output index
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    split, col = xindex // 768, xindex % 768
+    acc = tl.full([XBLOCK, RBLOCK], 0.0, tl.float32)
+    for roffset in range(0, rnumel, RBLOCK):
+        rindex = roffset + tl.arange(0, RBLOCK)[None, :]
+        rmask = rindex < rnumel
+        x = tl.load(x_ptr + (col + 768 * rindex + 768 * rnumel * split), mask=xmask & rmask, other=0)
+        acc = acc + tl.where(rmask & xmask, x.to(tl.float32), 0.0)
+    tl.store(out_ptr + xindex, tl.sum(acc, 1)[:, None], mask=xmask)
+
+
+def test_split_column_sum_loads_16_bytes_along_the_columns(tmp_path):
+    # xindex % 768 is consecutive over each aligned run of 64: 8 fp16 per load, not 1
+    ptx = _ptx(split_column_sum_kernel, {"x_ptr": "*fp16", "out_ptr": "*fp32", "xnumel": "i32", "rnumel": "i32"},
+               {"XBLOCK": 64, "RBLOCK": 64}, ("x_ptr", "out_ptr", "xnumel", "rnumel"), num_warps=8)
+    filecheck(ptx, "CHECK: ld.global.v4.b32\n"
+                   "CHECK-NOT: ld.global.b16\n", tmp_path)
+
+
 def test_row_reduction_uses_warp_shuffles_and_shared_memory(tmp_path):
     ptx = _ptx(row_sum_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"N": 1024}, ("x_ptr", "out_ptr"))
     filecheck(ptx, "CHECK: .extern .shared .align 16 .b8 global_smem[];\n"

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import itertools
 
+import math
+
 import pytest
 import torch
 from xdsl.dialects.builtin import ModuleOp, TensorType
@@ -145,6 +147,44 @@ def test_axis_info_of_a_block_of_offsets() -> None:
     assert by_name["ptrs"] == AxisInfo((512,), (16,), (1,))  # bytes: gcd(16, 512 * 2)
     assert by_name["s"].constancy == (512,)
     assert AxisInfo((8,), (64,), (1,)).divisibility_at(0, 4) == 4  # inside a run: start + 4k
+
+
+@pytest.mark.parametrize("divisor", [768, 96, 48, 64, 3, 1000])
+def test_axis_info_of_division_and_remainder_by_a_constant(divisor: int) -> None:
+    # split reductions index [splits x columns] outputs as xindex // 768 and xindex % 768:
+    # over 64 consecutive offsets starting at a multiple of 64 the quotient is constant and
+    # the remainder consecutive whenever 64 divides the divisor (the coalescer needs both)
+    module = parse_ttir(
+        f"""
+        func.func @f(%n: i32) {{
+          %pid = tt.get_program_id {{axis = 0 : i32}} : i32
+          %c64 = arith.constant 64 : i32
+          %start = arith.muli %pid, %c64 : i32
+          %r = tt.make_range {{end = 64 : i32, start = 0 : i32}} : tensor<64xi32>
+          %s = tt.splat %start : i32 -> tensor<64xi32>
+          %offs = arith.addi %s, %r : tensor<64xi32>
+          %cd = arith.constant dense<{divisor}> : tensor<64xi32>
+          %q = arith.divsi %offs, %cd : tensor<64xi32>
+          %m = arith.remsi %offs, %cd : tensor<64xi32>
+          func.return
+        }}
+        """
+    )
+    func_op = next(iter(module.body.block.ops))
+    infos = compute_axis_info(func_op)  # type: ignore[arg-type]
+    by_name = {v.name_hint: info for v, info in infos.items() if isinstance(v, SSAValue) and v.name_hint}
+    q, m = by_name["q"], by_name["m"]
+    run = math.gcd(64, divisor)
+    assert q.constancy[0] >= run and m.contiguity[0] == run
+    # brute force: every claim holds for the values of many programs
+    for pid in range(0, 4000, 7):
+        offs = [pid * 64 + i for i in range(64)]
+        for start in range(0, 64, m.contiguity[0]):
+            chunk = [o % divisor for o in offs[start:start + m.contiguity[0]]]
+            assert chunk == list(range(chunk[0], chunk[0] + len(chunk)))
+            assert chunk[0] % m.divisibility[0] == 0
+        for start in range(0, 64, q.constancy[0]):
+            assert len({o // divisor for o in offs[start:start + q.constancy[0]]}) == 1
 
 
 # ===--------------------------------------------------------------------------===

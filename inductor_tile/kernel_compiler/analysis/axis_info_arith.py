@@ -1,9 +1,10 @@
 """Transfer rules of the axis-info analysis for integer arithmetic.
 
 Addition keeps runs of consecutive values when the other side is constant over them;
-multiplication keeps nothing but divisibility (unless by one); division, remainder and
-masking by a power of two p are exact on runs that stay inside one block of p values.
-Like Triton, division and remainder assume non-negative index values.
+multiplication keeps nothing but divisibility (unless by one); division and remainder by a
+positive constant c, and masking by a power of two, are exact on runs that stay inside one
+block of c values (`x // 768` and `x % 768` over 64 consecutive values starting at a multiple
+of 64).  Like Triton, division and remainder assume non-negative index values.
 """
 
 from __future__ import annotations
@@ -63,35 +64,43 @@ def _muli(solver: AxisInfoSolver, op: Operation) -> list[AxisInfo]:
     return [AxisInfo((1,) * a.rank, divisibility, constancy_gcd(a, b), constant)]
 
 
+def _positive(value: int | None) -> bool:
+    return value is not None and value > 0
+
+
 def _aligned_run(a: AxisInfo, d: int, period: int) -> int:
     """The longest aligned run of `a` along `d` that stays inside one block [k*period,
-    (k+1)*period) of values, for a power-of-two `period`: 1 when nothing is known."""
+    (k+1)*period) of values, for a positive `period`: 1 when nothing is known.  A run whose
+    length divides the period and whose start is a multiple of its length never crosses a
+    block boundary (boundaries are multiples of the period, hence of the length)."""
     run = math.gcd(a.contiguity[d], period)
     return run if a.divisibility_at(d, run) % run == 0 else 1
 
 
 @rule("arith.divsi", "arith.divui")
 def _div(solver: AxisInfoSolver, op: Operation) -> list[AxisInfo]:
-    """Division by a power of two p is constant over runs of consecutive values that stay in
-    one block of p values, and removes p from the divisibility."""
+    """Division by a positive constant c is constant over runs of consecutive values that stay
+    in one block of c values; a power of two also leaves the divisibility divided by it."""
     a, b = _operands(solver, op)
     if b.constant == 1:
         return [a]
     constancy = constancy_gcd(a, b)
     divisibility = (1,) * a.rank
-    if is_pow2(b.constant):
-        p = b.constant
-        assert p is not None
-        constancy = tuple(max(c, _aligned_run(a, d, p)) for d, c in enumerate(constancy))
-        divisibility = tuple(max(1, a.element_divisibility(d) // p) for d in range(a.rank))
+    if _positive(b.constant):
+        c = b.constant
+        assert c is not None
+        constancy = tuple(max(k, _aligned_run(a, d, c)) for d, k in enumerate(constancy))
+        if is_pow2(c):
+            divisibility = tuple(max(1, a.element_divisibility(d) // c) for d in range(a.rank))
     constant = None
     if a.constant is not None and b.constant:
         constant = int(a.constant / b.constant) if op.name == "arith.divsi" else a.constant // b.constant
     return [AxisInfo((1,) * a.rank, divisibility, constancy, constant)]
 
 
-def _modulo_pow2(a: AxisInfo, b: AxisInfo, p: int) -> AxisInfo:
-    """a mod p for a power of two p: runs of a inside one block of p values stay runs."""
+def _modulo(a: AxisInfo, b: AxisInfo, p: int) -> AxisInfo:
+    """a mod p for a positive constant p: runs of a inside one block of p values stay runs,
+    and a run's first value k*p + r keeps the factors its start shares with p."""
     contiguity = tuple(_aligned_run(a, d, p) for d in range(a.rank))
     divisibility = tuple(math.gcd(a.divisibility_at(d, r), p) for d, r in enumerate(contiguity))
     return AxisInfo(contiguity, divisibility, constancy_gcd(a, b), a.constant % p if a.constant is not None else None)
@@ -100,9 +109,9 @@ def _modulo_pow2(a: AxisInfo, b: AxisInfo, p: int) -> AxisInfo:
 @rule("arith.remsi", "arith.remui")
 def _rem(solver: AxisInfoSolver, op: Operation) -> list[AxisInfo]:
     a, b = _operands(solver, op)
-    if is_pow2(b.constant):
+    if _positive(b.constant):
         assert b.constant is not None
-        return [_modulo_pow2(a, b, b.constant)]
+        return [_modulo(a, b, b.constant)]
     # a % b = a - k*b: divisible by whatever divides both
     divisibility = tuple(math.gcd(a.element_divisibility(d), b.element_divisibility(d)) for d in range(a.rank))
     return [AxisInfo((1,) * a.rank, divisibility, constancy_gcd(a, b))]
@@ -117,7 +126,7 @@ def _andi(solver: AxisInfoSolver, op: Operation) -> list[AxisInfo]:
     if isinstance(elem, IntegerType) and elem.width.data > 1:
         for x, mask in ((a, b), (b, a)):
             if mask.constant is not None and mask.constant >= 0 and is_pow2(mask.constant + 1):
-                return [_modulo_pow2(x, mask, mask.constant + 1)]
+                return [_modulo(x, mask, mask.constant + 1)]
     divisibility = tuple(
         min(max(a.element_divisibility(d), b.element_divisibility(d)), MAX_DIVISIBILITY) for d in range(a.rank)
     )
