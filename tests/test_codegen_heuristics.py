@@ -83,9 +83,8 @@ def test_gpu_wide_rows_loop():
     # a dynamic row of hint 100: looped, RBLOCK from the hint, several rows per program
     assert heuristics.reduction("cuda", 1 << 16, 100, None) == LaunchConfig(16, 128, False, 16)
     # column sums: 64 columns per program (coalesced), loop over rows
-    assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True) == LaunchConfig(64, 64, False, 8)
-    assert heuristics.reduction("cuda", 8192, 20, None, gather=True) == LaunchConfig(64, 32, False, 4)
-    assert heuristics.reduction("cuda", 20, 8192, 8192, gather=True) == LaunchConfig(32, 128, False, 8)
+    assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True) == LaunchConfig(64, 8, False, 4)
+    assert heuristics.reduction("cuda", 20, 8192, 8192, gather=True) == LaunchConfig(32, 16, False, 4)
 
 
 @pytest.mark.parametrize("gather", [False, True])

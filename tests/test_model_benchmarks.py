@@ -245,16 +245,16 @@ def test_merge_takes_each_model_from_the_last_run_that_measured_it(tmp_path):
     assert rows[("Crash", "tile")]["status"] == "ok"  # re-run later: the later rows win
     assert rows[("Gpt", "tile")]["status"] == "not run"  # measured nowhere: stays visible
     meta = json.loads((out / "run.json").read_text())
-    assert meta["env"]["commit"] == "aaa (1 models), bbb (2 models)"
+    assert meta["env"]["commit"] == "aaa (1 model), bbb (2 models)"
     assert meta["env"]["date"] == "2026-11-22 05:00 to 2026-11-22 07:00"
-    assert "aaa (1 models)" in (out / "results.md").read_text()
+    assert "aaa (1 model)" in (out / "results.md").read_text()
     assert meta["commits"] == {"Bert": "aaa", "Crash": "bbb", "Gpt": "bbb"}
     # merging a merged run again keeps each model's own commit
     _fake_run(tmp_path / "c", "ccc", "2026-11-22 09:00", [("Gpt", "ok", 2.0)])
     from model_benchmarks.merge import merge
 
     _, meta = merge([out, tmp_path / "c"], tmp_path / "again")
-    assert meta["env"]["commit"] == "aaa (1 models), bbb (1 models), ccc (1 models)"
+    assert meta["env"]["commit"] == "aaa (1 model), bbb (1 model), ccc (1 model)"
     assert meta["env"]["date"] == "2026-11-22 05:00 to 2026-11-22 09:00"
 
 

@@ -73,22 +73,17 @@ def _randn(*shape, seed, dtype, requires_grad=True):
 DTYPES = [torch.float32, torch.float16]
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_mlp_gpu(dtype):
-    torch.manual_seed(0)
-    _check_on_gpu(MLP(), lambda d: (_randn(5, 7, 48, seed=1, dtype=d),), dtype)
+#: one-input blocks: (module class, input shape, input seed)
+BLOCKS = {"mlp": (MLP, (5, 7, 48), 1), "norm_gelu_silu": (NormBlock, (3, 9, 64), 2),
+          "causal_attention": (Attention, (2, 12, 32), 3)}
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_norm_gelu_silu_block_gpu(dtype):
+@pytest.mark.parametrize("block", list(BLOCKS))
+def test_block_gpu(block, dtype):
+    module_class, shape, seed = BLOCKS[block]
     torch.manual_seed(0)
-    _check_on_gpu(NormBlock(), lambda d: (_randn(3, 9, 64, seed=2, dtype=d),), dtype)
-
-
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-def test_causal_attention_gpu(dtype):
-    torch.manual_seed(0)
-    _check_on_gpu(Attention(), lambda d: (_randn(2, 12, 32, seed=3, dtype=d),), dtype)
+    _check_on_gpu(module_class(), lambda d: (_randn(*shape, seed=seed, dtype=d),), dtype)
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
