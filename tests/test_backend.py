@@ -81,6 +81,20 @@ def test_fusion_off_keeps_a_16_bit_loss_sum_with_its_division():
     torch.testing.assert_close(out.double(), ref, rtol=2e-3, atol=0)
 
 
+def test_cpu_column_sums_load_whole_rows_of_columns():
+    x, y = _rand(300, 77), _rand(300, 77, seed=4)
+    fn = lambda a, b: ((a * b).sum(0), a.sum(0) + b.amax(0))  # noqa: E731
+    _close(_compile(fn)(x, y), fn(x, y), rtol=1e-10, atol=1e-10)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    launches = " ".join(metrics.launch_lines.values())
+    assert "XBLOCK=128" in launches and "RBLOCK=2" in launches, launches
+    # rows gathered through an index (another kind of gather) keep the small gather tiles
+    idx = torch.randint(0, 300, (300,), generator=torch.Generator().manual_seed(6))
+    fn2 = lambda a: a[idx].sum(0)  # noqa: E731
+    _close(_compile(fn2)(x), fn2(x), rtol=1e-10, atol=1e-10)
+    assert "XBLOCK=128" not in " ".join(metrics.launch_lines.values())
+
+
 def test_half_division_rounds_like_eager():
     # amax's backward counts the elements equal to the stored (float16) max by recomputing
     # them: a division left in float32 matched none in some rows (count 0 -> NaN gradient)

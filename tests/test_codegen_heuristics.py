@@ -82,7 +82,8 @@ def test_gpu_wide_rows_loop():
         assert heuristics.reduction("cuda", 4096, r, r) == LaunchConfig(1, 2048, False, 16)
     # a dynamic row of hint 100: looped, RBLOCK from the hint, several rows per program
     assert heuristics.reduction("cuda", 1 << 16, 100, None) == LaunchConfig(16, 128, False, 16)
-    # column sums: 64 columns per program (coalesced), loop over rows
+    # column sums: 64 columns per program (coalesced), loop over rows; `columns` is for the CPU only
+    assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True, columns=True) == LaunchConfig(64, 8, False, 4)
     assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True) == LaunchConfig(64, 8, False, 4)
     assert heuristics.reduction("cuda", 20, 8192, 8192, gather=True) == LaunchConfig(32, 16, False, 4)
 
@@ -268,3 +269,12 @@ def test_gpu_tile_shape_follows_the_reduced_dims_stride(monkeypatch):
     kernels = _generated_kernels(monkeypatch, lambda x: x.sum(0), x)
     assert kernels and all(k.strided_reduction for k in kernels)
     assert all(scheduling._wants_gather_shape(k, "cuda") for k in kernels)
+
+
+def test_cpu_column_sums_take_many_columns_and_few_rows():
+    # one contiguous load of up to 128 columns per row, instead of a 128-row gather per column
+    assert heuristics.reduction("cpu", 512, 1024, 1024, gather=True, columns=True) == LaunchConfig(128, 2, False)
+    assert heuristics.reduction("cpu", 300, 5000, None, gather=True, columns=True) == LaunchConfig(128, 2, False)
+    assert heuristics.reduction("cpu", 20, 4, 4, gather=True, columns=True) == LaunchConfig(32, 4, True)
+    # other gathers keep the small gather tiles
+    assert heuristics.reduction("cpu", 512, 1024, 1024, gather=True) == LaunchConfig(1, 128, False)

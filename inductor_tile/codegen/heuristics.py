@@ -60,6 +60,7 @@ GPU_MAX_WARPS = 16
 GPU_TILE_SIDE = 64  # tiled pointwise kernels: YBLOCK and XBLOCK at most this ...
 GPU_TILE_ELEMS_PER_WARP = 512  # ... with one warp per this many elements of the tile
 CPU_TILE_SIDE = 16
+CPU_COLUMN_XBLOCK = 128  # column sums on the CPU: columns per program
 
 
 @dataclass(frozen=True)
@@ -117,15 +118,30 @@ def pointwise_tiled(device_type: str, ynumel: int, xnumel: int, ysplit: int) -> 
     return LaunchConfig(xblock, num_warps=warps, ysplit=ysplit, yblock=yblock)
 
 
-def reduction(device_type: str, xnumel: int, rnumel: int, rbound: int | None, gather: bool = False) -> LaunchConfig:
+def reduction(device_type: str, xnumel: int, rnumel: int, rbound: int | None, gather: bool = False,
+              columns: bool = False) -> LaunchConfig:
     """A [XBLOCK, RBLOCK] kernel reducing ``rnumel`` (a hint) elements for each of ``xnumel`` rows.
 
     ``rbound`` is a static upper bound of the reduction size (the size itself when it is
     static), None when the size is unbounded: only a bounded reduction can be persistent.
+    ``columns``: every gather is a column sum's access (consecutive along the kept dim).
     """
     if is_gpu(device_type):
         return _gpu_reduction(xnumel, rnumel, rbound, gather)
+    if gather and columns:
+        return _cpu_column_reduction(xnumel, rnumel, rbound)
     return _cpu_reduction(xnumel, rnumel, rbound, gather)
+
+
+def _cpu_column_reduction(xnumel: int, rnumel: int, rbound: int | None) -> LaunchConfig:
+    """Column sums on the CPU: many columns (one contiguous load per row) and few rows per step.
+    1024 x 512 fp32 summed over dim 0 on this 2-core machine: 1 column x 128 rows 2268 us,
+    128 x 2 237-378 us, 16 x 8 335 us (eager 70 us)."""
+    xblock = min(next_pow2(xnumel), CPU_COLUMN_XBLOCK)
+    rows = max(1, config.loop_block_elems // xblock)
+    if rbound is not None and next_pow2(rbound) <= rows:
+        return LaunchConfig(xblock, next_pow2(rbound), persistent=True)
+    return LaunchConfig(xblock, min(next_pow2(rnumel), rows), persistent=False)
 
 
 def _cpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -> LaunchConfig:

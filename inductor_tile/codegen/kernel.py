@@ -61,6 +61,7 @@ class TileKernelSource:
         self.plan = plan
         self.launch = launch
         self.gather = False  # some load/store is not contiguous along the tile's fast dimension
+        self.column_gathers_only = True  # ... and every such access is a column sum's (see _note_access)
         self.strided_reduction = False  # some access steps by more than one element along the reduced dim
         self.elide = set(elide)  # buffers read only inside this kernel: not stored
         self.elided: set[str] = set()
@@ -214,6 +215,16 @@ class TileKernelSource:
         flat = sum(sym * math.prod(sizes[i + 1:]) for i, sym in enumerate(syms))
         if sympy.expand(index - flat).free_symbols & set(syms):  # an offset (even symbolic) is no gather
             self.gather = True
+            self.column_gathers_only &= self._column_access(index)
+
+    def _column_access(self, index) -> bool:
+        """A column sum's access: consecutive along the fastest loop dim, strided along the reduced one."""
+        if not (self.two_d and self.xsyms and self.rsyms):
+            return False
+        x, r = self.xsyms[-1], self.rsyms[-1]
+        x_step = sympy.expand(index.subs(x, x + 1) - index)
+        r_step = sympy.expand(index.subs(r, r + 1) - index)
+        return x_step == 1 and r_step.is_Integer and abs(int(r_step)) > 1
 
     def mask(self, reduced: bool = False, index=None) -> str:
         if not reduced and self.current is not None and self.current.kind != "pointwise":

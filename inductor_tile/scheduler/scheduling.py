@@ -116,7 +116,7 @@ class TileScheduling(BaseScheduling):
                     continue
             if not launch.ysplit and _wants_gather_shape(kernel, device_type) and not gather_checked:
                 gather_checked = True
-                gather_launch = _choose_launch(plan, device_type, gather=True)
+                gather_launch = _choose_launch(plan, device_type, gather=True, columns=kernel.column_gathers_only)
                 if gather_launch != launch:  # again, with the shape the device wants for gathers
                     launch = gather_launch
                     continue
@@ -270,11 +270,11 @@ def _heuristics_device(nodes) -> str:
     return nodes[0].get_device().type
 
 
-def _choose_launch(plan: GroupPlan, device_type: str, gather: bool) -> heuristics.LaunchConfig:
+def _choose_launch(plan: GroupPlan, device_type: str, gather: bool, columns: bool = False) -> heuristics.LaunchConfig:
     xnumel = hint(plan.xnumel)
     if plan.kind == "pointwise":
         return heuristics.pointwise(device_type, xnumel, gather)
-    return heuristics.reduction(device_type, xnumel, hint(plan.rnumel), bound(plan.rnumel), gather)
+    return heuristics.reduction(device_type, xnumel, hint(plan.rnumel), bound(plan.rnumel), gather, columns)
 
 
 def _autotune_configs(device_type: str, kernel: TileKernelSource) -> list[dict]:
