@@ -20,13 +20,11 @@ def compile_task(name: str, source: str, specs: list[tuple], target: str, num_wa
         else:
             os.environ[flag] = value
     from ..kernel_compiler.compiler import compile_specialized
-    from ..kernel_compiler.frontend.specialization import spec_from_signature
+    from .compile_workers import arg_specs
     from .runtime import load_kernel
 
     fn = load_kernel(name, source)
-    arg_specs = [spec_from_signature(arg, type_string, value, divisible_by_16=div16, equal_to_1=one)
-                 for arg, type_string, value, div16, one in specs]
-    compile_specialized(fn, arg_specs, target=target, num_warps=num_warps, load=False)  # no GPU context here
+    compile_specialized(fn, arg_specs(specs), target=target, num_warps=num_warps, load=False)  # no GPU context here
     return True
 
 

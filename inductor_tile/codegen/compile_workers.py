@@ -56,6 +56,15 @@ def read_message(stream: Any) -> Any:
     return pickle.loads(data)
 
 
+def arg_specs(described: list[tuple]) -> list:
+    """The ArgSpecs of `(name, signature type or "constexpr", constexpr value, divisible_by_16,
+    equal_to_1)` descriptions (what a task carries: plain values pickle anywhere)."""
+    from ..kernel_compiler.frontend.specialization import spec_from_signature
+
+    return [spec_from_signature(name, type_string, value, divisible_by_16=div16, equal_to_1=one)
+            for name, type_string, value, div16, one in described]
+
+
 class _Worker:
     """One worker process and the thread that feeds it tasks, one at a time."""
 
@@ -176,7 +185,7 @@ def compile_source(name: str, source: str, specs: list[tuple], target: str, num_
 
     if disk_cache.cache_dir() is None:  # a worker's compile would be lost
         return None
-    if target.split(":")[0] == "cuda" and ":" not in target:
+    if target == "cuda":
         from ..kernel_compiler.to_llvm.targets import capability_of
 
         target = f"cuda:{capability_of(target)}"

@@ -51,6 +51,11 @@ _ATOMIC_ADD_DTYPES = ("torch.float16", "torch.bfloat16", "torch.float32", "torch
                       "torch.int64")
 
 
+def _step(index, sym):
+    """How much `index` grows when `sym` grows by one (0 when it does not use `sym`)."""
+    return sympy.expand(index.subs(sym, sym + 1) - index)
+
+
 class TileKernelSource:
     """Builds the source of one kernel for a planned group of nodes."""
 
@@ -199,11 +204,10 @@ class TileKernelSource:
         change its tile shape.
         """
         index = sympy.sympify(index)
-        if self.two_d and self.rsyms and self.rsyms[-1] in index.free_symbols:
-            r = self.rsyms[-1]
-            step = sympy.expand(index.subs(r, r + 1) - index)
-            if step.is_Integer and abs(int(step)) > 1:
-                self.strided_reduction = True
+        r_step = _step(index, self.rsyms[-1]) if self.two_d and self.rsyms else sympy.Integer(0)
+        strided = bool(r_step.is_Integer and abs(int(r_step)) > 1)
+        if strided:
+            self.strided_reduction = True
         if self.two_d:
             fast, syms, sizes = self.rsyms, self.xsyms + self.rsyms, self.plan.xsizes + self.plan.rsizes
             if index.free_symbols <= set(fast):  # a [1, RBLOCK] row, shared by all rows
@@ -215,16 +219,8 @@ class TileKernelSource:
         flat = sum(sym * math.prod(sizes[i + 1:]) for i, sym in enumerate(syms))
         if sympy.expand(index - flat).free_symbols & set(syms):  # an offset (even symbolic) is no gather
             self.gather = True
-            self.column_gathers_only &= self._column_access(index)
-
-    def _column_access(self, index) -> bool:
-        """A column sum's access: consecutive along the fastest loop dim, strided along the reduced one."""
-        if not (self.two_d and self.xsyms and self.rsyms):
-            return False
-        x, r = self.xsyms[-1], self.rsyms[-1]
-        x_step = sympy.expand(index.subs(x, x + 1) - index)
-        r_step = sympy.expand(index.subs(r, r + 1) - index)
-        return x_step == 1 and r_step.is_Integer and abs(int(r_step)) > 1
+            # a column sum's access: consecutive along the fastest loop dim, strided along the reduced one
+            self.column_gathers_only &= strided and bool(self.xsyms) and _step(index, self.xsyms[-1]) == 1
 
     def mask(self, reduced: bool = False, index=None) -> str:
         if not reduced and self.current is not None and self.current.kind != "pointwise":

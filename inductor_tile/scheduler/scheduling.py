@@ -327,8 +327,7 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
     background compile (the launch then compiles its own specialization); a right one lets
     the graph's kernels compile in parallel with each other and with the rest of codegen.
     """
-    from ..codegen.compile_workers import compile_source
-    from ..kernel_compiler.frontend.specialization import spec_from_signature
+    from ..codegen.compile_workers import arg_specs, compile_source
 
     signature, constexprs = kernel.signature()
     values = {name: hint(size) for name, size in kernel.numels().items()}
@@ -344,8 +343,7 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
             if not -(2**31) <= value < 2**31:
                 return  # the launch would pass an i64: nothing to predict
             described.append((name, signature[name], None, value % 16 == 0, value == 1))
-    specs = [spec_from_signature(name, type_string, value, divisible_by_16=div16, equal_to_1=one)
-             for name, type_string, value, div16, one in described]
+    specs = arg_specs(described)
     num_warps = kernel.launch.num_warps or 4
     target = "cuda" if device_type == "cuda" else "cpu"
     try:
