@@ -82,10 +82,15 @@ def test_gpu_wide_rows_loop():
         assert heuristics.reduction("cuda", 4096, r, r) == LaunchConfig(1, 2048, False, 16)
     # a dynamic row of hint 100: looped, RBLOCK from the hint, several rows per program
     assert heuristics.reduction("cuda", 1 << 16, 100, None) == LaunchConfig(16, 128, False, 16)
-    # column sums: 64 columns per program (coalesced), loop over rows; `columns` is for the CPU only
-    assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True, columns=True) == LaunchConfig(64, 8, False, 4)
-    assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True) == LaunchConfig(64, 8, False, 4)
-    assert heuristics.reduction("cuda", 20, 8192, 8192, gather=True) == LaunchConfig(32, 16, False, 4)
+    # column sums loop over rows with 512 elements per step; `columns` is for the CPU only.
+    # Many columns: 64 per program (the first stages of Inductor's split sums, [128 rows x 768k])
+    assert heuristics.reduction("cuda", 98304, 128, 128, gather=True, columns=True) == LaunchConfig(64, 8, False, 4)
+    # up to 36863 columns (a vocabulary bias gradient, 30522): 16 per program, so ~2000 programs
+    assert heuristics.reduction("cuda", 30522, 16384, 16384, gather=True) == LaunchConfig(16, 32, False, 4)
+    assert heuristics.reduction("cuda", 8192, 8192, 8192, gather=True) == LaunchConfig(16, 32, False, 4)
+    # up to 1024 (second stages of split sums, [768] from [128 x 768]): 2 to 8 per program
+    assert heuristics.reduction("cuda", 768, 128, 128, gather=True) == LaunchConfig(8, 64, False, 4)
+    assert heuristics.reduction("cuda", 20, 8192, 8192, gather=True) == LaunchConfig(2, 256, False, 4)
 
 
 @pytest.mark.parametrize("gather", [False, True])

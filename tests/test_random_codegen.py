@@ -68,6 +68,40 @@ def test_dropout_in_training_mode(p):
     assert abs(second.double().mean().item() - p) < 5 * math.sqrt(p * (1 - p) / n)
 
 
+def test_dropout_layers_share_one_kernel_with_their_own_masks():
+    """Each dropout reads its own seed (offset k into the graph's seed buffer); the offset is a
+    kernel argument, so same-shaped layers (separated by matmuls: no fusion) run one kernel."""
+    p = 0.5
+    w = _nonzero_randn(256, 256, seed=7) / 16
+
+    def layers(x):
+        outs = []
+        for _ in range(3):
+            x = torch.nn.functional.dropout(x, p=p, training=True)
+            outs.append(x)
+            x = x @ w
+        return outs
+
+    run = _compile(layers)
+    x = _nonzero_randn(512, 256, seed=6)
+    outs = run(x)
+    _assert_generated_without_fallback()
+    sources = list(metrics.kernel_sources.values())
+    assert len(sources) == 1 and metrics.reused_kernels == 2, sources
+    assert "do_not_specialize=('load_seed_offset',)" in sources[0] and "+ load_seed_offset)" in sources[0]
+    n = x.numel()
+    inputs = [x, outs[0] @ w, outs[1] @ w]
+    for inp, out in zip(inputs, outs):
+        dropped = out == 0
+        assert abs(dropped.double().mean().item() - p) < 5 * math.sqrt(p * (1 - p) / n)
+        torch.testing.assert_close(out[~dropped].double(), inp[~dropped].double() / (1 - p), rtol=1e-5, atol=1e-6)
+    # the three layers' masks are independent: no two agree beyond chance (1/2 of the elements)
+    masks = [(out == 0).flatten() for out in outs]
+    for a, b in ((0, 1), (0, 2), (1, 2)):
+        agree = (masks[a] == masks[b]).double().mean().item()
+        assert abs(agree - 0.5) < 5 * math.sqrt(0.25 / n)
+
+
 def test_dropout_module_in_eval_mode_is_the_identity():
     layer = torch.nn.Dropout(0.4).eval()
     run = _compile(layer)

@@ -15,7 +15,8 @@ any size, and a kernel compiled for one size hint runs for every size of a dynam
   several short rows per program, one warp per 256 elements up to 8 warps (16 fp32 per
   thread at most: the whole row lives in registers).  Longer or unbounded rows loop with
   RBLOCK up to ``GPU_LOOP_RBLOCK`` and one warp per 128 elements (up to 16).  Reductions
-  along a strided dimension (column sums) take 64 columns per program and loop over rows.
+  along a strided dimension (column sums) loop over rows, 512 elements per step, with 64 columns per
+  program, or fewer when there are few columns (Inductor's outer-reduction rule: the grid fills the GPU).
 
 Measured on an H100 (generated kernels, same process, CUDA events; differences under
 about 10% were within the run-to-run noise): softmax fp16 4096x16384 looped with RBLOCK
@@ -27,8 +28,11 @@ Triton): fp16 8192x30522 (a vocabulary bias gradient) 64 columns x 8 rows with 4
 GB/s, 64 x 64 with 8 warps 1863 / 2737.  As the default (commit 8b4721c), 64 x 64 ran the first
 stages of Inductor's split column sums (128 rows each; BERT training on an H100) at 60 us per call
 against Triton's 9 us, and the training decoders were 3-12% slower than at earlier commits, so the
-default is 64 x 8 again; the same shapes forced through the backend measured ~600 GB/s either way
-(not understood yet).
+default is 64 x 8 again.  Session 8 (H100, the generated vocabulary bias gradient, 16384 x 30522 fp16
+rows padded to 30528, hand-launched, ours / Triton): 64 x 8 with 4 warps 1048 / 950 us, 16 x 32 with 4 warps
+433 / 647 us (Inductor's kernel, autotuned to 64 x 64 with 16 warps: 341 us).  So column sums of up to
+``GPU_FEW_COLUMNS`` columns take 16 per program.  (Session 7's "~600 GB/s whatever the shape" through the
+backend came from an unpadded 30522-column input: rows not 16-byte aligned, so no vector loads.)
 
 "gather" below means, on the CPU, that some access is not contiguous along the tile's
 fast dimension (strided, broadcast, or through decoded indices); on a GPU, that the reduced
@@ -55,6 +59,7 @@ GPU_PERSISTENT_BLOCK_ELEMS = 1024  # short rows: several per program, up to this
 GPU_LOOP_RBLOCK = 2048
 GPU_OUTER_XBLOCK = 64  # column sums: columns per program ...
 GPU_OUTER_BLOCK_ELEMS = 512  # ... and rows per loop step, so that a step has this many elements
+GPU_FEW_COLUMNS = 9 * 4096 - 1  # up to this many columns, 16 per program (more programs)
 GPU_MIN_PROGRAMS = 256  # about two programs per SM: fewer rows per program below this
 GPU_MAX_WARPS = 16
 GPU_TILE_SIDE = 64  # tiled pointwise kernels: YBLOCK and XBLOCK at most this ...
@@ -179,6 +184,17 @@ def _fewer_rows(xblock: int, xnumel: int) -> int:
     return xblock
 
 
+def _column_xblock(xnumel: int) -> int:
+    """Columns per program of a looped column sum: fewer when there are few columns, so that the
+    grid keeps every SM busy (Inductor's outer-reduction rule): up to 1024 columns 2 to 8, up to
+    ``GPU_FEW_COLUMNS`` 16, else ``GPU_OUTER_XBLOCK``."""
+    if xnumel <= 1024:
+        return max(2, min(8, next_pow2(xnumel // 128)))
+    if xnumel <= GPU_FEW_COLUMNS:
+        return 16
+    return GPU_OUTER_XBLOCK
+
+
 def _gpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -> LaunchConfig:
     limit = GPU_OUTER_PERSISTENT_RBLOCK if gather else GPU_PERSISTENT_RBLOCK
     if rbound is not None and next_pow2(rbound) <= limit:
@@ -186,8 +202,8 @@ def _gpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -
         xblock = min(next_pow2(xnumel), max(1, GPU_PERSISTENT_BLOCK_ELEMS // rblock))
         xblock = _fewer_rows(xblock, xnumel)
         return LaunchConfig(xblock, rblock, True, _warps(xblock * rblock, 256, GPU_PERSISTENT_MAX_WARPS))
-    if gather:  # strided rows: many columns per program (coalesced), loop over rows
-        xblock = min(next_pow2(xnumel), GPU_OUTER_XBLOCK)
+    if gather:  # strided rows: columns per program (coalesced), loop over rows
+        xblock = min(next_pow2(xnumel), _column_xblock(xnumel))
         rblock = min(next_pow2(rnumel), max(8, GPU_OUTER_BLOCK_ELEMS // xblock))
         return LaunchConfig(xblock, rblock, False, _warps(xblock * rblock, 128, 4))
     rblock = min(next_pow2(rnumel), GPU_LOOP_RBLOCK)

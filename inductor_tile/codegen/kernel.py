@@ -88,6 +88,9 @@ class TileKernelSource:
         self.rblock = launch.rblock if plan.kind == "reduction" else 1
         self.xblock = launch.xblock
         self.size_args: set[sympy.Symbol] = set()  # graph size symbols the source names
+        # random seeds: each node's offset into the graph's seed buffer is an argument, not a
+        # constant, so that a model's layers (one seed each) share one kernel (as in Inductor)
+        self.seed_offsets: dict[int, str] = {}  # offset -> argument name
         self.int32_guards: list = []  # symbolic sizes that must stay below 2**31
         self.accesses: list = []  # index expressions of the loads and stores over the tile
 
@@ -194,6 +197,16 @@ class TileKernelSource:
             elif symbol_is_type(sym, (SymT.SIZE, SymT.UNBACKED_INT, SymT.PRECOMPUTED_SIZE, SymT.UNBACKED_FLOAT)):
                 raise Unsupported(f"size symbol {sym} without a value at compile time")
 
+    def seed_offset_arg(self, offset: int) -> str:
+        """The argument that passes the seed buffer offset `offset` (one per distinct offset)."""
+        if offset not in self.seed_offsets:
+            n = len(self.seed_offsets)
+            self.seed_offsets[offset] = f"load_seed_offset{n if n else ''}"
+        return self.seed_offsets[offset]
+
+    def seed_offset_names(self) -> list[str]:
+        return list(self.seed_offsets.values())
+
     def _note_access(self, index) -> None:
         """Record whether an access is a gather (strided or broadcast along the fast dim).
 
@@ -252,6 +265,10 @@ class TileKernelSource:
         elif out and real in self.in_args:
             raise Unsupported(f"buffer {real} is both read and written")
         return self.args[real]
+
+    def input_arg(self, name: str) -> str:
+        """The pointer argument of buffer `name`, read by this kernel."""
+        return self._arg(self._real(name), out=False)
 
     # -- memory -------------------------------------------------------------------
     def load(self, name: str, index) -> str:
@@ -392,6 +409,8 @@ class TileKernelSource:
         else:
             if not self.persistent:
                 self.elide = set()  # values do not outlive the loop that made them
+            if is_static(plan.rnumel):  # as Inductor: a known trip count (unrolled loops, folded masks)
+                self.emit(f"rnumel = {plan.rnumel}")
             self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]")
             self.emit("xmask = xindex < xnumel")
             self._decode("xindex", [s.name for s in xsyms], plan.xsizes)
@@ -507,14 +526,16 @@ class TileKernelSource:
 
     def _assemble(self) -> str:
         params = [self.args[n] for n in self.in_args] + [self.args[n] for n in self.out_args]
-        params += self.size_arg_names() + list(self.numels())
+        params += self.size_arg_names() + self.seed_offset_names() + list(self.numels())
         params += [f"{name}: tl.constexpr" for name in self.blocks()]
+        # offsets are not specialized (divisible by 16, equal to 1): one binary for every layer
+        options = f"(do_not_specialize={tuple(self.seed_offset_names())!r})" if self.seed_offsets else ""
         header = [
             "import inductor_tile",
             "import inductor_tile.language as tl",
             "",
             "",
-            "@inductor_tile.jit",
+            f"@inductor_tile.jit{options}",
             f"def {self.name}({', '.join(params)}):",
         ]
         return "\n".join(header + self.lines) + "\n"
@@ -532,5 +553,5 @@ class TileKernelSource:
         from torch._inductor.virtualized import V
 
         sig = {self.args[n]: "*" + _TYPE_STRINGS[V.graph.get_dtype(n)] for n in self.call_args()}
-        sig.update({name: "i32" for name in self.size_arg_names() + list(self.numels())})
+        sig.update({name: "i32" for name in self.size_arg_names() + self.seed_offset_names() + list(self.numels())})
         return sig, self.blocks()

@@ -295,7 +295,8 @@ def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str
     """
     plan, launch = kernel.plan, kernel.launch
     numels = kernel.numels()
-    args = kernel.call_args() + kernel.size_arg_names() + [_size_source(n) for n in numels.values()]
+    seeds = [str(offset) for offset in kernel.seed_offsets]
+    args = kernel.call_args() + kernel.size_arg_names() + seeds + [_size_source(n) for n in numels.values()]
     kwargs = [f"{k}={v}" for k, v in launch.launch_kwargs(plan.kind == "reduction").items()]
     if launch.ysplit:  # static sizes; one program per tile, x fastest
         tiles = [f"((meta['{n}'] + meta['{b}'] - 1) // meta['{b}'])" for n, b in (("ynumel", "YBLOCK"),
@@ -332,6 +333,7 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
     signature, constexprs = kernel.signature()
     values = {name: hint(size) for name, size in kernel.numels().items()}
     values.update({s.name: hint(s) for s in kernel.size_args})
+    values.update({name: offset for offset, name in kernel.seed_offsets.items()})
     described = []  # (name, signature type, constexpr value, divisible by 16, equal to 1)
     for name in fn.arg_names:
         if name in constexprs:
@@ -342,7 +344,9 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
             value = values[name]
             if not -(2**31) <= value < 2**31:
                 return  # the launch would pass an i64: nothing to predict
-            described.append((name, signature[name], None, value % 16 == 0, value == 1))
+            specialized = name not in fn.do_not_specialize
+            described.append((name, signature[name], None, specialized and value % 16 == 0,
+                              specialized and value == 1))
     specs = arg_specs(described)
     num_warps = kernel.launch.num_warps or 4
     target = "cuda" if device_type == "cuda" else "cpu"
