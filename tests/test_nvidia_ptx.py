@@ -130,6 +130,34 @@ def test_split_column_sum_loads_16_bytes_along_the_columns(tmp_path):
                    "CHECK-NOT: ld.global.b16\n", tmp_path)
 
 
+@inductor_tile.jit
+def multiply_add_kernel(a_ptr, b_ptr, c_ptr, out_ptr, sq_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    a, b, c = tl.load(a_ptr + offs), tl.load(b_ptr + offs), tl.load(c_ptr + offs)
+    tl.store(out_ptr + offs, a * b + c)
+    tl.store(sq_ptr, tl.sum(a * a, axis=0))  # a sum of products: an FMA chain
+
+
+def test_fp32_multiply_add_contracts_to_fma(tmp_path):
+    # as Triton: `mul.rn`/`add.rn` would forbid ptxas to fuse them; one fma.rn rounds once
+    sig = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", "out_ptr": "*fp32", "sq_ptr": "*fp32"}
+    ptx = _ptx(multiply_add_kernel, sig, {"BLOCK": 256}, tuple(sig))
+    filecheck(ptx, "CHECK-NOT: mul.rn.f32\n"
+                   "CHECK: fma.rn.f32\n"
+                   "CHECK-NOT: mul.rn.f32\n"
+                   "CHECK: shfl.sync.bfly\n", tmp_path)
+    # 2 fp32 per thread: two for a * b + c, one for the squares (the first square is a plain mul)
+    assert ptx.count("fma.rn.f32") >= 3, ptx
+
+
+def test_fp16_multiply_add_rounds_each_op(tmp_path):
+    # half arithmetic keeps eager's rounding after every op: no fma.rn.f16
+    sig = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "out_ptr": "*fp16", "sq_ptr": "*fp16"}
+    ptx = _ptx(multiply_add_kernel, sig, {"BLOCK": 256}, tuple(sig))
+    filecheck(ptx, "CHECK-NOT: fma.rn.f16\n", tmp_path)
+    assert "mul.rn.f16" in ptx or "mul.f16" in ptx, ptx
+
+
 def test_row_reduction_uses_warp_shuffles_and_shared_memory(tmp_path):
     ptx = _ptx(row_sum_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"N": 1024}, ("x_ptr", "out_ptr"))
     filecheck(ptx, "CHECK: .extern .shared .align 16 .b8 global_smem[];\n"

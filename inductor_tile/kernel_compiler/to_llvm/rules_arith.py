@@ -147,6 +147,7 @@ def _float_op(ctx: LoweringContext, op: Operation, compute) -> None:
 
 _FLOAT_SIMPLE = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv",
                  "arith.remf": "frem"}
+_CONTRACTIBLE = ("arith.addf", "arith.subf", "arith.mulf")  # may fuse into FMAs where the target allows
 
 
 @lowering(*_FLOAT_SIMPLE)
@@ -159,7 +160,11 @@ def lower_float_simple(ctx: LoweringContext, op: Operation) -> None:
 
         _float_op(ctx, op, divide)
         return
-    _float_op(ctx, op, lambda a, b: method(a, b))
+    # half types keep one rounding per op, as eager's separate ops do
+    contract = (ctx.target.float_contract and op.name in _CONTRACTIBLE
+                and float_kind(op.results[0].type) in ("f32", "f64"))
+    flags = ("contract",) if contract else ()
+    _float_op(ctx, op, lambda a, b: method(a, b, flags=flags))
 
 
 @lowering("arith.negf")

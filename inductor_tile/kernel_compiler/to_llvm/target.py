@@ -33,6 +33,9 @@ class Target(ABC):
     #: the half types ("f16", "bf16") with native arithmetic; the others are i16 bit patterns in registers
     #: and their arithmetic goes through f32 (see half.py)
     native_half_kinds: frozenset[str] = frozenset()
+    #: whether float adds, subtracts and multiplies may fuse into FMAs (LLVM's `contract` flag), as Triton
+    #: allows on GPUs: one rounding instead of two; off where results must match unfused arithmetic
+    float_contract: bool = False
 
     # --- the module and the kernel entry -------------------------------------
     @abstractmethod

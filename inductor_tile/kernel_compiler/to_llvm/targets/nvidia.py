@@ -36,6 +36,7 @@ class NvidiaTarget(Target):
     name = "cuda"
     warp_size = 32
     native_half_kinds = frozenset({"f16"})
+    float_contract = True  # as Triton: `a * b + c` becomes one fma.rn (ptxas cannot fuse `mul.rn`/`add.rn`)
     per_element_masks = False
     max_vector_bytes = 16
     global_address_space = 1
