@@ -86,6 +86,13 @@ class LoweringContext:
         """True when one thread holds every element (the CPU): layout conversions are in-register."""
         return self.target.warp_size == 1 and self.num_warps == 1
 
+    def contract_flags(self, value: ir.Value) -> tuple[str, ...]:
+        """Fast-math flags for an f32/f64 add, subtract or multiply of `value`: `contract` (may fuse
+        into an FMA) where the target allows it (Target.float_contract); half types keep one rounding
+        per op, as eager's separate ops do."""
+        ty = value.type.element if isinstance(value.type, ir.VectorType) else value.type
+        return ("contract",) if self.target.float_contract and isinstance(ty, (ir.FloatType, ir.DoubleType)) else ()
+
     # --- types --------------------------------------------------------------------------
     def scalar_type(self, ty: Attribute) -> ir.Type:
         """The LLVM type of one element."""

@@ -160,11 +160,9 @@ def lower_float_simple(ctx: LoweringContext, op: Operation) -> None:
 
         _float_op(ctx, op, divide)
         return
-    # half types keep one rounding per op, as eager's separate ops do
-    contract = (ctx.target.float_contract and op.name in _CONTRACTIBLE
-                and float_kind(op.results[0].type) in ("f32", "f64"))
-    flags = ("contract",) if contract else ()
-    _float_op(ctx, op, lambda a, b: method(a, b, flags=flags))
+    # a half op computed in f32 (soft half) rounds right after: its f32 arithmetic stays unfused too
+    contractible = op.name in _CONTRACTIBLE and not ctx.soft_half(float_kind(op.results[0].type))
+    _float_op(ctx, op, lambda a, b: method(a, b, flags=ctx.contract_flags(a) if contractible else ()))
 
 
 @lowering("arith.negf")

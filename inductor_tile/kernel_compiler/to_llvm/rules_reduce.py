@@ -32,19 +32,13 @@ def _binary_intrinsic(ctx: LoweringContext, name: str) -> Combine:
     return combine
 
 
-def _contract(ctx: LoweringContext, value: ir.Value) -> tuple[str, ...]:
-    """Fast-math flags of an f32/f64 sum or product: a sum of products becomes an FMA chain where the
-    target allows (see Target.float_contract); half types keep one rounding per op."""
-    ty = value.type.element if isinstance(value.type, ir.VectorType) else value.type
-    return ("contract",) if ctx.target.float_contract and isinstance(ty, (ir.FloatType, ir.DoubleType)) else ()
-
-
 def _combiner(ctx: LoweringContext, kind: str, is_float: bool) -> Combine:
     b = ctx.builder
     if kind == "sum":
-        return (lambda x, y: b.fadd(x, y, flags=_contract(ctx, x))) if is_float else (lambda x, y: b.add(x, y))
+        # a sum of products becomes an FMA chain where the target allows (LoweringContext.contract_flags)
+        return (lambda x, y: b.fadd(x, y, flags=ctx.contract_flags(x))) if is_float else (lambda x, y: b.add(x, y))
     if kind == "prod":
-        return (lambda x, y: b.fmul(x, y, flags=_contract(ctx, x))) if is_float else (lambda x, y: b.mul(x, y))
+        return (lambda x, y: b.fmul(x, y, flags=ctx.contract_flags(x))) if is_float else (lambda x, y: b.mul(x, y))
     if kind == "xor_sum":
         return lambda x, y: b.xor(x, y)
     table = {("max", True): "maximum", ("min", True): "minimum", ("max", False): "smax", ("min", False): "smin",
