@@ -111,7 +111,7 @@ def run_case(case, rows, cols, dtype, device, names, samples, copy_gbs) -> list[
     rows_out = []
     for backend in names:
         row = dict(kernel=f"{case.name} {dname}", backend=backend, size=f"{rows}x{cols}", ms=None, gbs=None,
-                   copy_pct=None, check="", reason="")
+                   copy_pct=None, kernel_ms=None, kernel_gbs=None, kernel_pct=None, launches=None, check="", reason="")
         try:
             torch._dynamo.reset()
             compiler = resolve_compiler("tile" if backend == "tile-tuned" else backend)
@@ -132,8 +132,14 @@ def run_case(case, rows, cols, dtype, device, names, samples, copy_gbs) -> list[
         if row["check"] != "error":
             ms = timing.bench_ms(lambda: compiled(*inputs), device, samples)
             row.update(ms=ms, gbs=nbytes / ms / 1e6, copy_pct=100 * nbytes / ms / 1e6 / copy_gbs)
-        print(f"{row['kernel']:22s} {row['size']:>12s} {backend:9s} "
-              + (f"{row['gbs']:8.1f} GB/s {row['copy_pct']:5.0f}% of copy" if row["gbs"] else "")
+            if device.type == "cuda":
+                kms, launches = timing.kernel_ms(lambda: compiled(*inputs))
+                row.update(kernel_ms=kms, kernel_gbs=nbytes / kms / 1e6, kernel_pct=100 * nbytes / kms / 1e6 / copy_gbs,
+                           launches=launches)
+        print(f"{row['kernel']:22s} {row['size']:>12s} {backend:10s} "
+              + (f"{row['gbs']:7.1f} GB/s {row['copy_pct']:4.0f}% of copy" if row["gbs"] else "")
+              + (f" | kernels {row['kernel_gbs']:7.1f} GB/s {row['kernel_pct']:4.0f}% ({row['launches']:g} launches)"
+                 if row["kernel_gbs"] else "")
               + f"  {row['check']} {row['reason']}", flush=True)
         rows_out.append(row)
     torch._dynamo.reset()
@@ -174,24 +180,30 @@ def markdown(results, names, env, copy_gbs, samples, device) -> str:
     ratio = "tile" in names and "inductor" in names
     lines += [f"| timing | {timer} around groups of back-to-back calls, median of {samples} groups |",
               f"| device copy | {copy_gbs:.1f} GB/s (read + write) |", "",
-              "GB/s (percent of the device copy); bytes = each input read once, each output written once.", "",
-              "| kernel | size | " + " | ".join(names) + (" | tile / inductor |" if ratio else " |"),
-              "| --- | --- |" + " --- |" * (len(names) + ratio)]
+              "GB/s (percent of the device copy); bytes = each input read once, each output written once."]
     by_kernel: dict[tuple[str, str], dict[str, dict]] = {}
     for r in results:
         by_kernel.setdefault((r["kernel"], r["size"]), {})[r["backend"]] = r
-    for (kernel, size), cells in by_kernel.items():
-        out = []
-        for n in names:
-            r = cells[n]
-            text = f"{r['gbs']:.1f} ({r['copy_pct']:.0f}%)" if r["gbs"] else ""
-            if r["check"] != "ok":
-                text = (text + " " if text else "") + r["check"]
-            out.append(text)
-        if ratio:
-            t, i = cells["tile"]["gbs"], cells["inductor"]["gbs"]
-            out.append(f"{t / i:.2f}x" if t and i else "")
-        lines.append(f"| {kernel} | {size} | " + " | ".join(out) + " |")
+    metrics = [("gbs", "copy_pct", "Per call (CUDA events around back-to-back calls: host work included)")]
+    if any(r["kernel_gbs"] for r in results):
+        metrics.insert(0, ("kernel_gbs", "kernel_pct", "Kernel time only (torch.profiler: the sum of the device "
+                                                       "kernels of a call, host overhead excluded)"))
+    for gbs, pct, title in metrics:
+        lines += ["", f"{title}:", ""] if len(metrics) > 1 else [""]
+        lines += ["| kernel | size | " + " | ".join(names) + (" | tile / inductor |" if ratio else " |"),
+                  "| --- | --- |" + " --- |" * (len(names) + ratio)]
+        for (kernel, size), cells in by_kernel.items():
+            out = []
+            for n in names:
+                r = cells[n]
+                text = f"{r[gbs]:.1f} ({r[pct]:.0f}%)" if r[gbs] else ""
+                if r["check"] != "ok":
+                    text = (text + " " if text else "") + r["check"]
+                out.append(text)
+            if ratio:
+                t, i = cells["tile"][gbs], cells["inductor"][gbs]
+                out.append(f"{t / i:.2f}x" if t and i else "")
+            lines.append(f"| {kernel} | {size} | " + " | ".join(out) + " |")
     problems = [r for r in results if r["check"] != "ok"]
     if problems:
         lines += ["", "Problems:", ""] + [f"- {r['kernel']} {r['size']} / {r['backend']}: {r['check']}: {r['reason']}"

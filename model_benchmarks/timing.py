@@ -69,3 +69,19 @@ def bench_ms(fn: Callable[[], object], device: torch.device, samples: int = 15, 
             fn()
 
     return median(time_call_ms(group, device) / inner for _ in range(samples))
+
+
+def kernel_ms(fn: Callable[[], object], calls: int = 20) -> tuple[float, float]:
+    """(milliseconds of device kernels per call of `fn`, kernel launches per call), from
+    torch.profiler's device timestamps: the kernels' own speed, without host overhead."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    total_us = sum(e.time_range.elapsed_us() for e in kernels)
+    return total_us / 1e3 / calls, len(kernels) / calls
