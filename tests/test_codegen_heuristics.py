@@ -76,9 +76,12 @@ def test_gpu_persistent_reductions():
     assert not heuristics.reduction("cuda", 8192, 128, 128, gather=True).persistent
 
 
-def test_gpu_wide_rows_loop():
-    # rows of 8192-32768 would hold 16-64 fp32 per thread at 16 warps: they loop
-    for r in (8192, 16384, 32768):
+def test_gpu_wide_rows():
+    # rows of 8192 and 16384 stay persistent with 16 warps (16 or 32 fp32 per thread: one read
+    # of the row instead of two); longer ones loop
+    assert heuristics.reduction("cuda", 4096, 8192, 8192) == LaunchConfig(1, 8192, True, 16)
+    assert heuristics.reduction("cuda", 4096, 10000, 10000) == LaunchConfig(1, 16384, True, 16)
+    for r in (16385, 32768):
         assert heuristics.reduction("cuda", 4096, r, r) == LaunchConfig(1, 2048, False, 16)
     # a dynamic row of hint 100: looped, RBLOCK from the hint, several rows per program
     assert heuristics.reduction("cuda", 1 << 16, 100, None) == LaunchConfig(16, 128, False, 16)
@@ -102,8 +105,9 @@ def test_gpu_choices_are_sane_for_every_size(gather):
                 assert c.xblock == next_pow2(c.xblock) and c.rblock == next_pow2(c.rblock)
                 assert c.num_warps == next_pow2(c.num_warps) and 1 <= c.num_warps <= 16
                 assert c.xblock <= next_pow2(x)
-                assert c.xblock * c.rblock <= 4096
-                assert c.xblock * c.rblock <= 16 * 32 * c.num_warps  # at most 16 elements per thread
+                assert c.xblock * c.rblock <= (4096 if not c.persistent else 16384)
+                # at most 16 elements per thread (32 in persistent rows of over 8192 elements)
+                assert c.xblock * c.rblock <= (32 if c.rblock > 8192 else 16) * 32 * c.num_warps
                 if c.persistent:
                     assert bound is not None and c.rblock >= r
         c = heuristics.pointwise("cuda", x, gather)

@@ -291,10 +291,12 @@ def test_split_welford_combine():
 @pytest.mark.parametrize("cols", [50, 3000], ids=["persistent", "looped"])
 def test_online_softmax_reduce(cols):
     # Inductor emits online_softmax_reduce for softmax on CUDA only: call its prim directly
-    x = _rand(5, cols)
+    x = _rand(6, cols)
     x[1, :] = float("-inf")
     x[2, : cols // 2] = float("-inf")
     x[3, 7] = float("inf")
+    x[4, cols // 3] = float("nan")
+    x[0] = torch.linspace(-5, 5, cols)  # the running max grows at every element
     _check(lambda t: torch.ops.prims.prepare_softmax_online(t, -1), x)
 
 

@@ -19,6 +19,14 @@ t = sympy.Symbol("tmp0", integer=True)  # an indirect index: any sign
 x = sympy.Symbol("x0", integer=True, nonnegative=True)  # a loop index
 n = sympy.Symbol("ks0", integer=True, positive=True)  # a size
 
+class OtherIdentity(sympy.Function):
+    """Another torch version's Identity: the same name, another class."""
+
+    nargs = 1
+
+
+OtherIdentity.__name__ = "Identity"
+
 CASES = {
     "floordiv_negative": FloorDiv(t - 5, 3),
     "floordiv_nonnegative": FloorDiv(x, 3),
@@ -26,6 +34,7 @@ CASES = {
     "modular_div1_negative": ModularIndexing(t, 1, 4),
     "modular_identity": 64 * x + ModularIndexing(Identity(x), 2, 32) + 32,
     "pythonmod_negative": PythonMod(t + 3, 7),
+    "identity_of_another_class": 6144 * x + OtherIdentity(x) + 18,  # partial rotary (torch 2.11)
     "floordiv_by_size": FloorDiv(t, n),
 }
 
@@ -56,7 +65,7 @@ def check_index_case(case: str, device: str) -> None:
     out = torch.full((128,), -(2**31), dtype=torch.int32, device=device)  # poison: no result is INT_MIN
     kernel = _kernel(f"index_{case}", index_to_source(expr))
     kernel[(1,)](tvals.to(device), xvals.to(device), out, size, 128, BLOCK=128)
-    plain = expr.replace(lambda e: isinstance(e, Identity), lambda e: e.args[0])
+    plain = expr.replace(lambda e: isinstance(e, (Identity, OtherIdentity)), lambda e: e.args[0])
     want = [int(plain.subs({t: int(a), x: int(b), n: size})) for a, b in zip(tvals, xvals)]
     assert out.cpu().tolist() == want
 

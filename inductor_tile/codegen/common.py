@@ -59,6 +59,10 @@ def literal(value, dtype: torch.dtype | None = None) -> str:
     return repr(value)
 
 
+def _is_identity(e) -> bool:
+    return type(e).__name__ == "Identity" and isinstance(e, sympy.Function) and len(e.args) == 1
+
+
 def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     """Integer index arithmetic as tile source.
 
@@ -68,10 +72,12 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     infinity; the language's `//` and `%` truncate (as C does), so a dividend that is not
     provably non-negative gets the floor-rounding form; divisors must be provably positive.
     """
-    from torch.utils._sympy.functions import FloorDiv, Identity, ModularIndexing, PythonMod, Where
+    from torch.utils._sympy.functions import FloorDiv, ModularIndexing, PythonMod, Where
 
-    # Identity only keeps sympy from reordering a term; it hides the term's sign from sympy
-    expr = expr.replace(lambda e: isinstance(e, Identity), lambda e: e.args[0])
+    # Identity only keeps sympy from reordering a term; it hides the term's sign from sympy.
+    # Matched by name: torch versions define it in more than one place (torch 2.11's lowering
+    # of cat/slice made one that isinstance against torch.utils._sympy's missed)
+    expr = expr.replace(_is_identity, lambda e: e.args[0])
 
     def known_nonnegative(e) -> bool:
         return bool(e.is_nonnegative or (e.is_integer and e.is_positive))
@@ -133,6 +139,8 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
             return out
         if isinstance(e, sympy.Abs):
             return f"tl.abs({visit(e.args[0])})"
+        if _is_identity(e):  # one the replacement above could not reach (inside a relational, say)
+            return visit(e.args[0])
         if isinstance(e, Where):
             return f"tl.where({visit(e.args[0])}, {visit(e.args[1])}, {visit(e.args[2])})"
         if isinstance(e, sympy.core.relational.Relational) and e.rel_op in ("<", "<=", ">", ">=", "==", "!="):

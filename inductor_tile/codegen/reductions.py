@@ -245,13 +245,17 @@ def _online_softmax(k, dtype, src_dtype, value):
         top = k.define(f"tl.max({masked}, 1)[:, None]")
         total = k.define(f"tl.sum(tl.where(rmask & xmask, tl.exp({v} - {top}), 0.0), 1)[:, None]")
         return (top, total)
-    # per lane: the running max and the sum of exp(x - running max), rescaled when the max grows
+    # per lane: the running max and the sum of exp(x - running max), rescaled when the max
+    # grows.  One exp per element: of the old max and x, the smaller one's exp relative to
+    # the larger is either the rescale factor (x is the new max: total * e + 1) or x's term
+    # (total + e).  The exponential units, not memory, bound a two-exp loop on an H100.
     top = _accumulator(k, 'float("-inf")', tdt)
     total = _accumulator(k, "0.0", tdt)
-    new_top = k.define(f"tl.where(({masked} > {top}) | ({masked} != {masked}), {masked}, {top})")
-    scale = k.define(f"tl.where({new_top} == float(\"-inf\"), 1.0, tl.exp({top} - {new_top}))")
-    term = k.define(f"tl.where({new_top} == float(\"-inf\"), 1.0, tl.exp({masked} - {new_top}))")
-    k.emit(f"{total} = {total} * {scale} + tl.where(rmask & xmask, {term}, 0.0)")
+    grows = k.define(f"{masked} > {top}")
+    new_top = k.define(f"tl.where({grows} | ({masked} != {masked}), {masked}, {top})")
+    low = k.define(f"tl.where({grows}, {top}, {masked})")
+    rel = k.define(f"tl.where({new_top} == float(\"-inf\"), 0.0, tl.exp({low} - {new_top}))")
+    k.emit(f"{total} = tl.where({grows}, {total} * {rel} + 1.0, {total} + {rel})")
     k.emit(f"{top} = {new_top}")
     # a lane whose max is below the row's weighs exp(lane max - row max); an all -inf row is NaN, as eager
     row_top = f"tl.max({top}, 1)[:, None]"

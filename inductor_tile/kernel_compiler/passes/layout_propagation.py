@@ -191,14 +191,14 @@ def plan_forward(convert: ConvertLayoutOp) -> Plan | None:
         return None
 
 
-def apply_plan(plan: Plan, num_threads: int = 0) -> None:
+def apply_plan(plan: Plan, num_threads: int = 0, values: dict[Operation, int] | None = None) -> None:
     """Retype the planned values, then convert or rebuild the operands that need it
-    (`num_threads` as for `Rematerializer`)."""
+    (`num_threads` and `values` as for `Rematerializer`)."""
     for value, layout in plan.layouts.items():
         retype(value, layout)
     for op, index, layout in plan.keeps:
         _convert_operand(op, index, layout)
-    remat = Rematerializer(num_threads)
+    remat = Rematerializer(num_threads, values)
     for op, index, layout in plan.needs:
         value = op.operands[index]
         if value_layout(value) == layout:

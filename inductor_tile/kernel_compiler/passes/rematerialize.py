@@ -7,9 +7,12 @@ may cost a trip through shared memory. The rebuildable producers are:
 - a ttg.convert_layout (its own operand is rebuilt instead, or used as is);
 - tt.broadcast, tt.expand_dims and pure elementwise ops whose tensor operands are all
   rebuildable (in the layouts `layout_constraints` demands);
-- a small tt.load, of no more elements than the launch has threads (as Triton judges: no
-  access pattern to lose; the copy reads right after the original, so it sees the same
-  memory), when the rematerializer is told the thread count.
+- a small tt.load, of no more distinct elements than the launch has threads (as Triton
+  judges: no access pattern to lose; the copy reads right after the original, so it sees
+  the same memory), when the rematerializer is told the thread count.  Distinct elements
+  are the tile's elements divided by the pointers' constancy (`load_values`): a per-row
+  mean loaded over a [64 columns x 8 rows] tile has 8, which every thread reads from L1 in
+  whatever layout the arithmetic around it has.
 Never rebuilt: other loads, reductions, loop-carried values, reshapes.
 Each rebuilt op is inserted right after its original, so it dominates every use the
 original dominates.
@@ -25,6 +28,7 @@ from ..ir import tt
 from ..ir.layouts import Layout, Slice
 from ..ir.tt_memory import LoadOp, StoreOp
 from ..ir.tt_types import numel, shape_of
+from ..analysis.axis_info import compute_axis_info
 from ..ir.ttg import ConvertLayoutOp, with_layout
 from .layout_constraints import is_elementwise, is_tensor, value_layout
 
@@ -38,11 +42,28 @@ def _operand_layout(op: Operation, layout: Layout) -> Layout:
     return layout
 
 
-def _rebuildable_op(op: Operation, num_threads: int) -> bool:
+def load_values(func_op: Operation) -> dict[Operation, int]:
+    """For each tensor tt.load in `func_op`: how many distinct elements it reads (the tile's
+    elements over the pointers' constancy along each dimension)."""
+    infos = compute_axis_info(func_op)
+    counts: dict[Operation, int] = {}
+    for op in func_op.walk():
+        if isinstance(op, LoadOp) and is_tensor(op.result):
+            shape = shape_of(op.result.type)
+            info = infos.get(op.ptr)
+            count = numel(shape)
+            if info is not None:
+                for size, run in zip(shape, info.constancy):
+                    count //= max(1, min(size, run))
+            counts[op] = max(1, count)
+    return counts
+
+
+def _rebuildable_op(op: Operation, num_threads: int, values: dict[Operation, int]) -> bool:
     if isinstance(op, tt.SplatOp | tt.MakeRangeOp | tt.BroadcastOp | tt.ExpandDimsOp):
         return True
     if isinstance(op, LoadOp):
-        return is_tensor(op.result) and numel(shape_of(op.result.type)) <= num_threads
+        return is_tensor(op.result) and values.get(op, numel(shape_of(op.result.type))) <= num_threads
     return is_elementwise(op) and not isinstance(op, StoreOp) and is_side_effect_free(op)
 
 
@@ -50,8 +71,9 @@ class Rematerializer:
     """Answers "can `value` be rebuilt in `layout`?" and rebuilds it; both memoized, so a
     shared producer is rebuilt once. Use a fresh one after the IR changes otherwise."""
 
-    def __init__(self, num_threads: int = 0) -> None:
+    def __init__(self, num_threads: int = 0, values: dict[Operation, int] | None = None) -> None:
         self.num_threads = num_threads  # loads this small may be rebuilt (0: no load is)
+        self.values = values or {}  # distinct elements of loads (`load_values`); default: all
         self._can: dict[tuple[SSAValue, Layout], bool] = {}
         self._built: dict[tuple[SSAValue, Layout], SSAValue] = {}
 
@@ -71,7 +93,7 @@ class Rematerializer:
             return False
         if isinstance(op, ConvertLayoutOp):
             return self.can(op.src, layout, depth + 1)
-        if not _rebuildable_op(op, self.num_threads):
+        if not _rebuildable_op(op, self.num_threads, self.values):
             return False
         wanted = _operand_layout(op, layout)
         return all(self.can(v, wanted, depth + 1) for v in op.operands if is_tensor(v))

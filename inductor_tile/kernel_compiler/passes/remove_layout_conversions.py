@@ -25,7 +25,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from ..ir.ttg import ConvertLayoutOp, launch_shape
 from .layout_constraints import functions, value_layout
 from .layout_propagation import apply_plan, plan_forward
-from .rematerialize import Rematerializer
+from .rematerialize import Rematerializer, load_values
 
 MAX_ROUNDS = 16
 
@@ -54,24 +54,24 @@ def fold_conversions(func_op: func.FuncOp) -> bool:
     return changed
 
 
-def propagate_forward(func_op: func.FuncOp, num_threads: int) -> bool:
+def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | None = None) -> bool:
     """Apply every forward-propagation plan that removes conversions."""
     changed = False
     for convert in _conversions(func_op):
         if convert.parent is None or value_layout(convert.src) == value_layout(convert.result):
             continue  # erased by an earlier plan, or folded next round
         plan = plan_forward(convert)
-        if plan is None or plan.added(Rematerializer(num_threads)) >= plan.removed:
+        if plan is None or plan.added(Rematerializer(num_threads, values)) >= plan.removed:
             continue
-        apply_plan(plan, num_threads)
+        apply_plan(plan, num_threads, values)
         changed = True
     return changed
 
 
-def rematerialize_sources(func_op: func.FuncOp, num_threads: int) -> bool:
+def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict | None = None) -> bool:
     """Replace conversions of cheaply rebuildable values by the rebuilt values."""
     changed = False
-    remat = Rematerializer(num_threads)
+    remat = Rematerializer(num_threads, values)
     for convert in _conversions(func_op):
         wanted = value_layout(convert.result)
         assert wanted is not None
@@ -92,11 +92,12 @@ class RemoveLayoutConversionsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         num_warps, lanes = launch_shape(op)
         for func_op in functions(op):
+            values = load_values(func_op)  # loads rebuilt keep their originals' entries' meaning
             for _ in range(MAX_ROUNDS):
                 changed = fold_conversions(func_op)
-                changed |= propagate_forward(func_op, num_warps * lanes)
+                changed |= propagate_forward(func_op, num_warps * lanes, values)
                 changed |= fold_conversions(func_op)
-                changed |= rematerialize_sources(func_op, num_warps * lanes)
+                changed |= rematerialize_sources(func_op, num_warps * lanes, values)
                 region_dce(func_op.body)
                 if not changed:
                     break

@@ -4,17 +4,20 @@
 
 // Identity conversions fold; a conversion of a conversion converts the original once (here
 // back to where it started, so it folds too); reductions accept any layout, so the
-// remaining conversion to #w moves its user to #d instead. A conversion feeding a reshape
-// (which keeps its operand's layout) stays, but now from the original value.
+// remaining conversion to #w moves its user to #d instead. The reshape (which keeps its
+// operand's layout) wants %x in #w: %x loads one address (a splat pointer), so the load is
+// rebuilt in #w instead of converted.
 // CHECK-LABEL: func.func @fold
-// CHECK-NEXT:    %ps = tt.splat %p
-// CHECK-NEXT:    %x = tt.load %ps : tensor<1024x!tt.ptr<f32>, [[D:#ttg.blocked<\{[^}]*\}>]]> -> tensor<1024xf32, [[D]]>
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         %ps = tt.splat %p : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, [[D:#ttg.blocked<\{[^}]*\}>]]>
+// CHECK-NEXT:    %ps_1 = tt.splat %p : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, [[W:#ttg.blocked<\{sizePerThread = .2.[^}]*\}>]]>
+// CHECK-NEXT:    %x = tt.load %ps : tensor<1024x!tt.ptr<f32>, [[D]]> -> tensor<1024xf32, [[D]]>
+// CHECK-NEXT:    %x_1 = tt.load %ps_1 : tensor<1024x!tt.ptr<f32>, [[W]]> -> tensor<1024xf32, [[W]]>
 // CHECK-NEXT:    %s = tt.reduce %x {axis = 0 : i32, kind = "sum"} : tensor<1024xf32, [[D]]> -> f32
 // CHECK-NEXT:    %t = tt.reduce %x {axis = 0 : i32, kind = "max"} : tensor<1024xf32, [[D]]> -> f32
 // CHECK-NEXT:    tt.store %out, %s
 // CHECK-NEXT:    tt.store %out, %t
-// CHECK-NEXT:    %kept = ttg.convert_layout %x : tensor<1024xf32, [[D]]> -> tensor<1024xf32, #ttg.blocked<{sizePerThread = [2]
-// CHECK-NEXT:    %flat = tt.reshape %kept
+// CHECK-NEXT:    %flat = tt.reshape %x_1
 #d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 #v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
 #w = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
@@ -175,6 +178,39 @@ module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}
     %mb = tt.broadcast %mt : tensor<8x1xf32, #t> -> tensor<8x64xf32, #t>
     %y = arith.subf %x, %mb : tensor<8x64xf32, #t>
     tt.store %p, %y : tensor<8x64x!tt.ptr<f32>, #t>, tensor<8x64xf32, #t>
+    func.return
+  }
+}
+
+// -----
+
+// A load of few distinct elements (a per-row mean broadcast over 64 columns: 8 values for
+// 512 elements, fewer than the 128 threads) is rebuilt in the layout of the arithmetic it
+// feeds, like a splat: the column-contiguous layout of the large load spreads to the
+// subtraction and the store, and no conversion is left (a column sum's inner loop).
+// CHECK-LABEL: func.func @broadcast_load
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         %mean = tt.load %{{.*}} : tensor<64x8x!tt.ptr<f32>, [[C:#ttg.blocked<\{sizePerThread = .4, 1.[^}]*\}>]]> -> tensor<64x8xf32, [[C]]>
+// CHECK:         %y = arith.subf %xf, %mean{{.*}} : tensor<64x8xf32, [[C]]>
+// CHECK-NOT:     ttg.convert_layout
+#col = #ttg.blocked<{sizePerThread = [4, 1], threadsPerWarp = [16, 2], warpsPerCTA = [1, 4], order = [0, 1]}>
+#row = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [16, 2], warpsPerCTA = [4, 1], order = [1, 0]}>
+#d2 = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [4, 8], warpsPerCTA = [4, 1], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @broadcast_load(%px: tensor<64x8x!tt.ptr<f16>, #col>, %m: !tt.ptr<f32>, %out: tensor<64x8x!tt.ptr<f32>, #col>) {
+    %x = tt.load %px : tensor<64x8x!tt.ptr<f16>, #col> -> tensor<64x8xf16, #col>
+    %xd = ttg.convert_layout %x : tensor<64x8xf16, #col> -> tensor<64x8xf16, #d2>
+    %xf = arith.extf %xd : tensor<64x8xf16, #d2> to tensor<64x8xf32, #d2>
+    %r = tt.make_range {end = 8 : i32, start = 0 : i32} : tensor<8xi32, #ttg.slice<{dim = 0, parent = #row}>>
+    %re = tt.expand_dims %r {axis = 0 : i32} : tensor<8xi32, #ttg.slice<{dim = 0, parent = #row}>> -> tensor<1x8xi32, #row>
+    %ms = tt.splat %m : !tt.ptr<f32> -> tensor<1x8x!tt.ptr<f32>, #row>
+    %mp = tt.addptr %ms, %re : tensor<1x8x!tt.ptr<f32>, #row>, tensor<1x8xi32, #row>
+    %mb = tt.broadcast %mp : tensor<1x8x!tt.ptr<f32>, #row> -> tensor<64x8x!tt.ptr<f32>, #row>
+    %mean = tt.load %mb : tensor<64x8x!tt.ptr<f32>, #row> -> tensor<64x8xf32, #row>
+    %md = ttg.convert_layout %mean : tensor<64x8xf32, #row> -> tensor<64x8xf32, #d2>
+    %y = arith.subf %xf, %md : tensor<64x8xf32, #d2>
+    %yc = ttg.convert_layout %y : tensor<64x8xf32, #d2> -> tensor<64x8xf32, #col>
+    tt.store %out, %yc : tensor<64x8x!tt.ptr<f32>, #col>, tensor<64x8xf32, #col>
     func.return
   }
 }
