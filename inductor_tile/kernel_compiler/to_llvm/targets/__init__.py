@@ -1,4 +1,4 @@
-"""The targets behind the lowering's interface: cpu (here), cuda and hip (to come)."""
+"""The targets behind the lowering's interface: cpu, cuda (NVIDIA) and hip (AMD)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,11 @@ def get_target(name: str) -> Target:
         from .nvidia import NvidiaTarget
 
         return NvidiaTarget(capability_of(name))
-    raise NotImplementedError(f"the {kind} target is not available yet (supported: cpu)")
+    if kind == "hip":
+        from .amd import AMDTarget
+
+        return AMDTarget(arch_of(name))
+    raise NotImplementedError(f"unknown target {kind!r} (supported: cpu, cuda, hip)")
 
 
 def capability_of(name: str) -> int:
@@ -32,3 +36,24 @@ def capability_of(name: str) -> int:
     except ImportError:  # pragma: no cover
         pass
     return 90
+
+
+def arch_of(name: str) -> str:
+    """'hip:gfx942' -> 'gfx942'; plain 'hip' -> the current GPU's architecture (gfx942 if there is none)."""
+    if ":" in name:
+        return name.split(":", 1)[1]
+    try:
+        import torch
+
+        if torch.version.hip and torch.cuda.is_available():
+            return torch.cuda.get_device_properties(torch.cuda.current_device()).gcnArchName.split(":")[0]
+    except (ImportError, AttributeError):  # pragma: no cover
+        pass
+    return "gfx942"
+
+
+def gpu_target() -> str:
+    """The target string for torch's "cuda" device: 'hip:<arch>' on a ROCm build of torch, else 'cuda'."""
+    import torch
+
+    return f"hip:{arch_of('hip')}" if getattr(torch.version, "hip", None) else "cuda"
