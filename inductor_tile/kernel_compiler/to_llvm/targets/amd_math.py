@@ -150,12 +150,13 @@ def _atan(b, x):
 
 def _atan2(b, y, x):
     ay, ax = _abs(b, y), _abs(b, x)
-    small, large = _where(b, _lt(b, ay, ax), ay, ax), _where(b, _lt(b, ay, ax), ax, ay)
+    y_smaller = b.fcmp_ordered("<=", ay, ax)
+    small, large = _where(b, y_smaller, ay, ax), _where(b, y_smaller, ax, ay)
     ratio = _where(b, _eq(b, large, _c(0.0)), _c(0.0), b.fdiv(small, large))
     both_inf = b.and_(_eq(b, ay, _c(math.inf)), _eq(b, ax, _c(math.inf)))
     ratio = _where(b, both_inf, _c(1.0), ratio)
     angle = _atan(b, ratio)
-    angle = _where(b, _lt(b, ay, ax), angle, b.fsub(_c(math.pi / 2), angle))  # |y| >= |x|: pi/2 - atan(|x|/|y|)
+    angle = _where(b, y_smaller, angle, b.fsub(_c(math.pi / 2), angle))  # |y| >= |x|: pi/2 - atan(|x|/|y|)
     negative_x = b.or_(_lt(b, x, _c(0.0)), b.and_(_eq(b, x, _c(0.0)), _sign_bit(b, x)))
     angle = _where(b, negative_x, b.fsub(_c(math.pi), angle), angle)
     result = _sign_of(b, angle, y)
