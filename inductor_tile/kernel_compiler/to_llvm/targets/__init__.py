@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from ..target import Target
 
 
@@ -46,10 +48,17 @@ def arch_of(name: str) -> str:
         import torch
 
         if torch.version.hip and torch.cuda.is_available():
-            return torch.cuda.get_device_properties(torch.cuda.current_device()).gcnArchName.split(":")[0]
+            return _device_arch(torch.cuda.current_device())
     except (ImportError, AttributeError):  # pragma: no cover
         pass
     return "gfx942"
+
+
+@functools.lru_cache(maxsize=None)
+def _device_arch(device: int) -> str:
+    import torch
+
+    return torch.cuda.get_device_properties(device).gcnArchName.split(":")[0]  # "gfx942:sramecc+:xnack-"
 
 
 def gpu_target() -> str:
