@@ -293,3 +293,21 @@ def test_f32_math_binary_body_matches_float64(host_math, op, gen):
         assert fn(0.0, -1.0) == pytest.approx(math.pi) and fn(-0.0, -1.0) == pytest.approx(-math.pi)
         assert fn(1.0, 0.0) == pytest.approx(math.pi / 2) and fn(0.0, 0.0) == 0.0
         assert fn(math.inf, math.inf) == pytest.approx(math.pi / 4)
+
+
+def test_rocm_torch_selects_the_hip_target(monkeypatch):
+    from inductor_tile.kernel_compiler.to_llvm import targets
+
+    monkeypatch.setattr(torch.version, "hip", None)
+    assert targets.gpu_target() == "cuda"
+    monkeypatch.setattr(torch.version, "hip", "6.2.41133")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert targets.gpu_target() == "hip:gfx942"  # no device to ask: the default arch
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(targets, "_device_arch", lambda device: "gfx90a")
+    assert targets.gpu_target() == "hip:gfx90a"
+    assert disk_cache.target_identity("hip") == "hip:gfx90a"
+    assert targets.get_target("hip:gfx1100").warp_size == 32 and targets.get_target("hip:gfx90a").warp_size == 64
+    with pytest.raises(ValueError, match="unknown AMD GPU architecture 'sm_90'"):
+        targets.get_target("hip:sm_90")
