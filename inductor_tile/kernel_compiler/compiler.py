@@ -230,12 +230,17 @@ def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     from .to_llvm import hsaco
     from .to_llvm.lowering import lower_to_llvm
     from .to_llvm.targets import get_target
-    from .to_llvm.targets.amd import SHARED_SYMBOL
+    from .to_llvm.targets.amd import SHARED_SYMBOL, lds_limit_of
 
     target = get_target(kernel.target)
     ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size)
     kernel.asm["ttgir"] = print_ir(ttgir)
     lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
+    if lowered.shared_bytes > lds_limit_of(target.arch):
+        from .runtime.cuda_launcher import SharedMemoryError
+
+        raise SharedMemoryError(f"kernel '{kernel.name}' needs {lowered.shared_bytes} bytes of LDS per workgroup, but "
+                                f"{target.arch} has {lds_limit_of(target.arch)}: use smaller blocks")
     llvm_ir = hsaco.size_shared_memory(lowered.llvm_ir, SHARED_SYMBOL, lowered.shared_bytes)
     kernel.asm["llir"], kernel.asm["amdgcn"], relocatable = hsaco.compile_to_amdgcn(llvm_ir, target.arch)
     kernel.shared_bytes = lowered.shared_bytes

@@ -43,6 +43,11 @@ SHARED_SYMBOL = "global_smem"
 _DPP_QUAD_XOR = {1: 0b10_11_00_01, 2: 0b01_00_11_10}
 
 
+def lds_limit_of(arch: str) -> int:
+    """Bytes of LDS one workgroup may use (64 KiB; 160 KiB on gfx950)."""
+    return 160 * 1024 if arch == "gfx950" else 64 * 1024
+
+
 def wave_size_of(arch: str) -> int:
     """64 on gfx9 (CDNA), 32 on gfx10+ (RDNA)."""
     if arch in WAVE_SIZES:

@@ -1,9 +1,11 @@
 """Math on AMD GPUs without a device library (no ocml, no ROCm install needed to compile).
 
-- Native: LLVM's AMDGPU backend expands the f32 intrinsics exp, exp2, log, log2, log10,
-  sin and cos into the hardware's v_exp/v_log/v_sin/v_cos with range reduction, and
-  sqrt/floor/ceil/fabs/trunc/rint/copysign for f32 and f64.
-- Ours, f32: tanh and erf are the CPU target's polynomials (cpu_math.py); the others are
+- Native: LLVM's AMDGPU backend expands the f32 intrinsics exp, exp2, log, log2 and log10
+  into the hardware's v_exp/v_log with range reduction, and sqrt/floor/ceil/fabs/trunc/
+  rint/copysign for f32 and f64.
+- Ours, f32: sin, cos and tan reduce by multiples of pi/2 (three-part constant, FMAs) to
+  polynomials on [-pi/4, pi/4] (v_sin/v_cos would lose ~1e-4 at |x| ~ 4096, as RoPE tables
+  reach); tanh and erf are the CPU target's polynomials (cpu_math.py); the others are
   built from the native ones with the usual cancellation-free identities: log1p and expm1
   with Kahan's correction, atan as a reduced odd polynomial (asin, acos, atan2 from it),
   sinh/cosh/asinh/acosh/atanh from exp/log1p, pow as exp2(y log2|x|) with C's special
@@ -30,9 +32,13 @@ F32, I1, I32 = ir.FloatType(), ir.IntType(1), ir.IntType(32)
 _INTRINSICS = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs",
                "trunc": "llvm.trunc", "roundeven": "llvm.rint", "copysign": "llvm.copysign"}
 _NATIVE_F32 = {"exp": "llvm.exp", "exp2": "llvm.exp2", "log": "llvm.log", "log2": "llvm.log2",
-               "log10": "llvm.log10", "sin": "llvm.sin", "cos": "llvm.cos"}
+               "log10": "llvm.log10"}
 _PREFIX = "__tile_amd_"
 
+# sin and cos on |r| <= pi/4 (Cephes' single-precision coefficients); pi/2 in three parts for the reduction
+_SIN_POLY = (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)
+_COS_POLY = (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)
+_PIO2 = (1.5707963705062866, -4.371138828673793e-08, -1.7763568394002505e-15)
 # atan(x) = x + x^3 P(x^2) on |x| <= tan(pi/8) (Cephes' single-precision coefficients)
 _ATAN_POLY = (8.05374449538e-2, -1.38776856032e-1, 1.99777106478e-1, -3.33329491539e-1)
 _TAN_3PI_8, _TAN_PI_8 = 2.414213562373095, 0.4142135623730950
@@ -118,8 +124,52 @@ def _expm1(b, x):
     return _where(b, plain, _where(b, _eq(b, u, _c(1.0)), x, d), corrected)
 
 
+def _quadrant(b, x):
+    """(r, q): x = q pi/2 + r with |r| <= pi/4 (fused multiply-adds keep r exact to ~1e5), q mod 4 as i32."""
+    q = _native(b, "llvm.rint", b.fmul(x, _c(2 / math.pi)))
+    r = x
+    for part in _PIO2:
+        r = _native(b, "llvm.fma", b.fneg(q), _c(part), r)
+    return r, b.and_(b.fptosi(q, I32), ir.Constant(I32, 3))
+
+
+def _sin_cos_reduced(b, r):
+    z = b.fmul(r, r)
+    sin_poly, cos_poly = _c(_SIN_POLY[0]), _c(_COS_POLY[0])
+    for c in _SIN_POLY[1:]:
+        sin_poly = b.fadd(b.fmul(sin_poly, z), _c(c))
+    for c in _COS_POLY[1:]:
+        cos_poly = b.fadd(b.fmul(cos_poly, z), _c(c))
+    sin_r = b.fadd(r, b.fmul(b.fmul(sin_poly, z), r))
+    cos_r = b.fadd(b.fsub(_c(1.0), b.fmul(_c(0.5), z)), b.fmul(b.fmul(cos_poly, z), z))
+    return sin_r, cos_r
+
+
+def _pick(b, q, values):
+    out = values[3]
+    for i in (2, 1, 0):
+        out = _where(b, b.icmp_unsigned("==", q, ir.Constant(I32, i)), values[i], out)
+    return out
+
+
+def _sin(b, x):
+    """sin by reduction to [-pi/4, pi/4] (v_sin_f32 scales by 1/2pi in float32: ~1e-4 off at x ~ 4096)."""
+    r, q = _quadrant(b, x)
+    s, c = _sin_cos_reduced(b, r)
+    return _pick(b, q, [s, c, b.fneg(s), b.fneg(c)])
+
+
+def _cos(b, x):
+    r, q = _quadrant(b, x)
+    s, c = _sin_cos_reduced(b, r)
+    return _pick(b, q, [c, b.fneg(s), b.fneg(c), s])
+
+
 def _tan(b, x):
-    return b.fdiv(_native(b, "llvm.sin", x), _native(b, "llvm.cos", x))
+    r, q = _quadrant(b, x)
+    s, c = _sin_cos_reduced(b, r)
+    odd = b.icmp_unsigned("==", b.and_(q, ir.Constant(I32, 1)), ir.Constant(I32, 0))
+    return _where(b, odd, b.fdiv(s, c), b.fdiv(b.fneg(c), s))
 
 
 def _sinh(b, x):
@@ -228,7 +278,7 @@ def _erf(b, x):
 
 #: op -> body builder over f32 scalars (one or two arguments)
 F32_BODIES: dict[str, Callable[..., ir.Value]] = {
-    "tanh": _tanh, "erf": _erf, "log1p": _log1p, "expm1": _expm1, "tan": _tan, "sinh": _sinh, "cosh": _cosh,
+    "sin": _sin, "cos": _cos, "tanh": _tanh, "erf": _erf, "log1p": _log1p, "expm1": _expm1, "tan": _tan, "sinh": _sinh, "cosh": _cosh,
     "atan": _atan, "asin": _asin, "acos": _acos, "asinh": _asinh, "acosh": _acosh, "atanh": _atanh,
     "round": _round, "pow": _pow, "atan2": _atan2,
 }
