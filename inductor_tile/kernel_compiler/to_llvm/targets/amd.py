@@ -93,6 +93,9 @@ class AMDTarget(Target):
         b.ret_void()
         self.block_size = self.warp_size * num_warps
         amd_math.define_used(module)
+        # code object v5: what ROCm 5.x/6.x load and lld 16 links (LLVM 22 would default to v6)
+        module.add_named_metadata("llvm.module.flags", [ir.Constant(I32, 1), ir.MetaDataString(
+            module, "amdhsa_code_object_version"), ir.Constant(I32, CODE_OBJECT_VERSION)])
         return name
 
     def finalize_ir(self, text: str, entry: str) -> str:
@@ -100,10 +103,7 @@ class AMDTarget(Target):
         attributes = (f'"amdgpu-flat-work-group-size"="1,{self.block_size}" "uniform-work-group-size"="true" '
                       f'"target-cpu"="{self.arch}"')
         pattern = re.compile(rf'(define amdgpu_kernel void @"?{re.escape(entry)}"?\([^)]*\))')
-        text = pattern.sub(lambda m: f"{m.group(1)} {attributes}", text, count=1)
-        # code object v5: what ROCm 5.x/6.x load and lld 16 links (LLVM 22 would default to v6)
-        return text + (f'\n!llvm.module.flags = !{{!0}}\n'
-                       f'!0 = !{{i32 1, !"amdhsa_code_object_version", i32 {CODE_OBJECT_VERSION}}}\n')
+        return pattern.sub(lambda m: f"{m.group(1)} {attributes}", text, count=1)
 
     # --- where a thread is ------------------------------------------------------------
     def _intrinsic(self, builder: ir.IRBuilder, symbol: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
@@ -213,4 +213,26 @@ class AMDTarget(Target):
     # --- math ---------------------------------------------------------------------------
     def math(self, op: str, type_name: str) -> MathEntry:
         return amd_math.entry(op, type_name)
+
+    def emit_divf(self, builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value | None:
+        """fp32 `/` within 2.5 ulp (`!fpmath`: v_rcp_f32 and a multiply, with scaling for tiny divisors), as
+        NVIDIA's div.full.f32; tl.div_rn stays correctly rounded."""
+        element = a.type.element if isinstance(a.type, ir.VectorType) else a.type
+        if element != ir.FloatType():
+            return None
+        accuracy = builder.module.add_metadata([ir.Constant(ir.FloatType(), 2.5)])
+
+        def divide(x: ir.Value, y: ir.Value) -> ir.Value:
+            quotient = builder.fdiv(x, y)
+            quotient.set_metadata("fpmath", accuracy)
+            return quotient
+
+        if not isinstance(a.type, ir.VectorType):
+            return divide(a, b)
+        out = a  # one scalar division per element: LLVM drops !fpmath when it scalarizes a vector fdiv
+        for i in range(a.type.count):
+            index = ir.Constant(I32, i)
+            out = builder.insert_element(out, divide(builder.extract_element(a, index),
+                                                     builder.extract_element(b, index)), index)
+        return out
 
