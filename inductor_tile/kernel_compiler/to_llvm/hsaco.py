@@ -36,20 +36,17 @@ class ToolNotFoundError(RuntimeError):
     """An LLVM tool the AMD target needs (ld.lld to link, llvm-objdump to disassemble) is missing."""
 
 
-@functools.lru_cache(maxsize=None)
-def _machine(arch: str) -> llvm.TargetMachine:
+def amdgpu_machine(arch: str) -> llvm.TargetMachine:
+    """A new target machine for `arch` (gfx90a, gfx942, gfx1100...): one per compile, as kernels
+    compile in several threads at once."""
     llvm_tools.initialize_all()
     target = llvm.Target.from_triple(TRIPLE)
     return target.create_target_machine(cpu=arch, opt=3, reloc="pic")
 
 
-def amdgpu_machine(arch: str) -> llvm.TargetMachine:
-    """The target machine for `arch` (gfx90a, gfx942, gfx1100...)."""
-    return _machine(arch)
-
-
+@functools.lru_cache(maxsize=None)
 def data_layout(arch: str) -> str:
-    return str(_machine(arch).target_data)
+    return str(amdgpu_machine(arch).target_data)
 
 
 def size_shared_memory(llvm_ir: str, symbol: str, num_bytes: int) -> str:
