@@ -176,6 +176,9 @@ def test_layout_conversion_uses_static_lds_of_the_computed_size():
     assert re.search(rf"@global_smem = internal .*addrspace\(3\) global \[{kernel.shared_bytes} x i8\]", kernel.asm["llir"])
     meta = hsaco.kernel_metadata(kernel.asm["hsaco"], "transpose_kernel")
     assert meta[".group_segment_fixed_size"] == kernel.shared_bytes
+    if _objdump_available():  # written to LDS in the load's layout, read back in the store's, between barriers
+        text = _disassembly(kernel, "gfx942")
+        assert re.search(r"s_barrier\n(.*\n)*?ds_write_b16(.*\n)*?s_barrier\n(.*\n)*?ds_read_u16", text), text
 
 
 @needs_lld
