@@ -3,7 +3,8 @@
 The pipeline is a list of named stages, each producing the next artifact; every stage's
 text is kept in `CompiledKernel.asm` and, with TILE_DUMP_IR=<dir>, written to disk.
 Stages: source -> "ttir" (front end + TTIR optimizations) -> "ttgir" (layouts) -> "llir"
-(LLVM IR, optimized at O3) -> native code ("asm" on the CPU).
+(LLVM IR, optimized at O3) -> native code ("asm" on the CPU, "ptx" for cuda, "amdgcn" and the
+"hsaco" code object (bytes) for hip).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ class CompiledKernel:
     specs: list[ArgSpec]
     target: str
     num_warps: int
-    asm: dict[str, str] = field(default_factory=dict)
+    asm: dict[str, Any] = field(default_factory=dict)  # text per stage; "hsaco" is bytes
     module: Any = None
     compile_seconds: float = 0.0
     runner: Any = None  # the target's launcher (CPUKernel, CUDARunner); None runs the interpreter
@@ -91,13 +92,14 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
         disk_cache.stats.compiles += 1
     if key is not None and kernel.binary is not None:
         kernel.cache_key = key
-        disk_cache.store(key, kernel.name, kernel.asm, kernel.binary, _BINARY_SUFFIX[target.split(":")[0]],
+        text_stages = {stage: text for stage, text in kernel.asm.items() if isinstance(text, str)}
+        disk_cache.store(key, kernel.name, text_stages, kernel.binary, _BINARY_SUFFIX[target.split(":")[0]],
                          {"entry": kernel.entry, "shared_bytes": kernel.shared_bytes, "target": target,
                           "num_warps": num_warps, "specs": [list(map(str, s.key())) for s in specs]})
     return kernel
 
 
-_BINARY_SUFFIX = {"cpu": "o", "cuda": "cubin"}
+_BINARY_SUFFIX = {"cpu": "o", "cuda": "cubin", "hip": "hsaco"}
 
 
 def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, entry: Any) -> Any:
@@ -108,6 +110,8 @@ def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps:
     kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, asm=dict(entry.asm),
                             shared_bytes=int(meta.get("shared_bytes", 0)), entry=meta["entry"], binary=entry.binary,
                             cache_key=entry.key, from_disk=True)
+    if target.split(":")[0] == "hip":
+        kernel.asm["hsaco"] = entry.binary
     try:
         kernel.runner = _make_runner(kernel)
     except Exception as e:  # checksums matched, so this is unexpected: recompile rather than fail
@@ -128,9 +132,13 @@ def _make_runner(kernel: CompiledKernel) -> Any:
         from .runtime.cpu_launcher import CPUKernel
 
         return CPUKernel.from_object(kernel.binary, kernel.entry, kernel.specs)
+    kinds = [spec.type.to_ir_string() for spec in kernel.specs if spec.kind != "constexpr"]
+    if kernel.target.split(":")[0] == "hip":
+        from .runtime.hip_launcher import HIPKernel
+
+        return CUDARunner(HIPKernel(kernel.binary, kernel.entry, kinds, kernel.num_warps), kernel.specs)
     from .runtime.cuda_launcher import CUDAKernel
 
-    kinds = [spec.type.to_ir_string() for spec in kernel.specs if spec.kind != "constexpr"]
     return CUDARunner(CUDAKernel(kernel.binary, kernel.entry, kinds, kernel.num_warps, kernel.shared_bytes),
                       kernel.specs)
 
@@ -149,6 +157,8 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
         _compile_cpu(kernel, native, load)
     elif target.split(":")[0] == "cuda":
         _compile_cuda(kernel, native, load)
+    elif target.split(":")[0] == "hip":
+        _compile_hip(kernel, native, load)
     kernel.compile_seconds = time.perf_counter() - start
     _dump(kernel)
     log.debug("compiled %s for %s in %.3fs", kernel.name, target, kernel.compile_seconds)
@@ -210,8 +220,53 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
         kernel.runner = _make_runner(kernel)
 
 
+def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> None:
+    """TTIR -> TTGIR (wave64 on gfx9, wave32 on gfx11 x num_warps) -> LLVM IR -> O3 -> AMDGCN -> HSACO (ld.lld).
+
+    Ahead-of-time compiles (`native=False`) also link the code object when a linker is found, and
+    otherwise warn and leave `asm["hsaco"]` out; launchable compiles need it."""
+    from .ir.context import print_ir
+    from .passes.pipeline import make_ttgir
+    from .to_llvm import hsaco
+    from .to_llvm.lowering import lower_to_llvm
+    from .to_llvm.targets import get_target
+    from .to_llvm.targets.amd import SHARED_SYMBOL, lds_limit_of
+
+    target = get_target(kernel.target)
+    ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size)
+    kernel.asm["ttgir"] = print_ir(ttgir)
+    lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
+    if lowered.shared_bytes > lds_limit_of(target.arch):
+        from .runtime.cuda_launcher import SharedMemoryError
+
+        raise SharedMemoryError(f"kernel '{kernel.name}' needs {lowered.shared_bytes} bytes of LDS per workgroup, but "
+                                f"{target.arch} has {lds_limit_of(target.arch)}: use smaller blocks")
+    llvm_ir = hsaco.size_shared_memory(lowered.llvm_ir, SHARED_SYMBOL, lowered.shared_bytes)
+    kernel.asm["llir"], kernel.asm["amdgcn"], relocatable = hsaco.compile_to_amdgcn(llvm_ir, target.arch)
+    kernel.shared_bytes = lowered.shared_bytes
+    kernel.entry = lowered.entry
+    if not native and not hsaco.has_linker():
+        import warnings
+
+        warnings.warn(f"inductor_tile: no HSACO for {kernel.name}: {_linker_problem()}", stacklevel=4)
+        return
+    kernel.asm["hsaco"] = kernel.binary = hsaco.link(relocatable, kernel.name)
+    if native and load:
+        kernel.runner = _make_runner(kernel)
+
+
+def _linker_problem() -> str:
+    from .to_llvm import hsaco
+
+    try:
+        hsaco.find_linker()
+    except hsaco.ToolNotFoundError as e:
+        return str(e)
+    return ""
+
+
 class CUDARunner:
-    """Picks the runtime arguments out of a launch's values and hands them to CUDAKernel."""
+    """Picks the runtime arguments out of a launch's values and hands them to CUDAKernel (or HIPKernel)."""
 
     def __init__(self, kernel: Any, specs: list[ArgSpec]):
         self.kernel = kernel
@@ -230,7 +285,10 @@ def _dump(kernel: CompiledKernel) -> None:
     path = Path(directory)
     path.mkdir(parents=True, exist_ok=True)
     for stage, text in kernel.asm.items():
-        (path / f"{kernel.name}.{stage}").write_text(text)
+        if isinstance(text, bytes):  # the HSACO code object
+            (path / f"{kernel.name}.{stage}").write_bytes(text)
+        else:
+            (path / f"{kernel.name}.{stage}").write_text(text)
 
 
 def compile(fn: Any, signature: dict[str, str], constexprs: dict[str, Any] | None = None, target: str | None = None,

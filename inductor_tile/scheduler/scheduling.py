@@ -349,7 +349,9 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
                               specialized and value == 1))
     specs = arg_specs(described)
     num_warps = kernel.launch.num_warps or 4
-    target = "cuda" if device_type == "cuda" else "cpu"
+    from ..kernel_compiler.to_llvm.targets import gpu_target
+
+    target = gpu_target() if device_type == "cuda" else "cpu"
     try:
         fn.precompile(specs, target, num_warps, elsewhere=lambda: compile_source(
             fn.__name__, source, described, target, num_warps, config.compile_workers))

@@ -124,7 +124,7 @@ def compiler_fingerprint() -> str:
 
 def target_identity(target: str) -> str:
     """The target string with what the generated code depends on: the host CPU for 'cpu',
-    the capability for 'cuda'."""
+    the capability for 'cuda', the architecture (gfx942...) for 'hip'."""
     kind = target.split(":")[0]
     if kind == "cpu":
         if _host_identity:
@@ -141,6 +141,10 @@ def target_identity(target: str) -> str:
         from ..to_llvm.targets import capability_of
 
         return f"cuda:{capability_of(target)}"
+    if kind == "hip":
+        from ..to_llvm.targets import arch_of
+
+        return f"hip:{arch_of(target)}"
     return target
 
 

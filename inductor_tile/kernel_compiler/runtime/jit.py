@@ -267,7 +267,9 @@ def launch_target(bound: dict[str, Any]) -> str:
     if device == "cpu":
         return "cpu"
     if device == "cuda":
-        return "cuda"
+        from ..to_llvm.targets import gpu_target
+
+        return gpu_target()  # "cuda", or "hip:<arch>" on a ROCm build of torch
     raise ValueError(f"tensors on {device} are not supported; use CPU or CUDA tensors")
 
 

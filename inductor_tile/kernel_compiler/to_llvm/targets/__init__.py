@@ -1,6 +1,8 @@
-"""The targets behind the lowering's interface: cpu (here), cuda and hip (to come)."""
+"""The targets behind the lowering's interface: cpu, cuda (NVIDIA) and hip (AMD)."""
 
 from __future__ import annotations
+
+import functools
 
 from ..target import Target
 
@@ -16,7 +18,11 @@ def get_target(name: str) -> Target:
         from .nvidia import NvidiaTarget
 
         return NvidiaTarget(capability_of(name))
-    raise NotImplementedError(f"the {kind} target is not available yet (supported: cpu)")
+    if kind == "hip":
+        from .amd import AMDTarget
+
+        return AMDTarget(arch_of(name))
+    raise NotImplementedError(f"unknown target {kind!r} (supported: cpu, cuda, hip)")
 
 
 def capability_of(name: str) -> int:
@@ -32,3 +38,31 @@ def capability_of(name: str) -> int:
     except ImportError:  # pragma: no cover
         pass
     return 90
+
+
+def arch_of(name: str) -> str:
+    """'hip:gfx942' -> 'gfx942'; plain 'hip' -> the current GPU's architecture (gfx942 if there is none)."""
+    if ":" in name:
+        return name.split(":", 1)[1]
+    try:
+        import torch
+
+        if torch.version.hip and torch.cuda.is_available():
+            return _device_arch(torch.cuda.current_device())
+    except (ImportError, AttributeError):  # pragma: no cover
+        pass
+    return "gfx942"
+
+
+@functools.lru_cache(maxsize=None)
+def _device_arch(device: int) -> str:
+    import torch
+
+    return torch.cuda.get_device_properties(device).gcnArchName.split(":")[0]  # "gfx942:sramecc+:xnack-"
+
+
+def gpu_target() -> str:
+    """The target string for torch's "cuda" device: 'hip:<arch>' on a ROCm build of torch, else 'cuda'."""
+    import torch
+
+    return f"hip:{arch_of('hip')}" if getattr(torch.version, "hip", None) else "cuda"
