@@ -59,11 +59,16 @@ def _package_source_hash() -> str:
     return h.hexdigest()
 
 
+#: settings that change how a graph compiles, never the code it compiles to
+_NOT_CODE = frozenset({"graph_cache", "progress", "precompile", "compile_workers"})
+
+
 def _config_values() -> dict[str, str]:
     from . import config
 
     return {name: repr(value) for name, value in sorted(vars(config).items())
-            if not name.startswith("_") and isinstance(value, (bool, int, float, str, tuple))}
+            if not name.startswith("_") and name not in _NOT_CODE
+            and isinstance(value, (bool, int, float, str, tuple))}
 
 
 def _target_identity() -> str:
