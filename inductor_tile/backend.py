@@ -140,8 +140,10 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
 
     from . import config
 
+    from .codegen.compile_workers import start_early
     from .graph_cache import tile_caches
 
+    start_early()  # compile workers start up while Inductor lowers and schedules this graph
     with contextlib.ExitStack() as stack:
         stack.enter_context(tile_caches())
         stack.enter_context(_triton_only_fusions_off())
