@@ -4,7 +4,7 @@ from .kernel_compiler.compiler import CompiledKernel, compile
 from .kernel_compiler.errors import CompilationError
 from .kernel_compiler.runtime.jit import JITFunction, jit
 from .kernel_compiler.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
-from . import language, testing
+from . import config, language, metrics, testing
 from .language.builtins import cdiv
 
 
@@ -12,6 +12,18 @@ def next_power_of_2(n: int) -> int:
     """The smallest power of two >= n (1 for n <= 1), for choosing block sizes."""
     return 1 if n <= 1 else 1 << (int(n) - 1).bit_length()
 
+
 __version__ = "0.1.0"
 
-__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "jit", "language", "testing", "__version__"]
+# submodules that pull in torch._inductor or other heavy imports, loaded on first access
+_LAZY_SUBMODULES = ("backend", "cache", "graph_cache", "codegen", "scheduler", "tools")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "config", "jit", "language", "metrics", "testing", "__version__"]

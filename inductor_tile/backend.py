@@ -13,9 +13,9 @@ Isolation from ``backend="inductor"`` in the same process:
   ``inner_compile``, which also runs the lazily compiled backward graph), and the previous
   ``device_codegens`` entry is restored afterwards, so Inductor's own compilations never see
   our scheduling;
-- Inductor's FX-graph cache and AOTAutograd's cache are off while we compile: their
-  keys do not include the device codegen, so they would hand one backend's code to the
-  other.
+- Inductor's FX-graph and AOTAutograd caches, whose keys do not know our codegen, work for
+  our compiles in a directory of our own with our identity in their keys (``graph_cache.py``),
+  so neither backend is handed the other's code and Inductor's directory is never touched.
 
 Registered by name through the ``torch_dynamo_backends`` entry point in pyproject.toml.
 Importing this module does not import torch._inductor.
@@ -81,20 +81,6 @@ def tile_codegen_registered(devices=None):
             _clear_feature_caches()
 
 
-def _caches_off():
-    """Config patches that keep Inductor's and AOTAutograd's caches out of our compiles."""
-    import torch._functorch.config as functorch_config
-    import torch._inductor.config as inductor_config
-
-    def off(module, names):
-        return module.patch({k: False for k in names if hasattr(module, k)})
-
-    stack = contextlib.ExitStack()
-    stack.enter_context(off(inductor_config, ("fx_graph_cache", "fx_graph_remote_cache")))
-    stack.enter_context(off(functorch_config, ("enable_autograd_cache", "enable_remote_autograd_cache")))
-    return stack
-
-
 def _triton_only_fusions_off():
     """Inductor's scheduler pairs some reductions itself on GPUs (mix-order: a row reduction
     with column sums of the same input; nested reductions) and hands the pair to
@@ -154,8 +140,12 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
 
     from . import config
 
+    from .codegen.compile_workers import start_early
+    from .graph_cache import tile_caches
+
+    start_early()  # compile workers start up while Inductor lowers and schedules this graph
     with contextlib.ExitStack() as stack:
-        stack.enter_context(_caches_off())
+        stack.enter_context(tile_caches())
         stack.enter_context(_triton_only_fusions_off())
         stack.enter_context(tile_codegen_registered())
         if not config.inlining:
@@ -172,12 +162,14 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     import torch._inductor
     from torch._inductor.compile_fx import compile_fx
 
+    from .graph_cache import tile_caches
+
     if mode is not None and options:
         raise RuntimeError("tile backend: give either mode or options, not both")
     config_patches = dict(options or {})
     if mode is not None and mode != "default":
         config_patches.update(torch._inductor.list_mode_options(mode))
-    with _caches_off():
+    with tile_caches():
         return compile_fx(gm, example_inputs, inner_compile=_tile_inner_compile, config_patches=config_patches)
 
 

@@ -1,4 +1,5 @@
-"""`python -m inductor_tile.cache list|clear|stats`: look at and clear the on-disk caches.
+"""`python -m inductor_tile.cache list|clear|stats`: look at and clear the on-disk caches
+(kernels, compiled graphs, tuning results).
 
 The cache directory is `--dir`, else TILE_CACHE_DIR, else ~/.cache/inductor_tile.
 """
@@ -60,7 +61,17 @@ def cmd_list(root: Path) -> int:
     return 0
 
 
-def cmd_clear(root: Path, kernels: bool, tuning: bool) -> int:
+def _graph_entries(root: Path) -> list[Path]:
+    graphs = root / "graphs"
+    return [p for sub in ("fxgraph", "aotautograd") if (graphs / sub).is_dir()
+            for p in (graphs / sub).rglob("*") if p.is_file() and not p.name.startswith(".")]
+
+
+def cmd_clear(root: Path, kernels: bool, tuning: bool, graphs: bool = False) -> int:
+    if graphs:
+        count = len(_graph_entries(root))
+        shutil.rmtree(root / "graphs", ignore_errors=True)
+        print(f"removed {count} cached graph(s) from {root / 'graphs'}")
     if kernels:
         count = sum(1 for _ in disk_cache.entries(root))
         shutil.rmtree(disk_cache.kernels_dir(root), ignore_errors=True)
@@ -83,30 +94,34 @@ def cmd_stats(root: Path) -> int:
     db_size = sum(_size(Path(f"{db}{s}")) for s in ("", "-wal", "-shm") if Path(f"{db}{s}").exists()) if db else 0
     print(f"cache directory: {root}")
     print(f"kernels:         {len(entries)} entries, {_human(total)}" + (f" ({damaged} damaged)" if damaged else ""))
+    graphs = _graph_entries(root)
+    graphs_size = _size(root / "graphs") if (root / "graphs").exists() else 0
     print(f"tuning results:  {db_rows} rows, {_human(db_size)}")
-    print(f"total:           {_human(total + db_size)}")
+    print(f"graphs:          {len(graphs)} entries, {_human(graphs_size)}")
+    print(f"total:           {_human(total + db_size + graphs_size)}")
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m inductor_tile.cache",
                                      description="Inspect and clear inductor_tile's on-disk caches "
-                                                 "(compiled kernels and autotuning results).")
+                                                 "(compiled kernels, compiled graphs and autotuning results).")
     parser.add_argument("--dir", type=Path, default=None,
                         help="cache directory (default: $TILE_CACHE_DIR, else ~/.cache/inductor_tile)")
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("list", help="list cached kernels (name, target, size, age) and tuning results")
-    clear = sub.add_parser("clear", help="delete cached kernels and/or tuning results (both by default)")
-    clear.add_argument("--kernels", action="store_true", help="only the compiled kernels")
-    clear.add_argument("--tuning", action="store_true", help="only the tuning database")
+    clear = sub.add_parser("clear", help="delete cached kernels, graphs and/or tuning results (all by default)")
+    clear.add_argument("--kernels", action="store_true", help="the compiled kernels")
+    clear.add_argument("--graphs", action="store_true", help="the compiled graphs (graph_cache.py)")
+    clear.add_argument("--tuning", action="store_true", help="the tuning database")
     sub.add_parser("stats", help="entry counts and total size")
     args = parser.parse_args(argv)
     root = args.dir if args.dir is not None else disk_cache.default_cache_dir()
     if args.command == "list":
         return cmd_list(root)
     if args.command == "clear":
-        both = not args.kernels and not args.tuning
-        return cmd_clear(root, args.kernels or both, args.tuning or both)
+        every = not (args.kernels or args.tuning or args.graphs)
+        return cmd_clear(root, args.kernels or every, args.tuning or every, args.graphs or every)
     return cmd_stats(root)
 
 

@@ -22,6 +22,11 @@ variables give the defaults:
 - ``compile_workers`` (``TILE_COMPILE_WORKERS``; default half the cores up to 8, 0 below 4
   cores): those early compiles run in that many worker processes, which fill the disk cache
   (the compiler's Python stages hold the GIL, so threads run them one at a time); 0: threads.
+- ``progress`` (``TILE_PROGRESS``, default on): while generated kernels compile for more than a
+  second, one updating line on stderr says how many are done (only on a terminal, and not when
+  the ``inductor_tile`` logger is set above WARNING).
+- ``graph_cache`` (``TILE_GRAPH_CACHE``, default on): compiled graphs are stored on disk beside the
+  kernel cache and reused by later processes (``graph_cache.py``); off: every process compiles anew.
 - ``elide_local_buffers`` (``TILE_ELIDE_LOCAL_BUFFERS``, default on): a buffer written and
   read only inside one fused kernel is kept in registers, never allocated.
 - ``tiled_pointwise`` (``TILE_TILED_POINTWISE``: ``gpu`` (default), ``on``, ``off``): a pointwise
@@ -72,6 +77,8 @@ precompile: bool = _env_flag("TILE_PRECOMPILE", True)
 # (default: half the cores up to 8, none below 4 cores)
 compile_workers: int = int(os.environ.get("TILE_COMPILE_WORKERS")
                            or (min(8, (os.cpu_count() or 1) // 2) if (os.cpu_count() or 1) >= 4 else 0))
+graph_cache: bool = _env_flag("TILE_GRAPH_CACHE", True)
+progress: bool = _env_flag("TILE_PROGRESS", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation

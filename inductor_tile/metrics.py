@@ -6,6 +6,8 @@
   launch that kernel instead of compiling their own (a model's repeated layers).
 - ``fallback_kernels``: scheduler nodes handed to Inductor's own kernels instead.
 - ``fallback_reasons``: why, one entry per fallback.
+- ``graph_cache_hits``, ``graph_cache_misses``: compiled graphs (forward, backward) loaded from the
+  graph cache (``graph_cache.py``) or compiled and stored; a hit generates and compiles nothing.
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
 - ``launch_lines``: the wrapper's launch line of each generated kernel (grid, blocks, warps), by name.
 """
@@ -16,13 +18,17 @@ generated_kernels: int = 0
 reused_kernels: int = 0
 fallback_kernels: int = 0
 fallback_reasons: list[str] = []
+graph_cache_hits: int = 0
+graph_cache_misses: int = 0
 kernel_sources: dict[str, str] = {}
 launch_lines: dict[str, str] = {}
 
 
 def reset() -> None:
-    global generated_kernels, reused_kernels, fallback_kernels
+    global generated_kernels, reused_kernels, fallback_kernels, graph_cache_hits, graph_cache_misses
     generated_kernels = 0
+    graph_cache_hits = 0
+    graph_cache_misses = 0
     reused_kernels = 0
     fallback_kernels = 0
     fallback_reasons.clear()

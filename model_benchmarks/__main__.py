@@ -140,13 +140,17 @@ def main(argv: list[str] | None = None) -> int:
     specs = models.resolve(_split(args.models) or None, args.small)
     backend_list = backends.resolve(_split(args.backends) or None)
 
-    # Inductor's FX-graph and AOTAutograd caches would skip compilation for Inductor only (tile always
-    # turns them off): off for everyone, so compile times compare compilations
+    # Inductor's FX-graph and AOTAutograd caches and tile's graph cache would skip compilation (and
+    # the kernel and fallback counts of a compile): off for everyone, so compile times compare
+    # compilations (model_benchmarks.compile_times measures start-up with the caches)
     import torch._functorch.config
     import torch._inductor.config
 
+    import inductor_tile.config
+
     torch._inductor.config.fx_graph_cache = False
     torch._functorch.config.enable_autograd_cache = False
+    inductor_tile.config.graph_cache = False
 
     env = report.environment(device)
     suite = "small" if args.small else "full"

@@ -1,18 +1,36 @@
-"""`python -m model_benchmarks.compile_times`: cold compile time of each suite kernel, per stage target.
+"""`python -m model_benchmarks.compile_times`: start-up time of compiled models, in fresh processes.
 
-Specializations come from running the kernel suite (tests/suite.py) once in the interpreter;
-each is then compiled from source with the disk cache off: front end + TTIR passes, and the
-full pipeline to native code for the CPU (TTGIR, LLVM O3, MCJIT) and to PTX for sm_90.
+For each model and backend (``tile``, ``inductor``) two child processes run one after the other
+with the same, initially empty cache directories (``TILE_CACHE_DIR``, ``TORCHINDUCTOR_CACHE_DIR``,
+``TRITON_CACHE_DIR``): the first starts cold (nothing cached), the second warm (what the first
+left on disk).  Each child builds the model (random weights), compiles it and times its first
+call (``first call s``: compile + run, synchronized) and its whole life up to that point
+(``process s``: interpreter start, imports, model build included).  The table also gives the
+kernels compiled and the graph-cache hits of each run.
+
+    python -m model_benchmarks.compile_times --device cuda            # GPT-2, BERT, Llama, T5, fp16
+    python -m model_benchmarks.compile_times --small --device cpu     # tiny versions, on a CPU
+
+``--kernels``: the compile time of each hand-written suite kernel (tests/suite.py) instead,
+from source with the disk cache off: front end + TTIR passes, the full pipeline to native code
+for the CPU (TTGIR, LLVM O3, machine code), and to PTX for sm_90.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import torch
+
+#: GPT-2, BERT, Llama-style and T5 from the HuggingFace suite (model_benchmarks/models.py)
+DEFAULT_MODELS = ("GPT2ForSequenceClassification", "BertForMaskedLM", "Llama-3.2-1B", "T5Small")
 
 
 def suite_specializations():
@@ -40,7 +58,7 @@ def suite_specializations():
     return seen
 
 
-def main() -> int:
+def kernel_table() -> int:
     os.environ["TILE_CACHE_DISABLE"] = "1"
     from inductor_tile.kernel_compiler.compiler import compile_specialized
 
@@ -60,6 +78,152 @@ def main() -> int:
                 compile_specialized(kernel, specs, target=target, num_warps=4, native=native)
             times.append(time.perf_counter() - start)
         print(f"{kernel.__name__:<24} {times[0]:>8.3f} {times[1]:>13.3f} {times[2]:>12.3f}")
+    return 0
+
+
+# ===--------------------------------------------------------------------------===
+# Models in fresh processes
+# ===--------------------------------------------------------------------------===
+def child(args: argparse.Namespace) -> int:
+    """One fresh process: build the model, compile it, time the first call; print one JSON line."""
+    spawned = float(os.environ.get("COMPILE_TIMES_SPAWNED", time.time()))
+    from . import models
+
+    spec = models.SPECS[args.model]
+    device = args.device
+    dtype = getattr(torch, args.precision)
+    model = models.build_model(spec, small=args.small, device=device, dtype=dtype)
+    inputs = models.make_inputs(spec, model.config, small=args.small, device=device)
+    training = args.mode == "train"
+    model.train(training)
+    if args.backend == "tile":
+        import inductor_tile.backend  # noqa: F401 - registered by entry point too; import is part of the cost
+
+    def sync():
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    sync()
+    start = time.perf_counter()
+    compiled = torch.compile(model, backend=args.backend)
+    if training:
+        out = compiled(**inputs)
+        out.loss.backward()
+    else:
+        with torch.no_grad():
+            out = compiled(**inputs)
+    sync()
+    first_call = time.perf_counter() - start
+    row = {"first_call_s": first_call, "process_s": time.time() - spawned}
+    from torch._dynamo.utils import counters
+
+    row["fx_graph_hits"] = counters["inductor"]["fxgraph_cache_hit"]
+    if args.backend == "tile":
+        from inductor_tile import metrics
+        from inductor_tile.kernel_compiler.runtime import disk_cache
+
+        row.update(kernels_generated=metrics.generated_kernels, kernels_compiled=disk_cache.stats.compiles,
+                   kernels_from_disk=disk_cache.stats.hits, graph_cache_hits=metrics.graph_cache_hits)
+    print("COMPILE_TIMES " + json.dumps(row), flush=True)
+    return 0
+
+
+def child_command(args: argparse.Namespace, model: str, backend: str) -> list[str]:
+    cmd = [sys.executable, "-m", "model_benchmarks.compile_times", "--child", "--model", model, "--backend", backend,
+           "--device", args.device, "--precision", args.precision, "--mode", args.mode]
+    return cmd + (["--small"] if args.small else [])
+
+
+def run_child(cmd: list[str], cache_root: Path, timeout: float) -> dict:
+    env = dict(os.environ, TILE_CACHE_DIR=str(cache_root / "tile"),
+               TORCHINDUCTOR_CACHE_DIR=str(cache_root / "inductor"), TRITON_CACHE_DIR=str(cache_root / "triton"),
+               COMPILE_TIMES_SPAWNED=repr(time.time()))
+    env.pop("TILE_CACHE_DISABLE", None)
+    try:
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout:.0f}s"}
+    for line in done.stdout.splitlines():
+        if line.startswith("COMPILE_TIMES "):
+            return json.loads(line[len("COMPILE_TIMES "):])
+    tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+    return {"error": tail[0][:200]}
+
+
+def _cell(row: dict, key: str, digits: int = 1) -> str:
+    value = row.get(key)
+    if value is None:
+        return "-"
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)
+
+
+def table(results: list[tuple[str, str, dict, dict]]) -> str:
+    """Markdown table: one row per model and backend, cold and warm side by side."""
+    header = ("model", "backend", "cold first call s", "warm first call s", "cold process s", "warm process s",
+              "kernels compiled cold/warm", "graph cache hits warm")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for model, backend, cold, warm in results:
+        error = cold.get("error") or warm.get("error")
+        if error:
+            lines.append(f"| {model} | {backend} | error: {error} |" + " |" * (len(header) - 3))
+            continue
+        compiled = (f"{cold['kernels_compiled']}/{warm['kernels_compiled']}" if "kernels_compiled" in cold else "-")
+        hits = warm.get("graph_cache_hits", warm.get("fx_graph_hits"))
+        lines.append(f"| {model} | {backend} | {_cell(cold, 'first_call_s')} | {_cell(warm, 'first_call_s')} | "
+                     f"{_cell(cold, 'process_s')} | {_cell(warm, 'process_s')} | {compiled} | {hits} |")
+    return "\n".join(lines)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m model_benchmarks.compile_times",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--kernels", action="store_true", help="per-kernel compile times of the kernel suite instead")
+    parser.add_argument("--models", default=",".join(DEFAULT_MODELS), help="comma-separated names (models.py)")
+    parser.add_argument("--backends", default="tile,inductor")
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--precision", default=None, help="float16 (default on cuda) / float32 / bfloat16")
+    parser.add_argument("--mode", choices=("inference", "train"), default="inference")
+    parser.add_argument("--small", action="store_true", help="tiny versions of the models (CPU-friendly)")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds per child process")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--model", help=argparse.SUPPRESS)
+    parser.add_argument("--backend", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.precision is None:
+        args.precision = "float16" if args.device.startswith("cuda") else "float32"
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.kernels:
+        return kernel_table()
+    if args.child:
+        return child(args)
+    from . import models
+
+    names = [n for n in args.models.split(",") if n]
+    models.resolve(names, args.small)  # unknown names stop here
+    results = []
+    for model in names:
+        for backend in [b for b in args.backends.split(",") if b]:
+            with tempfile.TemporaryDirectory(prefix="compile-times-") as root:
+                cmd = child_command(args, model, backend)
+                cold = run_child(cmd, Path(root), args.timeout)
+                warm = run_child(cmd, Path(root), args.timeout)
+            results.append((model, backend, cold, warm))
+            print(f"{model} {backend}: cold {_cell(cold, 'first_call_s')} s, warm {_cell(warm, 'first_call_s')} s"
+                  + (f" ({cold.get('error') or warm.get('error')})" if cold.get("error") or warm.get("error") else ""),
+                  file=sys.stderr, flush=True)
+    device = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"CPU ({os.cpu_count()} cores)"
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).resolve().parent).stdout.strip() or "?"
+    except OSError:
+        commit = "?"
+    print(f"\n{args.mode}, {args.precision}, {'small models, ' if args.small else ''}{device}, torch {torch.__version__}, "
+          f"commit {commit}, {time.strftime('%Y-%m-%d')}\n")
+    print(table(results))
     return 0
 
 

@@ -69,6 +69,9 @@ def main(argv: list[str] | None = None) -> int:
             raise SystemExit(f"--kernels: unknown {k!r}; known: {', '.join(KERNELS)}")
 
     torch._inductor.config.fx_graph_cache = False  # compile every time, as tile does
+    import inductor_tile.config
+
+    inductor_tile.config.graph_cache = False
     env = report.environment(device)
     src = torch.empty((1 << 28) if device.type == "cuda" else (1 << 24), dtype=torch.uint8, device=device)
     dst = torch.empty_like(src)

@@ -12,6 +12,12 @@ def pytest_configure(config):
     import tempfile
 
     os.environ.setdefault("TILE_CACHE_DIR", tempfile.mkdtemp(prefix="tile-test-cache-"))
+    # tests exercise codegen: a graph compiled by an earlier test must not come from the graph
+    # cache (tests/test_graph_cache.py turns it on where it is the subject)
+    os.environ.setdefault("TILE_GRAPH_CACHE", "0")
+    import inductor_tile.config
+
+    inductor_tile.config.graph_cache = os.environ["TILE_GRAPH_CACHE"] not in ("0", "false", "off", "no")
 
 
 def pytest_collection_modifyitems(config, items):

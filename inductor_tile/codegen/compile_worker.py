@@ -28,6 +28,19 @@ def compile_task(name: str, source: str, specs: list[tuple], target: str, num_wa
     return True
 
 
+def warm_up() -> None:
+    """Import the compiler (torch, xdsl dialects, passes, lowering rules) and initialize LLVM before
+    the first task arrives: a pool is started while the parent is still tracing and lowering its
+    graph, so this happens in parallel with that work instead of delaying the first compile."""
+    from ..kernel_compiler import compiler  # noqa: F401
+    from ..kernel_compiler.ir_builder import TTIRBuilder  # noqa: F401
+    from ..kernel_compiler.passes import pipeline  # noqa: F401
+    from ..kernel_compiler.to_llvm import llvm_tools, lowering  # noqa: F401
+    from . import runtime  # noqa: F401
+
+    llvm_tools.initialize_all()
+
+
 def main() -> int:
     from .compile_workers import read_message, write_message
 
@@ -37,6 +50,10 @@ def main() -> int:
     sys.stdout.flush()
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    try:
+        warm_up()
+    except Exception:  # noqa: BLE001 - the first task reports whatever is really broken
+        pass
     while True:
         task = read_message(stdin)
         if task is None:

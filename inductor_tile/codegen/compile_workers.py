@@ -8,9 +8,10 @@ then loads the binary from there (milliseconds) in the process that owns the dev
 Workers are plain subprocesses (``python -m inductor_tile.codegen.compile_worker``)
 talking pickles over their stdin/stdout, as Inductor's compile workers are separate
 programs: ``multiprocessing``'s spawn would re-import the user's main script in every
-worker.  They start on the first task, exit when their stdin closes (at the latest when
-this process exits) and never touch a GPU: a ``cuda`` target reaches them with its
-capability spelled out.
+worker.  They start before the first graph is lowered (``start_early``), import the
+compiler while the parent is still busy with lowering and codegen, exit when their stdin
+closes (at the latest when this process exits) and never touch a GPU: a ``cuda`` target
+reaches them with its capability spelled out.
 
 ``TILE_COMPILE_WORKERS`` (``inductor_tile.config.compile_workers``) sets their number;
 0 keeps compiling on threads of this process.  A worker that fails or dies only costs
@@ -171,6 +172,16 @@ def pool(workers: int) -> WorkerPool | None:
                 return None
             atexit.register(_pool.close)
         return _pool
+
+
+def start_early() -> None:
+    """Start the worker pool now if generated kernels will compile in workers (the backend calls this
+    before lowering a graph, so the workers' start-up overlaps with lowering and codegen)."""
+    from .. import config
+    from ..kernel_compiler.runtime import disk_cache
+
+    if config.precompile and config.compile_workers > 0 and disk_cache.cache_dir() is not None:
+        pool(config.compile_workers)
 
 
 def compile_source(name: str, source: str, specs: list[tuple], target: str, num_warps: int,

@@ -165,6 +165,12 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     return kernel
 
 
+#: O3 for the CPU target without loop unrolling: a tile is already one wide vector, so unrolling
+#: gains nothing at run time, while unrolled element loops (cpu_memory.py) doubled the compile
+#: time of a transpose (measured on the suite's kernels, 2026-11-25)
+CPU_PIPELINE_TUNING = {"loop_unrolling": False}
+
+
 def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> None:
     """TTIR -> TTGIR (one thread holds the tile) -> LLVM IR -> O3 -> machine code."""
     from .ir.context import make_context, print_ir
@@ -183,7 +189,7 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     lowered = lower_to_llvm(ttgir, target, num_warps=1)
     machine = llvm_tools.host_target_machine()
     module_ref = llvm_tools.parse(lowered.llvm_ir)
-    llvm_tools.optimize(module_ref, machine)
+    llvm_tools.optimize(module_ref, machine, **CPU_PIPELINE_TUNING)
     kernel.asm["llir"] = str(module_ref)
     # Machine code generation is the slowest step: the JIT does it once; the assembly text is only
     # produced when someone will read it (ahead-of-time compiles, TILE_DUMP_IR).

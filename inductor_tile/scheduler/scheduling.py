@@ -328,6 +328,7 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
     background compile (the launch then compiles its own specialization); a right one lets
     the graph's kernels compile in parallel with each other and with the rest of codegen.
     """
+    from ..codegen import progress
     from ..codegen.compile_workers import arg_specs, compile_source
 
     signature, constexprs = kernel.signature()
@@ -353,8 +354,10 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
 
     target = gpu_target() if device_type == "cuda" else "cpu"
     try:
-        fn.precompile(specs, target, num_warps, elsewhere=lambda: compile_source(
+        future = fn.precompile(specs, target, num_warps, elsewhere=lambda: compile_source(
             fn.__name__, source, described, target, num_warps, config.compile_workers))
+        if future is not None:
+            progress.track(future)  # the "compiling kernels: done/total" line on a terminal
     except Exception:  # only an optimization: the launch compiles what it needs
         log.debug("tile: could not start compiling %s early", fn.__name__, exc_info=True)
 

@@ -160,7 +160,7 @@ class JITFunction:
         interpret_launch(self, bound, resolve_grid(grid, bound))
 
     def precompile(self, specs: list[ArgSpec], target: str, num_warps: int = 4,
-                   elsewhere: Callable[[], Future | None] | None = None) -> None:
+                   elsewhere: Callable[[], Future | None] | None = None) -> Future | None:
         """Start compiling one specialization in a background thread.
 
         A launch with exactly this specialization waits for it instead of compiling; if the
@@ -171,16 +171,18 @@ class JITFunction:
         `elsewhere`: starts the compile outside this process instead (a compile worker that
         fills the disk cache; its future's result is not a kernel, so the launch then loads
         the binary from the cache); when it returns None, a thread compiles as usual.
+        Returns the compile's future (None if this specialization was already started).
         """
         key = (tuple(s.key() for s in specs), num_warps, target)
         if key in self.cache:
-            return
+            return None
         future = elsewhere() if elsewhere is not None else None
         if future is None:
             from ..compiler import compile_specialized
 
             future = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps)
         self.cache[key] = future
+        return future
 
     def compile_for(self, bound: dict[str, Any], num_warps: int) -> Any:
         """The slow path: full specialization, then compilation (once per specialization)."""

@@ -44,8 +44,11 @@ def parse(text: str) -> llvm.ModuleRef:
     return module
 
 
-def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: int = 3) -> None:
-    """Run LLVM's default O<speed_level> pipeline in place."""
+def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: int = 3, **tuning: bool) -> None:
+    """Run LLVM's default O<speed_level> pipeline in place; `tuning`: PipelineTuningOptions switches
+    (``loop_unrolling=False``...)."""
     options = llvm.create_pipeline_tuning_options(speed_level=speed_level)
+    for name, value in tuning.items():
+        setattr(options, name, value)
     builder = llvm.create_pass_builder(machine, options)
     builder.getModulePassManager().run(module, builder)

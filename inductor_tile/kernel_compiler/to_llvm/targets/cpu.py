@@ -2,7 +2,8 @@
 
 Layouts on the CPU have one lane and one warp, so a tile's slots are all its elements and
 every cross-thread step of the lowering vanishes. Loads and stores become LLVM's masked
-vector loads/stores (contiguous runs) or gathers/scatters; math goes to LLVM intrinsics
+vector loads/stores (contiguous runs) or gathers/scatters where the host has instructions
+for them, else plain vector accesses or element loops (cpu_memory.py); math goes to LLVM intrinsics
 and the C math library of the process, except float32 exp/tanh (vector code, cpu_math.py).
 The entry point loops over a range of program ids, so the launcher can split the grid
 across the machine's cores.
@@ -15,7 +16,7 @@ from llvmlite import ir
 
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
-from . import cpu_math
+from . import cpu_math, cpu_memory
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -32,6 +33,10 @@ _MATH = {
     "round": ("llvm.round", True), "pow": ("pow", False), "atan2": ("atan2", False),
     "copysign": ("llvm.copysign", True),
 }
+
+# unary math without a vector instruction: one scalar call per element whatever LLVM is given
+_LIBRARY_MATH = frozenset(op for op, (_, is_intrinsic) in _MATH.items() if not is_intrinsic) | {
+    "exp", "exp2", "log", "log2", "sin", "cos"}
 
 
 class CPUTarget(Target):
@@ -98,6 +103,8 @@ class CPUTarget(Target):
 
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
                         alignment: int) -> ir.Value:
+        if cpu_memory.use_loop("load", other.type):
+            return cpu_memory.load_contiguous(builder, address, mask, other, alignment)
         n, element = other.type.count, other.type.element
         mask = mask if mask is not None else _all_true(n)
         fn = _intrinsic(builder.module, f"llvm.masked.load.v{n}{intrinsic_suffix(element)}.p0", other.type,
@@ -105,6 +112,8 @@ class CPUTarget(Target):
         return builder.call(fn, [builder.inttoptr(address, PTR), ir.Constant(I32, alignment), mask, other])
 
     def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
+        if cpu_memory.use_loop("gather", other.type):
+            return cpu_memory.gather(builder, addresses, mask, other)
         n, element = other.type.count, other.type.element
         mask = mask if mask is not None else _all_true(n)
         ptrs = builder.inttoptr(addresses, ir.VectorType(PTR, n))
@@ -114,6 +123,9 @@ class CPUTarget(Target):
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
                          alignment: int) -> None:
+        if cpu_memory.use_loop("store", value.type):
+            cpu_memory.store_contiguous(builder, address, value, mask, alignment)
+            return
         n, element = value.type.count, value.type.element
         mask = mask if mask is not None else _all_true(n)
         fn = _intrinsic(builder.module, f"llvm.masked.store.v{n}{intrinsic_suffix(element)}.p0", ir.VoidType(),
@@ -121,6 +133,9 @@ class CPUTarget(Target):
         builder.call(fn, [value, builder.inttoptr(address, PTR), ir.Constant(I32, alignment), mask])
 
     def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
+        if cpu_memory.use_loop("scatter", value.type):
+            cpu_memory.scatter(builder, addresses, value, mask)
+            return
         n, element = value.type.count, value.type.element
         mask = mask if mask is not None else _all_true(n)
         ptrs = builder.inttoptr(addresses, ir.VectorType(PTR, n))
@@ -129,10 +144,20 @@ class CPUTarget(Target):
         builder.call(fn, [value, ptrs, ir.Constant(I32, byte_size(element)), mask])
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
-        """float32 exp and tanh as vector polynomials (cpu_math.py): LLVM would scalarize them."""
+        """float32 exp and tanh as vector polynomials (cpu_math.py): LLVM would scalarize them;
+        other library math on wide vectors as a loop of scalar calls (cpu_memory.map_elements)."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
         emit = cpu_math.FLOAT32.get(op) if element == ir.FloatType() else None
-        return emit(builder, x) if emit else None
+        if emit:
+            return emit(builder, x)
+        if isinstance(x.type, ir.VectorType) and x.type.count >= cpu_memory.LOOP_MIN_ELEMENTS and op in _LIBRARY_MATH:
+            type_name = "f32" if element == ir.FloatType() else "f64"
+            symbol, is_intrinsic = _MATH[op]
+            name = f"{symbol}.{type_name}" if is_intrinsic else self.math(op, type_name).symbol
+            fn = builder.module.globals.get(name) or ir.Function(builder.module, ir.FunctionType(element, [element]),
+                                                                  name)
+            return cpu_memory.map_elements(builder, x, fn)
+        return None
 
     def math(self, op: str, type_name: str) -> MathEntry:
         symbol, is_intrinsic = _MATH[op]

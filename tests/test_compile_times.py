@@ -1,0 +1,37 @@
+"""model_benchmarks/compile_times.py: fresh-process start-up table (the children are faked here:
+a real model run takes minutes; the lead runs it on the GPU machine)."""
+
+import sys
+from pathlib import Path
+
+from model_benchmarks import compile_times
+
+
+def test_child_result_is_read_from_its_output_with_the_caches_it_was_given(tmp_path):
+    script = ("import json, os; print('noise'); print('COMPILE_TIMES ' + json.dumps({'first_call_s': 1.5, "
+              "'process_s': 4.0, 'dir': os.environ['TILE_CACHE_DIR'], 'ind': os.environ['TORCHINDUCTOR_CACHE_DIR']}))")
+    row = compile_times.run_child([sys.executable, "-c", script], tmp_path, timeout=60)
+    assert row["first_call_s"] == 1.5 and row["dir"] == str(tmp_path / "tile")
+    assert row["ind"] == str(tmp_path / "inductor")
+    failed = compile_times.run_child([sys.executable, "-c", "raise SystemExit('model did not build')"], tmp_path, 60)
+    assert failed == {"error": "model did not build"}
+
+
+def test_table_rows():
+    tile_cold = {"first_call_s": 20.04, "process_s": 25.0, "kernels_compiled": 40, "graph_cache_hits": 0}
+    tile_warm = {"first_call_s": 3.2, "process_s": 8.1, "kernels_compiled": 0, "graph_cache_hits": 2}
+    inductor = {"first_call_s": 9.0, "process_s": 12.0, "fx_graph_hits": 1}
+    text = compile_times.table([("GPT2", "tile", tile_cold, tile_warm), ("GPT2", "inductor", inductor, inductor),
+                                ("T5Small", "tile", {"error": "timeout after 10s"}, {})])
+    lines = text.splitlines()
+    assert lines[2] == "| GPT2 | tile | 20.0 | 3.2 | 25.0 | 8.1 | 40/0 | 2 |"
+    assert lines[3] == "| GPT2 | inductor | 9.0 | 9.0 | 12.0 | 12.0 | - | 1 |"
+    assert "error: timeout after 10s" in lines[4] and lines[4].count("|") == lines[0].count("|")
+
+
+def test_child_command_carries_the_settings():
+    args = compile_times.parse_args(["--small", "--device", "cpu", "--mode", "train"])
+    cmd = compile_times.child_command(args, "T5Small", "tile")
+    assert cmd[1:3] == ["-m", "model_benchmarks.compile_times"] and "--small" in cmd
+    assert cmd[cmd.index("--precision") + 1] == "float32" and cmd[cmd.index("--mode") + 1] == "train"
+    assert Path(compile_times.__file__).name == "compile_times.py"
