@@ -6,6 +6,8 @@
   launch that kernel instead of compiling their own (a model's repeated layers).
 - ``fallback_kernels``: scheduler nodes handed to Inductor's own kernels instead.
 - ``fallback_reasons``: why, one entry per fallback.
+- ``fallback_retries``: fallbacks whose first attempt Inductor's codegen refused, retried with
+  its safe code (the C++ scalar kernel); the error, one entry per retry.
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
 - ``launch_lines``: the wrapper's launch line of each generated kernel (grid, blocks, warps), by name.
 """
@@ -16,6 +18,7 @@ generated_kernels: int = 0
 reused_kernels: int = 0
 fallback_kernels: int = 0
 fallback_reasons: list[str] = []
+fallback_retries: list[str] = []
 kernel_sources: dict[str, str] = {}
 launch_lines: dict[str, str] = {}
 
@@ -26,5 +29,6 @@ def reset() -> None:
     reused_kernels = 0
     fallback_kernels = 0
     fallback_reasons.clear()
+    fallback_retries.clear()
     kernel_sources.clear()
     launch_lines.clear()
