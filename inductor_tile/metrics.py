@@ -8,6 +8,8 @@
 - ``fallback_reasons``: why, one entry per fallback.
 - ``graph_cache_hits``, ``graph_cache_misses``: compiled graphs (forward, backward) loaded from the
   graph cache (``graph_cache.py``) or compiled and stored; a hit generates and compiles nothing.
+- ``fallback_retries``: fallbacks whose first attempt Inductor's codegen refused, retried with
+  its safe code (the C++ scalar kernel); the error, one entry per retry.
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
 - ``launch_lines``: the wrapper's launch line of each generated kernel (grid, blocks, warps), by name.
 """
@@ -20,6 +22,7 @@ fallback_kernels: int = 0
 fallback_reasons: list[str] = []
 graph_cache_hits: int = 0
 graph_cache_misses: int = 0
+fallback_retries: list[str] = []
 kernel_sources: dict[str, str] = {}
 launch_lines: dict[str, str] = {}
 
@@ -32,5 +35,6 @@ def reset() -> None:
     reused_kernels = 0
     fallback_kernels = 0
     fallback_reasons.clear()
+    fallback_retries.clear()
     kernel_sources.clear()
     launch_lines.clear()

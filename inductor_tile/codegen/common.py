@@ -63,6 +63,34 @@ def _is_identity(e) -> bool:
     return type(e).__name__ == "Identity" and isinstance(e, sympy.Function) and len(e.args) == 1
 
 
+def _sizes_known(e: sympy.Expr, relation: str) -> bool:
+    """Whether ``e > 0`` (``relation`` ">") or ``e >= 0`` (">=") holds for every size the
+    compiled graph accepts: the ShapeEnv's value ranges of the size symbols and its guards
+    (e.g. a dynamic dim is at least 2; a 3x3 convolution's input at least 3).  Symbols it
+    does not know (loop indices) make the answer False."""
+    from torch._inductor.virtualized import V
+
+    if not e.free_symbols or not V.graph:  # constants: sympy decided already; no graph: no ranges
+        return False
+    from torch.utils._sympy.value_ranges import bound_sympy
+
+    sizevars = V.graph.sizevars
+    ranges = sizevars.shape_env.var_to_range
+    if e.free_symbols - set(ranges):  # a loop index or another symbol the ShapeEnv does not bound
+        return False
+    cache = V.graph.__dict__.setdefault("_tile_sizes_known", {})
+    if (e, relation) not in cache:
+        try:
+            known = sizevars.statically_known_gt(e, 0) if relation == ">" else sizevars.statically_known_geq(e, 0)
+            if not known:  # interval arithmetic bounds each term alone: s0*s1 - 2*s0 is unknown, s0*(s1 - 2) >= 0
+                lower = bound_sympy(sympy.factor(e), ranges).lower
+                known = lower > 0 if relation == ">" else lower >= 0
+        except Exception:  # noqa: BLE001 - an expression the range analysis cannot evaluate
+            known = False
+        cache[e, relation] = bool(known)
+    return cache[e, relation]
+
+
 def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     """Integer index arithmetic as tile source.
 
@@ -70,9 +98,11 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     unless `wide`, where every symbol is widened to int64 first.  Plain negative terms are
     fine in signed arithmetic.  FloorDiv, ModularIndexing and PythonMod round toward minus
     infinity; the language's `//` and `%` truncate (as C does), so a dividend that is not
-    provably non-negative gets the floor-rounding form; divisors must be provably positive.
+    provably non-negative gets the floor-rounding form; divisors must be provably positive
+    (by sympy's assumptions or, for size expressions such as ``s0 - 2``, by the ShapeEnv).
     """
-    from torch.utils._sympy.functions import FloorDiv, ModularIndexing, PythonMod, Where
+    from torch.utils._sympy.functions import (CeilDiv, FloorDiv, ModularIndexing, PowByNatural,
+                                              PythonMod, Where)
 
     # Identity only keeps sympy from reordering a term; it hides the term's sign from sympy.
     # Matched by name: torch versions define it in more than one place (torch 2.11's lowering
@@ -80,12 +110,16 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     expr = expr.replace(_is_identity, lambda e: e.args[0])
 
     def known_nonnegative(e) -> bool:
-        return bool(e.is_nonnegative or (e.is_integer and e.is_positive))
+        return bool(e.is_nonnegative or (e.is_integer and e.is_positive)) or _sizes_known(e, ">=")
 
     def positive(e) -> str:
-        if not (e.is_integer and e.is_positive):
-            raise Unsupported(f"division of an index by a possibly non-positive {e} in {expr}")
-        return visit(e)
+        if (e.is_integer and e.is_positive) or _sizes_known(e, ">"):
+            return visit(e)
+        if _sizes_known(e, ">="):
+            # a size that is 0 only when a dim is empty (x[:, 2:] of a width-2 input); no element
+            # is then addressed through it, and the quotient of a masked lane stays defined
+            return f"tl.maximum({visit(e)}, 1)"
+        raise Unsupported(f"division of an index by a possibly negative {e} in {expr}")
 
     def floor_mod(a, b) -> str:
         """a mod b in [0, b) for b > 0."""
@@ -120,6 +154,10 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
             return "(" + " * ".join([visit(e.base)] * int(e.exp)) + ")"
         if isinstance(e, FloorDiv):
             return floor_div(*e.args)
+        if isinstance(e, CeilDiv):  # ceil(a / b) = -floor(-a / b)
+            return f"(-{floor_div(-e.args[0], e.args[1])})"
+        if isinstance(e, PowByNatural) and isinstance(e.args[1], sympy.Integer) and int(e.args[1]) > 0:
+            return "(" + " * ".join([visit(e.args[0])] * int(e.args[1])) + ")"
         if isinstance(e, ModularIndexing):
             x, div, mod = e.args
             if div == 1:
@@ -151,3 +189,42 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
         raise Unsupported(f"index expression {type(e).__name__}: {expr}")
 
     return visit(sympy.expand(expr) if not expr.has(FloorDiv, ModularIndexing) else expr)
+
+
+def float_index_to_source(expr: sympy.Expr) -> str:
+    """A float-valued size expression (``FloatTrueDiv(n, n - 1.0)``, ``Max(0.0, s0 * s1)``,
+    Bessel's correction of a variance over symbolic sizes) as float64 tile source.
+
+    Eager computes these on the host as Python floats (doubles); integer subterms are exact
+    int64 index arithmetic converted once, float arithmetic is float64 like Python's.
+    """
+    from torch.utils._sympy.functions import FloatPow, FloatTrueDiv, IntTrueDiv, ToFloat, TruncToFloat
+
+    def visit(e) -> str:
+        if e.is_integer and not e.atoms(sympy.Float):
+            return f"({index_to_source(e, wide=True)}).to(tl.float64)" if e.free_symbols else f"{float(e)!r}"
+        if isinstance(e, (sympy.Float, sympy.Rational)):
+            return literal(float(e))
+        if isinstance(e, (FloatTrueDiv, IntTrueDiv)):
+            return f"({visit(e.args[0])} / {visit(e.args[1])})"
+        if isinstance(e, ToFloat):
+            return visit(e.args[0])
+        if isinstance(e, TruncToFloat):  # toward zero, as C's cast: an int64 round trip
+            return f"({visit(e.args[0])}).to(tl.int64).to(tl.float64)"
+        if isinstance(e, sympy.Add):
+            return "(" + " + ".join(visit(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Mul):
+            return "(" + " * ".join(visit(a) for a in e.args) + ")"
+        if isinstance(e, (FloatPow, sympy.Pow)) and isinstance(e.args[1], sympy.Integer) and int(e.args[1]) > 0:
+            return "(" + " * ".join([visit(e.args[0])] * int(e.args[1])) + ")"
+        if isinstance(e, (sympy.Pow, FloatPow)) and e.args[1] == -1:
+            return f"(1.0 / {visit(e.args[0])})"
+        if type(e).__name__ in ("Min", "Max"):
+            fn = "tl.minimum" if type(e).__name__ == "Min" else "tl.maximum"
+            out, *rest = [visit(a) for a in e.args]
+            for a in rest:
+                out = f"{fn}({out}, {a})"
+            return out
+        raise Unsupported(f"float index expression {type(e).__name__}: {expr}")
+
+    return visit(expr)

@@ -27,7 +27,7 @@ import sympy
 import torch
 
 from . import reductions
-from .common import Unsupported, index_to_source, literal, tl_dtype
+from .common import Unsupported, float_index_to_source, index_to_source, literal, tl_dtype
 
 _BOOL = torch.bool
 
@@ -109,6 +109,9 @@ class TileOps:
 
     def index_expr(self, expr, dtype):
         expr = sympy.sympify(expr)
+        if expr.free_symbols and (not expr.is_integer or expr.atoms(sympy.Float)):  # a float-valued size expression
+            self.k._note_size_symbols(expr)
+            return self._def(f"({float_index_to_source(expr)}).to({tl_dtype(dtype)})", dtype)
         src = self.k.index(expr)  # records size symbols; int32 arithmetic
         self._note_decoded_dims(expr)
         if dtype == torch.int64 and self._may_exceed_int32(expr):

@@ -27,7 +27,7 @@ from ..codegen import heuristics, runtime
 from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.kernel import TileKernelSource
 from ..codegen.plan import GroupPlan, bound, hint, plan_group
-from . import fusion
+from . import fallback, fusion
 
 log = logging.getLogger(__name__)
 
@@ -191,6 +191,14 @@ class TileScheduling(BaseScheduling):
         log.info("tile: node %s falls back to Inductor's %s: %s", snode.get_name(), type(self._fallback).__name__, reason)
         metrics.fallback_kernels += 1
         metrics.fallback_reasons.append(f"{snode.get_name()}: {reason}")
+        for _, why in fallback.adjustments_for(snode, device.type):
+            log.info("tile: node %s in the fallback as Inductor's safe code: %s", snode.get_name(), why)
+
+        def on_retry(error):
+            log.warning("tile: Inductor's %s failed on node %s (%s: %s); retrying with its safe code",
+                        type(self._fallback).__name__, snode.get_name(), type(error).__name__, error)
+            metrics.fallback_retries.append(f"{snode.get_name()}: {type(error).__name__}: {error}")
+
         # the fallback reads node.group in its own format (we group by numel like SIMD)
         saved_group = snode.group
         if hasattr(snode, "_sizes"):
@@ -200,8 +208,7 @@ class TileScheduling(BaseScheduling):
         # kernels still read, so frees wait for the end of our codegen_node
         self.scheduler.free_buffers = lambda: None  # shadows the method on this instance
         try:
-            self._fallback.codegen_node(snode)
-            self._fallback.flush()
+            fallback.run_fallback(self._fallback, snode, device.type, on_retry)
         finally:
             snode.group = saved_group
             del self.scheduler.free_buffers

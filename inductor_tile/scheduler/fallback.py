@@ -1,0 +1,107 @@
+"""Handing a scheduler node to Inductor's own scheduling (C++ on the CPU, Triton on CUDA).
+
+The graph was lowered for *our* backend features, not the fallback's, so a node can be one
+that the fallback's scheduling never meets when it owns the device.  Known case: Inductor's
+C++ backend declares ``REDUCE_TO_SINGLE_ELEMENT``, so CPU reductions are never split under
+``backend="inductor"``; we declare no features, so Inductor splits large reductions into two
+stages, and the second stage of a split welford (mean/variance, e.g. batch-norm statistics)
+is a ``welford_combine`` of (mean, m2, weight) partials.  Inductor's C++ code for that
+(torch 2.11-2.13) is wrong twice over: the vector kernel asserts that a reduced value is not
+a tuple (issue 23's crash), and the scalar kernel builds each partial as
+``Welford{mean, m2, weight}`` whose ``index`` (the count of combined items) stays 0, so
+``welford_combine`` drops every partial but the last (a variance 1/splits of the truth).
+
+``ADJUSTMENTS`` lists, per device type, what such a node needs, as data: a predicate on the
+node, a context manager to generate it under, and why.  On top of that, a fallback that still
+raises is retried once under the device's ``SAFE`` context (the C++ scalar kernel), logged
+and counted, before any error reaches the user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def reduction_type(snode) -> str | None:
+    """The reduction a scheduler node computes (``None`` for a pointwise node)."""
+    return getattr(getattr(getattr(snode, "node", None), "data", None), "reduction_type", None)
+
+
+def _reduces_a_tuple(snode) -> bool:
+    return reduction_type(snode) == "welford_combine"
+
+
+def _scalar_cpp():
+    """Inductor's C++ scalar kernels only (no vector ISA)."""
+    import torch._inductor.config as inductor_config
+
+    return inductor_config.patch({"cpp.simdlen": 0})
+
+
+@contextlib.contextmanager
+def _counted_welford_partials():
+    """C++ welford partials that count: ``Welford{mean, m2, weight, weight != 0}``."""
+    from torch._inductor.codegen import cpp
+
+    original = cpp.reduction_combine
+
+    def reduction_combine(reduction_type, var, next_value, *args, **kwargs):
+        if reduction_type == "welford_combine" and isinstance(next_value, tuple):
+            mean, m2, weight = next_value
+            return f"welford_combine({var}, {{{mean}, {m2}, {weight}, static_cast<uint64_t>({weight} != 0)}})"
+        return original(reduction_type, var, next_value, *args, **kwargs)
+
+    cpp.reduction_combine = reduction_combine
+    try:
+        with _scalar_cpp():
+            yield
+    finally:
+        cpp.reduction_combine = original
+
+
+# device type -> [(does the node need it, context to generate it under, why)]
+ADJUSTMENTS = {
+    "cpu": [
+        (_reduces_a_tuple, _counted_welford_partials,
+         "a split welford's combine stage: C++ scalar kernel with counted partials"),
+    ],
+}
+
+# device type -> the context of the fallback's most conservative code (retried on an error)
+SAFE = {
+    "cpu": _scalar_cpp,
+}
+
+
+def adjustments_for(snode, device_type: str) -> list[tuple]:
+    """The (context, why) pairs the node needs in the device's fallback."""
+    return [(context, why) for applies, context, why in ADJUSTMENTS.get(device_type, ()) if applies(snode)]
+
+
+def run_fallback(scheduling, snode, device_type: str, on_retry) -> None:
+    """``scheduling.codegen_node(snode)`` then ``flush()``, under the node's adjustments; on an
+    error, once more also under the device's ``SAFE`` context (``on_retry(error)`` is told first)."""
+
+    def generate(contexts):
+        with contextlib.ExitStack() as stack:
+            for context in contexts:
+                stack.enter_context(context())
+            scheduling.codegen_node(snode)
+            scheduling.flush()
+
+    contexts = [context for context, _ in adjustments_for(snode, device_type)]
+    safe = SAFE.get(device_type)
+    try:
+        generate(contexts)
+        return
+    except Exception as e:  # noqa: BLE001 - retried below, re-raised if the safe code fails too
+        if safe is None or safe in contexts or not hasattr(scheduling, "reset_kernel_group"):
+            raise
+        on_retry(e)
+    # the failed attempt stopped before its kernel joined the group (the C++ scheduling
+    # builds every kernel of a node first): a fresh group drops its half-built arguments
+    scheduling.reset_kernel_group()
+    generate(contexts + [safe])
