@@ -44,3 +44,14 @@ __all__ += [
 from .builtins import xor_sum
 
 __all__ += ["xor_sum"]
+
+# issue 20: element moves, clamp, hints, barriers, the tl.math namespace
+from . import math
+from .builtins_lang import (
+    PropagateNan, cat, clamp, debug_barrier, fdiv, flip, interleave, join, max_constancy, permute, ravel, split, trans,
+)
+
+__all__ += [
+    "PropagateNan", "cat", "clamp", "debug_barrier", "fdiv", "flip", "interleave", "join", "math", "max_constancy",
+    "permute", "ravel", "split", "trans",
+]

@@ -1,0 +1,130 @@
+"""Builtins beyond the first subset (issue 20): element moves, clamp, hints, barriers.
+
+Names and signatures follow Triton. The typing rules are in `semantic_lang.py`; the
+tensor methods Triton offers for them (`x.T`, `x.trans()`, `x.permute()`, `x.split()`,
+...) are attached to `tensor` at the end of this file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .core import builtin, constexpr, current_semantic, tensor
+
+
+def _c(x: Any) -> Any:
+    return x.value if isinstance(x, constexpr) else x
+
+
+def _dims(dims: tuple) -> tuple:
+    """Accept f(x, (1, 0)) and f(x, 1, 0), as Triton does."""
+    if len(dims) == 1 and isinstance(_c(dims[0]), (list, tuple)):
+        return tuple(_c(dims[0]))
+    return tuple(_c(d) for d in dims)
+
+
+class PropagateNan:
+    """Triton's NaN policy of minimum/maximum/clamp. Here min/max always propagate NaN."""
+
+    NONE = 0
+    ALL = 0xFFFF
+
+
+# ===------------------------------------------------------------------------===
+# Element moves
+# ===------------------------------------------------------------------------===
+@builtin
+def permute(input: Any, *dims: Any) -> tensor:
+    """The block with its dims permuted: result dim i is input dim dims[i]."""
+    return current_semantic().permute(input, _dims(dims))
+
+
+@builtin
+def trans(input: Any, *dims: Any) -> tensor:
+    """Permute dims (as tl.permute); with none given, swap the two dims of a 2-D block."""
+    return current_semantic().trans(input, _dims(dims))
+
+
+@builtin
+def flip(x: Any, dim: Any = None) -> tensor:
+    """The block reversed along `dim` (the last dim if None)."""
+    return current_semantic().flip(x, _c(dim))
+
+
+@builtin
+def join(a: Any, b: Any) -> tensor:
+    """a and b (broadcast to one shape S) stacked along a new minor dim: shape S + [2]."""
+    return current_semantic().join(_c(a), _c(b))
+
+
+@builtin
+def split(a: Any) -> tuple[tensor, tensor]:
+    """The inverse of join: a block whose last dim is 2 as two blocks without it."""
+    return current_semantic().split(_c(a))
+
+
+@builtin
+def interleave(a: Any, b: Any) -> tensor:
+    """a and b interleaved along their last dim: [a0, b0, a1, b1, ...]."""
+    return current_semantic().interleave(_c(a), _c(b))
+
+
+@builtin
+def cat(input: Any, other: Any, can_reorder: Any = False) -> tensor:
+    """input and other concatenated along dim 0 (kept in order whatever can_reorder says)."""
+    return current_semantic().cat(_c(input), _c(other))
+
+
+@builtin
+def ravel(x: Any, can_reorder: Any = False) -> tensor:
+    """The block as 1-D, row-major."""
+    semantic = current_semantic()
+    x = semantic.to_tensor(x)
+    return semantic.reshape(x, (x.numel.value,)) if x.type.is_block() else x
+
+
+# ===------------------------------------------------------------------------===
+# Elementwise
+# ===------------------------------------------------------------------------===
+@builtin
+def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE) -> tensor:
+    """x limited to [min, max] elementwise (after promotion); undefined when min > max."""
+    return current_semantic().clamp(_c(x), _c(min), _c(max))
+
+
+@builtin
+def fdiv(x: Any, y: Any, ieee_rounding: Any = False) -> tensor:
+    """x / y; correctly rounded with ieee_rounding=True (as tl.div_rn)."""
+    return current_semantic().truediv(_c(x), _c(y), rounding="rn" if _c(ieee_rounding) else "")
+
+
+# ===------------------------------------------------------------------------===
+# Hints and synchronization
+# ===------------------------------------------------------------------------===
+@builtin
+def max_constancy(input: Any, values: Any) -> tensor:
+    """Promise that `input` holds runs of `values` equal elements (per dimension)."""
+    return current_semantic().hint(input, "constancy", values)
+
+
+@builtin
+def debug_barrier() -> None:
+    """Wait until every thread of the program gets here (GPU: a CTA barrier; no-op on the CPU)."""
+    current_semantic().debug_barrier()
+
+
+# ===------------------------------------------------------------------------===
+# Tensor methods (Triton's tensor member functions)
+# ===------------------------------------------------------------------------===
+def _method(fn):
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+for _fn in (permute, trans, flip, split, ravel):
+    setattr(tensor, _fn.__name__, _method(_fn))
+tensor.T = property(lambda self: trans(self))  # type: ignore[attr-defined]
