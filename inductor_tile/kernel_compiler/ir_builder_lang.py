@@ -6,9 +6,10 @@ A mixin of `TTIRBuilder` (`ir_builder.py`), kept apart so the additions stay in 
 
 from __future__ import annotations
 
-from xdsl.ir import SSAValue
+from xdsl.ir import Block, SSAValue
+from xdsl.rewriter import InsertPoint
 
-from .ir import tt_debug, tt_permute
+from .ir import tt_combine, tt_debug, tt_permute
 from .ir.types import to_ir_type
 
 
@@ -32,3 +33,28 @@ class LanguageOpsBuilder:
     # --- synchronization and debugging ---------------------------------------------
     def create_debug_barrier(self) -> None:
         self._insert(tt_debug.DebugBarrierOp())
+
+    # --- reductions and scans with a combine function ----------------------------------
+    def _combine_block(self, element_types: list, combine) -> Block:
+        """The combine region's block: 2N scalar arguments, `combine(handles, types)` built inside it."""
+        block = Block(arg_types=[to_ir_type(t) for t in element_types * 2])
+        saved = self.insertion_point
+        self.insertion_point = InsertPoint.at_end(block)
+        try:
+            outs = combine(list(block.args), list(element_types) * 2)
+            self._insert(tt_combine.CombineReturnOp(outs))
+        finally:
+            self.insertion_point = saved
+        return block
+
+    def create_generic_reduce(self, xs: list[SSAValue], axis: int, combine, element_types: list,
+                              result_types: list) -> list[SSAValue]:
+        block = self._combine_block(element_types, combine)
+        op = tt_combine.GenericReduceOp(xs, axis, block, [to_ir_type(t) for t in result_types])
+        return list(self._insert(op).results)
+
+    def create_scan(self, xs: list[SSAValue], axis: int, reverse: bool, combine, element_types: list,
+                    result_types: list) -> list[SSAValue]:
+        block = self._combine_block(element_types, combine)
+        op = tt_combine.ScanOp(xs, axis, reverse, block, [to_ir_type(t) for t in result_types])
+        return list(self._insert(op).results)

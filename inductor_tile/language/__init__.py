@@ -48,10 +48,11 @@ __all__ += ["xor_sum"]
 # issue 20: element moves, clamp, hints, barriers, the tl.math namespace
 from . import math
 from .builtins_lang import (
-    PropagateNan, cat, clamp, debug_barrier, fdiv, flip, interleave, join, max_constancy, permute, ravel, split, trans,
+    PropagateNan, associative_scan, cat, clamp, cumprod, cumsum, debug_barrier, fdiv, flip, interleave, join,
+    max_constancy, permute, ravel, reduce, split, trans,
 )
 
 __all__ += [
-    "PropagateNan", "cat", "clamp", "debug_barrier", "fdiv", "flip", "interleave", "join", "math", "max_constancy",
-    "permute", "ravel", "split", "trans",
+    "PropagateNan", "associative_scan", "cat", "clamp", "cumprod", "cumsum", "debug_barrier", "fdiv", "flip",
+    "interleave", "join", "math", "max_constancy", "permute", "ravel", "reduce", "split", "trans",
 ]

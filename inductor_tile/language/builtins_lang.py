@@ -114,6 +114,53 @@ def debug_barrier() -> None:
 
 
 # ===------------------------------------------------------------------------===
+# Reductions and scans with a combine function
+# ===------------------------------------------------------------------------===
+@builtin
+def reduce(input: Any, axis: Any, combine_fn: Any, keep_dims: Any = False) -> Any:
+    """Fold `input` (a block or a tuple of blocks) along `axis` (all elements if None) with the
+    @jit function `combine_fn(a..., b...) -> (c...)`, taken as associative and commutative."""
+    return current_semantic().reduce_with(input, _c(axis), _c(combine_fn), bool(_c(keep_dims)))
+
+
+@builtin
+def associative_scan(input: Any, axis: Any, combine_fn: Any, reverse: Any = False) -> Any:
+    """Inclusive scan of `input` (a block or a tuple of blocks) along `axis` with the associative
+    @jit function `combine_fn(a..., b...) -> (c...)`; element i combines elements 0..i in order
+    (i..n-1 from the end with reverse=True)."""
+    return current_semantic().scan_with(input, _c(axis), _c(combine_fn), bool(_c(reverse)))
+
+
+def _add(a, b):
+    return a + b
+
+
+def _mul(a, b):
+    return a * b
+
+
+def _scan_arith(input: Any, axis: Any, reverse: Any, dtype: Any, op) -> tensor:
+    semantic = current_semantic()
+    x = semantic.to_tensor(_c(input))
+    wide = semantic.scan_sum_dtype(x, dtype)
+    if wide is not None:
+        x = semantic.cast(x, wide)
+    return semantic.scan_with(x, _c(axis), op, bool(_c(reverse)))
+
+
+@builtin
+def cumsum(input: Any, axis: Any = 0, reverse: Any = False, dtype: Any = None) -> tensor:
+    """Inclusive prefix sums along `axis`. Integers narrower than 32 bits sum in (u)int32, bf16 in fp32."""
+    return _scan_arith(input, axis, reverse, dtype, _add)
+
+
+@builtin
+def cumprod(input: Any, axis: Any = 0, reverse: Any = False, dtype: Any = None) -> tensor:
+    """Inclusive prefix products along `axis` (types as tl.cumsum)."""
+    return _scan_arith(input, axis, reverse, dtype, _mul)
+
+
+# ===------------------------------------------------------------------------===
 # Tensor methods (Triton's tensor member functions)
 # ===------------------------------------------------------------------------===
 def _method(fn):
@@ -125,6 +172,6 @@ def _method(fn):
     return method
 
 
-for _fn in (permute, trans, flip, split, ravel):
+for _fn in (permute, trans, flip, split, ravel, reduce, associative_scan, cumsum, cumprod):
     setattr(tensor, _fn.__name__, _method(_fn))
 tensor.T = property(lambda self: trans(self))  # type: ignore[attr-defined]

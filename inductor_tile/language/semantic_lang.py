@@ -1,5 +1,6 @@
 """Typing rules for the language beyond the first subset (issue 20), mixed into `Semantic`:
-element moves (permute, flip, join, split and what is built from them), clamp.
+element moves (permute, flip, join, split and what is built from them), clamp, reductions
+and scans with a user's combine function (tl.reduce, tl.associative_scan, cumsum, cumprod).
 
 Rules follow Triton's: join broadcasts its operands to one shape and adds a minor dim of
 2; split takes it off again; interleave is join then reshape; cat concatenates along
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from . import dtypes as T
 from .core import constexpr, tensor
-from .dtypes import block_type
+from .dtypes import block_type, dtype
 
 
 def _unwrap(x: Any) -> Any:
@@ -126,3 +128,86 @@ class LanguageSemantic:
     # ===--------------------------------------------------------------------===
     def debug_barrier(self) -> None:
         self.builder.create_debug_barrier()
+
+    # ===--------------------------------------------------------------------===
+    # Reductions and scans with a combine function
+    # ===--------------------------------------------------------------------===
+    def _combine_inputs(self, inputs: Any, name: str) -> tuple[list[tensor], bool]:
+        """The operands as a list of blocks of one shape, and whether they came as a tuple."""
+        from .semantic import TileValueError
+
+        is_tuple = isinstance(_unwrap(inputs), (tuple, list))
+        xs = [self._block(x, name) for x in (_unwrap(inputs) if is_tuple else [inputs])]
+        if len({x.type.shape for x in xs}) != 1:
+            raise TileValueError(f"{name}: the inputs have different shapes {[list(x.type.shape) for x in xs]}")
+        return xs, is_tuple
+
+    def _combine_callback(self, combine_fn: Any, n: int, element_types: list[dtype], name: str):
+        """What the builders call with 2N handles (and their language types): the user's combine
+        function on them, its N results converted to the operands' element types."""
+        from .semantic import TileTypeError
+
+        def combine(handles: list, types: list) -> list:
+            args = [tensor(h, t) for h, t in zip(handles, types)]
+            results = combine_fn(*args)
+            results = list(results) if isinstance(results, (tuple, list)) else [results]
+            if len(results) != n:
+                raise TileTypeError(f"{name}: the combine function returned {len(results)} value(s), expected {n}")
+            out = []
+            for value, ty, like in zip(results, element_types, args):
+                value = self.cast(self.to_tensor(value), ty)
+                if like.type.is_block() and not value.type.is_block():
+                    value = self.broadcast_to_shape(value, like.type.shape)
+                out.append(value.handle)
+            return out
+
+        return combine
+
+    def reduce_with(self, inputs: Any, axis: Any, combine_fn: Any, keep_dims: bool = False) -> Any:
+        """tl.reduce: `combine_fn` (associative and commutative) folds the elements along `axis`
+        (all of them if None); a tuple of inputs gives a tuple of results."""
+        xs, is_tuple = self._combine_inputs(inputs, "tl.reduce")
+        shape = xs[0].type.shape
+        axis = _unwrap(axis)
+        if axis is None:
+            xs = [self.reshape(x, (x.type.numel,)) for x in xs]
+            axis_ = 0
+        else:
+            axis_ = self._axis(axis, len(shape), "tl.reduce")
+        reduced = xs[0].type.shape[:axis_] + xs[0].type.shape[axis_ + 1:]
+        types = [x.dtype for x in xs]
+        result_types = [block_type(t, reduced) if reduced else t for t in types]
+        callback = self._combine_callback(combine_fn, len(xs), types, "tl.reduce")
+        handles = self.builder.create_generic_reduce([x.handle for x in xs], axis_, callback, types, result_types)
+        outs = [tensor(h, t) for h, t in zip(handles, result_types)]
+        if keep_dims:
+            if axis is None:
+                outs = [self.reshape(self.broadcast_to_shape(o, (1,)), (1,) * len(shape)) for o in outs]
+            else:
+                outs = [self.expand_dims(o, axis_) for o in outs]
+        return tuple(outs) if is_tuple else outs[0]
+
+    def scan_with(self, inputs: Any, axis: Any, combine_fn: Any, reverse: bool = False) -> Any:
+        """tl.associative_scan: inclusive scan along `axis` with `combine_fn` (associative; the
+        order of operands is kept: combine(earlier, later))."""
+        xs, is_tuple = self._combine_inputs(inputs, "tl.associative_scan")
+        axis_ = self._axis(axis, len(xs[0].type.shape), "tl.associative_scan")
+        types = [x.dtype for x in xs]
+        callback = self._combine_callback(combine_fn, len(xs), types, "tl.associative_scan")
+        handles = self.builder.create_scan([x.handle for x in xs], axis_, bool(reverse), callback, types,
+                                           [x.type for x in xs])
+        outs = [tensor(h, x.type) for h, x in zip(handles, xs)]
+        return tuple(outs) if is_tuple else outs[0]
+
+    @staticmethod
+    def scan_sum_dtype(x: tensor, dtype_: Any) -> dtype | None:
+        """Triton's cumsum/cumprod types: integers narrower than 32 bits accumulate in (u)int32,
+        bf16 in fp32; an explicit dtype wins."""
+        dtype_ = _unwrap(dtype_)
+        if dtype_ is not None:
+            return dtype_
+        if x.dtype.is_int() and x.dtype.int_bitwidth < 32:
+            return T.uint32 if x.dtype.is_int_unsigned() else T.int32
+        if x.dtype.is_bf16():
+            return T.float32
+        return None

@@ -22,3 +22,21 @@ def test_moves_on_gpu(op, dtype, shape, warps):
     out = _poisoned(want.numel(), dtype).cuda()
     moves_kernel[(1,)](x.cuda(), y.cuda(), out, M=shape[0], N=shape[1], OP=op, num_warps=warps)
     assert torch.equal(out.cpu().reshape(want.shape), want)
+
+
+# --- reductions with a combine function and scans ----------------------------------------
+from test_language_scan import OPS as COMBINE_OPS  # noqa: E402
+from test_language_scan import random_inputs, reference, run  # noqa: E402
+
+
+@pytest.mark.parametrize("shape, warps", [((8, 32), 1), ((8, 32), 4), ((32, 256), 4), ((4, 1024), 8), ((256, 8), 8)])
+@pytest.mark.parametrize("axis", [0, 1])
+@pytest.mark.parametrize("op", COMBINE_OPS)
+def test_combine_ops_on_gpu(op, axis, shape, warps):
+    gen = torch.Generator().manual_seed(3)
+    x, y = random_inputs(gen, shape)
+    want = reference(op, x, y, axis).reshape(-1)
+    got = run(op, x.cuda(), y.cuda(), axis, num_warps=warps).cpu()
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-11)
+    got32 = run(op, x.float().cuda(), y.float().cuda(), axis, num_warps=warps).cpu()
+    torch.testing.assert_close(got32.double(), want, rtol=2e-4, atol=2e-4)

@@ -32,6 +32,7 @@ from xdsl.traits import Pure
 from .tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .tt_permute import PERMUTE_OPS
 from .tt_debug import DEBUG_OPS
+from .tt_combine import COMBINE_OPS
 from .layouts import SliceEncodingAttr
 from .tt_types import PointerType, element_of, encoding_of_type, expect, i32_attr, numel, shape_of, with_shape
 
@@ -356,6 +357,8 @@ TT = Dialect(
         *PERMUTE_OPS,
         # Debugging and synchronization
         *DEBUG_OPS,
+        # Reductions and scans with a combine region
+        *COMBINE_OPS,
     ],
     [PointerType],
 )

@@ -112,8 +112,10 @@ class JITFunction:
         # Inside an interpreted kernel a helper is a plain function call; the compiler inlines
         # helpers itself and never gets here.
         semantic = current_semantic()
-        if not semantic.concrete:
-            raise RuntimeError(f"@jit function `{self.__name__}` was called outside the compiler's inlining")
+        if not semantic.concrete:  # called by a builtin (a combine function): inline it here
+            from ..frontend.inline import inline_jit_call
+
+            return inline_jit_call(self, semantic, args, kwargs)
         bound = self.bind(args, kwargs)
         return self.fn(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
 
