@@ -49,10 +49,11 @@ __all__ += ["xor_sum"]
 from . import math
 from .builtins_lang import (
     PropagateNan, associative_scan, cat, clamp, cumprod, cumsum, debug_barrier, fdiv, flip, interleave, join,
-    max_constancy, permute, ravel, reduce, split, trans,
+    max_constancy, permute, ravel, reduce, split, trans, gather, sort, histogram,
 )
 
 __all__ += [
     "PropagateNan", "associative_scan", "cat", "clamp", "cumprod", "cumsum", "debug_barrier", "fdiv", "flip",
-    "interleave", "join", "math", "max_constancy", "permute", "ravel", "reduce", "split", "trans",
+    "interleave", "join", "math", "max_constancy", "permute", "ravel", "reduce", "split", "trans", "gather", "sort",
+    "histogram",
 ]

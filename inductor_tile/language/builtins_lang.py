@@ -83,6 +83,24 @@ def ravel(x: Any, can_reorder: Any = False) -> tensor:
     return semantic.reshape(x, (x.numel.value,)) if x.type.is_block() else x
 
 
+@builtin
+def gather(src: Any, index: Any, axis: Any) -> tensor:
+    """out[c] = src[c with c[axis] replaced by index[c]] (torch.gather); index has src's shape except along axis."""
+    return current_semantic().gather(_c(src), _c(index), _c(axis))
+
+
+@builtin
+def sort(x: Any, dim: Any = None, descending: Any = False) -> tensor:
+    """x sorted along `dim` (the last if None; a power-of-two length); NaN sorts last."""
+    return current_semantic().sort(_c(x), _c(dim), bool(_c(descending)))
+
+
+@builtin
+def histogram(input: Any, num_bins: Any, mask: Any = None) -> tensor:
+    """int32 counts of the values 0..num_bins-1 in the 1-D integer block `input` (where `mask` holds)."""
+    return current_semantic().histogram(_c(input), _c(num_bins), _c(mask))
+
+
 # ===------------------------------------------------------------------------===
 # Elementwise
 # ===------------------------------------------------------------------------===
@@ -172,6 +190,6 @@ def _method(fn):
     return method
 
 
-for _fn in (permute, trans, flip, split, ravel, reduce, associative_scan, cumsum, cumprod):
+for _fn in (permute, trans, flip, split, ravel, reduce, associative_scan, cumsum, cumprod, sort, histogram):
     setattr(tensor, _fn.__name__, _method(_fn))
 tensor.T = property(lambda self: trans(self))  # type: ignore[attr-defined]

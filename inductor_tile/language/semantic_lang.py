@@ -116,6 +116,90 @@ class LanguageSemantic:
         shape = joined.type.shape[:-1]
         return self.reshape(stacked, (2 * shape[0],) + shape[1:])
 
+    def gather(self, src: Any, index: Any, axis: Any) -> tensor:
+        """torch.gather: out[c] = src[c with c[axis] = index[c]]; index has src's shape except along axis."""
+        from .semantic import TileTypeError, TileValueError
+
+        src, index = self._block(src, "tl.gather"), self._block(index, "tl.gather")
+        rank = len(src.type.shape)
+        axis = self._axis(axis, rank, "tl.gather")
+        if not index.dtype.is_int() or index.dtype.is_int1():
+            raise TileTypeError(f"tl.gather needs integer indices, got {index.dtype}")
+        if len(index.type.shape) != rank or any(
+                s != i for d, (s, i) in enumerate(zip(src.type.shape, index.type.shape)) if d != axis):
+            raise TileValueError(f"tl.gather: index shape {list(index.type.shape)} must match source shape "
+                                 f"{list(src.type.shape)} except along axis {axis}")
+        ty = block_type(src.dtype, index.type.shape)
+        return tensor(self.builder.create_gather(src.handle, index.handle, axis, ty), ty)
+
+    def sort(self, x: Any, dim: Any, descending: bool) -> tensor:
+        """A bitonic network along `dim` (the last if None), each compare-and-swap stage built from
+        reshape, permute, split, where and join. NaN sorts as the largest value, as in torch.sort."""
+        from .semantic import TileValueError
+
+        x = self._block(x, "tl.sort")
+        shape = x.type.shape
+        rank = len(shape)
+        axis = rank - 1 if _unwrap(dim) is None else self._axis(dim, rank, "tl.sort")
+        n = shape[axis]
+        if n & (n - 1):
+            raise TileValueError(f"tl.sort: the sorted dimension must be a power of two, got {n}")
+        if n == 1:
+            return x
+        order = tuple(d for d in range(rank) if d != axis) + (axis,)
+        y = self.permute(x, order, "tl.sort") if axis != rank - 1 else x
+        rows = y.type.numel // n
+        y = self.reshape(y, (rows, n))
+        k = 2
+        while k <= n:
+            j = k // 2
+            while j >= 1:
+                y = self._compare_and_swap(y, rows, n, j, k, bool(descending))
+                j //= 2
+            k *= 2
+        y = self.reshape(y, tuple(shape[d] for d in order))
+        if axis != rank - 1:
+            y = self.permute(y, tuple(order.index(d) for d in range(rank)), "tl.sort")
+        return y
+
+    def _compare_and_swap(self, y: tensor, rows: int, n: int, j: int, k: int, descending: bool) -> tensor:
+        """One bitonic stage on [rows, n]: element i meets i + j (i with bit j clear); the pair is put in
+        ascending order where bit k of i is clear (for the last merge, k == n: everywhere), else
+        descending; `descending` flips the whole order."""
+        groups = n // (2 * j)
+        pairs = self.permute(self.reshape(y, (rows, groups, 2, j)), (0, 1, 3, 2), "tl.sort")
+        lo, hi = self.split(pairs)
+        start = self.mul(self.arange(0, groups), 2 * j) if groups > 1 else self.full((1,), 0, T.int32)
+        down = self.compare("ne", self.and_(start, k), 0)
+        if descending:
+            down = self.logical_not(down)
+        down = self.expand_dims(self.expand_dims(down, 0), 2)
+        swap = self.xor_(self._sorts_after(lo, hi), down)
+        lo, hi = self.where(swap, hi, lo), self.where(swap, lo, hi)
+        joined = self.permute(self.join(lo, hi), (0, 1, 3, 2), "tl.sort")
+        return self.reshape(joined, (rows, n))
+
+    def _sorts_after(self, a: tensor, b: tensor) -> tensor:
+        """a > b, with NaN after every number."""
+        greater = self.compare("gt", a, b)
+        if a.dtype.is_floating():
+            a_nan, b_nan = self.compare("ne", a, a), self.compare("ne", b, b)
+            greater = self.or_(greater, self.and_(a_nan, self.logical_not(b_nan)))
+        return greater
+
+    def histogram(self, x: Any, num_bins: int, mask: Any = None) -> tensor:
+        """int32 counts of the values 0..num_bins-1 in the 1-D block x (others are not counted)."""
+        from .semantic import TileTypeError
+
+        x = self._block(x, "tl.histogram")
+        if len(x.type.shape) != 1 or not x.dtype.is_int():
+            raise TileTypeError(f"tl.histogram needs a 1-D block of integers, got {x.type}")
+        bins = self.arange(0, int(num_bins))
+        hits = self.compare("eq", self.expand_dims(x, 1), self.expand_dims(bins, 0))
+        if _unwrap(mask) is not None:
+            hits = self.and_(hits, self.expand_dims(self.cast(mask, T.int1), 1))
+        return self.reduce(self.cast(hits, T.int32), 0, "sum")
+
     # ===--------------------------------------------------------------------===
     # Elementwise
     # ===--------------------------------------------------------------------===

@@ -40,3 +40,22 @@ def test_combine_ops_on_gpu(op, axis, shape, warps):
     torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-11)
     got32 = run(op, x.float().cuda(), y.float().cuda(), axis, num_warps=warps).cpu()
     torch.testing.assert_close(got32.double(), want, rtol=2e-4, atol=2e-4)
+
+
+# --- sort, gather, histogram ----------------------------------------------------------------
+from test_language_sort_gather import OPS as SORT_OPS  # noqa: E402
+from test_language_sort_gather import inputs, same  # noqa: E402
+from test_language_sort_gather import reference as sort_reference  # noqa: E402
+from test_language_sort_gather import run as sort_run  # noqa: E402
+
+
+@pytest.mark.parametrize("shape, warps", [((4, 32), 1), ((4, 32), 4), ((16, 64), 4)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int32, torch.float16], ids=str)
+@pytest.mark.parametrize("op", SORT_OPS)
+def test_sort_gather_histogram_on_gpu(op, dtype, shape, warps):
+    if op == "histogram" and dtype != torch.int32:
+        pytest.skip("histogram counts integers; one dtype is enough")
+    gen = torch.Generator().manual_seed(5)
+    x, index = inputs(op, dtype, gen, shape)
+    got = sort_run(op, x.cuda(), index.cuda(), num_warps=warps).cpu()
+    assert same(got, sort_reference(op, x, index))

@@ -26,6 +26,12 @@ class LanguageOpsInterpreter:
     def create_split(self, x: Tensor, ty) -> tuple[Tensor, Tensor]:
         return x[..., 0].contiguous(), x[..., 1].contiguous()
 
+    def create_gather(self, src: Tensor, indices: Tensor, axis: int, ty) -> Tensor:
+        """Out-of-range indices read element 0 along the axis (the compiled targets do the same)."""
+        index = indices.to(torch.int64)
+        index = torch.where((index >= 0) & (index < src.shape[axis]), index, 0)
+        return torch.gather(src, axis, index)
+
     # --- synchronization and debugging ---------------------------------------------
     def create_debug_barrier(self) -> None:
         return None  # one program runs at a time

@@ -130,3 +130,34 @@ class SplitOp(IRDLOperation):
 
 
 PERMUTE_OPS = [TransOp, FlipOp, JoinOp, SplitOp]
+
+
+@irdl_op_definition
+class GatherOp(IRDLOperation):
+    """result[c] = src[c with c[axis] replaced by indices[c]] (torch.gather): the indices have the
+    source's rank and shape except along `axis`; indices out of range give an unspecified element."""
+
+    name = "tt.gather"
+
+    src = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I32])
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$src `[` $indices `]` attr-dict `:` type($src) `,` type($indices) `->` type($result)"
+
+    def __init__(self, src: SSAValue, indices: SSAValue, axis: int, result_type: Attribute):
+        super().__init__(operands=[src, indices], result_types=[result_type], properties={"axis": i32_attr(axis)})
+
+    def verify_(self) -> None:
+        src, idx, axis = shape_of(self.src.type), shape_of(self.indices.type), self.axis.value.data
+        expect(len(src) == len(idx) and 0 <= axis < len(src), "tt.gather: indices must have the source's rank")
+        expect(all(s == i for d, (s, i) in enumerate(zip(src, idx)) if d != axis),
+               "tt.gather: indices must have the source's shape except along axis")
+        expect(shape_of(self.result.type) == idx and element_of(self.result.type) == element_of(self.src.type),
+               "tt.gather: the result has the indices' shape and the source's element type")
+
+
+PERMUTE_OPS.append(GatherOp)

@@ -24,7 +24,8 @@ from ..ir.layouts import LayoutMap
 from ..ir.tt_types import numel as _numel
 from .context import I1, I32, RULES, LoweringContext, LoweringError, byte_size, lowering
 from .rules_reduce import _across_threads, _chain_within_thread, _halves, _tree_within_thread
-from .rules_tensor import index_vectors, same_thread_permutation
+from .rules_permute import to_layout
+from .rules_tensor import index_vectors
 
 
 def region_combine(ctx: LoweringContext, op: Operation):
@@ -61,17 +62,6 @@ def _lower_in_region(ctx: LoweringContext, op: Operation, lanes: int) -> None:
         ctx.set(op.results[0], ctx.splat(ctx.get(op.results[0]), lanes))
         return
     rule(ctx, op)
-
-
-def to_layout(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutMap) -> ir.Value:
-    """`value` (slots of layout `src`) in layout `dst`, same shape."""
-    if src.layout == dst.layout:
-        return value
-    if ctx.single_thread:
-        return ctx.shuffle(value, same_thread_permutation(src, dst, lambda idx: idx))
-    from .shared import exchange
-
-    return exchange(ctx, value, src, dst, src.shape, dst.shape)
 
 
 def _operands_in_one_layout(ctx: LoweringContext, op: Operation) -> tuple[list[ir.Value], LayoutMap]:

@@ -1,4 +1,4 @@
-"""Lowering of the element-moving ops: tt.trans, tt.flip, tt.join, tt.split.
+"""Lowering of the element-moving ops: tt.trans, tt.flip, tt.join, tt.split, tt.gather.
 
 Each op says, for a result element at coordinates `c`, where its value lives in a buffer
 that holds the operands one after the other, row-major (`source_of(c)`). The same
@@ -20,7 +20,7 @@ from xdsl.ir import Operation
 from ..ir.layouts import LayoutMap
 from ..ir.tt_types import numel as _numel
 from .context import I1, I8, I32, LoweringContext, LoweringError, byte_size, lowering
-from .rules_tensor import index_vectors
+from .rules_tensor import index_vectors, same_thread_permutation
 
 
 class Lanes:
@@ -156,3 +156,59 @@ def lower_split(ctx: LoweringContext, op: Operation) -> None:
         dst = ctx.layout_map(result.type)
         ctx.set(result, move_elements(ctx, [(value, src)], dst, lambda c, k=k: linear(list(c) + [k], src.shape)))
 
+
+
+def to_layout(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutMap) -> ir.Value:
+    """`value` (slots of layout `src`) in layout `dst`, same shape."""
+    if src.layout == dst.layout:
+        return value
+    if ctx.single_thread:
+        return ctx.shuffle(value, same_thread_permutation(src, dst, lambda idx: idx))
+    from .shared import exchange
+
+    return exchange(ctx, value, src, dst, src.shape, dst.shape)
+
+
+def scratch_buffer(ctx: LoweringContext, element: ir.Type, count: int) -> ir.Value:
+    """A buffer of `count` elements every thread of the program can read: shared memory on GPUs (the
+    caller puts barriers around its use), a stack array in the entry block on the CPU."""
+    memory = I8 if element == I1 else element
+    if not ctx.single_thread:
+        ctx.shared_bytes = max(ctx.shared_bytes, count * byte_size(memory))
+        return ctx.target.shared_memory(ctx.module, ctx.builder, count)
+    with ctx.builder.goto_entry_block():  # one allocation, however many times a loop runs this
+        array = ctx.builder.alloca(ir.ArrayType(memory, count))
+        return ctx.builder.bitcast(array, memory.as_pointer())
+
+
+@lowering("tt.gather")
+def lower_gather(ctx: LoweringContext, op: Operation) -> None:
+    """Every thread stores its source slots in a scratch buffer at their row-major index, then reads
+    each result element at the index its coordinates and its gather index give."""
+    from .shared import linear_indices, load_slots, store_slots
+
+    b = ctx.builder
+    source, src_map = _operand(ctx, op, 0)
+    indices, idx_map = _operand(ctx, op, 1)
+    dst = ctx.layout_map(op.results[0].type)
+    indices = to_layout(ctx, indices, idx_map, dst)
+    axis = op.axis.value.data
+    size = src_map.shape[axis]
+    width = indices.type.element.width
+    if width > 32:
+        indices = b.trunc(b.select(b.icmp_unsigned("<", indices, ir.Constant(indices.type, [size] * dst.num_slots)),
+                                   indices, ir.Constant(indices.type, [0] * dst.num_slots)), ir.VectorType(I32, dst.num_slots))
+    elif width < 32:
+        indices = b.sext(indices, ir.VectorType(I32, dst.num_slots))
+    in_range = b.icmp_unsigned("<", indices, ir.Constant(indices.type, [size] * dst.num_slots))
+    indices = b.select(in_range, indices, ir.Constant(indices.type, [0] * dst.num_slots))
+    coords = [Lanes(b, v) for v in index_vectors(ctx, dst)]
+    coords[axis] = Lanes(b, indices)
+    element = source.type.element
+    base = scratch_buffer(ctx, element, _numel(src_map.shape))
+    if not ctx.single_thread:
+        ctx.target.barrier(b)
+    store_slots(ctx, base, source, linear_indices(ctx, src_map, src_map.shape))
+    if not ctx.single_thread:
+        ctx.target.barrier(b)
+    ctx.set(op.results[0], load_slots(ctx, base, linear(coords, src_map.shape).value, element))
