@@ -37,6 +37,12 @@ class LanguageOpsBuilder:
     def create_debug_barrier(self) -> None:
         self._insert(tt_debug.DebugBarrierOp())
 
+    def create_assert(self, condition: SSAValue, message: str) -> None:
+        self._insert(tt_debug.AssertOp(condition, message))
+
+    def create_print(self, values: list[SSAValue], prefix: str, types: list) -> None:
+        self._insert(tt_debug.PrintOp(values, prefix))
+
     # --- reductions and scans with a combine function ----------------------------------
     def _combine_block(self, element_types: list, combine) -> Block:
         """The combine region's block: 2N scalar arguments, `combine(handles, types)` built inside it."""

@@ -49,11 +49,11 @@ __all__ += ["xor_sum"]
 from . import math
 from .builtins_lang import (
     PropagateNan, associative_scan, cat, clamp, cumprod, cumsum, debug_barrier, fdiv, flip, interleave, join,
-    max_constancy, permute, ravel, reduce, split, trans, gather, sort, histogram,
+    max_constancy, permute, ravel, reduce, split, trans, gather, sort, histogram, device_assert, device_print,
 )
 
 __all__ += [
     "PropagateNan", "associative_scan", "cat", "clamp", "cumprod", "cumsum", "debug_barrier", "fdiv", "flip",
     "interleave", "join", "math", "max_constancy", "permute", "ravel", "reduce", "split", "trans", "gather", "sort",
-    "histogram",
+    "histogram", "device_assert", "device_print",
 ]

@@ -126,6 +126,20 @@ def max_constancy(input: Any, values: Any) -> tensor:
 
 
 @builtin
+def device_assert(cond: Any, msg: Any = "", mask: Any = None) -> None:
+    """Check `cond` (a scalar or block) at run time in debug mode only (TILE_DEBUG=1 or @jit(debug=True)):
+    a failure reports the kernel's file and line and the program id (CPU: an error raised after the
+    launch; NVIDIA: the CUDA device assertion, which ends the context)."""
+    current_semantic().device_assert(_c(cond), str(_c(msg)), _c(mask))
+
+
+@builtin
+def device_print(prefix: Any, *args: Any, hex: Any = False) -> None:
+    """Print `prefix` and every element of each argument, with the program id, when the kernel runs."""
+    current_semantic().device_print(str(_c(prefix)), [_c(a) for a in args])
+
+
+@builtin
 def debug_barrier() -> None:
     """Wait until every thread of the program gets here (GPU: a CTA barrier; no-op on the CPU)."""
     current_semantic().debug_barrier()

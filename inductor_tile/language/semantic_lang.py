@@ -9,6 +9,8 @@ dim 0 (Triton only promises some order: this one is the natural one).
 
 from __future__ import annotations
 
+import os
+import sys
 from typing import Any, Sequence
 
 from . import dtypes as T
@@ -18,6 +20,15 @@ from .dtypes import block_type, dtype
 
 def _unwrap(x: Any) -> Any:
     return x.value if isinstance(x, constexpr) else x
+
+
+def _caller_location() -> tuple[str, int] | None:
+    """The first stack frame outside this package: the kernel line the interpreter is running."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame = sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame = frame.f_back
+    return (frame.f_code.co_filename, frame.f_lineno) if frame is not None else None
 
 
 class LanguageSemantic:
@@ -212,6 +223,27 @@ class LanguageSemantic:
     # ===--------------------------------------------------------------------===
     def debug_barrier(self) -> None:
         self.builder.create_debug_barrier()
+
+    # set by the front end (and the interpreter) for each kernel: debug mode, and the kernel's
+    # file and line being built (what a device assertion reports)
+    debug: bool = False
+    location: tuple[str, int] | None = None
+
+    def device_assert(self, condition: Any, message: str, mask: Any = None) -> None:
+        """Only in debug mode (TILE_DEBUG=1 or @jit(debug=True)); `mask`: where to check."""
+        if not self.debug:
+            return
+        ok = self.cast(condition, T.int1)
+        if _unwrap(mask) is not None:
+            ok = self.or_(ok, self.logical_not(mask))
+        location = self.location or _caller_location()
+        where = f"{location[0]}:{location[1]}: " if location else ""
+        text = f"{where}device assertion failed: {message}" if message else f"{where}device assertion failed"
+        self.builder.create_assert(ok.handle, text)
+
+    def device_print(self, prefix: str, values: Sequence[Any]) -> None:
+        tensors = [self.to_tensor(v) for v in values]
+        self.builder.create_print([t.handle for t in tensors], prefix, [t.type for t in tensors])
 
     # ===--------------------------------------------------------------------===
     # Reductions and scans with a combine function

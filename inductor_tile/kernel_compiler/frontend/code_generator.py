@@ -92,6 +92,8 @@ class CodeGenerator(ast.NodeVisitor):
         return self.error(node, f"unsupported in a kernel: {message}")
 
     def visit(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.stmt):  # what a device assertion reports
+            self.semantic.location = (self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1)
         try:
             return super().visit(node)
         except CompilationError:
@@ -459,6 +461,7 @@ def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any) -> Any:
     from ...language.core import semantic_scope
 
     semantic = Semantic(builder)
+    semantic.debug = os.environ.get("TILE_DEBUG") == "1" or jit_fn.debug
     runtime = [s for s in specs if s.kind != "constexpr"]
     arg_attrs = [{"tt.divisibility": 16} if s.divisible_by_16 else {} for s in runtime]
     handles = builder.create_function(jit_fn.__name__, [s.type for s in runtime], arg_attrs)

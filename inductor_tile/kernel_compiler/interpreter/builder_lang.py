@@ -36,6 +36,17 @@ class LanguageOpsInterpreter:
     def create_debug_barrier(self) -> None:
         return None  # one program runs at a time
 
+    def create_assert(self, condition: Tensor, message: str) -> None:
+        if not bool(condition.all()):
+            from ..runtime.device_assert import DeviceAssertionError
+
+            raise DeviceAssertionError(f"{message} (program id {tuple(self.program_id)})")
+
+    def create_print(self, values: list[Tensor], prefix: str, types: list) -> None:
+        pid = tuple(self.program_id)
+        for value in values:
+            print(f"pid {pid} {prefix}{value.tolist()}")
+
     # --- reductions and scans with a combine function ----------------------------------
     # `combine(handles, types)` runs the user's combine function on two groups of N values.
     def create_generic_reduce(self, xs: list[Tensor], axis: int, combine, element_types: list,

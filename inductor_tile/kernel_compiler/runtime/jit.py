@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ...language.core import constexpr, current_semantic
 from ..frontend.specialization import ArgSpec, specialize
+from . import device_assert
 
 log = logging.getLogger("inductor_tile")
 
@@ -55,6 +56,8 @@ def _is_constexpr_annotation(annotation: Any) -> bool:
 
 class JITFunction:
     """A kernel (or helper) written in the tile language."""
+
+    debug = False  # @jit(debug=True): device assertions are compiled in (as with TILE_DEBUG=1)
 
     def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = ()):
         self.fn = fn
@@ -153,6 +156,8 @@ class JITFunction:
         elif len(grid) < 3:
             grid = grid + (1,) * (3 - len(grid))
         compiled.launch_values(self, values, grid)
+        if device_assert.failures:  # a tl.device_assert failed in a CPU kernel (debug mode)
+            device_assert.raise_failures()
 
     def run_interpreted(self, args: tuple, kwargs: dict[str, Any], grid: Any, num_warps: int) -> None:
         from .interpret import interpret_launch
@@ -293,6 +298,9 @@ def resolve_grid(grid: Any, bound: dict[str, Any]) -> tuple[int, int, int]:
 
 def jit(fn: Callable | None = None, *, do_not_specialize: tuple[str, ...] = (), **unused: Any) -> Any:
     """Decorator: compile `fn` as a tile kernel (or helper). Usable as @jit or @jit(...)."""
-    if fn is None:
-        return lambda f: JITFunction(f, tuple(do_not_specialize))
-    return JITFunction(fn, tuple(do_not_specialize))
+    def make(f: Callable) -> JITFunction:
+        kernel = JITFunction(f, tuple(do_not_specialize))
+        kernel.debug = bool(unused.get("debug", False))  # tl.device_assert compiled in
+        return kernel
+
+    return make if fn is None else make(fn)
