@@ -50,10 +50,11 @@ from . import math
 from .builtins_lang import (
     PropagateNan, associative_scan, cat, clamp, cumprod, cumsum, debug_barrier, fdiv, flip, interleave, join,
     max_constancy, permute, ravel, reduce, split, trans, gather, sort, histogram, device_assert, device_print,
+    make_block_ptr, advance,
 )
 
 __all__ += [
     "PropagateNan", "associative_scan", "cat", "clamp", "cumprod", "cumsum", "debug_barrier", "fdiv", "flip",
     "interleave", "join", "math", "max_constancy", "permute", "ravel", "reduce", "split", "trans", "gather", "sort",
-    "histogram", "device_assert", "device_print",
+    "histogram", "device_assert", "device_print", "make_block_ptr", "advance",
 ]

@@ -193,6 +193,23 @@ def cumprod(input: Any, axis: Any = 0, reverse: Any = False, dtype: Any = None) 
 
 
 # ===------------------------------------------------------------------------===
+# Block pointers
+# ===------------------------------------------------------------------------===
+@builtin
+def make_block_ptr(base: Any, shape: Any, strides: Any, offsets: Any, block_shape: Any, order: Any) -> Any:
+    """A pointer to the [block_shape] block at `offsets` of the strided tensor at `base` (for tl.load/tl.store
+    with boundary_check and padding_option, and tl.advance)."""
+    return current_semantic().make_block_ptr(_c(base), _c(shape), _c(strides), _c(offsets), _c(block_shape),
+                                             _c(order))
+
+
+@builtin
+def advance(base: Any, offsets: Any) -> Any:
+    """The block pointer moved by `offsets` elements per dimension."""
+    return current_semantic().advance(_c(base), _c(offsets))
+
+
+# ===------------------------------------------------------------------------===
 # Tensor methods (Triton's tensor member functions)
 # ===------------------------------------------------------------------------===
 def _method(fn):

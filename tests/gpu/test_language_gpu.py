@@ -59,3 +59,25 @@ def test_sort_gather_histogram_on_gpu(op, dtype, shape, warps):
     x, index = inputs(op, dtype, gen, shape)
     got = sort_run(op, x.cuda(), index.cuda(), num_warps=warps).cpu()
     assert same(got, sort_reference(op, x, index))
+
+
+# --- block pointers, device_print ---------------------------------------------------------------
+from test_block_pointers import _padded_reference, copy_blocks  # noqa: E402
+
+
+@pytest.mark.parametrize("pad", ["zero", "nan"])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_block_pointers_on_gpu(pad, transposed):
+    a = torch.randn(300, 200, dtype=torch.float32, generator=torch.Generator().manual_seed(1))
+    if transposed:
+        a = a.t().contiguous().t()
+    m, n = a.shape
+    grid = (m + 15) // 16
+    a_gpu = a.cuda() if not transposed else a.t().contiguous().cuda().t()
+    out = torch.full((m, n), float("nan"), device="cuda")
+    padded = torch.full((grid * 16, 32), 7.0, device="cuda")
+    copy_blocks[(grid,)](a_gpu, out, padded, m, n, a_gpu.stride(0), a_gpu.stride(1), BM=16, BN=32, PAD=pad)
+    assert torch.equal(out.cpu(), a * 2 + 1)
+    want = _padded_reference(a, pad)
+    got = padded.cpu()
+    assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.nan_to_num(3.0), want.nan_to_num(3.0))
