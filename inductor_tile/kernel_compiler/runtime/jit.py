@@ -137,7 +137,10 @@ class JITFunction:
             for name, value in bound.items()
         ]
 
-    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, **kwargs: Any) -> None:
+    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
+            **kwargs: Any) -> None:
+        if num_ctas != 1:
+            raise ValueError(f"{self.__name__}: num_ctas={num_ctas}: only one CTA per program is supported")
         if interpret_enabled():
             return self.run_interpreted(args, kwargs, grid, num_warps)
         try:
