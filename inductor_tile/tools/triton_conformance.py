@@ -91,10 +91,11 @@ class ConformancePlugin:
     """Supplies Triton's test fixtures, samples parametrizations, and writes each outcome as a JSON line
     (`log`) as soon as it is known, after a `start` line, so a crash loses nothing but the crashing test."""
 
-    def __init__(self, device: str, per_function: int, log):
+    def __init__(self, device: str, per_function: int, log, done: set[str] = frozenset()):
         self.device_name = device
         self.sample = per_function
         self.log = log
+        self.done = done  # node ids an earlier (crashed) session finished
 
     # --- fixtures Triton's conftest would provide -------------------------------------------
     @pytest.fixture
@@ -119,6 +120,13 @@ class ConformancePlugin:
 
     # --- sampling -------------------------------------------------------------------------------
     def pytest_collection_modifyitems(self, config, items):
+        self._sample(config, items)
+        if self.done:
+            drop = [item for item in items if item.nodeid in self.done]
+            items[:] = [item for item in items if item.nodeid not in self.done]
+            config.hook.pytest_deselected(items=drop)
+
+    def _sample(self, config, items):
         if self.sample <= 0:
             return
         groups: dict[str, list] = defaultdict(list)
@@ -163,7 +171,7 @@ class ConformancePlugin:
 
 
 def _child(path: Path, files: list[str], device: str, per_function: int, keyword: str | None, log_path: Path,
-           deselect: list[str]) -> None:
+           done: Path | None) -> None:
     """One pytest session (in a child process) appending its outcomes to `log_path`."""
     from .triton_shim import install
 
@@ -174,10 +182,9 @@ def _child(path: Path, files: list[str], device: str, per_function: int, keyword
             "--no-header", "-o", "python_files=test_*.py", "--rootdir", str(path), "-W", "ignore"]
     if keyword:
         args += ["-k", keyword]
-    for nodeid in deselect:
-        args += ["--deselect", nodeid]
+    skip = set(done.read_text().splitlines()) if done is not None else set()
     with open(log_path, "a") as log:
-        pytest.main(args, plugins=[ConformancePlugin(device, per_function, log)])
+        pytest.main(args, plugins=[ConformancePlugin(device, per_function, log, skip)])
 
 
 def _read_log(log_path: Path) -> tuple[dict[str, FunctionResult], set[str], str | None]:
@@ -213,28 +220,30 @@ def run(path: Path, files: list[str], device: str, per_function: int, keyword: s
     """Run the tests in child processes; a test that kills its process counts as failed and the run
     goes on without it."""
     with tempfile.TemporaryDirectory(prefix="tile-conformance-") as tmp:
-        log_path = Path(tmp) / "outcomes.jsonl"
-        crashed: list[str] = []
+        log_path, done_path = Path(tmp) / "outcomes.jsonl", Path(tmp) / "done.txt"
+        crashes = 0
         while True:
             command = [sys.executable, "-m", "inductor_tile.tools.triton_conformance", "--child", str(log_path),
                        str(path), "--device", device, "--per-function", str(per_function), "--files", *files]
             if keyword:
                 command += ["-k", keyword]
-            for nodeid in crashed:
-                command += ["--deselect", nodeid]
+            if done_path.exists():
+                command += ["--done", str(done_path)]
             code = subprocess.call(command)
-            _, _, started = _read_log(log_path)
-            if started is None or code == 0 or len(crashed) >= max_crashes:
+            _, finished, started = _read_log(log_path)
+            if started is None or code == 0 or crashes >= max_crashes:
                 break
             with open(log_path, "a") as log:  # the test that took its process down
                 log.write(json.dumps({"event": "fail", "nodeid": started,
                                       "error": f"the test process died (exit status {code})"}) + "\n")
-            crashed.append(started)
+            crashes += 1
+            done_path.write_text("\n".join(sorted(finished | {started})))  # the next session skips these
         results, _, _ = _read_log(log_path)
     return results
 
 
-def report(results: dict[str, FunctionResult], seconds: float, out=sys.stdout) -> None:
+def report(results: dict[str, FunctionResult], seconds: float, out=None) -> None:
+    out = out or sys.stdout
     width = max([len(f.rsplit("::", 1)[-1]) for f in results] + [10])
     print(f"\n{'test function':<{width}}  status          pass  fail   n/a  first failure / reason", file=out)
     totals = FunctionResult()
@@ -266,10 +275,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-function", type=int, default=0, help="at most this many parametrizations per function")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # internal: run one session, log here
-    parser.add_argument("--deselect", action="append", default=[], help=argparse.SUPPRESS)
+    parser.add_argument("--done", type=Path, help=argparse.SUPPRESS)  # internal: node ids to leave out
     args = parser.parse_args(argv)
     if args.child is not None:
-        _child(args.path.resolve(), args.files, args.device, args.per_function, args.keyword, args.child, args.deselect)
+        _child(args.path.resolve(), args.files, args.device, args.per_function, args.keyword, args.child, args.done)
         return 0
     if not args.path.is_dir():
         parser.error(f"{args.path} is not a directory")
