@@ -160,8 +160,13 @@ def expand_dims(x: Any, axis: Any) -> tensor:
     semantic = current_semantic()
     x = semantic.to_tensor(x)
     axes = _c(axis)
-    for a in (axes if isinstance(axes, (list, tuple)) else [axes]):
-        x = semantic.expand_dims(x, int(_c(a)))
+    if not isinstance(axes, (list, tuple)):
+        return semantic.expand_dims(x, int(_c(axes)))
+    # several axes: positions in the result (negative ones count from its end), inserted in increasing order
+    rank = (len(x.type.shape) if x.type.is_block() else 0) + len(axes)
+    positions = sorted(int(_c(a)) + rank if int(_c(a)) < 0 else int(_c(a)) for a in axes)
+    for a in positions:
+        x = semantic.expand_dims(x, a)
     return x
 
 

@@ -111,6 +111,33 @@ def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE) ->
 
 
 @builtin
+def cast(input: Any, dtype: Any, fp_downcast_rounding: Any = None, bitcast: Any = False) -> tensor:
+    """`input` converted to `dtype` (bit-reinterpreted with bitcast=True); as `input.to(dtype)`."""
+    return current_semantic().cast(_c(input), _c(dtype), bitcast=bool(_c(bitcast)))
+
+
+@builtin
+def swizzle2d(i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -> tuple:
+    """Triton's grouped ordering of a size_i x size_j grid: row-major within groups of size_g rows."""
+    semantic = current_semantic()
+    i, j, size_i, size_j, size_g = (_c(v) for v in (i, j, size_i, size_j, size_g))
+    ij = semantic.add(semantic.mul(i, size_j), j)
+    size_gj = semantic.mul(size_g, size_j)
+    group = semantic.floordiv(ij, size_gj)
+    first_row = semantic.mul(group, size_g)
+    rows = semantic.minimum(semantic.sub(size_i, first_row), size_g)
+    new_i = semantic.add(first_row, semantic.mod(ij, rows))
+    new_j = semantic.floordiv(semantic.mod(ij, size_gj), rows)
+    return new_i, new_j
+
+
+@builtin
+def assume(cond: Any) -> None:
+    """A promise the compiler may use (this one does not yet): accepted and not checked."""
+    return None
+
+
+@builtin
 def fdiv(x: Any, y: Any, ieee_rounding: Any = False) -> tensor:
     """x / y; correctly rounded with ieee_rounding=True (as tl.div_rn)."""
     return current_semantic().truediv(_c(x), _c(y), rounding="rn" if _c(ieee_rounding) else "")
