@@ -215,10 +215,26 @@ def _read_log(log_path: Path) -> tuple[dict[str, FunctionResult], set[str], str 
     return results, finished, started
 
 
+def _watch(child: subprocess.Popen, log_path: Path, timeout: float) -> tuple[int, bool]:
+    """Wait for the child; kill it if one test runs longer than `timeout` seconds. (exit status, timed out)"""
+    current, since = None, time.monotonic()
+    while True:
+        try:
+            return child.wait(timeout=1.0), False
+        except subprocess.TimeoutExpired:
+            pass
+        _, _, started = _read_log(log_path)
+        if started != current:
+            current, since = started, time.monotonic()
+        elif started is not None and time.monotonic() - since > timeout:
+            child.kill()
+            return child.wait(), True
+
+
 def run(path: Path, files: list[str], device: str, per_function: int, keyword: str | None,
-        max_crashes: int = 50) -> dict[str, FunctionResult]:
-    """Run the tests in child processes; a test that kills its process counts as failed and the run
-    goes on without it."""
+        max_crashes: int = 200, timeout: float = 120.0) -> dict[str, FunctionResult]:
+    """Run the tests in child processes; a test that kills its process, or runs longer than `timeout`
+    seconds, counts as failed and the run goes on without it."""
     with tempfile.TemporaryDirectory(prefix="tile-conformance-") as tmp:
         log_path, done_path = Path(tmp) / "outcomes.jsonl", Path(tmp) / "done.txt"
         crashes = 0
@@ -229,13 +245,13 @@ def run(path: Path, files: list[str], device: str, per_function: int, keyword: s
                 command += ["-k", keyword]
             if done_path.exists():
                 command += ["--done", str(done_path)]
-            code = subprocess.call(command)
+            code, timed_out = _watch(subprocess.Popen(command), log_path, timeout)
             _, finished, started = _read_log(log_path)
             if started is None or code == 0 or crashes >= max_crashes:
                 break
+            error = f"timed out after {timeout} s" if timed_out else f"the test process died (exit status {code})"
             with open(log_path, "a") as log:  # the test that took its process down
-                log.write(json.dumps({"event": "fail", "nodeid": started,
-                                      "error": f"the test process died (exit status {code})"}) + "\n")
+                log.write(json.dumps({"event": "fail", "nodeid": started, "error": error}) + "\n")
             crashes += 1
             done_path.write_text("\n".join(sorted(finished | {started})))  # the next session skips these
         results, _, _ = _read_log(log_path)
@@ -274,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", nargs="+", default=["test_core.py"], help="test files in PATH (default: test_core.py)")
     parser.add_argument("--per-function", type=int, default=0, help="at most this many parametrizations per function")
     parser.add_argument("-k", dest="keyword", help="pytest -k expression")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds one test may run (default 120)")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)  # internal: run one session, log here
     parser.add_argument("--done", type=Path, help=argparse.SUPPRESS)  # internal: node ids to leave out
     args = parser.parse_args(argv)
@@ -283,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.path.is_dir():
         parser.error(f"{args.path} is not a directory")
     start = time.perf_counter()
-    results = run(args.path.resolve(), args.files, args.device, args.per_function, args.keyword)
+    results = run(args.path.resolve(), args.files, args.device, args.per_function, args.keyword,
+                  timeout=args.timeout)
     report(results, time.perf_counter() - start)
     return 0 if results and not any(r.failed for r in results.values()) else 1
 
