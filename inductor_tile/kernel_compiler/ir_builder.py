@@ -38,6 +38,7 @@ from inductor_tile.language.dtypes import block_type, dtype
 from .ir import arith_ext, tt, tt_memory
 from .ir.tt_types import PointerType, element_of
 from .ir.types import to_ir_type, wrap_int
+from .ir_builder_lang import LanguageOpsBuilder
 
 LanguageType = dtype | block_type
 
@@ -127,7 +128,7 @@ def hint_attr(values: Sequence[int]) -> Attribute:
     return IntegerAttr(values[0], i32) if len(values) == 1 else DenseArrayBase.from_list(i32, list(values))
 
 
-class TTIRBuilder:
+class TTIRBuilder(LanguageOpsBuilder):
     """Builds one `builtin.module` of TTIR kernels (`func.func`) op by op."""
 
     def __init__(self) -> None:

@@ -44,3 +44,21 @@ __all__ += [
 from .builtins import xor_sum
 
 __all__ += ["xor_sum"]
+
+# issue 20: element moves, clamp, hints, barriers, the tl.math namespace
+from . import math
+from .builtins_lang import (
+    PropagateNan, associative_scan, cat, clamp, cumprod, cumsum, debug_barrier, fdiv, flip, interleave, join,
+    max_constancy, permute, ravel, reduce, split, trans, gather, sort, histogram, device_assert, device_print,
+    make_block_ptr, advance, cast, swizzle2d, assume,
+)
+from .dtypes import pointer_type as _pointer_type
+
+pi32_t = _pointer_type(int32)
+
+__all__ += [
+    "PropagateNan", "associative_scan", "cat", "clamp", "cumprod", "cumsum", "debug_barrier", "fdiv", "flip",
+    "interleave", "join", "math", "max_constancy", "permute", "ravel", "reduce", "split", "trans", "gather", "sort",
+    "histogram", "device_assert", "device_print", "make_block_ptr", "advance", "cast",
+    "swizzle2d", "assume", "pi32_t",
+]

@@ -86,8 +86,10 @@ def load(pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any 
 
     Cache and eviction hints are accepted for compatibility and ignored.
     """
-    if _c(boundary_check) or _c(padding_option):
-        raise TypeError("tl.load: block pointers (boundary_check, padding_option) are not supported")
+    from .block_pointer import block_pointer
+
+    if isinstance(_c(pointer), block_pointer):
+        return current_semantic().load_block(_c(pointer), _c(boundary_check), _c(padding_option))
     return current_semantic().load(pointer, _c(mask), _c(other))
 
 
@@ -95,8 +97,10 @@ def load(pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any 
 def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (), cache_modifier: Any = "",
           eviction_policy: Any = "") -> None:
     """Store `value` (broadcast and converted to the pointee type) where `mask` is true."""
-    if _c(boundary_check):
-        raise TypeError("tl.store: block pointers (boundary_check) are not supported")
+    from .block_pointer import block_pointer
+
+    if isinstance(_c(pointer), block_pointer):
+        return current_semantic().store_block(_c(pointer), _c(value), _c(boundary_check))
     current_semantic().store(pointer, _c(value), _c(mask))
 
 
@@ -156,8 +160,13 @@ def expand_dims(x: Any, axis: Any) -> tensor:
     semantic = current_semantic()
     x = semantic.to_tensor(x)
     axes = _c(axis)
-    for a in (axes if isinstance(axes, (list, tuple)) else [axes]):
-        x = semantic.expand_dims(x, int(_c(a)))
+    if not isinstance(axes, (list, tuple)):
+        return semantic.expand_dims(x, int(_c(axes)))
+    # several axes: positions in the result (negative ones count from its end), inserted in increasing order
+    rank = (len(x.type.shape) if x.type.is_block() else 0) + len(axes)
+    positions = sorted(int(_c(a)) + rank if int(_c(a)) < 0 else int(_c(a)) for a in axes)
+    for a in positions:
+        x = semantic.expand_dims(x, a)
     return x
 
 

@@ -16,6 +16,8 @@ class dtype:
     SINT_NAMES = ("int8", "int16", "int32", "int64")
     UINT_NAMES = ("int1", "uint8", "uint16", "uint32", "uint64")
     FP_NAMES = ("fp16", "bf16", "fp32", "fp64")
+    # Triton's names for the same lists (Triton's tests build their parametrizations from them)
+    SINT_TYPES, UINT_TYPES, STANDARD_FP_TYPES = list(SINT_NAMES), list(UINT_NAMES), list(FP_NAMES)
 
     def __init__(self, name: str):
         self.name = name

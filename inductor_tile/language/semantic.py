@@ -13,6 +13,8 @@ from . import dtypes as T
 from .builder import ATOMIC_SCOPES, ATOMIC_SEMS, Builder
 from .core import constexpr, tensor
 from .dtypes import block_type, dtype, is_power_of_two
+from .block_pointer import BlockPointerSemantic
+from .semantic_lang import LanguageSemantic
 
 MAX_TENSOR_NUMEL = 1 << 20
 
@@ -38,7 +40,7 @@ def _with_shape(scalar_ty: dtype, like: dtype | block_type) -> dtype | block_typ
     return block_type(scalar_ty, like.shape) if like.is_block() else scalar_ty
 
 
-class Semantic:
+class Semantic(LanguageSemantic, BlockPointerSemantic):
     """The language's rules, building through `builder`.
 
     `concrete` is True for the interpreter, whose handles hold values that Python control

@@ -92,6 +92,8 @@ class CodeGenerator(ast.NodeVisitor):
         return self.error(node, f"unsupported in a kernel: {message}")
 
     def visit(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.stmt):  # what a device assertion reports
+            self.semantic.location = (self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1)
         try:
             return super().visit(node)
         except CompilationError:
@@ -213,20 +215,42 @@ class CodeGenerator(ast.NodeVisitor):
         self.builder.insertion_point = saved_ip
         results = self.builder.insert_if(cond.handle, branches[0][0], branches[1][0], [v.type for v in then_values])
         self.scope = before
-        for name, result, value in zip(names, results, then_values):
-            self.scope[name] = tensor(result, value.type)
+        results = [tensor(result, value.type) for result, value in zip(results, then_values)]
+        for name in names:
+            count = len(self.flatten_value(node, branches[0][1][name], name))
+            self.scope[name] = self.rebuild_value(branches[0][1][name], results[:count])
+            results = results[count:]
 
     def yield_values(self, node: ast.AST, branch: tuple[Any, dict], names: list[str], types: list | None) -> list[tensor]:
         block, scope = branch
         self.builder.insertion_point = InsertPoint.at_end(block)
-        values = [self.as_tile(node, scope[n], n) for n in names]
+        values, value_names = [], []
+        for n in names:
+            parts = self.flatten_value(node, scope[n], n)
+            values += parts
+            value_names += [n] * len(parts)
         if types is not None:
-            for name, value, ty in zip(names, values, types):
+            if len(types) != len(values):
+                raise self.error(node, "a variable holds different kinds of values in the `if` and `else` branches")
+            for name, value, ty in zip(value_names, values, types):
                 if value.type != ty:
                     raise self.error(node, f"variable '{name}' has type {ty} in the `if` branch but {value.type} in the "
                                            "`else` branch; both branches must give it the same type")
         self.builder.create_yield([v.handle for v in values])
         return values
+
+    def flatten_value(self, node: ast.AST, value: Any, name: str) -> list[tensor]:
+        """The tensors that carry `value` through a loop or branch (a block pointer: several)."""
+        if hasattr(_unwrap(value), "rebuild"):
+            return list(_unwrap(value).flatten())
+        return [self.as_tile(node, value, name)]
+
+    @staticmethod
+    def rebuild_value(template: Any, tensors: list[tensor]) -> Any:
+        """`template`'s value made of `tensors` (what `flatten_value` gave, rebuilt)."""
+        if hasattr(_unwrap(template), "rebuild"):
+            return _unwrap(template).rebuild(tensors)
+        return tensors[0]
 
     def as_tile(self, node: ast.AST, value: Any, name: str) -> tensor:
         if _is_tile(value):
@@ -268,31 +292,35 @@ class CodeGenerator(ast.NodeVisitor):
 
         before = dict(self.scope)
         carried = [n for n in assigned_names(node.body) if n in before and n != node.target.id]
-        inits = [self.as_tile(node, before[n], n) for n in carried]
+        parts = {n: self.flatten_value(node, before[n], n) for n in carried}  # a block pointer: several tensors
+        inits = [t for n in carried for t in parts[n]]
+        init_names = [n for n in carried for _ in parts[n]]
         saved_ip = self.builder.insertion_point
         body = self.builder.new_block([index_type] + [v.type for v in inits])
         self.builder.insertion_point = InsertPoint.at_end(body)
         self.scope = dict(before)
         self.scope[node.target.id] = tensor(body.args[0], index_type)
-        for name, arg, init in zip(carried, body.args[1:], inits):
-            self.scope[name] = tensor(arg, init.type)
+        args = [tensor(arg, init.type) for arg, init in zip(body.args[1:], inits)]
+        for name in carried:
+            self.scope[name], args = self.rebuild_value(before[name], args[:len(parts[name])]), args[len(parts[name]):]
         self.loop_depth += 1
         self.visit_statements(node.body)
         self.loop_depth -= 1
-        outs = []
-        for name, init in zip(carried, inits):
-            value = self.as_tile(node, self.scope[name], name)
+        outs = [t for n in carried for t in self.flatten_value(node, self.scope[n], n)]
+        if len(outs) != len(inits):
+            raise self.error(node, "a loop-carried variable changes kind in the loop (a block pointer and a tensor)")
+        for name, init, value in zip(init_names, inits, outs):
             if value.type != init.type:
                 raise self.error(node, f"loop-carried variable '{name}' is {init.type} before the loop but {value.type} "
                                        "after an iteration; give it its final type before the loop "
                                        "(e.g. tl.zeros([...], dtype=tl.float32))")
-            outs.append(value)
         self.builder.create_yield([v.handle for v in outs])
         self.builder.insertion_point = saved_ip
         results = self.builder.insert_for(lb.handle, ub.handle, step.handle, [v.handle for v in inits], body)
         self.scope = before
-        for name, result, init in zip(carried, results, inits):
-            self.scope[name] = tensor(result, init.type)
+        results = [tensor(result, init.type) for result, init in zip(results, inits)]
+        for name in carried:
+            self.scope[name], results = self.rebuild_value(before[name], results[:len(parts[name])]), results[len(parts[name]):]
 
     def visit_While(self, node: ast.While) -> None:
         raise self.unsupported(node, "`while` loops; use `for i in range(...)` or tl.range")
@@ -459,6 +487,7 @@ def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any) -> Any:
     from ...language.core import semantic_scope
 
     semantic = Semantic(builder)
+    semantic.debug = os.environ.get("TILE_DEBUG") == "1" or jit_fn.debug
     runtime = [s for s in specs if s.kind != "constexpr"]
     arg_attrs = [{"tt.divisibility": 16} if s.divisible_by_16 else {} for s in runtime]
     handles = builder.create_function(jit_fn.__name__, [s.type for s in runtime], arg_attrs)

@@ -37,6 +37,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from .builder_lang import LanguageOpsInterpreter
 from .memory import Memory
 
 Ty = object  # a language dtype, pointer_type or block_type (duck-typed: .scalar, .shape)
@@ -428,7 +429,7 @@ def _same_bits(a: Tensor, b: Tensor) -> Tensor:
     return _bits(a) == _bits(b)
 
 
-class InterpreterBuilder:
+class InterpreterBuilder(LanguageOpsInterpreter):
     """Builder whose handles are torch CPU tensors; see the module docstring for semantics."""
 
     def __init__(self, memory: Memory):

@@ -30,6 +30,9 @@ from xdsl.irdl import (
 from xdsl.traits import Pure
 
 from .tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
+from .tt_permute import PERMUTE_OPS
+from .tt_debug import DEBUG_OPS
+from .tt_combine import COMBINE_OPS
 from .layouts import SliceEncodingAttr
 from .tt_types import PointerType, element_of, encoding_of_type, expect, i32_attr, numel, shape_of, with_shape
 
@@ -350,6 +353,12 @@ TT = Dialect(
         MulhiUIOp,
         # Reductions
         ReduceOp,
+        # Element moves (trans, flip, join, split)
+        *PERMUTE_OPS,
+        # Debugging and synchronization
+        *DEBUG_OPS,
+        # Reductions and scans with a combine region
+        *COMBINE_OPS,
     ],
     [PointerType],
 )

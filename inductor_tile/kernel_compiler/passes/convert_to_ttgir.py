@@ -26,6 +26,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from ..ir import tt
+from ..ir.tt_combine import GenericReduceOp
 from ..ir.layouts import Slice, default_blocked
 from ..ir.ttg import convert_to, set_launch_shape
 from .layout_constraints import functions, is_tensor, required_operand_layouts, retype, value_layout
@@ -63,6 +64,11 @@ class ConvertToTTGIRPass(ModulePass):
                 parent = value_layout(op.src)
                 assert parent is not None
                 retype(op.result, Slice(op.axis.value.data, parent))
+            elif isinstance(op, GenericReduceOp):  # every result: the first operand's layout, sliced
+                parent = value_layout(op.srcs[0])
+                for result in op.results:
+                    if is_tensor(result) and parent is not None:
+                        retype(result, Slice(op.axis.value.data, parent))
             for region in op.regions:
                 for inner in region.blocks:
                     self._assign_block(inner)

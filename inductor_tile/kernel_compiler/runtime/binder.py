@@ -64,7 +64,7 @@ def make_binder(jit_fn: Any) -> Callable[..., tuple[tuple, tuple]]:
     names = ", ".join(p.name for p in params)
     source = (
         f"def bind({', '.join(header)}):\n"
-        f"    return ({', '.join(key_parts)},), ({names},)\n"
+        f"    return ({''.join(k + ', ' for k in key_parts)}), ({''.join(n + ', ' for n in names.split(', ') if n)})\n"
     )
     namespace: dict[str, Any] = {"_defaults": defaults, "_spec": spec_key, "_plain": plain_key}
     exec(compile(source, f"<binder of {jit_fn.__name__}>", "exec"), namespace)

@@ -8,6 +8,7 @@ Tensors on another device are copied to the CPU for the launch and copied back.
 from __future__ import annotations
 
 import itertools
+import os
 from typing import Any
 
 import torch
@@ -23,6 +24,7 @@ def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, i
     memory = Memory()
     builder = InterpreterBuilder(memory)
     semantic = Semantic(builder, concrete=True)
+    semantic.debug = os.environ.get("TILE_DEBUG") == "1" or jit_fn.debug
     copies: list[tuple[torch.Tensor, torch.Tensor]] = []
     with semantic_scope(semantic):
         args = {name: _to_language(jit_fn, name, value, semantic, memory, copies) for name, value in bound.items()}

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from ...language.core import constexpr, current_semantic
 from ..frontend.specialization import ArgSpec, specialize
+from . import device_assert
 
 log = logging.getLogger("inductor_tile")
 
@@ -55,6 +56,8 @@ def _is_constexpr_annotation(annotation: Any) -> bool:
 
 class JITFunction:
     """A kernel (or helper) written in the tile language."""
+
+    debug = False  # @jit(debug=True): device assertions are compiled in (as with TILE_DEBUG=1)
 
     def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = ()):
         self.fn = fn
@@ -112,8 +115,10 @@ class JITFunction:
         # Inside an interpreted kernel a helper is a plain function call; the compiler inlines
         # helpers itself and never gets here.
         semantic = current_semantic()
-        if not semantic.concrete:
-            raise RuntimeError(f"@jit function `{self.__name__}` was called outside the compiler's inlining")
+        if not semantic.concrete:  # called by a builtin (a combine function): inline it here
+            from ..frontend.inline import inline_jit_call
+
+            return inline_jit_call(self, semantic, args, kwargs)
         bound = self.bind(args, kwargs)
         return self.fn(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
 
@@ -132,7 +137,10 @@ class JITFunction:
             for name, value in bound.items()
         ]
 
-    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, **kwargs: Any) -> None:
+    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
+            **kwargs: Any) -> None:
+        if num_ctas != 1:
+            raise ValueError(f"{self.__name__}: num_ctas={num_ctas}: only one CTA per program is supported")
         if interpret_enabled():
             return self.run_interpreted(args, kwargs, grid, num_warps)
         try:
@@ -151,6 +159,8 @@ class JITFunction:
         elif len(grid) < 3:
             grid = grid + (1,) * (3 - len(grid))
         compiled.launch_values(self, values, grid)
+        if device_assert.failures:  # a tl.device_assert failed in a CPU kernel (debug mode)
+            device_assert.raise_failures()
 
     def run_interpreted(self, args: tuple, kwargs: dict[str, Any], grid: Any, num_warps: int) -> None:
         from .interpret import interpret_launch
@@ -295,6 +305,9 @@ def resolve_grid(grid: Any, bound: dict[str, Any]) -> tuple[int, int, int]:
 
 def jit(fn: Callable | None = None, *, do_not_specialize: tuple[str, ...] = (), **unused: Any) -> Any:
     """Decorator: compile `fn` as a tile kernel (or helper). Usable as @jit or @jit(...)."""
-    if fn is None:
-        return lambda f: JITFunction(f, tuple(do_not_specialize))
-    return JITFunction(fn, tuple(do_not_specialize))
+    def make(f: Callable) -> JITFunction:
+        kernel = JITFunction(f, tuple(do_not_specialize))
+        kernel.debug = bool(unused.get("debug", False))  # tl.device_assert compiled in
+        return kernel
+
+    return make if fn is None else make(fn)

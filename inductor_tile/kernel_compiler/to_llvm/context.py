@@ -69,6 +69,7 @@ class LoweringContext:
     axis_info: Any = None  # AxisInfo per SSA value, or None when the analysis did not run
     values: dict[SSAValue, ir.Value] = field(default_factory=dict)
     shared_bytes: int = 0  # dynamic shared memory the kernel needs (the largest exchange)
+    scalar_lanes: int = 0  # >0 while a combine region runs on vectors: scalar types lower to this many lanes
 
     # --- values -----------------------------------------------------------------------
     def get(self, ssa: SSAValue) -> ir.Value:
@@ -122,6 +123,8 @@ class LoweringContext:
     def llvm_type(self, ty: Attribute) -> ir.Type:
         if isinstance(ty, TensorType):
             return ir.VectorType(self.scalar_type(ty.element_type), self.layout_map(ty).num_slots)
+        if self.scalar_lanes:
+            return ir.VectorType(self.scalar_type(ty), self.scalar_lanes)
         return self.scalar_type(ty)
 
     def soft_half(self, kind: str | None) -> bool:

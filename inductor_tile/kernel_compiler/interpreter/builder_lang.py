@@ -1,0 +1,79 @@
+"""InterpreterBuilder methods for the language beyond the first subset (issue 20): element
+moves (trans, flip, join, split), reductions and scans with a combine function, debug ops.
+
+A mixin of `InterpreterBuilder` (`builder.py`); handles are torch CPU tensors.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ...language.dtypes import block_type
+
+
+class LanguageOpsInterpreter:
+    # --- element moves --------------------------------------------------------
+    def create_trans(self, x: Tensor, order: tuple[int, ...], ty) -> Tensor:
+        return x.permute(*order).contiguous()
+
+    def create_flip(self, x: Tensor, axis: int, ty) -> Tensor:
+        return torch.flip(x, (axis,))
+
+    def create_join(self, a: Tensor, b: Tensor, ty) -> Tensor:
+        return torch.stack([a, b], dim=-1)
+
+    def create_split(self, x: Tensor, ty) -> tuple[Tensor, Tensor]:
+        return x[..., 0].contiguous(), x[..., 1].contiguous()
+
+    def create_gather(self, src: Tensor, indices: Tensor, axis: int, ty) -> Tensor:
+        """Out-of-range indices read element 0 along the axis (the compiled targets do the same)."""
+        index = indices.to(torch.int64)
+        index = torch.where((index >= 0) & (index < src.shape[axis]), index, 0)
+        return torch.gather(src, axis, index)
+
+    # --- synchronization and debugging ---------------------------------------------
+    def create_debug_barrier(self) -> None:
+        return None  # one program runs at a time
+
+    def create_assert(self, condition: Tensor, message: str) -> None:
+        if not bool(condition.all()):
+            from ..runtime.device_assert import DeviceAssertionError
+
+            raise DeviceAssertionError(f"{message} (program id {tuple(self.program_id)})")
+
+    def create_print(self, values: list[Tensor], prefix: str, types: list) -> None:
+        pid = tuple(self.program_id)
+        for value in values:
+            print(f"pid {pid} {prefix}{value.tolist()}")
+
+    # --- reductions and scans with a combine function ----------------------------------
+    # `combine(handles, types)` runs the user's combine function on two groups of N values.
+    def create_generic_reduce(self, xs: list[Tensor], axis: int, combine, element_types: list,
+                              result_types: list) -> list[Tensor]:
+        """A tree: neighbours first (pairs 2i, 2i+1), so the combine sees elements in order."""
+        while xs[0].shape[axis] > 1:
+            evens = [x.unfold(axis, 2, 2).select(-1, 0) for x in xs]
+            odds = [x.unfold(axis, 2, 2).select(-1, 1) for x in xs]
+            types = [block_type(t, tuple(e.shape)) for t, e in zip(element_types, evens)]
+            xs = list(combine([e.contiguous() for e in evens] + [o.contiguous() for o in odds], types * 2))
+        return [x.squeeze(axis) if x.dim() > 1 else x.reshape(()) for x in xs]
+
+    def create_scan(self, xs: list[Tensor], axis: int, reverse: bool, combine, element_types: list,
+                    result_types: list) -> list[Tensor]:
+        """Element by element along `axis`: acc = combine(acc, x[i])."""
+        size = xs[0].shape[axis]
+        order = range(size - 1, -1, -1) if reverse else range(size)
+        outs = [torch.empty_like(x) for x in xs]
+        acc = None
+        for i in order:
+            current = [x.select(axis, i) for x in xs]
+            if acc is None:
+                acc = current
+            else:
+                shape = tuple(current[0].shape)
+                types = [block_type(t, shape) if shape else t for t in element_types]
+                acc = list(combine(acc + current, types * 2))
+            for out, value in zip(outs, acc):
+                out.select(axis, i).copy_(value)
+        return outs

@@ -1,0 +1,81 @@
+"""Debugging and synchronization ops of the `tt` dialect.
+
+    tt.debug_barrier
+    tt.assert %ok {message = "kernel.py:12: x must be positive"} : tensor<128xi1>
+    tt.print %x {prefix = "x: "} : tensor<128xf32>
+
+`tt.debug_barrier` makes every thread of a program wait for the others (a CTA barrier on
+GPUs; nothing on the CPU, where one thread runs a program). `tt.assert` reports a failed
+device assertion (tl.device_assert, compiled in only in debug mode), `tt.print` prints
+values (tl.device_print). All three have effects, so no pass moves or removes them.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects.builtin import StringAttr, i1
+from xdsl.ir import SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    ParsePropInAttrDict,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    var_operand_def,
+)
+
+from .tt_types import element_of, expect
+
+
+@irdl_op_definition
+class DebugBarrierOp(IRDLOperation):
+    """All threads of the program reach this point before any goes on."""
+
+    name = "tt.debug_barrier"
+
+    assembly_format = "attr-dict"
+
+    def __init__(self):
+        super().__init__()
+
+
+DEBUG_OPS = [DebugBarrierOp]
+
+
+@irdl_op_definition
+class AssertOp(IRDLOperation):
+    """Where `condition` (an i1 scalar or tensor) is false anywhere, report `message` (which names the
+    kernel's file and line) with the program id. Only debug builds contain it."""
+
+    name = "tt.assert"
+
+    condition = operand_def(AnyAttr())
+    message = prop_def(StringAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$condition attr-dict `:` type($condition)"
+
+    def __init__(self, condition: SSAValue, message: str):
+        super().__init__(operands=[condition], properties={"message": StringAttr(message)})
+
+    def verify_(self) -> None:
+        expect(element_of(self.condition.type) == i1, "tt.assert: the condition must be i1")
+
+
+@irdl_op_definition
+class PrintOp(IRDLOperation):
+    """Print `prefix` and the values (each element of each, with the program id and its index)."""
+
+    name = "tt.print"
+
+    values = var_operand_def(AnyAttr())
+    prefix = prop_def(StringAttr)
+
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$values attr-dict `:` type($values)"
+
+    def __init__(self, values: list[SSAValue], prefix: str):
+        super().__init__(operands=[values], properties={"prefix": StringAttr(prefix)})
+
+
+DEBUG_OPS.extend([AssertOp, PrintOp])

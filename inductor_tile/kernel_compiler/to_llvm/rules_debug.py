@@ -1,0 +1,136 @@
+"""Lowering of the debugging and synchronization ops: tt.debug_barrier, tt.assert, tt.print.
+
+A failed assertion and a print call out of the kernel, differently per target (a table):
+- CPU: `tile_device_assert_fail(message, pid x, y, z)` (runtime/device_assert.py records it and
+  the launch raises), and libc's `printf`;
+- NVIDIA: CUDA's `__assertfail(message, file, line, function, char size)` and `vprintf`.
+Each thread checks (or prints) the elements it holds.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from .context import F32, I1, I8, I32, I64, LoweringContext, float_kind, lowering
+from . import half
+
+F64 = ir.DoubleType()
+
+
+@lowering("tt.debug_barrier")
+def lower_debug_barrier(ctx: LoweringContext, op: Operation) -> None:
+    """A CTA barrier; nothing where one thread runs the program."""
+    if not ctx.single_thread:
+        ctx.target.barrier(ctx.builder)
+
+
+def _string(ctx: LoweringContext, text: str, name: str) -> ir.Value:
+    """A pointer to a NUL-terminated constant string in the module."""
+    data = bytearray(text.encode("utf-8")) + b"\0"
+    ty = ir.ArrayType(I8, len(data))
+    index = sum(1 for g in ctx.module.global_values if g.name.startswith(name))
+    variable = ir.GlobalVariable(ctx.module, ty, f"{name}{index}")
+    variable.global_constant = True
+    variable.linkage = "internal"
+    variable.initializer = ir.Constant(ty, data)
+    return ctx.builder.bitcast(variable, I8.as_pointer())
+
+
+def _function(ctx: LoweringContext, name: str, ret: ir.Type, args: list[ir.Type], var_arg: bool = False):
+    existing = ctx.module.globals.get(name)
+    if existing is not None:
+        return existing
+    return ir.Function(ctx.module, ir.FunctionType(ret, args, var_arg=var_arg), name)
+
+
+def _cpu_fail(ctx: LoweringContext, message: str) -> None:
+    fn = _function(ctx, "tile_device_assert_fail", ir.VoidType(), [I8.as_pointer(), I32, I32, I32])
+    pids = [ctx.target.program_id(ctx.builder, ctx.function, axis) for axis in range(3)]
+    ctx.builder.call(fn, [_string(ctx, message, "assert_message"), *pids])
+
+
+def _nvidia_fail(ctx: LoweringContext, message: str) -> None:
+    fn = _function(ctx, "__assertfail", ir.VoidType(), [I8.as_pointer(), I8.as_pointer(), I32, I8.as_pointer(), I64])
+    text = _string(ctx, message, "assert_message")
+    file, _, rest = message.partition(": ")
+    where, line = (file.rsplit(":", 1) + ["0"])[:2] if ":" in file else (file, "0")
+    ctx.builder.call(fn, [text, _string(ctx, where, "assert_file"), ir.Constant(I32, int(line) if line.isdigit() else 0),
+                          _string(ctx, "kernel", "assert_function"), ir.Constant(I64, 1)])
+
+
+FAIL = {"cpu": _cpu_fail, "cuda": _nvidia_fail}
+
+
+@lowering("tt.assert")
+def lower_assert(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    ok = ctx.get(op.operands[0])
+    if isinstance(ok.type, ir.VectorType):
+        reduce_and = ctx.intrinsic(f"llvm.vector.reduce.and.v{ok.type.count}i1", I1, [ok.type])
+        ok = b.call(reduce_and, [ok])
+    with b.if_then(b.not_(ok), likely=False):
+        FAIL[ctx.target.name](ctx, op.message.data)
+
+
+# --- printing -------------------------------------------------------------------------------------
+def _printable(ctx: LoweringContext, value: ir.Value, ty) -> tuple[ir.Value, str]:
+    """A scalar as printf takes it (ints as i64, floats as double) and its conversion."""
+    b = ctx.builder
+    kind = float_kind(ty)
+    if kind is not None:
+        if ctx.soft_half(kind):
+            value = half.half_to_f32(b, value, kind)
+        elif kind in ("f16", "bf16"):
+            value = b.fpext(value, F32)
+        return (b.fpext(value, F64) if value.type != F64 else value), "%f"
+    if isinstance(value.type, ir.IntType) and value.type.width < 64:
+        return b.sext(value, I64), "%lld"
+    return value, "%lld"
+
+
+def _cpu_print(ctx: LoweringContext, fmt: str, args: list[ir.Value]) -> None:
+    printf = _function(ctx, "printf", I32, [I8.as_pointer()], var_arg=True)
+    ctx.builder.call(printf, [_string(ctx, fmt, "print_format"), *args])
+    fflush = _function(ctx, "fflush", I32, [I8.as_pointer()])  # lines appear in order with Python's output
+    ctx.builder.call(fflush, [ir.Constant(I8.as_pointer(), None)])
+
+
+def _nvidia_print(ctx: LoweringContext, fmt: str, args: list[ir.Value]) -> None:
+    b = ctx.builder
+    vprintf = _function(ctx, "vprintf", I32, [I8.as_pointer(), I8.as_pointer()])
+    fields = ir.LiteralStructType([a.type for a in args])
+    buffer = b.alloca(fields)
+    for i, a in enumerate(args):
+        b.store(a, b.gep(buffer, [ir.Constant(I32, 0), ir.Constant(I32, i)]))
+    b.call(vprintf, [_string(ctx, fmt, "print_format"), b.bitcast(buffer, I8.as_pointer())])
+
+
+PRINT = {"cpu": _cpu_print, "cuda": _nvidia_print}
+
+
+@lowering("tt.print")
+def lower_print(ctx: LoweringContext, op: Operation) -> None:
+    """One line per element: `pid (x, y, z) idx (i, j) <prefix><value>`."""
+    from xdsl.dialects.builtin import TensorType
+
+    from .rules_tensor import index_vectors
+
+    b = ctx.builder
+    pids = [ctx.target.program_id(b, ctx.function, axis) for axis in range(3)]
+    prefix = op.prefix.data.replace("%", "%%")
+    for operand in op.operands:
+        value = ctx.get(operand)
+        if not isinstance(operand.type, TensorType):
+            scalar, conversion = _printable(ctx, value, operand.type)
+            PRINT[ctx.target.name](ctx, f"pid (%d, %d, %d) {prefix}{conversion}\n", [*pids, scalar])
+            continue
+        lmap = ctx.layout_map(operand.type)
+        indices = index_vectors(ctx, lmap)
+        for slot in range(lmap.num_slots):
+            at = ir.Constant(I32, slot)
+            scalar, conversion = _printable(ctx, b.extract_element(value, at), operand.type.element_type)
+            coords = [b.extract_element(v, at) for v in indices]
+            index_fmt = ", ".join(["%d"] * len(coords))
+            PRINT[ctx.target.name](ctx, f"pid (%d, %d, %d) idx ({index_fmt}) {prefix}{conversion}\n",
+                                   [*pids, *coords, scalar])
