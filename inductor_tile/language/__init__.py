@@ -44,3 +44,8 @@ __all__ += [
 from .builtins import xor_sum
 
 __all__ += ["xor_sum"]
+
+# matrix products
+from .dot import dot
+
+__all__ += ["dot"]

@@ -29,6 +29,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from .tt_dot import DotOp
 from .tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .layouts import SliceEncodingAttr
 from .tt_types import PointerType, element_of, encoding_of_type, expect, i32_attr, numel, shape_of, with_shape
@@ -350,6 +351,8 @@ TT = Dialect(
         MulhiUIOp,
         # Reductions
         ReduceOp,
+        # Matrix products
+        DotOp,
     ],
     [PointerType],
 )
