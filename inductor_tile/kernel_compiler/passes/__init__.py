@@ -5,6 +5,7 @@ from __future__ import annotations
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_pipeline
 
+from .accelerate_matmul import AccelerateMatmulPass
 from .broadcast_compare_operands import BroadcastCompareOperandsPass
 from .canonicalize import CanonicalizePass
 from .coalesce import CoalescePass
@@ -30,6 +31,7 @@ PASSES: dict[str, type[ModulePass]] = {
         CoalescePass,
         RemoveLayoutConversionsPass,
         TestPrintAxisInfoPass,
+        AccelerateMatmulPass,  # NVIDIA sm_80+
     )
 }
 
