@@ -32,16 +32,16 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
     rows = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
     cols = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
     ks = tl.arange(0, BLOCK_K)
-    a_tile = a_ptr + rows[:, None] * stride_am + ks[None, :] * stride_ak
-    b_tile = b_ptr + ks[:, None] * stride_bk + cols[None, :] * stride_bn
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k_start in range(0, K, BLOCK_K):
-        k_left = K - k_start
-        a = tl.load(a_tile, mask=(rows[:, None] < M) & (ks[None, :] < k_left), other=0.0)
-        b = tl.load(b_tile, mask=(ks[:, None] < k_left) & (cols[None, :] < N), other=0.0)
+        # addresses from the loop index (not pointer tiles carried around the loop), so that the
+        # compiler can rebuild them in the layout of the widest loads
+        k = k_start + ks
+        a = tl.load(a_ptr + rows[:, None] * stride_am + k[None, :] * stride_ak,
+                    mask=(rows[:, None] < M) & (k[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + k[:, None] * stride_bk + cols[None, :] * stride_bn,
+                    mask=(k[:, None] < K) & (cols[None, :] < N), other=0.0)
         acc = tl.dot(a, b, acc)
-        a_tile += BLOCK_K * stride_ak
-        b_tile += BLOCK_K * stride_bk
     c_tile = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_tile, acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
 

@@ -15,7 +15,8 @@ from inductor_tile.kernel_compiler.to_llvm.dot_mma import mma_steps
 
 
 def _registers(lmap: LayoutMap, tile: torch.Tensor, lane: int, warp: int) -> list[float]:
-    return [float(tile[lmap.index(slot, lane, warp)]) for slot in range(lmap.num_slots)]
+    rows = tile.tolist()
+    return [rows[i][j] for i, j in (lmap.index(slot, lane, warp) for slot in range(lmap.num_slots))]
 
 
 def _simulate_mma(a_regs, b_regs, c_regs, step):
@@ -41,8 +42,8 @@ def _simulate_mma(a_regs, b_regs, c_regs, step):
             c_regs[lane][step.c[index]] = float(D[row, col])
 
 
-@pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (128, 128, 32, 4), (16, 64, 16, 4), (128, 64, 64, 8),
-                                             (32, 32, 16, 2), (64, 16, 64, 4)])
+@pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (16, 64, 16, 4), (128, 32, 32, 8), (32, 32, 16, 2),
+                                             (64, 16, 64, 4)])
 def test_mma_steps_compute_the_product(M, N, K, num_warps):
     warps = mma_warps((M, N), num_warps)
     assert warps is not None
@@ -70,3 +71,54 @@ def test_small_dots_keep_the_fma_path():
     assert mma_warps((16, 16), 4) is None  # 16 rows cannot feed 4 warps along M, 16 columns not along N
     assert mma_warps((64, 16), 4) == (4, 1)
     assert mma_warps((16, 32), 4) == (1, 4)
+
+
+# --- operands through ldmatrix ------------------------------------------------------------
+def _ldmatrix(tile, addresses, transposed):
+    """ldmatrix.x{n}[.trans] on a row-major tile: `addresses[lane]` = (row, col) of the row lane
+    gives (lanes 8i..8i+7: matrix i); returns per lane, per register, the two elements it gets."""
+    count = len(addresses) // 8
+    out = []
+    for lane in range(32):
+        g, t = divmod(lane, 4)
+        registers = []
+        for i in range(count):
+            def element(r, c, i=i):
+                row, col = addresses[8 * i + r]
+                return tile[row][col + c]
+            if transposed:
+                registers.append((element(2 * t, g), element(2 * t + 1, g)))
+            else:
+                registers.append((element(g, 2 * t), element(g, 2 * t + 1)))
+        out.append(registers)
+    return out
+
+
+@pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (16, 64, 16, 4), (128, 32, 32, 8), (64, 32, 16, 4)])
+def test_ldmatrix_fills_the_operand_registers(M, N, K, num_warps):
+    from inductor_tile.kernel_compiler.to_llvm.dot_operands import (
+        IntOps, a_address, a_loads, a_slots, b_address, b_loads, b_slots)
+
+    mma = NvidiaMma(mma_warps((M, N), num_warps))
+    a = torch.arange(M * K, dtype=torch.float64).reshape(M, K)
+    b = torch.arange(K * N, dtype=torch.float64).reshape(K, N) + 0.5
+    a_map, b_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N))
+    o = IntOps()
+    a_rows, b_rows = a.tolist(), b.tolist()
+    for warp in range(num_warps):
+        filled_a = [dict() for _ in range(32)]
+        for p, q in a_loads(a_map):
+            addresses = [a_address(o, lane, warp, p, q, mma.warps_per_cta[0]) for lane in range(32)]
+            for lane, registers in enumerate(_ldmatrix(a_rows, addresses, transposed=False)):
+                for pair, slots in zip(registers, a_slots(a_map, p, q)):
+                    filled_a[lane].update(zip(slots, pair))
+        filled_b = [dict() for _ in range(32)]
+        for q, s0, per_load in b_loads(b_map):
+            addresses = [b_address(o, lane, warp, q, s0, per_load, mma.warps_per_cta[1]) for lane in range(32)]
+            addresses = addresses[: 8 * 2 * per_load]
+            for lane, registers in enumerate(_ldmatrix(b_rows, addresses, transposed=True)):
+                for pair, slots in zip(registers, b_slots(b_map, q, s0, per_load)):
+                    filled_b[lane].update(zip(slots, pair))
+        for lane in range(32):
+            assert filled_a[lane] == {s: a_rows[i][j] for s, (i, j) in ((s, a_map.index(s, lane, warp)) for s in range(a_map.num_slots))}
+            assert filled_b[lane] == {s: b_rows[i][j] for s, (i, j) in ((s, b_map.index(s, lane, warp)) for s in range(b_map.num_slots))}

@@ -5,7 +5,8 @@ A `tt.dot` of fp16 x fp16 or bf16 x bf16 operands with an fp32 result, 2-D, gets
 layouts of it (`ir/dot_layouts.py`); the result is converted back to its old layout for
 its users, and remove-layout-conversions then moves those users (and a loop-carried
 accumulator) to the mma layout where that saves conversions. The operands still arrive
-through `ttg.convert_layout`, which goes through shared memory.
+through `ttg.convert_layout` (through shared memory), placed right after the operand's
+definition, so a loop-invariant operand is converted once, before the loop.
 
 Warps lie along one dimension: along M ([w, 1]) when M has 16 rows for each warp, else
 along N ([1, w]) when N has 8 columns for each warp; dots too small for either keep the
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp
+from xdsl.ir import Block, BlockArgument, SSAValue
 from xdsl.passes import ModulePass
 
 from ..ir import tt
@@ -65,16 +67,35 @@ def _unconverted(value):
     return owner.src if isinstance(owner, ConvertLayoutOp) else value
 
 
+def _convert_after_definition(value: SSAValue, layout) -> SSAValue:
+    """`value` converted to `layout` right where it is defined: an operand computed before a loop
+    (attention's q) is converted once, not on every iteration."""
+    convert = convert_to(value, layout)
+    if isinstance(value, BlockArgument):
+        block = value.block
+        assert isinstance(block, Block)
+        if block.first_op is None:
+            block.add_op(convert)
+        else:
+            block.insert_op_before(convert, block.first_op)
+    else:
+        owner_block = value.owner.parent_block()
+        assert owner_block is not None
+        owner_block.insert_op_after(convert, value.owner)
+    return convert.result
+
+
 def _to_mma(dot: tt.DotOp, mma: NvidiaMma) -> None:
     block = dot.parent_block()
     assert block is not None
     old_layout = value_layout(dot.result)
     assert old_layout is not None
-    new_ops = [convert_to(_unconverted(dot.a), DotOperand(0, mma)), convert_to(_unconverted(dot.b), DotOperand(1, mma)),
-               convert_to(_unconverted(dot.c), mma)]
-    new_dot = tt.DotOp(*(c.result for c in new_ops), dot.input_precision.data, with_layout(dot.result.type, mma))
+    operands = [_convert_after_definition(_unconverted(dot.a), DotOperand(0, mma)),
+                _convert_after_definition(_unconverted(dot.b), DotOperand(1, mma))]
+    acc = convert_to(_unconverted(dot.c), mma)
+    new_dot = tt.DotOp(*operands, acc.result, dot.input_precision.data, with_layout(dot.result.type, mma))
     back = convert_to(new_dot.result, old_layout)
-    block.insert_ops_before([*new_ops, new_dot, back], dot)
+    block.insert_ops_before([acc, new_dot, back], dot)
     dot.result.replace_all_uses_with(back.result)
     dot.detach()
     dot.erase()

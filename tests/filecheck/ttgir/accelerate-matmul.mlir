@@ -4,11 +4,13 @@
 // its users. convert-to-ttgir alone gives every dot the FMA layouts (chunks 2 and 3 keep them).
 
 // A [32, 16] x [16, 64] fp16 dot: 32 rows cannot give 4 warps 16 rows each, so the warps lie
-// along N ([1, 4]: 16 columns each).
+// along N ([1, 4]: 16 columns each). The operands are converted right after their loads.
 // CHECK-LABEL: func.func @mm
-// CHECK:      %[[A:.*]] = ttg.convert_layout %a : {{.*}} -> tensor<32x16xf16, #ttg.dot_op<{opIdx = 0, parent = [[MMA:#ttg.nvidia_mma<\{versionMajor = 2, warpsPerCTA = .1, 4.\}>]]}>>
+// CHECK:      %a = tt.load
+// CHECK-NEXT: %[[A:.*]] = ttg.convert_layout %a : {{.*}} -> tensor<32x16xf16, #ttg.dot_op<{opIdx = 0, parent = [[MMA:#ttg.nvidia_mma<\{versionMajor = 2, warpsPerCTA = .1, 4.\}>]]}>>
+// CHECK:      %b = tt.load
 // CHECK-NEXT: %[[B:.*]] = ttg.convert_layout %b : {{.*}} -> tensor<16x64xf16, #ttg.dot_op<{opIdx = 1, parent = [[MMA]]}>>
-// CHECK-NEXT: %[[C:.*]] = ttg.convert_layout %acc : {{.*}} -> tensor<32x64xf32, [[MMA]]>
+// CHECK:      %[[C:.*]] = ttg.convert_layout %acc : {{.*}} -> tensor<32x64xf32, [[MMA]]>
 // CHECK-NEXT: %[[D:.*]] = tt.dot %[[A]], %[[B]], %[[C]] {{.*}} -> tensor<32x64xf32, [[MMA]]>
 // CHECK-NEXT: %{{.*}} = ttg.convert_layout %[[D]] : tensor<32x64xf32, [[MMA]]> -> tensor<32x64xf32, [[OLD:#ttg.blocked<\{sizePerThread = .4, 4.[^}]*\}>]]>
 // CHECK-NOT:  nvidia_mma
