@@ -94,31 +94,35 @@ def _ldmatrix(tile, addresses, transposed):
     return out
 
 
+@pytest.mark.parametrize("stored_transposed", [False, True], ids=["rows", "columns"])
 @pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (16, 64, 16, 4), (128, 32, 32, 8), (64, 32, 16, 4)])
-def test_ldmatrix_fills_the_operand_registers(M, N, K, num_warps):
+def test_ldmatrix_fills_the_operand_registers(M, N, K, num_warps, stored_transposed):
     from inductor_tile.kernel_compiler.to_llvm.dot_operands import (
-        IntOps, a_address, a_loads, a_slots, b_address, b_loads, b_slots)
+        IntOps, a_address, a_loads, a_slots, b_address, b_loads, b_slots, smem_row_col)
 
     mma = NvidiaMma(mma_warps((M, N), num_warps))
     a = torch.arange(M * K, dtype=torch.float64).reshape(M, K)
     b = torch.arange(K * N, dtype=torch.float64).reshape(K, N) + 0.5
     a_map, b_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N))
     o = IntOps()
-    a_rows, b_rows = a.tolist(), b.tolist()
+    # shared memory as the lowering fills it: the tile, or its transpose (column by column)
+    a_rows, b_rows = (a.t().tolist(), b.t().tolist()) if stored_transposed else (a.tolist(), b.tolist())
     for warp in range(num_warps):
         filled_a = [dict() for _ in range(32)]
         for p, q in a_loads(a_map):
-            addresses = [a_address(o, lane, warp, p, q, mma.warps_per_cta[0]) for lane in range(32)]
-            for lane, registers in enumerate(_ldmatrix(a_rows, addresses, transposed=False)):
+            addresses = [smem_row_col(o, *a_address(o, lane, warp, p, q, mma.warps_per_cta[0]), stored_transposed)
+                         for lane in range(32)]
+            for lane, registers in enumerate(_ldmatrix(a_rows, addresses, transposed=stored_transposed)):
                 for pair, slots in zip(registers, a_slots(a_map, p, q)):
                     filled_a[lane].update(zip(slots, pair))
         filled_b = [dict() for _ in range(32)]
         for q, s0, per_load in b_loads(b_map):
-            addresses = [b_address(o, lane, warp, q, s0, per_load, mma.warps_per_cta[1]) for lane in range(32)]
+            addresses = [smem_row_col(o, *b_address(o, lane, warp, q, s0, per_load, mma.warps_per_cta[1]),
+                                      stored_transposed) for lane in range(32)]
             addresses = addresses[: 8 * 2 * per_load]
-            for lane, registers in enumerate(_ldmatrix(b_rows, addresses, transposed=True)):
+            for lane, registers in enumerate(_ldmatrix(b_rows, addresses, transposed=not stored_transposed)):
                 for pair, slots in zip(registers, b_slots(b_map, q, s0, per_load)):
                     filled_b[lane].update(zip(slots, pair))
         for lane in range(32):
-            assert filled_a[lane] == {s: a_rows[i][j] for s, (i, j) in ((s, a_map.index(s, lane, warp)) for s in range(a_map.num_slots))}
-            assert filled_b[lane] == {s: b_rows[i][j] for s, (i, j) in ((s, b_map.index(s, lane, warp)) for s in range(b_map.num_slots))}
+            assert filled_a[lane] == {s: float(a[a_map.index(s, lane, warp)]) for s in range(a_map.num_slots)}
+            assert filled_b[lane] == {s: float(b[b_map.index(s, lane, warp)]) for s in range(b_map.num_slots)}

@@ -1,7 +1,9 @@
 """Tensor-core operands from shared memory: `ttg.convert_layout` of a 16-bit tile into a
 `#ttg.dot_op` of `#ttg.nvidia_mma` (NVIDIA), with vector stores and `ldmatrix`.
 
-The tile is written row-major into shared memory, each row padded by 8 elements (16 bytes):
+The tile is written row-major into shared memory (column-major when the source's threads
+hold runs down the columns, e.g. a transposed load; `.trans` is then flipped for both
+operands), each row padded by 8 elements (16 bytes):
 the 8 row addresses one `ldmatrix` reads then fall in 8 different 16-byte bank groups for
 any power-of-two row length of 16 or more. Each thread writes its runs of consecutive
 elements (its sizePerThread along the rows) as one vector store.
@@ -50,24 +52,44 @@ def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Valu
     if element != I16:
         value = b.bitcast(value, ir.VectorType(I16, value.type.count))
     rows, cols = src_map.shape
-    stride = cols + ROW_PADDING
-    ctx.shared_bytes = max(ctx.shared_bytes, rows * stride * 2)
-    base = ctx.target.shared_memory(ctx.module, b, rows * stride * 2)
+    transposed = stored_transposed(src_map)
+    stride = (rows if transposed else cols) + ROW_PADDING
+    size = rows * cols + (cols if transposed else rows) * ROW_PADDING
+    ctx.shared_bytes = max(ctx.shared_bytes, size * 2)
+    base = ctx.target.shared_memory(ctx.module, b, size * 2)
     ctx.target.barrier(b)
-    _store_rows(ctx, base, value, src_map, stride)
+    _store_rows(ctx, base, value, src_map, stride, transposed)
     ctx.target.barrier(b)
     load = _load_a if layout.op_idx == 0 else _load_b
-    out = load(ctx, base, dst_map, layout.parent, stride)
+    out = load(ctx, base, dst_map, layout.parent, stride, transposed)
     return out if element == I16 else b.bitcast(out, ir.VectorType(element, out.type.count))
 
 
-def _store_rows(ctx: LoweringContext, base: ir.Value, value: ir.Value, src_map: LayoutMap, stride: int) -> None:
-    """Every slot at row * stride + column, runs of consecutive columns as vector stores."""
+def stored_transposed(src_map: LayoutMap) -> bool:
+    """Whether the tile goes to shared memory column by column: when the source layout's
+    threads hold runs along the columns (a transposed load, such as attention's k^T), so that
+    the runs stay vector stores."""
+    return src_map.root.order[0] == 0 and src_map.root.size_per_thread[0] > 1
+
+
+def smem_row_col(o, first, second, r, transposed: bool):
+    """Shared-memory (row, column) of row r of an 8 x 8 matrix at tensor index (first, second),
+    whose rows run along the tensor's first dimension."""
+    return (o.add(second, r), first) if transposed else (o.add(first, r), second)
+
+
+def _store_rows(ctx: LoweringContext, base: ir.Value, value: ir.Value, src_map: LayoutMap, stride: int,
+                transposed: bool) -> None:
+    """Every slot at row * stride + column (column * stride + row when transposed), runs of
+    consecutive elements along the stored rows as vector stores."""
     b = ctx.builder
     rows_index, cols_index = index_vectors(ctx, src_map)
+    if transposed:
+        rows_index, cols_index = cols_index, rows_index
     root = src_map.root
-    run = root.size_per_thread[1] if root.order[0] == 1 else 1
-    run = max(1, min(run, MAX_RUN, src_map.shape[1]))
+    along = 0 if transposed else 1
+    run = root.size_per_thread[along] if root.order[0] == along else 1
+    run = max(1, min(run, MAX_RUN, src_map.shape[along]))
     for first in range(0, src_map.num_slots, run):
         slot = ir.Constant(I32, first)
         offset = b.add(b.mul(b.extract_element(rows_index, slot), ir.Constant(I32, stride)),
@@ -92,7 +114,7 @@ def _ldmatrix(ctx: LoweringContext, address: ir.Value, count: int, transposed: b
 
 def _address(ctx: LoweringContext, base: ir.Value, row: ir.Value, col: ir.Value, stride: int) -> ir.Value:
     b = ctx.builder
-    offset = b.add(b.mul(row, ir.Constant(I32, stride)), col)
+    offset = b.add(b.mul(row, ir.Constant(I32, stride)), col)  # i32 values (IROps)
     return b.ptrtoint(b.gep(base, [offset], source_etype=I16), I64)
 
 
@@ -137,12 +159,13 @@ def a_loads(dst_map: LayoutMap) -> list[tuple[int, int]]:
 
 
 def a_address(o, lane, warp, p: int, q: int, warps_m: int):
-    """(row, column) of the tile this lane points ldmatrix at for load (p, q) of operand a."""
+    """(first row, first column, row within) of the 8 x 8 matrix of the tile whose row this lane
+    points ldmatrix at, for load (p, q) of operand a."""
     row_in_matrix, matrix = o.and_(lane, 7), o.shr(lane, 3)
     rep = o.add(o.and_(matrix, 1), 2 * p)  # matrices 1, 3: the instruction's rows g + 8
-    row = o.add(o.add(o.mul(o.rem(warp, warps_m), 8), row_in_matrix), o.mul(rep, 8 * warps_m))
+    row = o.add(o.mul(o.rem(warp, warps_m), 8), o.mul(rep, 8 * warps_m))
     col = o.add(o.mul(o.shr(matrix, 1), 8), 16 * q)  # matrices 2, 3: k + 8
-    return row, col
+    return row, col, row_in_matrix
 
 
 def a_slots(dst_map: LayoutMap, p: int, q: int) -> list[tuple[int, int]]:
@@ -159,11 +182,12 @@ def b_loads(dst_map: LayoutMap) -> list[tuple[int, int, int]]:
 
 
 def b_address(o, lane, warp, q: int, s0: int, per_load: int, warps_n: int):
+    """As `a_address`, for load (q, s0) of operand b (rows are k)."""
     row_in_matrix, matrix = o.and_(lane, 7), o.shr(lane, 3)
-    row = o.add(o.add(row_in_matrix, o.mul(o.and_(matrix, 1), 8)), 16 * q)  # matrices 1, 3: k + 8
+    row = o.add(o.mul(o.and_(matrix, 1), 8), 16 * q)  # matrices 1, 3: k + 8
     rep = o.add(o.shr(matrix, 1), s0) if per_load == 2 else o.const(s0)  # matrices 2, 3: the next n block
     col = o.add(o.mul(o.rem(warp, warps_n), 8), o.mul(rep, 8 * warps_n))
-    return row, col
+    return row, col, row_in_matrix
 
 
 def b_slots(dst_map: LayoutMap, q: int, s0: int, per_load: int) -> list[tuple[int, int]]:
@@ -171,25 +195,27 @@ def b_slots(dst_map: LayoutMap, q: int, s0: int, per_load: int) -> list[tuple[in
             for index in range(2 * per_load)]  # type: ignore[misc]
 
 
-def _load_a(ctx: LoweringContext, base: ir.Value, dst_map: LayoutMap, mma: NvidiaMma, stride: int) -> ir.Value:
+def _load_a(ctx: LoweringContext, base: ir.Value, dst_map: LayoutMap, mma: NvidiaMma, stride: int,
+            transposed: bool) -> ir.Value:
     b, o = ctx.builder, IROps(ctx.builder)
     lane, warp = ctx.target.lane_id(b), ctx.target.warp_id(b)
     out = ir.Constant(ir.VectorType(I16, dst_map.num_slots), None)
     for p, q in a_loads(dst_map):
-        row, col = a_address(o, lane, warp, p, q, mma.warps_per_cta[0])
-        registers = _ldmatrix(ctx, _address(ctx, base, row, col, stride), 4, transposed=False)
+        row, col = smem_row_col(o, *a_address(o, lane, warp, p, q, mma.warps_per_cta[0]), transposed)
+        registers = _ldmatrix(ctx, _address(ctx, base, row, col, stride), 4, transposed=transposed)
         for register, slots in zip(registers, a_slots(dst_map, p, q)):
             out = _place(ctx, out, register, slots)
     return out
 
 
-def _load_b(ctx: LoweringContext, base: ir.Value, dst_map: LayoutMap, mma: NvidiaMma, stride: int) -> ir.Value:
+def _load_b(ctx: LoweringContext, base: ir.Value, dst_map: LayoutMap, mma: NvidiaMma, stride: int,
+            transposed: bool) -> ir.Value:
     b, o = ctx.builder, IROps(ctx.builder)
     lane, warp = ctx.target.lane_id(b), ctx.target.warp_id(b)
     out = ir.Constant(ir.VectorType(I16, dst_map.num_slots), None)
     for q, s0, per_load in b_loads(dst_map):
-        row, col = b_address(o, lane, warp, q, s0, per_load, mma.warps_per_cta[1])
-        registers = _ldmatrix(ctx, _address(ctx, base, row, col, stride), 2 * per_load, transposed=True)
+        row, col = smem_row_col(o, *b_address(o, lane, warp, q, s0, per_load, mma.warps_per_cta[1]), transposed)
+        registers = _ldmatrix(ctx, _address(ctx, base, row, col, stride), 2 * per_load, transposed=not transposed)
         for register, slots in zip(registers, b_slots(dst_map, q, s0, per_load)):
             out = _place(ctx, out, register, slots)
     return out
