@@ -153,3 +153,35 @@ def test_dot_errors_point_at_the_call(a_type, b_type, M, K, case, message):
         inductor_tile.compile(bad_dot_kernel, signature={"a_ptr": a_type, "b_ptr": b_type, "out_ptr": "*fp32"},
                               constexprs={"M": M, "K": K, "CASE": case})
     assert "tl.dot" in info.value.source_line
+
+
+def test_pipelined_loads_compute_the_same(monkeypatch, gen):
+    """pipeline-loads (on GPUs before convert-to-ttgir) run on the CPU target: the matmul and
+    attention kernels, whose loop loads are prefetched one iteration ahead, stay exact at the edges."""
+    from inductor_tile.kernel_compiler.passes import pipeline
+    from inductor_tile.kernel_compiler.passes.pipeline_loads import PipelineLoadsPass
+
+    monkeypatch.delenv("TILE_INTERPRET", raising=False)
+    monkeypatch.setenv("TILE_CACHE_DISABLE", "1")  # the cache key does not know about the patched pipeline
+    original = pipeline.ttgir_pipeline
+    monkeypatch.setattr(pipeline, "ttgir_pipeline", lambda *args, **kw: [PipelineLoadsPass(), *original(*args, **kw)])
+    for kernel in (dot_kernels.matmul_kernel, dot_kernels.attention_fwd_kernel):
+        kernel.cache.clear()
+        kernel.launch_cache.clear()
+    try:
+        a, b = random((37, 50), torch.float32, gen), random((50, 21), torch.float32, gen)
+        c = poisoned((37, 21), torch.float32)
+        dot_kernels.matmul(a, b, c, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16, GROUP_M=2)
+        check(c, a.double() @ b.double(), torch.float32)
+        q, k, v = (random((1, 37, 16), torch.float32, gen) for _ in range(3))
+        o = poisoned((1, 37, 16), torch.float32)
+        dot_kernels.attention(q, k, v, 0.25, o, BLOCK_M=16, BLOCK_N=16)
+        ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True,
+                                                               scale=0.25)
+        torch.testing.assert_close(o.double(), ref, atol=1e-5, rtol=1e-5)
+        ttgir = next(iter(dot_kernels.matmul_kernel.cache.values())).asm["ttgir"]
+        assert ttgir.count("tt.load") == 4  # a and b before the loop, and for the next iteration in it
+    finally:
+        for kernel in (dot_kernels.matmul_kernel, dot_kernels.attention_fwd_kernel):
+            kernel.cache.clear()
+            kernel.launch_cache.clear()

@@ -14,6 +14,7 @@ from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .pipeline_loads import PipelineLoadsPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
 from .test_print_axis_info import TestPrintAxisInfoPass
 
@@ -32,6 +33,7 @@ PASSES: dict[str, type[ModulePass]] = {
         RemoveLayoutConversionsPass,
         TestPrintAxisInfoPass,
         AccelerateMatmulPass,  # NVIDIA sm_80+
+        PipelineLoadsPass,  # GPUs, before convert-to-ttgir
     )
 }
 

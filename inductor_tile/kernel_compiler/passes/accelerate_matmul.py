@@ -67,17 +67,18 @@ def _unconverted(value):
     return owner.src if isinstance(owner, ConvertLayoutOp) else value
 
 
-def _convert_after_definition(value: SSAValue, layout) -> SSAValue:
+def _convert_after_definition(value: SSAValue, layout, dot: tt.DotOp) -> SSAValue:
     """`value` converted to `layout` right where it is defined: an operand computed before a loop
-    (attention's q) is converted once, not on every iteration."""
+    (attention's q) is converted once, not on every iteration. A block argument (an operand loaded
+    by the previous iteration, see pipeline-loads) is converted just before the dot, after the
+    loads the body issues for the next iteration."""
     convert = convert_to(value, layout)
     if isinstance(value, BlockArgument):
         block = value.block
         assert isinstance(block, Block)
-        if block.first_op is None:
-            block.add_op(convert)
-        else:
-            block.insert_op_before(convert, block.first_op)
+        anchor = block.find_ancestor_op_in_block(dot)
+        assert anchor is not None
+        block.insert_op_before(convert, anchor)
     else:
         owner_block = value.owner.parent_block()
         assert owner_block is not None
@@ -90,8 +91,8 @@ def _to_mma(dot: tt.DotOp, mma: NvidiaMma) -> None:
     assert block is not None
     old_layout = value_layout(dot.result)
     assert old_layout is not None
-    operands = [_convert_after_definition(_unconverted(dot.a), DotOperand(0, mma)),
-                _convert_after_definition(_unconverted(dot.b), DotOperand(1, mma))]
+    operands = [_convert_after_definition(_unconverted(dot.a), DotOperand(0, mma), dot),
+                _convert_after_definition(_unconverted(dot.b), DotOperand(1, mma), dot)]
     acc = convert_to(_unconverted(dot.c), mma)
     new_dot = tt.DotOp(*operands, acc.result, dot.input_precision.data, with_layout(dot.result.type, mma))
     back = convert_to(new_dot.result, old_layout)

@@ -18,6 +18,7 @@ from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .pipeline_loads import PipelineLoadsPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
 
 PIPELINE: list[ModulePass] = [
@@ -56,6 +57,8 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0) 
     """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes; `mma_version`
     2 puts fp16/bf16 dots on tensor cores (mma.sync, NVIDIA sm_80+), 0 keeps every dot on FMAs."""
     return [
+        # Loops of dots load the next iteration's operands while this one computes (TTIR still).
+        *([PipelineLoadsPass()] if mma_version >= 2 else []),
         # Every tensor gets a layout (one element per thread, reductions as slices) and every
         # op's operands are converted to the layout it needs: the IR is correct from here on.
         ConvertToTTGIRPass(num_warps=num_warps, threads_per_warp=threads_per_warp),
