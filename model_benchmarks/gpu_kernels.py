@@ -1,4 +1,5 @@
-"""`python -m model_benchmarks.gpu_kernels`: GB/s of memory-bound kernels on an NVIDIA GPU.
+"""`python -m model_benchmarks.gpu_kernels`: GB/s of memory-bound kernels on an NVIDIA GPU,
+and TFLOP/s of the tl.dot kernels (`--dots`: matmul beside cuBLAS, causal attention beside SDPA).
 
 Each kernel (vector add, row softmax, layernorm, column sum; inputs far larger than L2)
 runs with the tile compiler, with Triton (the same source, imports swapped) and with
@@ -27,18 +28,19 @@ SOURCE = Path(__file__).with_name("bench_kernels.py")
 COLUMN_SUM_CONFIGS = [(64, 32, 4), (128, 16, 8), (256, 16, 8), (64, 64, 8), (32, 128, 8)]
 
 
-def triton_kernels() -> Any | None:
-    """bench_kernels.py with `inductor_tile` swapped for `triton` (None if Triton is missing)."""
+def triton_kernels(source: Path = SOURCE) -> Any | None:
+    """`source` (bench_kernels.py) with `inductor_tile` swapped for `triton` (None if Triton is missing)."""
     if importlib.util.find_spec("triton") is None:
         return None
-    text = SOURCE.read_text()
+    text = source.read_text()
     text = text.replace("import inductor_tile.language as tl", "import triton.language as tl")
     text = text.replace("import inductor_tile\n", "import triton as inductor_tile\n")
-    path = Path(tempfile.mkdtemp()) / "triton_bench_kernels.py"
+    name = f"triton_{source.stem}"
+    path = Path(tempfile.mkdtemp()) / f"{name}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location("triton_bench_kernels", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
-    sys.modules["triton_bench_kernels"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -130,10 +132,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=8192, help="square problem size (default 8192)")
     parser.add_argument("--dump", metavar="DIR", help="write each kernel's PTX (tile and Triton) to DIR")
+    parser.add_argument("--dots", action="store_true", help="only the tl.dot kernels (TFLOP/s)")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("no CUDA device: nothing to measure")
         return 1
+    if args.dots:
+        from .dot_bench import run_dot_benchmarks
+
+        run_dot_benchmarks(bench, triton_kernels)
+        return 0
     src = torch.empty(args.size * args.size * 4, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
     copy_ms = bench(lambda: dst.copy_(src))

@@ -211,7 +211,8 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     from .to_llvm.targets import get_target
 
     target = get_target(kernel.target)
-    ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size)
+    ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
+                       mma_version=target.mma_version)
     kernel.asm["ttgir"] = print_ir(ttgir)
     lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
     kernel.asm["llir"], kernel.asm["ptx"] = compile_to_ptx(lowered.llvm_ir, lowered.entry, target.capability)

@@ -272,6 +272,11 @@ class TTIRBuilder(LanguageOpsBuilder):
                           ty: LanguageType) -> SSAValue:
         return self._value(tt_memory.AtomicCASOp(ptr, cmp, value, sem, scope))
 
+    # --- matrix products -----------------------------------------------------------------
+
+    def create_dot(self, a: SSAValue, b: SSAValue, acc: SSAValue, input_precision: str, ty: LanguageType) -> SSAValue:
+        return self._value(tt.DotOp(a, b, acc, input_precision, to_ir_type(ty)))
+
     # --- reductions and hints ----------------------------------------------------------
 
     def create_reduce(self, x: SSAValue, axis: int, kind: str, ty: LanguageType) -> SSAValue:

@@ -62,3 +62,7 @@ __all__ += [
     "histogram", "device_assert", "device_print", "make_block_ptr", "advance", "cast",
     "swizzle2d", "assume", "pi32_t",
 ]
+# matrix products
+from .dot import dot
+
+__all__ += ["dot"]

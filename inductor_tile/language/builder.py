@@ -57,6 +57,8 @@ ATOMIC_RMW_KINDS = ("add", "fadd", "max", "min", "umax", "umin", "fmax", "fmin",
 # memory orderings and scopes of atomics (Triton's names)
 ATOMIC_SEMS = ("relaxed", "acquire", "release", "acq_rel")
 ATOMIC_SCOPES = ("cta", "gpu", "sys")
+# how fp32 operands of create_dot may be rounded on tensor cores (CPU targets compute exactly)
+DOT_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee")
 
 
 class Builder(Protocol):
@@ -128,6 +130,11 @@ class Builder(Protocol):
 
     def create_atomic_cas(self, ptr: Handle, cmp: Handle, value: Handle, sem: str, scope: str, ty: Type) -> Handle:
         """Atomically `old = *p; if old == cmp: *p = value` per pointer (bitwise compare); returns old."""
+
+    # --- matrix products ----------------------------------------------------
+    def create_dot(self, a: Handle, b: Handle, acc: Handle, input_precision: str, ty: block_type) -> Handle:
+        """`a @ b + acc` over the last two dims (a leading batch dim allowed). a, b share an element type
+        (fp16/bf16/fp32/fp64/int8); acc and the result have type `ty` (fp32, fp16, fp64 or int32)."""
 
     # --- reductions and hints -----------------------------------------------
     def create_reduce(self, x: Handle, axis: int, kind: str, ty: Type) -> Handle:

@@ -539,6 +539,15 @@ class InterpreterBuilder(LanguageOpsInterpreter):
 
         return self.memory.atomic_update(ptr, None, torch_dtype(ty), update)
 
+    # --- matrix products ----------------------------------------------------
+    def create_dot(self, a: Tensor, b: Tensor, acc: Tensor, input_precision: str, ty: Ty) -> Tensor:
+        """a @ b + acc, computed in the accumulator's width without rounding the inputs: fp16/bf16/fp32 (any input_precision)
+        in fp32, fp64 in fp64, int8 in int64 wrapped to int32; then rounded once to the result type."""
+        out = torch_dtype(ty)
+        wide = torch.int64 if not a.dtype.is_floating_point else torch.float64 if out == torch.float64 else torch.float32
+        product = torch.matmul(a.to(wide), b.to(wide)) + acc.to(wide)
+        return product.to(out)
+
     # --- reductions and hints -----------------------------------------------
     def create_reduce(self, x: Tensor, axis: int, kind: str, ty: Ty) -> Tensor:
         return _REDUCE[kind](x, axis, torch_dtype(ty))

@@ -73,7 +73,7 @@ class Slice:
         return self.parent.rank - 1
 
 
-Layout = Blocked | Slice
+Layout = Blocked | Slice  # and the dot layouts of dot_layouts.py (NvidiaMma, DotOperand), views of Blocked
 
 
 def _slot_dims_order(layout: Blocked) -> list[int]:
@@ -103,6 +103,8 @@ def _root_shape(layout: Layout, shape: tuple[int, ...]) -> tuple[Blocked, tuple[
     root_shape = [1] * root.rank
     for d, size in zip(kept, shape):
         root_shape[d] = size
+    if not isinstance(root, Blocked):  # a dot layout (dot_layouts.py): a named view of a blocked one
+        root = root.to_blocked(tuple(root_shape))
     return root, tuple(root_shape), kept
 
 
@@ -352,7 +354,11 @@ def encoding_of(layout: Layout) -> Attribute:
     """The IR attribute of a plain layout."""
     if isinstance(layout, Blocked):
         return BlockedEncodingAttr.get(layout)
-    return SliceEncodingAttr.get(layout.dim, encoding_of(layout.parent))
+    if isinstance(layout, Slice):
+        return SliceEncodingAttr.get(layout.dim, encoding_of(layout.parent))
+    from .dot_layouts import dot_encoding_of
+
+    return dot_encoding_of(layout)
 
 
 def layout_of_encoding(attr: Attribute) -> Layout:
@@ -360,5 +366,9 @@ def layout_of_encoding(attr: Attribute) -> Layout:
     if isinstance(attr, BlockedEncodingAttr):
         return attr.value
     if isinstance(attr, SliceEncodingAttr):
+        return attr.value
+    from .dot_layouts import DOT_ENCODINGS
+
+    if isinstance(attr, DOT_ENCODINGS):
         return attr.value
     raise TypeError(f"not a TTGIR layout: {attr}")

@@ -29,6 +29,7 @@ from xdsl.irdl import (
 )
 from xdsl.traits import Pure
 
+from .tt_dot import DotOp
 from .tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .tt_permute import PERMUTE_OPS
 from .tt_debug import DEBUG_OPS
@@ -359,6 +360,8 @@ TT = Dialect(
         *DEBUG_OPS,
         # Reductions and scans with a combine region
         *COMBINE_OPS,
+        # Matrix products
+        DotOp,
     ],
     [PointerType],
 )

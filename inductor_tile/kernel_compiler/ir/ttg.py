@@ -19,6 +19,7 @@ from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
+from .dot_layouts import DOT_ENCODINGS, DotOperandData, DotOperandEncodingAttr, MmaData, NvidiaMmaEncodingAttr
 from .layouts import BlockedEncodingAttr, Layout, LayoutData, SliceEncodingAttr, encoding_of, layout_of_encoding
 from .tt_types import expect, i32_attr
 
@@ -53,7 +54,7 @@ class ConvertLayoutOp(IRDLOperation):
 
 def layout_of(ty: Attribute) -> Layout | None:
     """The layout of a TTGIR tensor type; None for scalars and tensors without one."""
-    if isinstance(ty, TensorType) and isinstance(ty.encoding, BlockedEncodingAttr | SliceEncodingAttr):
+    if isinstance(ty, TensorType) and isinstance(ty.encoding, (BlockedEncodingAttr, SliceEncodingAttr, *DOT_ENCODINGS)):
         return layout_of_encoding(ty.encoding)
     return None
 
@@ -92,5 +93,6 @@ def launch_shape(module: ModuleOp) -> tuple[int, int]:
 TTG = Dialect(
     "ttg",
     [ConvertLayoutOp],
-    [BlockedEncodingAttr, SliceEncodingAttr, LayoutData],
+    [BlockedEncodingAttr, SliceEncodingAttr, LayoutData,
+     NvidiaMmaEncodingAttr, MmaData, DotOperandEncodingAttr, DotOperandData],
 )

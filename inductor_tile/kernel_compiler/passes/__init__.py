@@ -5,6 +5,7 @@ from __future__ import annotations
 from xdsl.passes import ModulePass
 from xdsl.utils.arg_spec import parse_pipeline
 
+from .accelerate_matmul import AccelerateMatmulPass
 from .broadcast_compare_operands import BroadcastCompareOperandsPass
 from .canonicalize import CanonicalizePass
 from .coalesce import CoalescePass
@@ -13,6 +14,7 @@ from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .pipeline_loads import PipelineLoadsPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
 from .test_print_axis_info import TestPrintAxisInfoPass
 
@@ -30,6 +32,8 @@ PASSES: dict[str, type[ModulePass]] = {
         CoalescePass,
         RemoveLayoutConversionsPass,
         TestPrintAxisInfoPass,
+        AccelerateMatmulPass,  # NVIDIA sm_80+
+        PipelineLoadsPass,  # GPUs, before convert-to-ttgir
     )
 }
 

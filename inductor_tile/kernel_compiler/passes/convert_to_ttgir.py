@@ -4,6 +4,7 @@ Every tensor value gets `default_blocked(shape, num_warps, threads_per_warp)` (o
 element per thread, row-major), except:
 - a tt.reduce result, which gets the operand's layout sliced at the reduced axis, so
   that the reduction itself moves no data between layouts;
+- a tt.dot result, which gets `fma_result_layout` (its operands the dot-operand layouts of it);
 - the block arguments and results of an scf.for, which take the layout of their init
   value (a loop-carried value has one layout all around the loop).
 
@@ -27,6 +28,7 @@ from xdsl.passes import ModulePass
 
 from ..ir import tt
 from ..ir.tt_combine import GenericReduceOp
+from ..ir.dot_layouts import fma_result_layout
 from ..ir.layouts import Slice, default_blocked
 from ..ir.ttg import convert_to, set_launch_shape
 from .layout_constraints import functions, is_tensor, required_operand_layouts, retype, value_layout
@@ -60,6 +62,9 @@ class ConvertToTTGIRPass(ModulePass):
                     if layout is not None:
                         retype(body.args[index + 1], layout)
                         retype(op.results[index], layout)
+            elif isinstance(op, tt.DotOp):
+                shape = tuple(op.result.type.get_shape())
+                retype(op.result, fma_result_layout(shape, self.num_warps, self.threads_per_warp))
             elif isinstance(op, tt.ReduceOp) and is_tensor(op.result):
                 parent = value_layout(op.src)
                 assert parent is not None

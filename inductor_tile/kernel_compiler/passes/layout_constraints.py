@@ -9,6 +9,7 @@ Shared by the layout passes (convert-to-ttgir, coalesce, remove-layout-conversio
 - tt.reduce: the result's layout is the operand's, sliced at `axis`;
 - scf.for: init value, block argument, yielded value and result of each loop-carried
   value share a layout; scf.if: each yielded value has its result's layout;
+- tt.dot: a and b have the dot-operand layouts of the result's layout, acc the result's;
 - tt.reshape, tt.splat, tt.make_range, constants: any layout.
 """
 
@@ -20,6 +21,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.rewriter import Rewriter
 
 from ..ir import tt
+from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import Layout, Slice
 from ..ir.tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from ..ir.ttg import layout_of, with_layout
@@ -76,6 +78,9 @@ def required_operand_layouts(op: Operation) -> list[Layout | None]:
     if isinstance(op, tt.ExpandDimsOp):
         parent = value_layout(op.result)
         return [Slice(op.axis.value.data, parent) if parent is not None else None]
+    if isinstance(op, tt.DotOp):  # a and b in the dot-operand layouts of the result's, acc in the result's
+        result = value_layout(op.result)
+        return [None, None, None] if result is None else [DotOperand(0, result), DotOperand(1, result), result]
     if isinstance(op, scf.YieldOp):
         results = parent_results(op)
         return [value_layout(r) for r in results] if len(results) == count else [None] * count

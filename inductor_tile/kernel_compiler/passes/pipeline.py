@@ -10,6 +10,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from ..ir.context import make_context
+from .accelerate_matmul import AccelerateMatmulPass
 from .canonicalize import CanonicalizePass
 from .coalesce import CoalescePass
 from .constant_fold import ConstantFoldPass
@@ -17,6 +18,7 @@ from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .pipeline_loads import PipelineLoadsPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
 
 PIPELINE: list[ModulePass] = [
@@ -51,12 +53,18 @@ def optimize_ttir(module: ModuleOp, ctx: Context | None = None) -> ModuleOp:
     return module
 
 
-def ttgir_pipeline(num_warps: int, threads_per_warp: int) -> list[ModulePass]:
-    """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes."""
+def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0) -> list[ModulePass]:
+    """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes; `mma_version`
+    2 puts fp16/bf16 dots on tensor cores (mma.sync, NVIDIA sm_80+), 0 keeps every dot on FMAs."""
     return [
+        # Loops of dots load the next iteration's operands while this one computes (TTIR still).
+        *([PipelineLoadsPass()] if mma_version >= 2 else []),
         # Every tensor gets a layout (one element per thread, reductions as slices) and every
         # op's operands are converted to the layout it needs: the IR is correct from here on.
         ConvertToTTGIRPass(num_warps=num_warps, threads_per_warp=threads_per_warp),
+        # Dots that tensor cores can compute take the mma layouts (before coalescing, so the
+        # layout passes below see the final dot layouts).
+        *([AccelerateMatmulPass()] if mma_version >= 2 else []),
         # Loads and stores take the layout of their widest aligned access; needs every tensor
         # to have a layout already, and converts around the memory ops to keep the IR correct.
         CoalescePass(),
@@ -70,13 +78,14 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int) -> list[ModulePass]:
     ]
 
 
-def make_ttgir(module: ModuleOp, num_warps: int, threads_per_warp: int, ctx: Context | None = None) -> ModuleOp:
+def make_ttgir(module: ModuleOp, num_warps: int, threads_per_warp: int, ctx: Context | None = None,
+               mma_version: int = 0) -> ModuleOp:
     """Turn the (optimized) TTIR `module` into TTGIR in place and return it, verified.
     For the CPU target pass num_warps=1, threads_per_warp=1: one thread holds the whole tile.
     With TILE_VERIFY=1 the module is also verified after every pass."""
     ctx = ctx or make_context()
     verify_each = os.environ.get("TILE_VERIFY") == "1"
-    for module_pass in ttgir_pipeline(num_warps, threads_per_warp):
+    for module_pass in ttgir_pipeline(num_warps, threads_per_warp, mma_version):
         module_pass.apply(ctx, module)
         if verify_each:
             _verify(module, f"after {module_pass.name}")

@@ -195,6 +195,12 @@ def lower_convert_layout(ctx: LoweringContext, op: Operation) -> None:
     src_map = ctx.layout_map(op.operands[0].type)
     dst_map = ctx.layout_map(op.results[0].type)
     perm = uniform_permutation(ctx, src_map, dst_map, lambda idx: idx)
+    if perm is None and ctx.target.mma_version >= 2:
+        from .dot_operands import lower_mma_operand_conversion, mma_operand
+
+        if mma_operand(op) is not None and byte_size(ctx.scalar_type(op.results[0].type.element_type)) == 2:
+            ctx.set(op.results[0], lower_mma_operand_conversion(ctx, op))
+            return
     if perm is None:
         from .shared import exchange
 

@@ -36,6 +36,8 @@ class Target(ABC):
     #: whether float adds, subtracts and multiplies may fuse into FMAs (LLVM's `contract` flag), as Triton
     #: allows on GPUs: one rounding instead of two; off where results must match unfused arithmetic
     float_contract: bool = False
+    #: the tensor-core matrix instructions dots may use: 0 none (FMAs), 2 NVIDIA mma.sync (sm_80+)
+    mma_version: int = 0
 
     # --- the module and the kernel entry -------------------------------------
     @abstractmethod

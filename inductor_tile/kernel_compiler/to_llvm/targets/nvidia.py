@@ -44,6 +44,7 @@ class NvidiaTarget(Target):
 
     def __init__(self, capability: int = 90):
         self.capability = capability
+        self.mma_version = 2 if capability >= 80 else 0  # mma.sync.m16n8k16 for fp16/bf16 dots
 
     def triple(self) -> str:
         return "nvptx64-nvidia-cuda"

@@ -1,0 +1,102 @@
+"""accelerate-matmul: put the dots that tensor cores can compute in the mma layout (NVIDIA sm_80+).
+
+A `tt.dot` of fp16 x fp16 or bf16 x bf16 operands with an fp32 result, 2-D, gets the
+`#ttg.nvidia_mma` result layout (mma.sync.m16n8k16) and its operands the dot-operand
+layouts of it (`ir/dot_layouts.py`); the result is converted back to its old layout for
+its users, and remove-layout-conversions then moves those users (and a loop-carried
+accumulator) to the mma layout where that saves conversions. The operands still arrive
+through `ttg.convert_layout` (through shared memory), placed right after the operand's
+definition, so a loop-invariant operand is converted once, before the loop.
+
+Warps lie along one dimension: along M ([w, 1]) when M has 16 rows for each warp, else
+along N ([1, w]) when N has 8 columns for each warp; dots too small for either keep the
+FMA path. Other dots (fp32, fp64, int8, fp16 results, batched) keep the FMA path too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, ModuleOp
+from xdsl.ir import Block, BlockArgument, SSAValue
+from xdsl.passes import ModulePass
+
+from ..ir import tt
+from ..ir.dot_layouts import MMA_K, MMA_PIECE, DotOperand, NvidiaMma
+from ..ir.tt_types import element_of, shape_of
+from ..ir.ttg import ConvertLayoutOp, convert_to, launch_shape, with_layout
+from .layout_constraints import functions, value_layout
+
+
+def mma_warps(shape: tuple[int, ...], num_warps: int) -> tuple[int, int] | None:
+    """warpsPerCTA of the mma layout for a [M, N] result, or None when the dot is too small."""
+    m, n = shape
+    if m % (MMA_PIECE[0] * num_warps) == 0:
+        return (num_warps, 1)
+    if n % (MMA_PIECE[1] * num_warps) == 0 and m % MMA_PIECE[0] == 0:
+        return (1, num_warps)
+    return None
+
+
+def mma_eligible(dot: tt.DotOp) -> bool:
+    operand, result = element_of(dot.a.type), element_of(dot.result.type)
+    shape_a = shape_of(dot.a.type)
+    return (isinstance(operand, Float16Type | BFloat16Type) and isinstance(result, Float32Type)
+            and len(shape_a) == 2 and shape_a[1] % MMA_K == 0)
+
+
+@dataclass(frozen=True)
+class AccelerateMatmulPass(ModulePass):
+    """Give tensor-core dots the mma result layout and mma operand layouts."""
+
+    name = "accelerate-matmul"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        num_warps, _ = launch_shape(op)
+        for func_op in functions(op):
+            for dot in [o for o in func_op.walk() if isinstance(o, tt.DotOp)]:
+                warps = mma_warps(shape_of(dot.result.type), num_warps) if mma_eligible(dot) else None
+                if warps is not None:
+                    _to_mma(dot, NvidiaMma(warps))
+
+
+def _unconverted(value):
+    """The value a dot operand was converted from (the conversion is replaced by one to the mma layout)."""
+    owner = value.owner
+    return owner.src if isinstance(owner, ConvertLayoutOp) else value
+
+
+def _convert_after_definition(value: SSAValue, layout, dot: tt.DotOp) -> SSAValue:
+    """`value` converted to `layout` right where it is defined: an operand computed before a loop
+    (attention's q) is converted once, not on every iteration. A block argument (an operand loaded
+    by the previous iteration, see pipeline-loads) is converted just before the dot, after the
+    loads the body issues for the next iteration."""
+    convert = convert_to(value, layout)
+    if isinstance(value, BlockArgument):
+        block = value.block
+        assert isinstance(block, Block)
+        anchor = block.find_ancestor_op_in_block(dot)
+        assert anchor is not None
+        block.insert_op_before(convert, anchor)
+    else:
+        owner_block = value.owner.parent_block()
+        assert owner_block is not None
+        owner_block.insert_op_after(convert, value.owner)
+    return convert.result
+
+
+def _to_mma(dot: tt.DotOp, mma: NvidiaMma) -> None:
+    block = dot.parent_block()
+    assert block is not None
+    old_layout = value_layout(dot.result)
+    assert old_layout is not None
+    operands = [_convert_after_definition(_unconverted(dot.a), DotOperand(0, mma), dot),
+                _convert_after_definition(_unconverted(dot.b), DotOperand(1, mma), dot)]
+    acc = convert_to(_unconverted(dot.c), mma)
+    new_dot = tt.DotOp(*operands, acc.result, dot.input_precision.data, with_layout(dot.result.type, mma))
+    back = convert_to(new_dot.result, old_layout)
+    block.insert_ops_before([acc, new_dot, back], dot)
+    dot.result.replace_all_uses_with(back.result)
+    dot.detach()
+    dot.erase()

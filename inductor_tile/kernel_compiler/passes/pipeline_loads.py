@@ -1,0 +1,134 @@
+"""pipeline-loads: load the next iteration's dot operands while this iteration computes (TTIR).
+
+In an scf.for whose body computes a `tt.dot`, every `tt.load` of the body whose address
+and mask depend only on the induction variable and on values from outside the loop is
+software-pipelined by one iteration, through registers:
+
+    before:  for i: x = load(f(i)); ... dot(x, ..) ...
+    after:   x0 = load(f(lb), mask & lb < ub)
+             for i, x = x0: x1 = load(f(i + step), mask & i + step < ub); ... dot(x, ..) ...; yield x1
+
+The next iteration's loads are issued at the top of the body, so their latency overlaps the
+tensor-core work of the current one (two stages: Triton's num_stages=2, without cp.async).
+The last iteration's extra loads are masked off. Loads whose addresses follow a loop-carried
+value (pointer tiles incremented each iteration) are left alone. Run on TTIR, before the
+layouts (the GPU pipeline runs it first in make_ttgir).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerType, ModuleOp, TensorType
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import is_side_effect_free
+
+from ..ir import arith_ext, tt
+from ..ir.tt_memory import LoadOp
+from .layout_constraints import functions
+
+
+def _address_slice(load: LoadOp, body: Block) -> list[Operation] | None:
+    """The body ops `load`'s operands are computed from (in body order), or None when they
+    depend on a loop-carried value or on an op that is not pure."""
+    iv = body.args[0]
+    needed: set[Operation] = set()
+    pending = list(load.operands)
+    while pending:
+        value = pending.pop()
+        if isinstance(value, BlockArgument):
+            if value.block is body and value is not iv:
+                return None  # a loop-carried value
+            continue
+        op = value.owner
+        if op.parent_block() is not body or op in needed:
+            continue  # defined outside the loop (or seen)
+        if op.regions or isinstance(op, LoadOp) or not is_side_effect_free(op):
+            return None
+        needed.add(op)
+        pending.extend(op.operands)
+    return [op for op in body.ops if op in needed]
+
+
+def _clone_load(load: LoadOp, slice_ops: list[Operation], iv: SSAValue, index: SSAValue, ub: SSAValue,
+                ) -> list[Operation]:
+    """`load` and its address computation for induction variable `index`, masked off when
+    `index` is not below `ub`."""
+    mapping: dict[SSAValue, SSAValue] = {iv: index}
+    ops = [op.clone(value_mapper=mapping) for op in slice_ops]
+    in_range = arith_ext.CmpiOp(index, ub, "slt")
+    ops.append(in_range)
+    mask = in_range.result
+    shape_type = load.ptr.type
+    if isinstance(shape_type, TensorType):
+        splat = tt.SplatOp(mask, TensorType(IntegerType(1), shape_type.get_shape()))
+        ops.append(splat)
+        mask = splat.result
+    if load.mask is not None:
+        both = arith.AndIOp(mapping.get(load.mask, load.mask), mask)
+        ops.append(both)
+        mask = both.result
+    other = None if load.other is None else mapping.get(load.other, load.other)
+    ops.append(LoadOp(mapping.get(load.ptr, load.ptr), mask, other, load.result.type))
+    return ops
+
+
+def _pipeline(loop: scf.ForOp) -> bool:
+    body = loop.body.block
+    if not any(isinstance(op, tt.DotOp) for op in body.ops):
+        return False
+    loads = [(op, s) for op in body.ops if isinstance(op, LoadOp) and (s := _address_slice(op, body)) is not None]
+    if not loads:
+        return False
+    iv = body.args[0]
+    outer = loop.parent_block()
+    assert outer is not None
+    # the first iteration's loads, before the loop
+    first_values = []
+    for load, slice_ops in loads:
+        ops = _clone_load(load, slice_ops, iv, loop.lb, loop.ub)
+        outer.insert_ops_before(ops, loop)
+        first_values.append(ops[-1].results[0])
+    # the next iteration's loads at the top of the body
+    next_index = arith.AddiOp(iv, loop.step)
+    next_ops: list[Operation] = [next_index]
+    next_values = []
+    for load, slice_ops in loads:
+        ops = _clone_load(load, slice_ops, iv, next_index.result, loop.ub)
+        next_ops.extend(ops)
+        next_values.append(ops[-1].results[0])
+    body.insert_ops_before(next_ops, body.first_op)  # type: ignore[arg-type]
+    # this iteration's values become loop-carried
+    for load, _ in loads:
+        carried = body.insert_arg(load.result.type, len(body.args))
+        load.result.replace_all_uses_with(carried)
+        load.detach()
+        load.erase()
+    yield_op = body.last_op
+    assert isinstance(yield_op, scf.YieldOp)
+    new_yield = scf.YieldOp(*yield_op.operands, *next_values)
+    body.insert_op_before(new_yield, yield_op)
+    yield_op.detach()
+    yield_op.erase()
+    new_loop = scf.ForOp(loop.lb, loop.ub, loop.step, [*loop.iter_args, *first_values], loop.detach_region(loop.body))
+    outer.insert_op_before(new_loop, loop)
+    for old, new in zip(loop.results, new_loop.results):
+        old.replace_all_uses_with(new)
+    loop.detach()
+    loop.erase()
+    return True
+
+
+@dataclass(frozen=True)
+class PipelineLoadsPass(ModulePass):
+    """Prefetch the dot operands of the next loop iteration (see the module docstring)."""
+
+    name = "pipeline-loads"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func_op in functions(op):
+            for loop in [o for o in func_op.walk() if isinstance(o, scf.ForOp)]:
+                _pipeline(loop)

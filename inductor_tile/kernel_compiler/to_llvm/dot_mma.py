@@ -1,0 +1,84 @@
+"""`tt.dot` on NVIDIA tensor cores: one `mma.sync.aligned.m16n8k16` per 16 x 8 x 16 piece.
+
+The operands are in the dot-operand layouts of the `#ttg.nvidia_mma` result (see
+`ir/dot_layouts.py`), so every register an instruction needs is already in the thread
+that issues it: for the piece at row pair p, column repetition s and k step q,
+  a: rows 2p, 2p+1 (repetitions of g) x k slots 4q..4q+3 (2t, 2t+1, 2t+8, 2t+9), as four
+     32-bit pairs {row g, k lo}, {row g+8, k lo}, {row g, k hi}, {row g+8, k hi};
+  b: k slots 4q..4q+3 of column g, as two pairs {k lo}, {k hi};
+  c/d: row g columns 2t, 2t+1, then row g+8.
+Two halves are packed per 32-bit register, the lower k in the low bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from ..ir.dot_layouts import MMA_K
+from ..ir.layouts import LayoutMap
+from .context import F32, I16, I32, LoweringContext, float_kind
+
+_TYPES = {"f16": "f16", "bf16": "bf16"}
+
+
+def _pack(ctx: LoweringContext, vector: ir.Value, slots: tuple[int, int]) -> ir.Value:
+    """Two 16-bit elements of `vector` as one i32, the first in the low half."""
+    return ctx.builder.bitcast(ctx.shuffle(vector, list(slots)), I32)
+
+
+@dataclass(frozen=True)
+class MmaStep:
+    """One instruction's registers, as slots: c (4, also where d goes), a (4 pairs), b (2 pairs)."""
+
+    c: tuple[int, ...]
+    a: tuple[tuple[int, int], ...]
+    b: tuple[tuple[int, int], ...]
+
+
+def mma_steps(a_map: LayoutMap, b_map: LayoutMap, c_map: LayoutMap) -> list[MmaStep]:
+    """The instructions of a dot in program order (k steps innermost, accumulating into c)."""
+    rows, col_reps = c_map.slots_per_dim[0], c_map.slots_per_dim[1] // 2
+    steps = []
+    for p in range(rows // 2):
+        for s in range(col_reps):
+            c = tuple(c_map.slot_of_coords((2 * p + r, 2 * s + j)) for r in (0, 1) for j in (0, 1))
+            for q in range(a_map.shape[1] // MMA_K):
+                a = tuple(tuple(a_map.slot_of_coords((2 * p + r, 4 * q + 2 * h + j)) for j in (0, 1))
+                          for h in (0, 1) for r in (0, 1))
+                b = tuple(tuple(b_map.slot_of_coords((4 * q + 2 * h + j, s)) for j in (0, 1)) for h in (0, 1))
+                steps.append(MmaStep(c, a, b))  # type: ignore[arg-type]
+    return steps
+
+
+def _mma(ctx: LoweringContext, kind: str, a: list[ir.Value], b: list[ir.Value], c: list[ir.Value]) -> list[ir.Value]:
+    ty = _TYPES[kind]
+    text = (f"mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 "
+            "{$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};")
+    constraints = "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3"
+    result = ir.LiteralStructType([F32] * 4)
+    asm = ir.InlineAsm(ir.FunctionType(result, [I32] * 6 + [F32] * 4), text, constraints)
+    out = ctx.builder.call(asm, a + b + c)
+    return [ctx.builder.extract_value(out, i) for i in range(4)]
+
+
+def lower_mma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
+    builder = ctx.builder
+    kind = float_kind(op.operands[0].type)
+    a_map, b_map, c_map = (ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0]))
+    a, b, acc = (ctx.get(v) for v in op.operands)
+    if not ctx.soft_half(kind):  # native halves: the same bits as i16
+        a = builder.bitcast(a, ir.VectorType(I16, a.type.count))
+        b = builder.bitcast(b, ir.VectorType(I16, b.type.count))
+    registers: dict[int, ir.Value] = {}  # accumulator slot -> its current value
+    for step in mma_steps(a_map, b_map, c_map):
+        c = [registers[slot] if slot in registers else builder.extract_element(acc, ir.Constant(I32, slot))
+             for slot in step.c]
+        d = _mma(ctx, kind, [_pack(ctx, a, pair) for pair in step.a], [_pack(ctx, b, pair) for pair in step.b], c)
+        registers.update(zip(step.c, d))
+    out = acc
+    for slot, value in registers.items():
+        out = builder.insert_element(out, value, ir.Constant(I32, slot))
+    return out

@@ -1,0 +1,221 @@
+"""Tensor-core operands from shared memory: `ttg.convert_layout` of a 16-bit tile into a
+`#ttg.dot_op` of `#ttg.nvidia_mma` (NVIDIA), with vector stores and `ldmatrix`.
+
+The tile is written row-major into shared memory (column-major when the source's threads
+hold runs down the columns, e.g. a transposed load; `.trans` is then flipped for both
+operands), each row padded by 8 elements (16 bytes):
+the 8 row addresses one `ldmatrix` reads then fall in 8 different 16-byte bank groups for
+any power-of-two row length of 16 or more. Each thread writes its runs of consecutive
+elements (its sizePerThread along the rows) as one vector store.
+
+Then each `ldmatrix.x4` loads four 8 x 8 matrices, lanes 8i..8i+7 giving the row
+addresses of matrix i; every lane receives, per matrix, the pair (row lane/4, columns
+2 (lane%4), +1), which is exactly one 32-bit register of an mma.sync fragment:
+- a ([M, K]): matrices {rows g, k lo}, {rows g+8, k lo}, {rows g, k hi}, {rows g+8, k hi}
+  of one 16 x 16 piece: a0..a3 of one instruction;
+- b ([K, N], stored with k as the row): `.trans` gives the pair (k = 2 (lane%4), +1; n =
+  lane/4); matrices {k lo, n block s}, {k hi, s}, {k lo, s+1}, {k hi, s+1}: the b registers
+  of two instructions (`.x2` when the warp has a single n block).
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from ..ir.dot_layouts import DotOperand, NvidiaMma
+from ..ir.layouts import LayoutMap
+from ..ir.ttg import layout_of
+from .context import I16, I32, I64, LoweringContext
+from .rules_tensor import index_vectors
+
+ROW_PADDING = 8  # elements after each row in shared memory
+MAX_RUN = 8  # elements per vector store (16 bytes)
+
+
+def mma_operand(op: Operation) -> DotOperand | None:
+    """The mma operand layout a conversion produces, if it is one this file lowers."""
+    layout = layout_of(op.results[0].type)
+    shape = op.results[0].type.get_shape()
+    if not (isinstance(layout, DotOperand) and isinstance(layout.parent, NvidiaMma) and len(shape) == 2):
+        return None
+    return layout
+
+
+def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Value:
+    b = ctx.builder
+    layout = mma_operand(op)
+    assert layout is not None
+    src_map, dst_map = ctx.layout_map(op.operands[0].type), ctx.layout_map(op.results[0].type)
+    value = ctx.get(op.operands[0])
+    element = value.type.element
+    if element != I16:
+        value = b.bitcast(value, ir.VectorType(I16, value.type.count))
+    rows, cols = src_map.shape
+    transposed = stored_transposed(src_map)
+    stride = (rows if transposed else cols) + ROW_PADDING
+    size = rows * cols + (cols if transposed else rows) * ROW_PADDING
+    ctx.shared_bytes = max(ctx.shared_bytes, size * 2)
+    base = ctx.target.shared_memory(ctx.module, b, size * 2)
+    ctx.target.barrier(b)
+    _store_rows(ctx, base, value, src_map, stride, transposed)
+    ctx.target.barrier(b)
+    load = _load_a if layout.op_idx == 0 else _load_b
+    out = load(ctx, base, dst_map, layout.parent, stride, transposed)
+    return out if element == I16 else b.bitcast(out, ir.VectorType(element, out.type.count))
+
+
+def stored_transposed(src_map: LayoutMap) -> bool:
+    """Whether the tile goes to shared memory column by column: when the source layout's
+    threads hold runs along the columns (a transposed load, such as attention's k^T), so that
+    the runs stay vector stores."""
+    return src_map.root.order[0] == 0 and src_map.root.size_per_thread[0] > 1
+
+
+def smem_row_col(o, first, second, r, transposed: bool):
+    """Shared-memory (row, column) of row r of an 8 x 8 matrix at tensor index (first, second),
+    whose rows run along the tensor's first dimension."""
+    return (o.add(second, r), first) if transposed else (o.add(first, r), second)
+
+
+def _store_rows(ctx: LoweringContext, base: ir.Value, value: ir.Value, src_map: LayoutMap, stride: int,
+                transposed: bool) -> None:
+    """Every slot at row * stride + column (column * stride + row when transposed), runs of
+    consecutive elements along the stored rows as vector stores."""
+    b = ctx.builder
+    rows_index, cols_index = index_vectors(ctx, src_map)
+    if transposed:
+        rows_index, cols_index = cols_index, rows_index
+    root = src_map.root
+    along = 0 if transposed else 1
+    run = root.size_per_thread[along] if root.order[0] == along else 1
+    run = max(1, min(run, MAX_RUN, src_map.shape[along]))
+    for first in range(0, src_map.num_slots, run):
+        slot = ir.Constant(I32, first)
+        offset = b.add(b.mul(b.extract_element(rows_index, slot), ir.Constant(I32, stride)),
+                       b.extract_element(cols_index, slot))
+        pointer = b.gep(base, [offset], source_etype=I16)
+        if run == 1:
+            b.store(b.extract_element(value, slot), pointer)
+        else:
+            b.store(ctx.shuffle(value, list(range(first, first + run))), pointer, align=2 * run)
+
+
+def _ldmatrix(ctx: LoweringContext, address: ir.Value, count: int, transposed: bool) -> list[ir.Value]:
+    """`count` (2 or 4) 32-bit registers of `ldmatrix` from this lane's shared-memory row address."""
+    registers = ", ".join(f"${i}" for i in range(count))
+    text = f"ldmatrix.sync.aligned.m8n8.x{count}{'.trans' if transposed else ''}.shared.b16 {{{registers}}}, [${count}];"
+    constraints = ",".join(["=r"] * count + ["l"])
+    result = ir.LiteralStructType([I32] * count)
+    asm = ir.InlineAsm(ir.FunctionType(result, [I64]), text, constraints, side_effect=True)
+    out = ctx.builder.call(asm, [address])
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def _address(ctx: LoweringContext, base: ir.Value, row: ir.Value, col: ir.Value, stride: int) -> ir.Value:
+    b = ctx.builder
+    offset = b.add(b.mul(row, ir.Constant(I32, stride)), col)  # i32 values (IROps)
+    return b.ptrtoint(b.gep(base, [offset], source_etype=I16), I64)
+
+
+def _place(ctx: LoweringContext, out: ir.Value, register: ir.Value, slots: tuple[int, int]) -> ir.Value:
+    pair = ctx.builder.bitcast(register, ir.VectorType(I16, 2))
+    for j, slot in enumerate(slots):
+        out = ctx.builder.insert_element(out, ctx.builder.extract_element(pair, ir.Constant(I32, j)), ir.Constant(I32, slot))
+    return out
+
+
+class IntOps:
+    """The integer operations the address formulas use, on Python ints (tests) ..."""
+
+    def add(self, a, b): return a + b  # noqa: E704
+    def mul(self, a, b): return a * b  # noqa: E704
+    def rem(self, a, b): return a % b  # noqa: E704
+    def shr(self, a, b): return a >> b  # noqa: E704
+    def and_(self, a, b): return a & b  # noqa: E704
+    def const(self, a): return a  # noqa: E704
+
+
+class IROps:
+    """... and on i32 LLVM values (the lowering)."""
+
+    def __init__(self, builder: ir.IRBuilder):
+        self.b = builder
+
+    def _c(self, x):
+        return ir.Constant(I32, x) if isinstance(x, int) else x
+
+    def add(self, a, b): return self.b.add(self._c(a), self._c(b))  # noqa: E704
+    def mul(self, a, b): return self.b.mul(self._c(a), self._c(b))  # noqa: E704
+    def rem(self, a, b): return self.b.urem(self._c(a), self._c(b))  # noqa: E704
+    def shr(self, a, b): return self.b.lshr(self._c(a), self._c(b))  # noqa: E704
+    def and_(self, a, b): return self.b.and_(self._c(a), self._c(b))  # noqa: E704
+    def const(self, a): return ir.Constant(I32, a)  # noqa: E704
+
+
+def a_loads(dst_map: LayoutMap) -> list[tuple[int, int]]:
+    """The (p, q) of each ldmatrix.x4 of operand a: row pair p, k step q."""
+    return [(p, q) for p in range(dst_map.slots_per_dim[0] // 2) for q in range(dst_map.shape[1] // 16)]
+
+
+def a_address(o, lane, warp, p: int, q: int, warps_m: int):
+    """(first row, first column, row within) of the 8 x 8 matrix of the tile whose row this lane
+    points ldmatrix at, for load (p, q) of operand a."""
+    row_in_matrix, matrix = o.and_(lane, 7), o.shr(lane, 3)
+    rep = o.add(o.and_(matrix, 1), 2 * p)  # matrices 1, 3: the instruction's rows g + 8
+    row = o.add(o.mul(o.rem(warp, warps_m), 8), o.mul(rep, 8 * warps_m))
+    col = o.add(o.mul(o.shr(matrix, 1), 8), 16 * q)  # matrices 2, 3: k + 8
+    return row, col, row_in_matrix
+
+
+def a_slots(dst_map: LayoutMap, p: int, q: int) -> list[tuple[int, int]]:
+    """The two slots each of the four registers of load (p, q) fills."""
+    return [tuple(dst_map.slot_of_coords((2 * p + index % 2, 4 * q + 2 * (index // 2) + j)) for j in (0, 1))
+            for index in range(4)]  # type: ignore[misc]
+
+
+def b_loads(dst_map: LayoutMap) -> list[tuple[int, int, int]]:
+    """(q, first n block, n blocks per load) of each ldmatrix.trans of operand b."""
+    col_reps = dst_map.slots_per_dim[1]
+    per_load = 2 if col_reps >= 2 else 1
+    return [(q, s0, per_load) for q in range(dst_map.shape[0] // 16) for s0 in range(0, col_reps, per_load)]
+
+
+def b_address(o, lane, warp, q: int, s0: int, per_load: int, warps_n: int):
+    """As `a_address`, for load (q, s0) of operand b (rows are k)."""
+    row_in_matrix, matrix = o.and_(lane, 7), o.shr(lane, 3)
+    row = o.add(o.mul(o.and_(matrix, 1), 8), 16 * q)  # matrices 1, 3: k + 8
+    rep = o.add(o.shr(matrix, 1), s0) if per_load == 2 else o.const(s0)  # matrices 2, 3: the next n block
+    col = o.add(o.mul(o.rem(warp, warps_n), 8), o.mul(rep, 8 * warps_n))
+    return row, col, row_in_matrix
+
+
+def b_slots(dst_map: LayoutMap, q: int, s0: int, per_load: int) -> list[tuple[int, int]]:
+    return [tuple(dst_map.slot_of_coords((4 * q + 2 * (index % 2) + j, s0 + index // 2)) for j in (0, 1))
+            for index in range(2 * per_load)]  # type: ignore[misc]
+
+
+def _load_a(ctx: LoweringContext, base: ir.Value, dst_map: LayoutMap, mma: NvidiaMma, stride: int,
+            transposed: bool) -> ir.Value:
+    b, o = ctx.builder, IROps(ctx.builder)
+    lane, warp = ctx.target.lane_id(b), ctx.target.warp_id(b)
+    out = ir.Constant(ir.VectorType(I16, dst_map.num_slots), None)
+    for p, q in a_loads(dst_map):
+        row, col = smem_row_col(o, *a_address(o, lane, warp, p, q, mma.warps_per_cta[0]), transposed)
+        registers = _ldmatrix(ctx, _address(ctx, base, row, col, stride), 4, transposed=transposed)
+        for register, slots in zip(registers, a_slots(dst_map, p, q)):
+            out = _place(ctx, out, register, slots)
+    return out
+
+
+def _load_b(ctx: LoweringContext, base: ir.Value, dst_map: LayoutMap, mma: NvidiaMma, stride: int,
+            transposed: bool) -> ir.Value:
+    b, o = ctx.builder, IROps(ctx.builder)
+    lane, warp = ctx.target.lane_id(b), ctx.target.warp_id(b)
+    out = ir.Constant(ir.VectorType(I16, dst_map.num_slots), None)
+    for q, s0, per_load in b_loads(dst_map):
+        row, col = smem_row_col(o, *b_address(o, lane, warp, q, s0, per_load, mma.warps_per_cta[1]), transposed)
+        registers = _ldmatrix(ctx, _address(ctx, base, row, col, stride), 2 * per_load, transposed=not transposed)
+        for register, slots in zip(registers, b_slots(dst_map, q, s0, per_load)):
+            out = _place(ctx, out, register, slots)
+    return out

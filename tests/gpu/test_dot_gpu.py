@@ -1,0 +1,102 @@
+"""tl.dot on an NVIDIA GPU: the matmul and causal attention kernels of dot_kernels.py (tensor
+cores for fp16/bf16, FMAs for fp32 and small tiles), random inputs, NaN-poisoned outputs,
+float64 references. Also every operand/result type of tile_dot_kernel (tests/test_dot.py).
+
+    pytest -q -m gpu tests/gpu/test_dot_gpu.py
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from model_benchmarks import dot_kernels
+from test_dot import TYPE_CASES, tile_dot_kernel
+
+pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def compiled(monkeypatch):
+    monkeypatch.delenv("TILE_INTERPRET", raising=False)
+
+
+def _random(shape, dtype, gen):
+    if dtype == torch.int8:
+        return torch.randint(-100, 100, shape, dtype=dtype, generator=gen).cuda()
+    return torch.randn(shape, generator=gen).to(dtype).cuda()
+
+
+def _relative_error(out, ref):
+    assert not out.isnan().any(), "NaN left in the output: an element was not written"
+    return float((out.double() - ref).abs().max() / ref.abs().max())
+
+
+# tolerance of the relative error by operand type (fp32 operands may not be rounded here: full fp32)
+TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-5, torch.float64: 1e-12}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (64, 128, 64, 8), (16, 64, 16, 4),
+                                    (32, 32, 16, 4)], ids=lambda b: "x".join(map(str, b)))
+@pytest.mark.parametrize("shape", [(512, 256, 384), (333, 271, 145)], ids=["aligned", "edges"])
+def test_matmul(dtype, blocks, shape):
+    gen = torch.Generator().manual_seed(0)
+    M, N, K = shape
+    a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    bm, bn, bk, warps = blocks
+    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_matmul_transposed_operands(dtype):
+    gen = torch.Generator().manual_seed(1)
+    M, N, K = 200, 136, 96
+    a = _random((K, M), dtype, gen).t()  # a^T and b^T through strides
+    b = _random((N, K), dtype, gen).t()
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+    dot_kernels.matmul(a, b, c, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype] + 1e-3
+
+
+@pytest.mark.parametrize("operand,out_dtype,result", TYPE_CASES, ids=lambda v: str(v).replace("torch.", ""))
+@pytest.mark.parametrize("shape", [(16, 32, 16), (64, 64, 32)])
+def test_operand_and_result_types(operand, out_dtype, result, shape):
+    gen = torch.Generator().manual_seed(2)
+    M, N, K = shape
+    a, b, acc = _random((M, K), operand, gen), _random((K, N), operand, gen), _random((M, N), result, gen)
+    out = torch.full((M, N), -1, device="cuda", dtype=result) if result == torch.int32 else \
+        torch.full((M, N), float("nan"), device="cuda", dtype=result)
+    tile_dot_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION="ieee", OUT=out_dtype)
+    ref = a.double() @ b.double() + acc.double()
+    if result == torch.int32:
+        assert torch.equal(out.long(), ref.long())
+    else:
+        assert _relative_error(out, ref) <= max(TOLERANCE[operand], 1e-3 if result == torch.float16 else 0)
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("blocks", [(64, 64, 4), (128, 64, 8), (64, 32, 4)], ids=lambda b: "x".join(map(str, b)))
+@pytest.mark.parametrize("seq", [1024, 333])
+def test_causal_attention(head_dim, blocks, seq):
+    gen = torch.Generator().manual_seed(3)
+    heads = 6
+    q, k, v = (_random((heads, seq, head_dim), torch.float16, gen) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    bm, bn, warps = blocks
+    dot_kernels.attention(q, k, v, head_dim**-0.5, o, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True,
+                                                           scale=head_dim**-0.5)
+    assert not o.isnan().any()
+    torch.testing.assert_close(o.double(), ref, atol=2e-3, rtol=2e-3)
+
+
+def test_ptx_of_a_launched_matmul_uses_mma_sync():
+    gen = torch.Generator().manual_seed(4)
+    a, b = _random((128, 64), torch.float16, gen), _random((64, 128), torch.float16, gen)
+    c = torch.empty(128, 128, device="cuda")
+    dot_kernels.matmul(a, b, c, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32)
+    ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in k.asm]
+    assert any("mma.sync.aligned.m16n8k16" in text for text in ptx)

@@ -1,0 +1,64 @@
+"""tl.dot kernels compiled for NVIDIA without a GPU: fp16/bf16 dots run on tensor cores
+(the expected number of mma.sync.m16n8k16 per thread), fp32 dots on FMAs, and ptxas accepts
+the PTX for sm_80 and sm_90."""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+from inductor_tile.kernel_compiler.compiler import compile_specialized
+from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+from model_benchmarks import dot_kernels
+
+pytestmark = pytest.mark.skipif(
+    platform.system() != "Linux" or platform.machine() != "x86_64",
+    reason="ptxas and libdevice wheels exist for Linux x86-64 only",
+)
+
+MMA = "mma.sync.aligned.m16n8k16.row.col.f32"
+
+
+def _ptx(kernel, signature: dict[str, str], constexprs: dict, arch: int, num_warps: int = 4) -> str:
+    specs = [spec_from_signature(name, signature[name], divisible_by_16=not name.endswith(("_ak", "_bn", "_cn")))
+             if name in signature else spec_from_signature(name, "constexpr", constexprs[name])
+             for name in kernel.arg_names]
+    ptx = compile_specialized(kernel, specs, target=f"cuda:{arch}", num_warps=num_warps, native=False).asm["ptx"]
+    check_ptx(ptx, f"sm_{arch}", kernel.__name__)
+    return ptx
+
+
+def _matmul_signature(dtype: str) -> dict[str, str]:
+    ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
+    return {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", **{name: "i32" for name in ints}}
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("dtype,kind", [("fp16", "f16"), ("bf16", "bf16")])
+def test_matmul_uses_mma_sync(arch, dtype, kind):
+    M, N, K, warps = 64, 64, 32, 4
+    ptx = _ptx(dot_kernels.matmul_kernel, _matmul_signature(dtype),
+               {"BLOCK_M": M, "BLOCK_N": N, "BLOCK_K": K, "GROUP_M": 8}, arch, warps)
+    # each warp computes its share of the 64 x 64 x 32 product in 16 x 8 x 16 pieces
+    assert ptx.count(f"{MMA}.{kind}.{kind}.f32") == M * N * K // (16 * 8 * 16 * warps)
+    assert "fma.rn.f32" not in ptx
+
+
+def test_fp32_matmul_uses_fmas():
+    ptx = _ptx(dot_kernels.matmul_kernel, _matmul_signature("fp32"),
+               {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 8}, 80)
+    assert "mma.sync" not in ptx
+    assert ptx.count("fma.rn.f32") >= 32 * 32 * 16 // 128  # every product of the tile, spread over 128 threads
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+def test_attention_uses_mma_sync(arch):
+    ints = ["seq_len", "stride_qh", "stride_qm", "stride_kh", "stride_kn", "stride_vh", "stride_vn", "stride_oh",
+            "stride_om"]
+    signature = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "scale": "fp32",
+                 **{name: "i32" for name in ints}}
+    ptx = _ptx(dot_kernels.attention_fwd_kernel, signature, {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32}, arch)
+    # q k^T: 64 x 32 x 64, then p v: 64 x 64 x 32, over 4 warps
+    assert ptx.count(f"{MMA}.f16.f16.f32") == (64 * 32 * 64 + 64 * 64 * 32) // (16 * 8 * 16 * 4)
