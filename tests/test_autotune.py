@@ -107,6 +107,27 @@ def test_picks_the_fastest_config_and_remembers_it():
     torch.testing.assert_close(out, 0.5 * x + torch.sin(y))
     assert len(calls) == 2 * len(times)
     assert autotuner.stats.tunings == 2
+    # another dtype is another key, even for a launch that takes the quick path
+    x, y, out = (t.double() for t in _axpy_inputs(777))
+    kernel[grid](x, y, out, 777, 0.5)
+    torch.testing.assert_close(out, 0.5 * x + torch.sin(y))
+    assert autotuner.stats.tunings == 3
+
+
+def test_a_known_key_launches_without_building_the_tuning_key(monkeypatch):
+    times = {16: 3.0, 32: 0.7}
+    kernel = inductor_tile.autotune([Config({"BLOCK": b}) for b in times], key=["n"],
+                                    do_bench=fake_bench(times))(axpy_kernel)
+    x, y, out = _axpy_inputs(1000)
+    kernel[grid](x, y, out, 1000, 0.5)
+
+    def no_slow_path(named):
+        raise AssertionError("tuning_key built for a known launch")
+
+    monkeypatch.setattr(kernel, "tuning_key", no_slow_path)
+    out = poison(out)
+    kernel[grid](x, y, out, 1000, 0.5)
+    torch.testing.assert_close(out, 0.5 * x + torch.sin(y))
 
 
 def test_results_persist_in_the_tuning_database(cache_dir):

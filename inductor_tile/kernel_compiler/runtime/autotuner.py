@@ -171,6 +171,7 @@ class Autotuner(KernelInterface):
         self.best_config: Config | None = None
         self.bench_time = 0.0
         self.configs_timings: dict[Config, Any] = {}
+        self._by_fast_key: dict[tuple, Config] = {}  # launch arguments' key -> config (no dicts built)
 
     # --- keys --------------------------------------------------------------
     def tuning_key(self, named: dict[str, Any]) -> tuple:
@@ -276,33 +277,57 @@ class Autotuner(KernelInterface):
         return best
 
     # --- launching ---------------------------------------------------------
-    def run(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
-        named = self.named_args(args, kwargs)
-        if len(self.configs) > 1:
-            key = self.tuning_key(named)
-            config = self.cache.get(key)
-            if config is None:
-                config = self._lookup(named, key)
-                tuned = config is None
-                if tuned:
-                    config = self._tune(args, kwargs, grid, named)
-                    if self.use_cache:
-                        from . import tuning_db
+    def _fast_key(self, args: tuple, kwargs: dict[str, Any]) -> tuple:
+        """What `tuning_key` depends on, read without building the named-argument dict: the key
+        arguments' values and every argument's dtype (None for plain values)."""
+        positions = self.__dict__.get("_key_positions")
+        if positions is None:
+            positions = self._key_positions = [(self.arg_names.index(n), n) for n in self.key]
+        values = tuple(args[i] if i < len(args) else kwargs.get(n) for i, n in positions)
+        dtypes = tuple(getattr(a, "dtype", None) for a in args)
+        if kwargs:
+            dtypes += tuple((n, getattr(v, "dtype", None)) for n, v in sorted(kwargs.items()))
+        return values, dtypes
 
-                        tuning_db.store(self._db_key(named, key), self.__name__, config.to_json(),
-                                        [[c.to_json(), _jsonable(t)] for c, t in self.configs_timings.items()])
-                    self._reset(named)  # undo the benchmark runs' effect on accumulating outputs
-                self.cache[key] = config
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
+        if len(self.configs) > 1:
+            try:
+                fast = self._fast_key(args, kwargs)
+                config = self._by_fast_key.get(fast)
+            except TypeError:  # an unhashable key value: the full path copes
+                fast, config = None, None
+            if config is None:
+                config = self._config_for(args, kwargs, grid)
+                if fast is not None:
+                    self._by_fast_key[fast] = config
         else:
             config = self.configs[0]
         self.best_config = config
-        conflicts = set(kwargs) & set(config.kwargs)
+        conflicts = set(kwargs) & set(config.kwargs) if kwargs else None
         if conflicts:
             raise ValueError(f"conflicting meta-parameters: {', '.join(sorted(conflicts))}; they are given at the "
                              "launch and tuned by autotune; do not give them at the launch")
         if config.pre_hook is not None:
-            config.pre_hook({**named, **config.all_kwargs()})
+            config.pre_hook({**self.named_args(args, kwargs), **config.all_kwargs()})
         return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
+
+    def _config_for(self, args: tuple, kwargs: dict[str, Any], grid: Any) -> Config:
+        """The config for this launch's tuning key: remembered, stored in the tuning database, or tuned now."""
+        named = self.named_args(args, kwargs)
+        key = self.tuning_key(named)
+        config = self.cache.get(key)
+        if config is None:
+            config = self._lookup(named, key)
+            if config is None:
+                config = self._tune(args, kwargs, grid, named)
+                if self.use_cache:
+                    from . import tuning_db
+
+                    tuning_db.store(self._db_key(named, key), self.__name__, config.to_json(),
+                                    [[c.to_json(), _jsonable(t)] for c, t in self.configs_timings.items()])
+                self._reset(named)  # undo the benchmark runs' effect on accumulating outputs
+            self.cache[key] = config
+        return config
 
     def _lookup(self, named: dict[str, Any], key: tuple) -> Config | None:
         if not self.use_cache:
