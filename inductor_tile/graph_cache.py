@@ -230,9 +230,24 @@ def _warn_damaged(path: str, problem: str) -> None:
         pass
 
 
+def _yields_location(original) -> bool:
+    """Whether ``iterate_over_candidates`` yields (entry, bytes, found locally) rather than
+    (entry, bytes): torch versions differ."""
+    import inspect
+
+    annotation = str(inspect.signature(original.__func__).return_annotation)
+    if "tuple[" in annotation:
+        return "bool" in annotation.split("tuple[", 1)[1].split("]", 1)[0]
+    from torch._inductor.codecache import GuardedCache
+
+    return "in_local in cls.iterate_over_candidates" in inspect.getsource(GuardedCache.find_guarded_entry)
+
+
 def _sealed_candidates(original):
     """``GuardedCache.iterate_over_candidates`` that checks and strips our checksums inside tile_caches."""
     import pickle
+
+    with_location = _yields_location(original)
 
     def iterate_over_candidates(cls, local, remote_cache, key):
         if not _active():
@@ -262,7 +277,7 @@ def _sealed_candidates(original):
                 _warn_damaged(path, f"it does not load ({type(e).__name__}: {e})")
                 continue
             _check_wrapper_module(entry)
-            yield entry, content, True
+            yield (entry, content, True) if with_location else (entry, content)
 
     iterate_over_candidates.__wrapped__ = original
     return classmethod(iterate_over_candidates)

@@ -78,24 +78,20 @@ print(metrics.generated_kernels, metrics.graph_cache_hits, metrics.graph_cache_m
 """
 
 
-def test_second_process_hits_the_graph_cache(tmp_path):
-    env = dict(os.environ, TILE_CACHE_DIR=str(tmp_path / "tile"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
-               TILE_GRAPH_CACHE="1", PYTHONPATH=str(REPO), TILE_COMPILE_WORKERS="0")
-    env.pop("TILE_INTERPRET", None)
-    env.pop("TILE_CACHE_DISABLE", None)
-
-    def run():
-        done = subprocess.run([sys.executable, "-c", PROCESS], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-3000:]
-        return [int(v) for v in done.stdout.split()]
-
-    generated, hits, misses, compiles, aot_hits = run()
+def test_second_process_hits_the_graph_cache(caches, capsys):
+    tile_dir, inductor_dir = caches
+    with config.patch(compile_workers=0):  # the cold compile runs here, as `python -c PROCESS` would
+        exec(compile(PROCESS, "<string>", "exec"), {"__name__": "__main__"})
+    generated, hits, misses, compiles, aot_hits = [int(v) for v in capsys.readouterr().out.split()]
     assert generated > 0 and compiles > 0 and misses == 2 and hits == 0  # forward and backward compiled
-    generated, hits, misses, compiles, aot_hits = run()
+    env = dict(os.environ, PYTHONPATH=str(REPO), TILE_GRAPH_CACHE="1", TILE_COMPILE_WORKERS="0")
+    done = subprocess.run([sys.executable, "-c", PROCESS], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    generated, hits, misses, compiles, aot_hits = [int(v) for v in done.stdout.split()]
     assert (generated, compiles, misses) == (0, 0, 0)  # no codegen, no kernel compile
     assert hits == 2 and aot_hits == 1
-    assert entry_files(tmp_path / "tile" / "graphs")
-    assert not entry_files(tmp_path / "inductor")  # Inductor's directory untouched
+    assert entry_files(tile_dir / "graphs")
+    assert not entry_files(inductor_dir)  # Inductor's directory untouched
 
 
 def test_damaged_entries_are_rebuilt_with_a_warning(caches):
