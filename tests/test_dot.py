@@ -25,8 +25,8 @@ def mode(request, monkeypatch):
 
 
 def random(shape, dtype, gen):
-    if dtype == torch.int8:
-        return torch.randint(-100, 100, shape, dtype=dtype, generator=gen)
+    if not dtype.is_floating_point:
+        return torch.randint(-100, 100, shape, generator=gen).to(dtype)
     return torch.randn(shape, generator=gen).to(dtype)
 
 
