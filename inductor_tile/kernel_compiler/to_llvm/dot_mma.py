@@ -7,7 +7,10 @@ that issues it: for the piece at row pair p, column repetition s and k step q,
      32-bit pairs {row g, k lo}, {row g+8, k lo}, {row g, k hi}, {row g+8, k hi};
   b: k slots 4q..4q+3 of column g, as two pairs {k lo}, {k hi};
   c/d: row g columns 2t, 2t+1, then row g+8.
-Two halves are packed per 32-bit register, the lower k in the low bits.
+Two halves are packed per 32-bit register, the lower k in the low bits. An operand whose
+conversion left it in shared memory (`dot_operands.SharedOperand`) is read here instead, one
+ldmatrix per fragment just before the instructions that use it (b again for every row pair),
+so that only a few fragments are live at a time.
 """
 
 from __future__ import annotations
