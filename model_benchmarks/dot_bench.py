@@ -15,7 +15,7 @@ from . import dot_kernels
 
 SOURCE = Path(__file__).with_name("dot_kernels.py")
 #: (BLOCK_M, BLOCK_N, BLOCK_K, warps) of the matmul, each reported
-MATMUL_CONFIGS = [(128, 128, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (128, 128, 64, 8)]
+MATMUL_CONFIGS = [(128, 128, 32, 4), (128, 128, 32, 8), (128, 64, 32, 4), (64, 128, 32, 4), (128, 64, 64, 4)]
 #: (BLOCK_M, BLOCK_N, warps) of attention
 ATTENTION_CONFIGS = [(64, 64, 4), (128, 64, 8)]
 

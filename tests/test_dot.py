@@ -25,8 +25,8 @@ def mode(request, monkeypatch):
 
 
 def random(shape, dtype, gen):
-    if dtype == torch.int8:
-        return torch.randint(-100, 100, shape, dtype=dtype, generator=gen)
+    if not dtype.is_floating_point:
+        return torch.randint(-100, 100, shape, generator=gen).to(dtype)
     return torch.randn(shape, generator=gen).to(dtype)
 
 
@@ -81,16 +81,22 @@ def test_operand_and_result_types(operand, out_dtype, result, mode, gen):
     check(out, a.double() @ b.double() + acc.double(), result)
 
 
-@pytest.mark.parametrize("precision", ["tf32", "tf32x3", "ieee"])
-def test_fp32_input_precisions_compute_in_fp32(precision, mode, gen):
+# the CPU lowering ignores input_precision: one precision is enough there
+@pytest.mark.parametrize("run_mode,precision", [("interpret", "tf32"), ("interpret", "tf32x3"), ("interpret", "ieee"),
+                                                ("compiled", "tf32x3")])
+def test_fp32_input_precisions_compute_in_fp32(run_mode, precision, monkeypatch, gen):
+    if run_mode == "interpret":
+        monkeypatch.setenv("TILE_INTERPRET", "1")
+    else:
+        monkeypatch.delenv("TILE_INTERPRET", raising=False)
     a, b, acc = random((16, 16), torch.float32, gen), random((16, 16), torch.float32, gen), random((16, 16), torch.float32, gen)
     out = poisoned((16, 16), torch.float32)
     tile_dot_kernel[(1,)](a, b, acc, out, M=16, N=16, K=16, PRECISION=precision, OUT=tl.float32)
     check(out, a.double() @ b.double() + acc.double(), torch.float32)
 
 
-@pytest.mark.parametrize("dtype,blocks", [(torch.float32, (32, 16, 16)), (torch.float16, (16, 16, 16))])
-@pytest.mark.parametrize("transposed", [False, True], ids=["b", "bT"])
+@pytest.mark.parametrize("dtype,blocks,transposed", [(torch.float32, (32, 16, 16), True), (torch.float16, (16, 16, 16), False)],
+                         ids=["fp32-bT", "fp16-b"])
 def test_matmul_with_edges_and_k_loop(dtype, blocks, transposed, mode, gen):
     M, N, K = 45, 37, 53  # no size is a multiple of a block: every edge is a masked load
     a = random((M, K), dtype, gen)

@@ -126,3 +126,37 @@ def test_ldmatrix_fills_the_operand_registers(M, N, K, num_warps, stored_transpo
         for lane in range(32):
             assert filled_a[lane] == {s: float(a[a_map.index(s, lane, warp)]) for s in range(a_map.num_slots)}
             assert filled_b[lane] == {s: float(b[b_map.index(s, lane, warp)]) for s in range(b_map.num_slots)}
+
+
+@pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (16, 64, 16, 4), (128, 32, 32, 8), (64, 16, 32, 4)])
+def test_fragments_loaded_inside_the_dot_compute_the_product(M, N, K, num_warps):
+    """The dot loading its operands' fragments from shared memory itself (ldmatrix per row pair and
+    k step, see dot_mma.lower_mma_dot): simulated end to end, tiles stored row by row."""
+    from inductor_tile.kernel_compiler.to_llvm.dot_mma import b_load_of
+    from inductor_tile.kernel_compiler.to_llvm.dot_operands import IntOps, a_address, b_address, smem_row_col
+
+    mma = NvidiaMma(mma_warps((M, N), num_warps))
+    gen = torch.Generator().manual_seed(5)
+    a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
+    a_map, b_map, c_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N)), LayoutMap(mma, (M, N))
+    per_load = 2 if b_map.slots_per_dim[1] >= 2 else 1
+    o, a_rows, b_rows = IntOps(), a.tolist(), b.tolist()
+    expected = a @ b + c
+    for warp in range(num_warps):
+        c_regs = [_registers(c_map, c, lane, warp) for lane in range(32)]
+        for step in mma_steps(a_map, b_map, c_map):
+            a_addresses = [smem_row_col(o, *a_address(o, lane, warp, step.p, step.q, mma.warps_per_cta[0]), False)
+                           for lane in range(32)]
+            a_loaded = _ldmatrix(a_rows, a_addresses, transposed=False)
+            s0, first = b_load_of(step, per_load)
+            b_addresses = [smem_row_col(o, *b_address(o, lane, warp, step.q, s0, per_load, mma.warps_per_cta[1]), False)
+                           for lane in range(32)][: 16 * per_load]
+            b_loaded = [regs[first:first + 2] for regs in _ldmatrix(b_rows, b_addresses, transposed=True)]
+            # registers as values: slot i of a lane's "a" vector is the i-th loaded half
+            flat_a = [[x for pair in regs for x in pair] for regs in a_loaded]
+            flat_b = [[x for pair in regs for x in pair] for regs in b_loaded]
+            slots = type(step)(step.c, ((0, 1), (2, 3), (4, 5), (6, 7)), ((0, 1), (2, 3)))
+            _simulate_mma(flat_a, flat_b, c_regs, slots)
+        for lane in range(32):
+            for slot in range(c_map.num_slots):
+                assert c_regs[lane][slot] == expected[c_map.index(slot, lane, warp)], (warp, lane, slot)

@@ -35,8 +35,7 @@ def _matmul_signature(dtype: str) -> dict[str, str]:
     return {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", **{name: "i32" for name in ints}}
 
 
-@pytest.mark.parametrize("arch", [80, 90])
-@pytest.mark.parametrize("dtype,kind", [("fp16", "f16"), ("bf16", "bf16")])
+@pytest.mark.parametrize("arch,dtype,kind", [(80, "fp16", "f16"), (90, "fp16", "f16"), (80, "bf16", "bf16")])
 def test_matmul_uses_mma_sync(arch, dtype, kind):
     M, N, K, warps = 64, 64, 32, 4
     ptx = _ptx(dot_kernels.matmul_kernel, _matmul_signature(dtype),

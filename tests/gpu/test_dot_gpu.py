@@ -22,8 +22,8 @@ def compiled(monkeypatch):
 
 
 def _random(shape, dtype, gen):
-    if dtype == torch.int8:
-        return torch.randint(-100, 100, shape, dtype=dtype, generator=gen).cuda()
+    if not dtype.is_floating_point:
+        return torch.randint(-100, 100, shape, generator=gen).to(dtype).cuda()
     return torch.randn(shape, generator=gen).to(dtype).cuda()
 
 

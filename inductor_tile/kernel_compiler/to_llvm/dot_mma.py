@@ -7,7 +7,10 @@ that issues it: for the piece at row pair p, column repetition s and k step q,
      32-bit pairs {row g, k lo}, {row g+8, k lo}, {row g, k hi}, {row g+8, k hi};
   b: k slots 4q..4q+3 of column g, as two pairs {k lo}, {k hi};
   c/d: row g columns 2t, 2t+1, then row g+8.
-Two halves are packed per 32-bit register, the lower k in the low bits.
+Two halves are packed per 32-bit register, the lower k in the low bits. An operand whose
+conversion left it in shared memory (`dot_operands.SharedOperand`) is read here instead, one
+ldmatrix per fragment just before the instructions that use it (b again for every row pair),
+so that only a few fragments are live at a time.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ class MmaStep:
     c: tuple[int, ...]
     a: tuple[tuple[int, int], ...]
     b: tuple[tuple[int, int], ...]
+    p: int = 0  # row pair, n block and k step of the piece
+    s: int = 0
+    q: int = 0
 
 
 def mma_steps(a_map: LayoutMap, b_map: LayoutMap, c_map: LayoutMap) -> list[MmaStep]:
@@ -49,8 +55,15 @@ def mma_steps(a_map: LayoutMap, b_map: LayoutMap, c_map: LayoutMap) -> list[MmaS
                 a = tuple(tuple(a_map.slot_of_coords((2 * p + r, 4 * q + 2 * h + j)) for j in (0, 1))
                           for h in (0, 1) for r in (0, 1))
                 b = tuple(tuple(b_map.slot_of_coords((4 * q + 2 * h + j, s)) for j in (0, 1)) for h in (0, 1))
-                steps.append(MmaStep(c, a, b))  # type: ignore[arg-type]
+                steps.append(MmaStep(c, a, b, p, s, q))  # type: ignore[arg-type]
     return steps
+
+
+def b_load_of(step: MmaStep, per_load: int) -> tuple[int, int]:
+    """(first n block of the ldmatrix.trans that holds step's b registers, index of the first of them):
+    a load of `per_load` blocks gives registers (k lo, k hi) per block."""
+    s0 = step.s - step.s % per_load
+    return s0, 2 * (step.s - s0)
 
 
 def _mma(ctx: LoweringContext, kind: str, a: list[ir.Value], b: list[ir.Value], c: list[ir.Value]) -> list[ir.Value]:
@@ -72,12 +85,38 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
     if not ctx.soft_half(kind):  # native halves: the same bits as i16
         a = builder.bitcast(a, ir.VectorType(I16, a.type.count))
         b = builder.bitcast(b, ir.VectorType(I16, b.type.count))
+    shared = ctx.__dict__.get("shared_operands", {})
+    a_shared, b_shared = shared.pop(op.operands[0], None), shared.pop(op.operands[1], None)
+    col_reps = b_map.slots_per_dim[1]
+    per_load = 2 if col_reps >= 2 else 1
+    fragments: dict[tuple, list[ir.Value]] = {}  # ldmatrix results of the current row pair
+
+    def a_registers(step: MmaStep) -> list[ir.Value]:
+        if a_shared is None:
+            return [_pack(ctx, a, pair) for pair in step.a]
+        key = ("a", step.q)
+        if key not in fragments:
+            fragments[key] = a_shared.a_registers(ctx, step.p, step.q)
+        return fragments[key]
+
+    def b_registers(step: MmaStep) -> list[ir.Value]:
+        if b_shared is None:
+            return [_pack(ctx, b, pair) for pair in step.b]
+        s0, first = b_load_of(step, per_load)
+        key = ("b", step.q, s0)
+        if key not in fragments:  # reloaded for every row pair: registers are scarcer than ldmatrix
+            fragments[key] = b_shared.b_registers(ctx, step.q, s0, per_load)
+        return fragments[key][first:first + 2]
+
     registers: dict[int, ir.Value] = {}  # accumulator slot -> its current value
+    row_pair = None
     for step in mma_steps(a_map, b_map, c_map):
+        if step.p != row_pair:
+            fragments.clear()
+            row_pair = step.p
         c = [registers[slot] if slot in registers else builder.extract_element(acc, ir.Constant(I32, slot))
              for slot in step.c]
-        d = _mma(ctx, kind, [_pack(ctx, a, pair) for pair in step.a], [_pack(ctx, b, pair) for pair in step.b], c)
-        registers.update(zip(step.c, d))
+        registers.update(zip(step.c, _mma(ctx, kind, a_registers(step), b_registers(step), c)))
     out = acc
     for slot, value in registers.items():
         out = builder.insert_element(out, value, ir.Constant(I32, slot))

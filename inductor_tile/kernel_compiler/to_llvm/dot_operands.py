@@ -20,6 +20,8 @@ addresses of matrix i; every lane receives, per matrix, the pair (row lane/4, co
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from llvmlite import ir
 from xdsl.ir import Operation
 
@@ -42,6 +44,56 @@ def mma_operand(op: Operation) -> DotOperand | None:
     return layout
 
 
+@dataclass
+class SharedOperand:
+    """An operand left in shared memory by its conversion; the dot loads each fragment with
+    ldmatrix just before the instructions that use it (so few fragments are live at a time)."""
+
+    base: ir.Value
+    stride: int
+    transposed: bool
+    dst_map: LayoutMap
+    mma: NvidiaMma
+
+    def a_registers(self, ctx: LoweringContext, p: int, q: int) -> list[ir.Value]:
+        """The four a registers of row pair p, k step q."""
+        b, o = ctx.builder, IROps(ctx.builder)
+        lane, warp = ctx.target.lane_id(b), ctx.target.warp_id(b)
+        row, col = smem_row_col(o, *a_address(o, lane, warp, p, q, self.mma.warps_per_cta[0]), self.transposed)
+        return _ldmatrix(ctx, _address(ctx, self.base, row, col, self.stride), 4, transposed=self.transposed)
+
+    def b_registers(self, ctx: LoweringContext, q: int, s0: int, per_load: int) -> list[ir.Value]:
+        """The b registers of k step q for n blocks s0 (.. s0 + 1): (h = 0, 1) per block."""
+        b, o = ctx.builder, IROps(ctx.builder)
+        lane, warp = ctx.target.lane_id(b), ctx.target.warp_id(b)
+        row, col = smem_row_col(o, *b_address(o, lane, warp, q, s0, per_load, self.mma.warps_per_cta[1]),
+                                self.transposed)
+        return _ldmatrix(ctx, _address(ctx, self.base, row, col, self.stride), 2 * per_load,
+                         transposed=not self.transposed)
+
+
+def _tile_elements(shape: tuple[int, ...], transposed: bool) -> int:
+    rows, cols = shape
+    return rows * cols + (cols if transposed else rows) * ROW_PADDING
+
+
+def deferred_dot(op: Operation) -> Operation | None:
+    """The dot whose fragments of this conversion it loads itself: when the conversion's only
+    user is a tt.dot of the same block and nothing but the dot's other operand conversion lies
+    between them (nothing else may reuse shared memory before the dot has read it)."""
+    uses = list(op.results[0].uses)
+    if len(uses) != 1 or uses[0].operation.name != "tt.dot" or uses[0].index > 1:
+        return None
+    dot = uses[0].operation
+    between = op.next_op
+    while between is not None and between is not dot:
+        users = [u.operation for u in between.results[0].uses] if between.name == "ttg.convert_layout" else []
+        if users != [dot]:  # only the dot's other operand, used by the dot alone
+            return None
+        between = between.next_op
+    return dot if between is dot else None
+
+
 def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Value:
     b = ctx.builder
     layout = mma_operand(op)
@@ -54,12 +106,24 @@ def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Valu
     rows, cols = src_map.shape
     transposed = stored_transposed(src_map)
     stride = (rows if transposed else cols) + ROW_PADDING
-    size = rows * cols + (cols if transposed else rows) * ROW_PADDING
+    dot = deferred_dot(op)
+    offset = 0
+    if dot is not None and layout.op_idx == 1:  # b after a's region: a may still be read from it
+        a_shape = tuple(dot.operands[0].type.get_shape())
+        offset = max(_tile_elements(a_shape, True), _tile_elements(a_shape, False))  # a's region, either padding
+        offset = -(-offset // ROW_PADDING) * ROW_PADDING  # 16-byte aligned
+    size = offset + _tile_elements((rows, cols), transposed)
     ctx.shared_bytes = max(ctx.shared_bytes, size * 2)
     base = ctx.target.shared_memory(ctx.module, b, size * 2)
     ctx.target.barrier(b)
+    if offset:
+        base = b.gep(base, [ir.Constant(I32, offset)], source_etype=I16)
     _store_rows(ctx, base, value, src_map, stride, transposed)
     ctx.target.barrier(b)
+    if dot is not None:
+        deferred = ctx.__dict__.setdefault("shared_operands", {})
+        deferred[op.results[0]] = SharedOperand(base, stride, transposed, dst_map, layout.parent)
+        return ir.Constant(ir.VectorType(element, dst_map.num_slots), None)  # read through the SharedOperand only
     load = _load_a if layout.op_idx == 0 else _load_b
     out = load(ctx, base, dst_map, layout.parent, stride, transposed)
     return out if element == I16 else b.bitcast(out, ir.VectorType(element, out.type.count))

@@ -22,7 +22,7 @@ from ..ir.dot_layouts import NvidiaMma
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from . import half
-from .context import F32, F64, I32, LoweringContext, constant_like, float_kind, intrinsic_suffix, lowering
+from .context import F32, F64, I32, LoweringContext, float_kind, intrinsic_suffix, lowering
 
 
 def compute_type(kind: str | None) -> ir.Type:
