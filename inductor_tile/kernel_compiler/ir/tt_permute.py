@@ -16,7 +16,7 @@ Layouts: any (the lowering moves data between threads as needed).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I32, DenseArrayBase, IntegerAttr, TensorType, i32
+from xdsl.dialects.builtin import I32, BoolAttr, DenseArrayBase, IntegerAttr, TensorType, i32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -161,3 +161,36 @@ class GatherOp(IRDLOperation):
 
 
 PERMUTE_OPS.append(GatherOp)
+
+
+@irdl_op_definition
+class SortOp(IRDLOperation):
+    """The operand sorted along `axis` (ascending unless `descending`); integers compare unsigned with
+    `unsigned`, floats put NaN after every number."""
+
+    name = "tt.sort"
+
+    src = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I32])
+    descending = prop_def(BoolAttr)
+    unsigned = prop_def(BoolAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
+
+    def __init__(self, src: SSAValue, axis: int, descending: bool, unsigned: bool, result_type: Attribute):
+        props = {"axis": i32_attr(axis), "descending": BoolAttr.from_bool(descending),
+                 "unsigned": BoolAttr.from_bool(unsigned)}
+        super().__init__(operands=[src], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        shape = shape_of(self.src.type)
+        expect(shape_of(self.result.type) == shape, "tt.sort: shapes differ")
+        expect(0 <= self.axis.value.data < len(shape), "tt.sort: axis out of range")
+        size = shape[self.axis.value.data]
+        expect(size & (size - 1) == 0, "tt.sort: the sorted dimension must be a power of two")
+
+
+PERMUTE_OPS.append(SortOp)

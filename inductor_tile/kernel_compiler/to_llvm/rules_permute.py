@@ -1,4 +1,4 @@
-"""Lowering of the element-moving ops: tt.trans, tt.flip, tt.join, tt.split, tt.gather.
+"""Lowering of the element-moving ops: tt.trans, tt.flip, tt.join, tt.split, tt.gather, tt.sort.
 
 Each op says, for a result element at coordinates `c`, where its value lives in a buffer
 that holds the operands one after the other, row-major (`source_of(c)`). The same
@@ -19,7 +19,7 @@ from xdsl.ir import Operation
 
 from ..ir.layouts import LayoutMap
 from ..ir.tt_types import numel as _numel
-from .context import I1, I8, I32, LoweringContext, LoweringError, byte_size, lowering
+from .context import I1, I8, I32, LoweringContext, LoweringError, byte_size, float_kind, lowering
 from .rules_tensor import index_vectors, same_thread_permutation
 
 
@@ -212,3 +212,91 @@ def lower_gather(ctx: LoweringContext, op: Operation) -> None:
     if not ctx.single_thread:
         ctx.target.barrier(b)
     ctx.set(op.results[0], load_slots(ctx, base, linear(coords, src_map.shape).value, element))
+
+
+# ===------------------------------------------------------------------------===
+# tt.sort: a bitonic network
+# ===------------------------------------------------------------------------===
+def _sorts_after(ctx: LoweringContext, a: ir.Value, b: ir.Value, is_float: bool, unsigned: bool) -> ir.Value:
+    """a > b elementwise; NaN after every number."""
+    bld = ctx.builder
+    if not is_float:
+        return (bld.icmp_unsigned if unsigned else bld.icmp_signed)(">", a, b)
+    greater = bld.fcmp_ordered(">", a, b)
+    a_nan, b_nan = bld.fcmp_unordered("uno", a, a), bld.fcmp_unordered("uno", b, b)
+    return bld.or_(greater, bld.and_(a_nan, bld.not_(b_nan)))
+
+
+def _partner_in_registers(ctx: LoweringContext, value: ir.Value, indices: list[tuple[int, ...]], axis: int,
+                          j: int) -> ir.Value:
+    """Each slot gets the element whose coordinate along `axis` differs in bit j (all in this thread);
+    `indices`: the tensor index of each slot."""
+    where: dict[tuple[int, ...], int] = {}
+    for s, index in enumerate(indices):
+        where.setdefault(index, s)
+    perm = []
+    for index in indices:
+        partner = list(index)
+        partner[axis] ^= j
+        perm.append(where[tuple(partner)])
+    return ctx.shuffle(value, perm)
+
+
+@lowering("tt.sort")
+def lower_sort(ctx: LoweringContext, op: Operation) -> None:
+    """Bitonic sort along the axis: for k = 2, 4, .., n and j = k/2, .., 1, element i meets i ^ j; the lower
+    index of the pair keeps the smaller value where bit k of i is clear (the larger elsewhere; for k = n,
+    everywhere: ascending), `descending` flipping it. Partners come by a static shuffle when the axis is
+    within each thread (the CPU), else through shared memory. Half types compare in f32."""
+    from . import half
+    from .shared import linear_indices, load_slots, store_slots
+
+    b = ctx.builder
+    value, src = _operand(ctx, op)
+    dst = ctx.layout_map(op.results[0].type)
+    value = to_layout(ctx, value, src, dst)
+    axis = op.axis.value.data
+    n = dst.shape[axis]
+    descending, unsigned = bool(op.descending.value.data), bool(op.unsigned.value.data)
+    kind = float_kind(op.results[0].type)
+    soft = ctx.soft_half(kind)
+    if soft:
+        value = half.half_to_f32(b, value, kind)
+    in_thread = ctx.single_thread or (dst.root.threads_per_warp[dst.kept[axis]] == 1
+                                      and dst.root.warps_per_cta[dst.kept[axis]] == 1)
+    position = index_vectors(ctx, dst)[axis]
+    count = dst.num_slots
+    vec = position.type
+    linear = None if in_thread else linear_indices(ctx, dst, dst.shape)
+    stride = _numel(dst.shape[axis + 1:])
+    base = None if in_thread else scratch_buffer(ctx, value.type.element, _numel(dst.shape))
+    slot_indices = [dst.index(s) for s in range(count)] if in_thread else []
+
+    def constant(v: int) -> ir.Constant:
+        return ir.Constant(vec, [v] * count)
+
+    k = 2
+    while k <= n:
+        j = k // 2
+        while j >= 1:
+            lower = b.icmp_unsigned("==", b.and_(position, constant(j)), constant(0))
+            ascending = b.icmp_unsigned("==", b.and_(position, constant(k)), constant(0))
+            if descending:
+                ascending = b.not_(ascending)
+            if in_thread:
+                partner = _partner_in_registers(ctx, value, slot_indices, axis, j)
+            else:
+                ctx.target.barrier(b)
+                store_slots(ctx, base, value, linear)
+                ctx.target.barrier(b)
+                offset = b.select(lower, constant(j * stride), constant(-j * stride))
+                partner = load_slots(ctx, base, b.add(linear, offset), value.type.element)
+            after = _sorts_after(ctx, value, partner, kind is not None, unsigned)
+            smaller, larger = b.select(after, partner, value), b.select(after, value, partner)
+            keep_smaller = b.icmp_unsigned("==", b.zext(lower, vec), b.zext(ascending, vec))
+            value = b.select(keep_smaller, smaller, larger)
+            j //= 2
+        k *= 2
+    if soft:
+        value = half.f32_to_half(b, value, kind)
+    ctx.set(op.results[0], value)
