@@ -248,6 +248,19 @@ def _method(fn):
     return method
 
 
-for _fn in (permute, trans, flip, split, ravel, reduce, associative_scan, cumsum, cumprod, sort, histogram):
+for _fn in (permute, trans, flip, split, ravel, reduce, associative_scan, cumsum, cumprod, sort, histogram, cast):
     setattr(tensor, _fn.__name__, _method(_fn))
+
+
+def _more_methods() -> None:
+    """The other builtins Triton also offers as tensor methods (x.view(...), x.max(...), x.exp(), ...)."""
+    from . import builtins as b
+
+    for name in ("view", "max", "min", "argmax", "argmin", "xor_sum", "abs", "exp", "exp2", "log", "log2", "cos",
+                 "sin", "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "erf", "split", "broadcast_to"):
+        if not hasattr(tensor, name) or name in ("abs",):
+            setattr(tensor, name, _method(getattr(b, name)))
+
+
+_more_methods()
 tensor.T = property(lambda self: trans(self))  # type: ignore[attr-defined]

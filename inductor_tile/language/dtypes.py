@@ -30,6 +30,11 @@ class dtype:
         elif name == "void":
             self.primitive_bitwidth = 0
 
+    @property
+    def fp_mantissa_width(self) -> int:
+        """Explicit mantissa bits of a float type (Triton's name)."""
+        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}[self.name]
+
     # --- classification -------------------------------------------------------
     def is_int(self) -> bool:
         return self.name in self.SINT_NAMES or self.name in self.UINT_NAMES

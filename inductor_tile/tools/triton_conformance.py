@@ -47,7 +47,8 @@ NOT_APPLICABLE_FAMILIES = [
 NOT_APPLICABLE_ERRORS = [
     (r"`triton\.(compile|knobs|runtime|compiler)[^`]*` is not provided", "Triton compiler API"),
     (r"`JITFunction\.warmup`", "Triton compile-only API"),
-    (r"fp8 tensors|`triton\.language\.float8", "fp8 types"),
+    (r"fp8 tensors|`triton\.language\.float8|float8_e|float8e", "fp8 types"),
+    (r"launch_cooperative_grid|launch_pdl|maxnreg", "Triton launch options"),
     (r"`triton\.language\.(dot|dot_scaled|make_tensor_descriptor|inline_asm_elementwise)`", "outside this issue"),
     (r"MLIR|ttgir|\.asm\[", "Triton IR text"),
 ]

@@ -454,6 +454,8 @@ class CodeGenerator(ast.NodeVisitor):
             return fn(*args, **kwargs)
         if getattr(fn, "__self__", None) is not None and _is_tile(fn.__self__):
             return fn(*args, **kwargs)  # a tensor method: x.to(...), x.reshape(...)
+        if fn is py_builtins.isinstance:  # a compile-time question about a tile's Python type
+            return constexpr(isinstance(_unwrap(args[0]) if not _is_tile(args[0]) else args[0], _unwrap(args[1])))
         if any(_is_tile(a) for a in list(args) + list(kwargs.values())):
             name = getattr(fn, "__name__", repr(fn))
             raise self.error(node, f"`{name}` is neither a tile builtin nor a @jit function, so it cannot take tile "
