@@ -118,3 +118,23 @@ def test_sort_gather_histogram_assemble_for_sm90(op):
              spec_from_signature("OP", "constexpr", op)]
     ptx = compile_specialized(sort_gather_kernel, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
     check_ptx(ptx, "sm_90", f"sort_gather_kernel[{op}]")
+
+
+@inductor_tile.jit
+def histogram_kernel(x_ptr, out_ptr, n, M: tl.constexpr, BINS: tl.constexpr):
+    offs = tl.arange(0, M)
+    counts = tl.histogram(tl.load(x_ptr + offs, mask=offs < n, other=0), BINS, mask=offs < n)
+    tl.store(out_ptr + tl.arange(0, BINS), counts)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int64], ids=str)
+def test_large_masked_histogram(mode, dtype, request, gen):
+    """1024 values into 128 bins (values past the bins, and negatives, are not counted; nor masked-off ones)."""
+    request.getfixturevalue(mode)
+    low = 0 if dtype == torch.uint8 else -20
+    x = torch.randint(low, 200, (1024,), generator=gen, dtype=torch.int64).to(dtype)
+    out = torch.full((128,), 0x5A, dtype=torch.int32)
+    histogram_kernel[(1,)](x, out, 1000, M=1024, BINS=128)
+    want = torch.stack([(x[:1000].long() == b).sum() for b in range(128)]).to(torch.int32)
+    assert torch.equal(out, want)

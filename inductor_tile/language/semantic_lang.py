@@ -168,11 +168,13 @@ class LanguageSemantic:
         x = self._block(x, "tl.histogram")
         if len(x.type.shape) != 1 or not x.dtype.is_int():
             raise TileTypeError(f"tl.histogram needs a 1-D block of integers, got {x.type}")
-        bins = self.arange(0, int(num_bins))
-        hits = self.compare("eq", self.expand_dims(x, 1), self.expand_dims(bins, 0))
+        bins = self.validate_shape((int(num_bins),), "tl.histogram num_bins")
+        mask_t = None
         if _unwrap(mask) is not None:
-            hits = self.and_(hits, self.expand_dims(self.cast(mask, T.int1), 1))
-        return self.reduce(self.cast(hits, T.int32), 0, "sum")
+            mask_t = self.broadcast_to_shape(self.cast(mask, T.int1), x.type.shape)
+        ty = block_type(T.int32, bins)
+        mask_handle = None if mask_t is None else mask_t.handle
+        return tensor(self.builder.create_histogram(x.handle, mask_handle, x.dtype.is_int_unsigned(), ty), ty)
 
     # ===--------------------------------------------------------------------===
     # Elementwise

@@ -26,6 +26,16 @@ class LanguageOpsInterpreter:
     def create_split(self, x: Tensor, ty) -> tuple[Tensor, Tensor]:
         return x[..., 0].contiguous(), x[..., 1].contiguous()
 
+    def create_histogram(self, x: Tensor, mask: Tensor | None, unsigned: bool, ty) -> Tensor:
+        from .builder import _int_key
+
+        values = _int_key(x)
+        bins = ty.shape[0]
+        keep = (values >= 0) & (values < bins)
+        if mask is not None:
+            keep &= mask
+        return torch.bincount(values[keep], minlength=bins).to(torch.int32)
+
     def create_sort(self, x: Tensor, axis: int, descending: bool, unsigned: bool, ty) -> Tensor:
         """torch.sort's order (NaN after every number); integers by their value in their own type."""
         from .builder import _int_key

@@ -16,13 +16,14 @@ Layouts: any (the lowering moves data between threads as needed).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I32, BoolAttr, DenseArrayBase, IntegerAttr, TensorType, i32
+from xdsl.dialects.builtin import I32, BoolAttr, DenseArrayBase, IntegerAttr, IntegerType, TensorType, i32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -194,3 +195,33 @@ class SortOp(IRDLOperation):
 
 
 PERMUTE_OPS.append(SortOp)
+
+
+@irdl_op_definition
+class HistogramOp(IRDLOperation):
+    """result[b] = how many elements of the 1-D integer operand (read as unsigned with `unsigned`) equal b,
+    where the optional mask holds, for b in [0, num_bins); i32 counts."""
+
+    name = "tt.histogram"
+
+    src = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    unsigned = prop_def(BoolAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$src (`mask` $mask^)? attr-dict `:` type($src) (`,` type($mask)^)? `->` type($result)"
+
+    def __init__(self, src: SSAValue, mask: SSAValue | None, unsigned: bool, result_type: Attribute):
+        super().__init__(operands=[src, [mask] if mask is not None else []], result_types=[result_type],
+                         properties={"unsigned": BoolAttr.from_bool(unsigned)})
+
+    def verify_(self) -> None:
+        expect(len(shape_of(self.src.type)) == 1 and len(shape_of(self.result.type)) == 1,
+               "tt.histogram: a 1-D operand and result")
+        expect(isinstance(element_of(self.src.type), IntegerType) and element_of(self.result.type) == i32,
+               "tt.histogram: integer operand, i32 counts")
+
+
+PERMUTE_OPS.append(HistogramOp)

@@ -300,3 +300,59 @@ def lower_sort(ctx: LoweringContext, op: Operation) -> None:
     if soft:
         value = half.f32_to_half(b, value, kind)
     ctx.set(op.results[0], value)
+
+
+# ===------------------------------------------------------------------------===
+# tt.histogram
+# ===------------------------------------------------------------------------===
+@lowering("tt.histogram")
+def lower_histogram(ctx: LoweringContext, op: Operation) -> None:
+    """Counts in a buffer of num_bins + 1 i32 (the last one takes what is not counted): each element held
+    by its canonical owner (not a wrapped copy) adds one at its bin, an atomic add to shared memory on GPUs;
+    then each result slot reads its bin."""
+    from .rules_tensor import thread_offsets
+    from .shared import load_slots
+
+    b = ctx.builder
+    value, src = _operand(ctx, op, 0)
+    dst = ctx.layout_map(op.results[0].type)
+    bins = dst.shape[0]
+    n = src.num_slots
+    vec = ir.VectorType(I32, n)
+    # canonical owners: the slot's index before wrapping around the block's size
+    unwrapped = b.add(ir.Constant(vec, [src.slot_offset(s)[0] for s in range(n)]),
+                      ctx.splat(thread_offsets(ctx, src)[0], n))
+    counted = b.icmp_unsigned("<", unwrapped, ir.Constant(vec, [src.shape[0]] * n))
+    if len(op.operands) > 1:
+        mask, mask_map = _operand(ctx, op, 1)
+        counted = b.and_(counted, to_layout(ctx, mask, mask_map, src))
+    wide = ir.VectorType(ir.IntType(64), n)
+    width = value.type.element.width
+    values = value if width == 64 else (b.zext if op.unsigned.value.data else b.sext)(value, wide)
+    in_range = b.icmp_unsigned("<", values, ir.Constant(wide, [bins] * n))  # negatives are huge unsigned
+    bin_index = b.select(b.and_(counted, in_range), b.trunc(values, vec), ir.Constant(vec, [bins] * n))
+    if ctx.single_thread:
+        with b.goto_entry_block():
+            array = b.alloca(ir.ArrayType(I32, bins + 1))
+        b.store(ir.Constant(ir.ArrayType(I32, bins + 1), None), array)
+        base = b.bitcast(array, I32.as_pointer())
+        for s in range(n):
+            slot = b.gep(base, [b.extract_element(bin_index, ir.Constant(I32, s))], source_etype=I32)
+            b.store(b.add(b.load(slot, typ=I32), ir.Constant(I32, 1)), slot)
+    else:
+        threads = ctx.target.warp_size * ctx.num_warps
+        ctx.shared_bytes = max(ctx.shared_bytes, 4 * (bins + 1))
+        base = ctx.target.shared_memory(ctx.module, b, bins + 1)
+        tid = b.add(b.mul(ctx.target.warp_id(b), ir.Constant(I32, ctx.target.warp_size)), ctx.target.lane_id(b))
+        ctx.target.barrier(b)
+        for start in range(0, bins + 1, threads):
+            at = b.add(tid, ir.Constant(I32, start))
+            with b.if_then(b.icmp_unsigned("<", at, ir.Constant(I32, bins + 1))):
+                b.store(ir.Constant(I32, 0), b.gep(base, [at], source_etype=I32))
+        ctx.target.barrier(b)
+        for s in range(n):
+            slot = b.gep(base, [b.extract_element(bin_index, ir.Constant(I32, s))], source_etype=I32)
+            b.atomic_rmw("add", slot, ir.Constant(I32, 1), "monotonic")
+        ctx.target.barrier(b)
+    (indices,) = index_vectors(ctx, dst)
+    ctx.set(op.results[0], load_slots(ctx, base, indices, I32))
