@@ -106,6 +106,7 @@ class dtype:
         return _PUBLIC_NAME[self.name]
 
     def __eq__(self, other: object) -> bool:
+        other = getattr(other, "value", other) if type(other).__name__ == "constexpr" else other  # tl.constexpr(dt)
         return isinstance(other, dtype) and self.to_ir_string() == other.to_ir_string()
 
     def __hash__(self) -> int:
