@@ -106,8 +106,10 @@ def histogram(input: Any, num_bins: Any, mask: Any = None) -> tensor:
 # ===------------------------------------------------------------------------===
 @builtin
 def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE) -> tensor:
-    """x limited to [min, max] elementwise (after promotion); undefined when min > max."""
-    return current_semantic().clamp(_c(x), _c(min), _c(max))
+    """x limited to [min, max] elementwise (after promotion); undefined when min > max. A NaN x gives `min`
+    unless propagate_nan=tl.PropagateNan.ALL."""
+    policy = _c(propagate_nan)
+    return current_semantic().clamp(_c(x), _c(min), _c(max), getattr(policy, "value", policy) == PropagateNan.ALL)
 
 
 @builtin

@@ -179,8 +179,11 @@ class LanguageSemantic:
     # ===--------------------------------------------------------------------===
     # Elementwise
     # ===--------------------------------------------------------------------===
-    def clamp(self, x: Any, lo: Any, hi: Any) -> tensor:
-        """min(max(x, lo), hi) after promotion; NaN propagates (as tl.maximum/minimum here)."""
+    def clamp(self, x: Any, lo: Any, hi: Any, propagate_nan: bool = False) -> tensor:
+        """min(max(x, lo), hi) after promotion. A NaN x gives `lo` (as fmax/fmin would) unless propagate_nan."""
+        x = self.to_tensor(x)
+        if x.dtype.is_floating() and not propagate_nan:
+            x = self.where(self.compare("ne", x, x), lo, x)
         return self.minimum(self.maximum(x, lo), hi)
 
     # ===--------------------------------------------------------------------===
