@@ -68,7 +68,7 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
                 "a tile value's contents are not known at compile time; it cannot be used as a Python "
                 "bool or int here (mark the argument tl.constexpr, or use tl.where for data-dependent choices)"
             )
-        if x.type.is_block():
+        if x.type.is_block() and x.type.numel != 1:  # a block of one element is its element
             raise TileTypeError(f"the truth value of a block {x.type} is ambiguous; reduce it first")
         return x.handle.item()
 
