@@ -128,13 +128,14 @@ def histogram_kernel(x_ptr, out_ptr, n, M: tl.constexpr, BINS: tl.constexpr):
 
 
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
-@pytest.mark.parametrize("dtype", [torch.uint8, torch.int64], ids=str)
-def test_large_masked_histogram(mode, dtype, request, gen):
-    """1024 values into 128 bins (values past the bins, and negatives, are not counted; nor masked-off ones)."""
+@pytest.mark.parametrize("dtype, m", [(torch.uint8, 64), (torch.int64, 1024)], ids=str)
+def test_large_masked_histogram(mode, dtype, m, request, gen):
+    """Values into 128 bins (values past the bins, negatives and masked-off ones are not counted).
+    (uint8 at 64 values only: the CPU target's x86 code generation of 1024-wide i8 vectors takes a minute.)"""
     request.getfixturevalue(mode)
     low = 0 if dtype == torch.uint8 else -20
-    x = torch.randint(low, 200, (1024,), generator=gen, dtype=torch.int64).to(dtype)
+    x = torch.randint(low, 200, (m,), generator=gen, dtype=torch.int64).to(dtype)
     out = torch.full((128,), 0x5A, dtype=torch.int32)
-    histogram_kernel[(1,)](x, out, 1000, M=1024, BINS=128)
-    want = torch.stack([(x[:1000].long() == b).sum() for b in range(128)]).to(torch.int32)
+    histogram_kernel[(1,)](x, out, m - 24, M=m, BINS=128)
+    want = torch.stack([(x[:m - 24].long() == b).sum() for b in range(128)]).to(torch.int32)
     assert torch.equal(out, want)

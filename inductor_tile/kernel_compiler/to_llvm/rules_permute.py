@@ -331,14 +331,25 @@ def lower_histogram(ctx: LoweringContext, op: Operation) -> None:
     values = value if width == 64 else (b.zext if op.unsigned.value.data else b.sext)(value, wide)
     in_range = b.icmp_unsigned("<", values, ir.Constant(wide, [bins] * n))  # negatives are huge unsigned
     bin_index = b.select(b.and_(counted, in_range), b.trunc(values, vec), ir.Constant(vec, [bins] * n))
-    if ctx.single_thread:
+    if ctx.single_thread:  # a loop over the elements (straight-line code for 1024 of them compiled slowly)
         with b.goto_entry_block():
             array = b.alloca(ir.ArrayType(I32, bins + 1))
+            staged = b.alloca(vec)
         b.store(ir.Constant(ir.ArrayType(I32, bins + 1), None), array)
-        base = b.bitcast(array, I32.as_pointer())
-        for s in range(n):
-            slot = b.gep(base, [b.extract_element(bin_index, ir.Constant(I32, s))], source_etype=I32)
-            b.store(b.add(b.load(slot, typ=I32), ir.Constant(I32, 1)), slot)
+        b.store(bin_index, staged)
+        base, bin_of = b.bitcast(array, I32.as_pointer()), b.bitcast(staged, I32.as_pointer())
+        before = b.block
+        loop, done = ctx.function.append_basic_block("histogram_loop"), ctx.function.append_basic_block("histogram_done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        i = b.phi(I32)
+        i.add_incoming(ir.Constant(I32, 0), before)
+        slot = b.gep(base, [b.load(b.gep(bin_of, [i], source_etype=I32), typ=I32)], source_etype=I32)
+        b.store(b.add(b.load(slot, typ=I32), ir.Constant(I32, 1)), slot)
+        following = b.add(i, ir.Constant(I32, 1))
+        i.add_incoming(following, loop)
+        b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, n)), loop, done)
+        b.position_at_end(done)
     else:
         threads = ctx.target.warp_size * ctx.num_warps
         ctx.shared_bytes = max(ctx.shared_bytes, 4 * (bins + 1))
