@@ -118,3 +118,24 @@ def test_sort_gather_histogram_assemble_for_sm90(op):
              spec_from_signature("OP", "constexpr", op)]
     ptx = compile_specialized(sort_gather_kernel, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
     check_ptx(ptx, "sm_90", f"sort_gather_kernel[{op}]")
+
+
+@inductor_tile.jit
+def histogram_kernel(x_ptr, out_ptr, n, M: tl.constexpr, BINS: tl.constexpr):
+    offs = tl.arange(0, M)
+    counts = tl.histogram(tl.load(x_ptr + offs, mask=offs < n, other=0), BINS, mask=offs < n)
+    tl.store(out_ptr + tl.arange(0, BINS), counts)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+@pytest.mark.parametrize("dtype, m", [(torch.uint8, 64), (torch.int64, 1024)], ids=str)
+def test_large_masked_histogram(mode, dtype, m, request, gen):
+    """Values into 128 bins (values past the bins, negatives and masked-off ones are not counted).
+    (uint8 at 64 values only: the CPU target's x86 code generation of 1024-wide i8 vectors takes a minute.)"""
+    request.getfixturevalue(mode)
+    low = 0 if dtype == torch.uint8 else -20
+    x = torch.randint(low, 200, (m,), generator=gen, dtype=torch.int64).to(dtype)
+    out = torch.full((128,), 0x5A, dtype=torch.int32)
+    histogram_kernel[(1,)](x, out, m - 24, M=m, BINS=128)
+    want = torch.stack([(x[:m - 24].long() == b).sum() for b in range(128)]).to(torch.int32)
+    assert torch.equal(out, want)

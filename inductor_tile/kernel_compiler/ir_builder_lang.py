@@ -30,6 +30,12 @@ class LanguageOpsBuilder:
         op = self._insert(tt_permute.SplitOp(x, to_ir_type(ty)))
         return op.results[0], op.results[1]
 
+    def create_histogram(self, x: SSAValue, mask: SSAValue | None, unsigned: bool, ty) -> SSAValue:
+        return self._value(tt_permute.HistogramOp(x, mask, unsigned, to_ir_type(ty)))
+
+    def create_sort(self, x: SSAValue, axis: int, descending: bool, unsigned: bool, ty) -> SSAValue:
+        return self._value(tt_permute.SortOp(x, axis, descending, unsigned, to_ir_type(ty)))
+
     def create_gather(self, src: SSAValue, indices: SSAValue, axis: int, ty) -> SSAValue:
         return self._value(tt_permute.GatherOp(src, indices, axis, to_ir_type(ty)))
 

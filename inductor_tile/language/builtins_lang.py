@@ -106,8 +106,10 @@ def histogram(input: Any, num_bins: Any, mask: Any = None) -> tensor:
 # ===------------------------------------------------------------------------===
 @builtin
 def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE) -> tensor:
-    """x limited to [min, max] elementwise (after promotion); undefined when min > max."""
-    return current_semantic().clamp(_c(x), _c(min), _c(max))
+    """x limited to [min, max] elementwise (after promotion); undefined when min > max. A NaN x gives `min`
+    unless propagate_nan=tl.PropagateNan.ALL."""
+    policy = _c(propagate_nan)
+    return current_semantic().clamp(_c(x), _c(min), _c(max), getattr(policy, "value", policy) == PropagateNan.ALL)
 
 
 @builtin
@@ -248,6 +250,19 @@ def _method(fn):
     return method
 
 
-for _fn in (permute, trans, flip, split, ravel, reduce, associative_scan, cumsum, cumprod, sort, histogram):
+for _fn in (permute, trans, flip, split, ravel, reduce, associative_scan, cumsum, cumprod, sort, histogram, cast):
     setattr(tensor, _fn.__name__, _method(_fn))
+
+
+def _more_methods() -> None:
+    """The other builtins Triton also offers as tensor methods (x.view(...), x.max(...), x.exp(), ...)."""
+    from . import builtins as b
+
+    for name in ("view", "max", "min", "argmax", "argmin", "xor_sum", "abs", "exp", "exp2", "log", "log2", "cos",
+                 "sin", "sqrt", "rsqrt", "sigmoid", "floor", "ceil", "erf", "split", "broadcast_to"):
+        if not hasattr(tensor, name) or name in ("abs",):
+            setattr(tensor, name, _method(getattr(b, name)))
+
+
+_more_methods()
 tensor.T = property(lambda self: trans(self))  # type: ignore[attr-defined]

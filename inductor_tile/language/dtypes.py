@@ -30,6 +30,11 @@ class dtype:
         elif name == "void":
             self.primitive_bitwidth = 0
 
+    @property
+    def fp_mantissa_width(self) -> int:
+        """Explicit mantissa bits of a float type (Triton's name)."""
+        return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}[self.name]
+
     # --- classification -------------------------------------------------------
     def is_int(self) -> bool:
         return self.name in self.SINT_NAMES or self.name in self.UINT_NAMES
@@ -101,6 +106,7 @@ class dtype:
         return _PUBLIC_NAME[self.name]
 
     def __eq__(self, other: object) -> bool:
+        other = getattr(other, "value", other) if type(other).__name__ == "constexpr" else other  # tl.constexpr(dt)
         return isinstance(other, dtype) and self.to_ir_string() == other.to_ir_string()
 
     def __hash__(self) -> int:

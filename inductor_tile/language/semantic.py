@@ -68,7 +68,7 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
                 "a tile value's contents are not known at compile time; it cannot be used as a Python "
                 "bool or int here (mark the argument tl.constexpr, or use tl.where for data-dependent choices)"
             )
-        if x.type.is_block():
+        if x.type.is_block() and x.type.numel != 1:  # a block of one element is its element
             raise TileTypeError(f"the truth value of a block {x.type} is ambiguous; reduce it first")
         return x.handle.item()
 
@@ -156,7 +156,8 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         if axis < 0:
             axis += rank + 1
         if not 0 <= axis <= rank:
-            raise TileValueError(f"expand_dims axis {axis} is out of range for a block of rank {rank}")
+            raise TileValueError(f"invalid axis {axis}: expand_dims needs an axis in [{-rank - 1}, {rank}] for a block "
+                                 f"of rank {rank}")
         shape = x.type.shape[:axis] + (1,) + x.type.shape[axis:]
         ty = block_type(x.dtype, shape)
         return tensor(self.builder.create_expand_dims(x.handle, axis, ty), ty)
@@ -190,7 +191,8 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
             elif isinstance(s, slice) and s == slice(None, None, None):
                 dim += 1
             else:
-                raise TileTypeError(f"tile indexing supports only None and ':' (got {s!r}); use tl.load for element access")
+                raise TileTypeError(f"unsupported tensor index {s!r}: tile indexing supports only None and ':'; "
+                                    "use tl.load for element access")
         return x
 
     def validate_shape(self, shape: Sequence[int], what: str) -> tuple[int, ...]:
@@ -294,6 +296,9 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
             value = bool(value)
         elif ty.is_int():
             value = int(value)
+            width = ty.int_bitwidth
+            if not -(1 << (width - 1)) <= value < (1 << width):  # fits neither the signed nor the unsigned range
+                raise TileValueError(f"integer constant {value} is out of range for {ty}")
         else:
             value = float(value)
         return tensor(self.builder.get_constant(value, ty), ty)
@@ -508,7 +513,7 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
     # ===--------------------------------------------------------------------===
     def program_id(self, axis: int) -> tensor:
         if axis not in (0, 1, 2):
-            raise TileValueError(f"program_id axis must be 0, 1 or 2, got {axis}")
+            raise TileValueError(f"program_id axis must be 0, 1, or 2 but got {axis}")
         return tensor(self.builder.create_program_id(axis), T.int32)
 
     def num_programs(self, axis: int) -> tensor:

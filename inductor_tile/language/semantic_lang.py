@@ -144,59 +144,22 @@ class LanguageSemantic:
         return tensor(self.builder.create_gather(src.handle, index.handle, axis, ty), ty)
 
     def sort(self, x: Any, dim: Any, descending: bool) -> tensor:
-        """A bitonic network along `dim` (the last if None), each compare-and-swap stage built from
-        reshape, permute, split, where and join. NaN sorts as the largest value, as in torch.sort."""
-        from .semantic import TileValueError
+        """x sorted along `dim` (the last if None; a power-of-two length) by a bitonic network (tt.sort).
+        NaN sorts as the largest value, as in torch.sort."""
+        from .semantic import TileTypeError, TileValueError
 
         x = self._block(x, "tl.sort")
-        shape = x.type.shape
-        rank = len(shape)
+        rank = len(x.type.shape)
         axis = rank - 1 if _unwrap(dim) is None else self._axis(dim, rank, "tl.sort")
-        n = shape[axis]
+        n = x.type.shape[axis]
         if n & (n - 1):
             raise TileValueError(f"tl.sort: the sorted dimension must be a power of two, got {n}")
+        if x.dtype.is_ptr():
+            raise TileTypeError("tl.sort cannot sort pointers")
         if n == 1:
             return x
-        order = tuple(d for d in range(rank) if d != axis) + (axis,)
-        y = self.permute(x, order, "tl.sort") if axis != rank - 1 else x
-        rows = y.type.numel // n
-        y = self.reshape(y, (rows, n))
-        k = 2
-        while k <= n:
-            j = k // 2
-            while j >= 1:
-                y = self._compare_and_swap(y, rows, n, j, k, bool(descending))
-                j //= 2
-            k *= 2
-        y = self.reshape(y, tuple(shape[d] for d in order))
-        if axis != rank - 1:
-            y = self.permute(y, tuple(order.index(d) for d in range(rank)), "tl.sort")
-        return y
-
-    def _compare_and_swap(self, y: tensor, rows: int, n: int, j: int, k: int, descending: bool) -> tensor:
-        """One bitonic stage on [rows, n]: element i meets i + j (i with bit j clear); the pair is put in
-        ascending order where bit k of i is clear (for the last merge, k == n: everywhere), else
-        descending; `descending` flips the whole order."""
-        groups = n // (2 * j)
-        pairs = self.permute(self.reshape(y, (rows, groups, 2, j)), (0, 1, 3, 2), "tl.sort")
-        lo, hi = self.split(pairs)
-        start = self.mul(self.arange(0, groups), 2 * j) if groups > 1 else self.full((1,), 0, T.int32)
-        down = self.compare("ne", self.and_(start, k), 0)
-        if descending:
-            down = self.logical_not(down)
-        down = self.expand_dims(self.expand_dims(down, 0), 2)
-        swap = self.xor_(self._sorts_after(lo, hi), down)
-        lo, hi = self.where(swap, hi, lo), self.where(swap, lo, hi)
-        joined = self.permute(self.join(lo, hi), (0, 1, 3, 2), "tl.sort")
-        return self.reshape(joined, (rows, n))
-
-    def _sorts_after(self, a: tensor, b: tensor) -> tensor:
-        """a > b, with NaN after every number."""
-        greater = self.compare("gt", a, b)
-        if a.dtype.is_floating():
-            a_nan, b_nan = self.compare("ne", a, a), self.compare("ne", b, b)
-            greater = self.or_(greater, self.and_(a_nan, self.logical_not(b_nan)))
-        return greater
+        handle = self.builder.create_sort(x.handle, axis, bool(descending), x.dtype.is_int_unsigned(), x.type)
+        return tensor(handle, x.type)
 
     def histogram(self, x: Any, num_bins: int, mask: Any = None) -> tensor:
         """int32 counts of the values 0..num_bins-1 in the 1-D block x (others are not counted)."""
@@ -205,17 +168,22 @@ class LanguageSemantic:
         x = self._block(x, "tl.histogram")
         if len(x.type.shape) != 1 or not x.dtype.is_int():
             raise TileTypeError(f"tl.histogram needs a 1-D block of integers, got {x.type}")
-        bins = self.arange(0, int(num_bins))
-        hits = self.compare("eq", self.expand_dims(x, 1), self.expand_dims(bins, 0))
+        bins = self.validate_shape((int(num_bins),), "tl.histogram num_bins")
+        mask_t = None
         if _unwrap(mask) is not None:
-            hits = self.and_(hits, self.expand_dims(self.cast(mask, T.int1), 1))
-        return self.reduce(self.cast(hits, T.int32), 0, "sum")
+            mask_t = self.broadcast_to_shape(self.cast(mask, T.int1), x.type.shape)
+        ty = block_type(T.int32, bins)
+        mask_handle = None if mask_t is None else mask_t.handle
+        return tensor(self.builder.create_histogram(x.handle, mask_handle, x.dtype.is_int_unsigned(), ty), ty)
 
     # ===--------------------------------------------------------------------===
     # Elementwise
     # ===--------------------------------------------------------------------===
-    def clamp(self, x: Any, lo: Any, hi: Any) -> tensor:
-        """min(max(x, lo), hi) after promotion; NaN propagates (as tl.maximum/minimum here)."""
+    def clamp(self, x: Any, lo: Any, hi: Any, propagate_nan: bool = False) -> tensor:
+        """min(max(x, lo), hi) after promotion. A NaN x gives `lo` (as fmax/fmin would) unless propagate_nan."""
+        x = self.to_tensor(x)
+        if x.dtype.is_floating() and not propagate_nan:
+            x = self.where(self.compare("ne", x, x), lo, x)
         return self.minimum(self.maximum(x, lo), hi)
 
     # ===--------------------------------------------------------------------===

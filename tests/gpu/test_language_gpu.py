@@ -81,3 +81,18 @@ def test_block_pointers_on_gpu(pad, transposed):
     want = _padded_reference(a, pad)
     got = padded.cpu()
     assert torch.equal(got.isnan(), want.isnan()) and torch.equal(got.nan_to_num(3.0), want.nan_to_num(3.0))
+
+
+from test_language_sort_gather import histogram_kernel  # noqa: E402
+
+
+@pytest.mark.parametrize("warps", [1, 4, 8])
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.int64], ids=str)
+def test_large_masked_histogram_on_gpu(dtype, warps):
+    gen = torch.Generator().manual_seed(9)
+    low = 0 if dtype == torch.uint8 else -20
+    x = torch.randint(low, 200, (1024,), generator=gen, dtype=torch.int64).to(dtype)
+    out = torch.full((128,), 0x5A, dtype=torch.int32, device="cuda")
+    histogram_kernel[(1,)](x.cuda(), out, 1000, M=1024, BINS=128, num_warps=warps)
+    want = torch.stack([(x[:1000].long() == b).sum() for b in range(128)]).to(torch.int32)
+    assert torch.equal(out.cpu(), want)

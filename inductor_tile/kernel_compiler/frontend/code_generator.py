@@ -41,7 +41,7 @@ _UNARY_OPERATORS: dict[type[ast.unaryop], Callable[[Any], Any]] = {
 _PYTHON_BUILTINS = {
     name: getattr(py_builtins, name)
     for name in ("min", "max", "int", "float", "bool", "len", "range", "isinstance", "getattr", "tuple", "list",
-                 "abs", "print", "enumerate", "zip", "ValueError", "TypeError")
+                 "abs", "print", "enumerate", "zip", "ValueError", "TypeError", "hasattr")
 }
 
 
@@ -191,6 +191,8 @@ class CodeGenerator(ast.NodeVisitor):
         if not _is_tile(cond):
             self.visit_statements(node.body if _unwrap(cond) else node.orelse)
             return
+        if cond.type.is_block() and cond.type.numel == 1:  # a block of one element is its element
+            cond = self.semantic.reduce(self.semantic.reshape(cond, (1,)), 0, "max")
         if cond.type.is_block():
             raise self.error(node.test, f"`if` needs a scalar condition, got a block {cond.type}; use tl.where")
         self.dynamic_if(node, self.semantic.cast(cond, T.int1))
@@ -454,6 +456,8 @@ class CodeGenerator(ast.NodeVisitor):
             return fn(*args, **kwargs)
         if getattr(fn, "__self__", None) is not None and _is_tile(fn.__self__):
             return fn(*args, **kwargs)  # a tensor method: x.to(...), x.reshape(...)
+        if fn in (py_builtins.isinstance, py_builtins.hasattr):  # compile-time questions about a value's Python type
+            return constexpr(fn(args[0] if _is_tile(args[0]) else _unwrap(args[0]), _unwrap(args[1])))
         if any(_is_tile(a) for a in list(args) + list(kwargs.values())):
             name = getattr(fn, "__name__", repr(fn))
             raise self.error(node, f"`{name}` is neither a tile builtin nor a @jit function, so it cannot take tile "

@@ -26,6 +26,24 @@ class LanguageOpsInterpreter:
     def create_split(self, x: Tensor, ty) -> tuple[Tensor, Tensor]:
         return x[..., 0].contiguous(), x[..., 1].contiguous()
 
+    def create_histogram(self, x: Tensor, mask: Tensor | None, unsigned: bool, ty) -> Tensor:
+        from .builder import _int_key
+
+        values = _int_key(x)
+        bins = ty.shape[0]
+        keep = (values >= 0) & (values < bins)
+        if mask is not None:
+            keep &= mask
+        return torch.bincount(values[keep], minlength=bins).to(torch.int32)
+
+    def create_sort(self, x: Tensor, axis: int, descending: bool, unsigned: bool, ty) -> Tensor:
+        """torch.sort's order (NaN after every number); integers by their value in their own type."""
+        from .builder import _int_key
+
+        keys = x if x.dtype.is_floating_point else _int_key(x)
+        order = torch.sort(keys, dim=axis, descending=descending, stable=True).indices
+        return torch.gather(x, axis, order)
+
     def create_gather(self, src: Tensor, indices: Tensor, axis: int, ty) -> Tensor:
         """Out-of-range indices read element 0 along the axis (the compiled targets do the same)."""
         index = indices.to(torch.int64)

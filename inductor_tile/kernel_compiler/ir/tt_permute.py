@@ -16,13 +16,14 @@ Layouts: any (the lowering moves data between threads as needed).
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import I32, DenseArrayBase, IntegerAttr, TensorType, i32
+from xdsl.dialects.builtin import I32, BoolAttr, DenseArrayBase, IntegerAttr, IntegerType, TensorType, i32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
     ParsePropInAttrDict,
     irdl_op_definition,
     operand_def,
+    opt_operand_def,
     prop_def,
     result_def,
     traits_def,
@@ -161,3 +162,66 @@ class GatherOp(IRDLOperation):
 
 
 PERMUTE_OPS.append(GatherOp)
+
+
+@irdl_op_definition
+class SortOp(IRDLOperation):
+    """The operand sorted along `axis` (ascending unless `descending`); integers compare unsigned with
+    `unsigned`, floats put NaN after every number."""
+
+    name = "tt.sort"
+
+    src = operand_def(TensorType)
+    axis = prop_def(IntegerAttr[I32])
+    descending = prop_def(BoolAttr)
+    unsigned = prop_def(BoolAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
+
+    def __init__(self, src: SSAValue, axis: int, descending: bool, unsigned: bool, result_type: Attribute):
+        props = {"axis": i32_attr(axis), "descending": BoolAttr.from_bool(descending),
+                 "unsigned": BoolAttr.from_bool(unsigned)}
+        super().__init__(operands=[src], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        shape = shape_of(self.src.type)
+        expect(shape_of(self.result.type) == shape, "tt.sort: shapes differ")
+        expect(0 <= self.axis.value.data < len(shape), "tt.sort: axis out of range")
+        size = shape[self.axis.value.data]
+        expect(size & (size - 1) == 0, "tt.sort: the sorted dimension must be a power of two")
+
+
+PERMUTE_OPS.append(SortOp)
+
+
+@irdl_op_definition
+class HistogramOp(IRDLOperation):
+    """result[b] = how many elements of the 1-D integer operand (read as unsigned with `unsigned`) equal b,
+    where the optional mask holds, for b in [0, num_bins); i32 counts."""
+
+    name = "tt.histogram"
+
+    src = operand_def(TensorType)
+    mask = opt_operand_def(TensorType)
+    unsigned = prop_def(BoolAttr)
+    result = result_def(TensorType)
+
+    traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
+    assembly_format = "$src (`mask` $mask^)? attr-dict `:` type($src) (`,` type($mask)^)? `->` type($result)"
+
+    def __init__(self, src: SSAValue, mask: SSAValue | None, unsigned: bool, result_type: Attribute):
+        super().__init__(operands=[src, [mask] if mask is not None else []], result_types=[result_type],
+                         properties={"unsigned": BoolAttr.from_bool(unsigned)})
+
+    def verify_(self) -> None:
+        expect(len(shape_of(self.src.type)) == 1 and len(shape_of(self.result.type)) == 1,
+               "tt.histogram: a 1-D operand and result")
+        expect(isinstance(element_of(self.src.type), IntegerType) and element_of(self.result.type) == i32,
+               "tt.histogram: integer operand, i32 counts")
+
+
+PERMUTE_OPS.append(HistogramOp)

@@ -10,8 +10,10 @@ splats), so a combine step costs the same as one of tt.reduce's built-in kinds.
 - scan: when every element along the axis is in the same thread (always on the CPU), a
   Hillis-Steele scan in registers: log2(n) steps, each one shuffle that brings element
   i - d next to element i, one combine of the whole vector, one select keeping elements
-  i < d. Otherwise the same steps exchange the elements through shared memory. Either way
-  the combine sees (earlier, later), so an associative but not commutative combine works.
+  i < d. Across lanes and warps, in layers (scan_layered.py: thread, lane butterfly, warps
+  through shared memory, repetitions); for layouts that does not cover (slices, a CTA tile
+  longer than the axis) the Hillis-Steele steps exchange elements through shared memory.
+  The combine always sees (earlier, later), so an associative, not commutative, one works.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ..ir.layouts import LayoutMap
 from ..ir.tt_types import numel as _numel
 from .context import I1, I32, RULES, LoweringContext, LoweringError, byte_size, lowering
 from .rules_reduce import _across_threads, _chain_within_thread, _halves, _tree_within_thread
+from . import scan_layered
 from .rules_permute import to_layout
 from .rules_tensor import index_vectors
 
@@ -174,6 +177,8 @@ def lower_scan(ctx: LoweringContext, op: Operation) -> None:
     combine = region_combine(ctx, op)
     if _axis_in_thread(ctx, lmap, axis):
         vectors = _scan_in_registers(ctx, vectors, lmap, axis, reverse, combine)
+    elif scan_layered.applies(lmap, axis):
+        vectors = scan_layered.scan_layered(ctx, vectors, lmap, axis, reverse, combine)
     else:
         vectors = _scan_through_shared_memory(ctx, vectors, lmap, axis, reverse, combine)
     for result, vector in zip(op.results, vectors):

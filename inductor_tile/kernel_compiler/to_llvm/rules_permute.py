@@ -1,4 +1,4 @@
-"""Lowering of the element-moving ops: tt.trans, tt.flip, tt.join, tt.split, tt.gather.
+"""Lowering of the element-moving ops: tt.trans, tt.flip, tt.join, tt.split, tt.gather, tt.sort.
 
 Each op says, for a result element at coordinates `c`, where its value lives in a buffer
 that holds the operands one after the other, row-major (`source_of(c)`). The same
@@ -19,7 +19,7 @@ from xdsl.ir import Operation
 
 from ..ir.layouts import LayoutMap
 from ..ir.tt_types import numel as _numel
-from .context import I1, I8, I32, LoweringContext, LoweringError, byte_size, lowering
+from .context import I1, I8, I32, LoweringContext, LoweringError, byte_size, float_kind, lowering
 from .rules_tensor import index_vectors, same_thread_permutation
 
 
@@ -212,3 +212,158 @@ def lower_gather(ctx: LoweringContext, op: Operation) -> None:
     if not ctx.single_thread:
         ctx.target.barrier(b)
     ctx.set(op.results[0], load_slots(ctx, base, linear(coords, src_map.shape).value, element))
+
+
+# ===------------------------------------------------------------------------===
+# tt.sort: a bitonic network
+# ===------------------------------------------------------------------------===
+def _sorts_after(ctx: LoweringContext, a: ir.Value, b: ir.Value, is_float: bool, unsigned: bool) -> ir.Value:
+    """a > b elementwise; NaN after every number."""
+    bld = ctx.builder
+    if not is_float:
+        return (bld.icmp_unsigned if unsigned else bld.icmp_signed)(">", a, b)
+    greater = bld.fcmp_ordered(">", a, b)
+    a_nan, b_nan = bld.fcmp_unordered("uno", a, a), bld.fcmp_unordered("uno", b, b)
+    return bld.or_(greater, bld.and_(a_nan, bld.not_(b_nan)))
+
+
+def _partner_in_registers(ctx: LoweringContext, value: ir.Value, indices: list[tuple[int, ...]], axis: int,
+                          j: int) -> ir.Value:
+    """Each slot gets the element whose coordinate along `axis` differs in bit j (all in this thread);
+    `indices`: the tensor index of each slot."""
+    where: dict[tuple[int, ...], int] = {}
+    for s, index in enumerate(indices):
+        where.setdefault(index, s)
+    perm = []
+    for index in indices:
+        partner = list(index)
+        partner[axis] ^= j
+        perm.append(where[tuple(partner)])
+    return ctx.shuffle(value, perm)
+
+
+@lowering("tt.sort")
+def lower_sort(ctx: LoweringContext, op: Operation) -> None:
+    """Bitonic sort along the axis: for k = 2, 4, .., n and j = k/2, .., 1, element i meets i ^ j; the lower
+    index of the pair keeps the smaller value where bit k of i is clear (the larger elsewhere; for k = n,
+    everywhere: ascending), `descending` flipping it. Partners come by a static shuffle when the axis is
+    within each thread (the CPU), else through shared memory. Half types compare in f32."""
+    from . import half
+    from .shared import linear_indices, load_slots, store_slots
+
+    b = ctx.builder
+    value, src = _operand(ctx, op)
+    dst = ctx.layout_map(op.results[0].type)
+    value = to_layout(ctx, value, src, dst)
+    axis = op.axis.value.data
+    n = dst.shape[axis]
+    descending, unsigned = bool(op.descending.value.data), bool(op.unsigned.value.data)
+    kind = float_kind(op.results[0].type)
+    soft = ctx.soft_half(kind)
+    if soft:
+        value = half.half_to_f32(b, value, kind)
+    in_thread = ctx.single_thread or (dst.root.threads_per_warp[dst.kept[axis]] == 1
+                                      and dst.root.warps_per_cta[dst.kept[axis]] == 1)
+    position = index_vectors(ctx, dst)[axis]
+    count = dst.num_slots
+    vec = position.type
+    linear = None if in_thread else linear_indices(ctx, dst, dst.shape)
+    stride = _numel(dst.shape[axis + 1:])
+    base = None if in_thread else scratch_buffer(ctx, value.type.element, _numel(dst.shape))
+    slot_indices = [dst.index(s) for s in range(count)] if in_thread else []
+
+    def constant(v: int) -> ir.Constant:
+        return ir.Constant(vec, [v] * count)
+
+    k = 2
+    while k <= n:
+        j = k // 2
+        while j >= 1:
+            lower = b.icmp_unsigned("==", b.and_(position, constant(j)), constant(0))
+            ascending = b.icmp_unsigned("==", b.and_(position, constant(k)), constant(0))
+            if descending:
+                ascending = b.not_(ascending)
+            if in_thread:
+                partner = _partner_in_registers(ctx, value, slot_indices, axis, j)
+            else:
+                ctx.target.barrier(b)
+                store_slots(ctx, base, value, linear)
+                ctx.target.barrier(b)
+                offset = b.select(lower, constant(j * stride), constant(-j * stride))
+                partner = load_slots(ctx, base, b.add(linear, offset), value.type.element)
+            after = _sorts_after(ctx, value, partner, kind is not None, unsigned)
+            smaller, larger = b.select(after, partner, value), b.select(after, value, partner)
+            keep_smaller = b.icmp_unsigned("==", b.zext(lower, vec), b.zext(ascending, vec))
+            value = b.select(keep_smaller, smaller, larger)
+            j //= 2
+        k *= 2
+    if soft:
+        value = half.f32_to_half(b, value, kind)
+    ctx.set(op.results[0], value)
+
+
+# ===------------------------------------------------------------------------===
+# tt.histogram
+# ===------------------------------------------------------------------------===
+@lowering("tt.histogram")
+def lower_histogram(ctx: LoweringContext, op: Operation) -> None:
+    """Counts in a buffer of num_bins + 1 i32 (the last one takes what is not counted): each element held
+    by its canonical owner (not a wrapped copy) adds one at its bin, an atomic add to shared memory on GPUs;
+    then each result slot reads its bin."""
+    from .rules_tensor import thread_offsets
+    from .shared import load_slots
+
+    b = ctx.builder
+    value, src = _operand(ctx, op, 0)
+    dst = ctx.layout_map(op.results[0].type)
+    bins = dst.shape[0]
+    n = src.num_slots
+    vec = ir.VectorType(I32, n)
+    # canonical owners: the slot's index before wrapping around the block's size
+    unwrapped = b.add(ir.Constant(vec, [src.slot_offset(s)[0] for s in range(n)]),
+                      ctx.splat(thread_offsets(ctx, src)[0], n))
+    counted = b.icmp_unsigned("<", unwrapped, ir.Constant(vec, [src.shape[0]] * n))
+    if len(op.operands) > 1:
+        mask, mask_map = _operand(ctx, op, 1)
+        counted = b.and_(counted, to_layout(ctx, mask, mask_map, src))
+    wide = ir.VectorType(ir.IntType(64), n)
+    width = value.type.element.width
+    values = value if width == 64 else (b.zext if op.unsigned.value.data else b.sext)(value, wide)
+    in_range = b.icmp_unsigned("<", values, ir.Constant(wide, [bins] * n))  # negatives are huge unsigned
+    bin_index = b.select(b.and_(counted, in_range), b.trunc(values, vec), ir.Constant(vec, [bins] * n))
+    if ctx.single_thread:  # a loop over the elements (straight-line code for 1024 of them compiled slowly)
+        with b.goto_entry_block():
+            array = b.alloca(ir.ArrayType(I32, bins + 1))
+            staged = b.alloca(vec)
+        b.store(ir.Constant(ir.ArrayType(I32, bins + 1), None), array)
+        b.store(bin_index, staged)
+        base, bin_of = b.bitcast(array, I32.as_pointer()), b.bitcast(staged, I32.as_pointer())
+        before = b.block
+        loop, done = ctx.function.append_basic_block("histogram_loop"), ctx.function.append_basic_block("histogram_done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        i = b.phi(I32)
+        i.add_incoming(ir.Constant(I32, 0), before)
+        slot = b.gep(base, [b.load(b.gep(bin_of, [i], source_etype=I32), typ=I32)], source_etype=I32)
+        b.store(b.add(b.load(slot, typ=I32), ir.Constant(I32, 1)), slot)
+        following = b.add(i, ir.Constant(I32, 1))
+        i.add_incoming(following, loop)
+        b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, n)), loop, done)
+        b.position_at_end(done)
+    else:
+        threads = ctx.target.warp_size * ctx.num_warps
+        ctx.shared_bytes = max(ctx.shared_bytes, 4 * (bins + 1))
+        base = ctx.target.shared_memory(ctx.module, b, bins + 1)
+        tid = b.add(b.mul(ctx.target.warp_id(b), ir.Constant(I32, ctx.target.warp_size)), ctx.target.lane_id(b))
+        ctx.target.barrier(b)
+        for start in range(0, bins + 1, threads):
+            at = b.add(tid, ir.Constant(I32, start))
+            with b.if_then(b.icmp_unsigned("<", at, ir.Constant(I32, bins + 1))):
+                b.store(ir.Constant(I32, 0), b.gep(base, [at], source_etype=I32))
+        ctx.target.barrier(b)
+        for s in range(n):
+            slot = b.gep(base, [b.extract_element(bin_index, ir.Constant(I32, s))], source_etype=I32)
+            b.atomic_rmw("add", slot, ir.Constant(I32, 1), "monotonic")
+        ctx.target.barrier(b)
+    (indices,) = index_vectors(ctx, dst)
+    ctx.set(op.results[0], load_slots(ctx, base, indices, I32))

@@ -9,17 +9,21 @@
 // CHECK-NEXT:    %f = tt.flip %x {axis = 1 : i32} : tensor<16x32xf32> -> tensor<16x32xf32>
 // CHECK-NEXT:    %j = tt.join %x, %f : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32x2xf32>
 // CHECK-NEXT:    %lo, %hi = tt.split %j : tensor<16x32x2xf32> -> tensor<16x32xf32>, tensor<16x32xf32>
+// CHECK-NEXT:    %s = tt.sort %x {axis = 1 : i32, descending = false, unsigned = false} : tensor<16x32xf32> -> tensor<16x32xf32>
+// CHECK-NEXT:    %g = tt.gather %x[%i] {axis = 0 : i32} : tensor<16x32xf32>, tensor<4x32xi32> -> tensor<4x32xf32>
 // CHECK-NEXT:    tt.debug_barrier
 // GPU-LABEL:   func.func @moves
 // GPU-NOT:       ttg.convert_layout
 // GPU:           %t = tt.trans %x {order = array<i32: 1, 0>} : tensor<16x32xf32> -> tensor<32x16xf32, #ttg.blocked<{{.*}}>>
 // GPU:           %lo, %hi = tt.split %j : tensor<16x32x2xf32, #ttg.blocked<{{.*}}>> -> tensor<16x32xf32, #ttg.blocked<{{.*}}>>, tensor<16x32xf32, #ttg.blocked<{{.*}}>>
 // GPU-NOT:       ttg.convert_layout
-func.func @moves(%x: tensor<16x32xf32>) {
+func.func @moves(%x: tensor<16x32xf32>, %i: tensor<4x32xi32>) {
   %t = tt.trans %x {order = array<i32: 1, 0>} : tensor<16x32xf32> -> tensor<32x16xf32>
   %f = tt.flip %x {axis = 1 : i32} : tensor<16x32xf32> -> tensor<16x32xf32>
   %j = tt.join %x, %f : tensor<16x32xf32>, tensor<16x32xf32> -> tensor<16x32x2xf32>
   %lo, %hi = tt.split %j : tensor<16x32x2xf32> -> tensor<16x32xf32>, tensor<16x32xf32>
+  %s = tt.sort %x {axis = 1 : i32, descending = false, unsigned = false} : tensor<16x32xf32> -> tensor<16x32xf32>
+  %g = tt.gather %x[%i] {axis = 0 : i32} : tensor<16x32xf32>, tensor<4x32xi32> -> tensor<4x32xf32>
   tt.debug_barrier
   func.return
 }
