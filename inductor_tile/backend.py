@@ -153,6 +153,26 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
         return compile_fx_inner(gm, example_inputs, **kwargs)
 
 
+def _note_compile(gm) -> None:
+    """Count the graph in ``metrics``; a recompilation (Dynamo's guards failed on new inputs:
+    new sizes, one of our int32 size guards, a changed dtype) is logged with Dynamo's reason."""
+    from . import metrics
+
+    metrics.compiled_graphs += 1
+    try:
+        from torch._dynamo.utils import get_metrics_context
+        from torch._guards import CompileContext
+
+        compile_id = CompileContext.current_compile_id()
+        if compile_id is None or not getattr(compile_id, "frame_compile_id", 0):
+            return
+        reason = getattr(get_metrics_context(), "_metrics", {}).get("recompile_reason") or "unknown guard failure"
+    except Exception:  # noqa: BLE001 - Dynamo internals differ across torch versions; counting is enough
+        return
+    metrics.recompiles.append(f"{compile_id}: {reason}")
+    log.info("tile: recompiling (%s) after a guard failure: %s", compile_id, reason)
+
+
 def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     """The torch.compile backend: ``torch.compile(fn, backend="tile", mode=..., options=...)``.
 
@@ -169,6 +189,7 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     config_patches = dict(options or {})
     if mode is not None and mode != "default":
         config_patches.update(torch._inductor.list_mode_options(mode))
+    _note_compile(gm)
     with tile_caches():
         return compile_fx(gm, example_inputs, inner_compile=_tile_inner_compile, config_patches=config_patches)
 

@@ -10,6 +10,9 @@
   graph cache (``graph_cache.py``) or compiled and stored; a hit generates and compiles nothing.
 - ``fallback_retries``: fallbacks whose first attempt Inductor's codegen refused, retried with
   its safe code (the C++ scalar kernel); the error, one entry per retry.
+- ``compiled_graphs``: graphs Dynamo handed to the backend (each forward and each recompilation).
+- ``recompiles``: one entry per recompilation, with Dynamo's guard failure (why the earlier graphs
+  did not serve the new inputs: new sizes, an int32 size guard, a dtype).
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
 - ``launch_lines``: the wrapper's launch line of each generated kernel (grid, blocks, warps), by name.
 """
@@ -23,12 +26,14 @@ fallback_reasons: list[str] = []
 graph_cache_hits: int = 0
 graph_cache_misses: int = 0
 fallback_retries: list[str] = []
+compiled_graphs: int = 0
+recompiles: list[str] = []
 kernel_sources: dict[str, str] = {}
 launch_lines: dict[str, str] = {}
 
 
 def reset() -> None:
-    global generated_kernels, reused_kernels, fallback_kernels, graph_cache_hits, graph_cache_misses
+    global generated_kernels, reused_kernels, fallback_kernels, graph_cache_hits, graph_cache_misses, compiled_graphs
     generated_kernels = 0
     graph_cache_hits = 0
     graph_cache_misses = 0
@@ -36,5 +41,7 @@ def reset() -> None:
     fallback_kernels = 0
     fallback_reasons.clear()
     fallback_retries.clear()
+    compiled_graphs = 0
+    recompiles.clear()
     kernel_sources.clear()
     launch_lines.clear()

@@ -1,7 +1,7 @@
 """Sweep PyTorch's OpInfo database through ``torch.compile(backend="tile")``.
 
     python -m inductor_tile.tools.opinfo_sweep [--dtype float32] [--ops abs,add,...] [--limit N]
-        [--samples K] [--device cpu] [--timeout S] [--jobs J] [--csv out.csv]
+        [--samples K] [--device cpu] [--timeout S] [--jobs J] [--csv out.csv] [--dynamic] [--backward]
 
 For every op of ``torch.testing._internal.common_methods_invocations.op_db`` (and its first
 ``--samples`` sample inputs), the op is compiled with the tile backend after
@@ -40,6 +40,10 @@ import traceback
 from dataclasses import dataclass, field
 
 STATUSES = ("correct", "fell back", "no kernel", "failed", "skipped")
+
+# how each sample is compiled: ``dynamic``: torch.compile(dynamic=True) (sizes are symbols);
+# ``backward``: gradients of sum(out * w) wrt the float inputs are compared too
+OPTIONS = {"dynamic": False, "backward": False}
 _RANK = {"skipped": 0, "no kernel": 1, "correct": 2, "fell back": 3, "failed": 4}
 
 # ops whose outputs are random or uninitialized (the random ones are also caught by running twice)
@@ -193,19 +197,59 @@ def _run_sample(op, sample, dtype):
 
     torch._dynamo.reset()
     metrics.reset()
-    compiled = torch.compile(call, backend=tile_backend)
+    compiled = torch.compile(call, backend=tile_backend, dynamic=True if OPTIONS["dynamic"] else None)
     torch.manual_seed(0)
     out = compiled(*inputs())
-    generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels
-    reasons = [_strip_node(r) for r in metrics.fallback_reasons]
     problem = _mismatch(out, eager, reference)
     if problem is not None:
+        generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels
+        reasons = [_strip_node(r) for r in metrics.fallback_reasons]
         if _inductor_agrees(call, inputs, out):
             problem += " (backend='inductor' gives the same)"
         return "failed", [problem] + reasons, generated, fallbacks
+    if OPTIONS["backward"] and op.supports_autograd and dtype.is_floating_point:
+        problem = _backward_mismatch(call, compiled, inputs)
+        if problem is not None:
+            reasons = [_strip_node(r) for r in metrics.fallback_reasons]
+            return "failed", [problem] + reasons, metrics.generated_kernels, metrics.fallback_kernels
+    generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels
+    reasons = [_strip_node(r) for r in metrics.fallback_reasons]
     if fallbacks:
         return "fell back", reasons, generated, fallbacks
     return ("correct" if generated else "no kernel"), [], generated, fallbacks
+
+
+def _backward_mismatch(call, compiled, inputs) -> str | None:
+    """Why the compiled gradients of sum(out * w) wrt the float inputs differ from eager's (or None)."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    def grads(fn, convert=None):
+        leaves = [t.requires_grad_() if t.is_floating_point() else t for t in inputs(convert)]
+        torch.manual_seed(0)
+        outs = [t for t in pytree.tree_leaves(fn(*leaves))
+                if isinstance(t, torch.Tensor) and t.requires_grad and t.is_floating_point()]
+        wanted = [t for t in leaves if t.requires_grad]
+        if not outs or not wanted:
+            return None
+        g = torch.Generator().manual_seed(2)
+        loss = sum((t * torch.randn(t.shape, generator=g, dtype=torch.float64).to(t)).sum() for t in outs)
+        found = torch.autograd.grad(loss, wanted, allow_unused=True)
+        return [torch.zeros_like(w) if x is None else x.detach() for x, w in zip(found, wanted)]
+
+    try:
+        eager = grads(call)
+    except Exception:  # noqa: BLE001 - eager has no backward for these inputs: nothing to compare
+        return None
+    if eager is None:
+        return None
+    try:
+        reference = grads(call, lambda t: t.double() if t.is_floating_point() else t)
+    except Exception:  # noqa: BLE001
+        reference = None
+    out = grads(compiled)
+    problem = _mismatch(out, eager, reference)
+    return None if problem is None else f"backward: {problem}"
 
 
 def _inductor_agrees(call, inputs, out) -> bool:
@@ -314,12 +358,20 @@ def _no_worse_than_eager(o, e, r) -> bool:
 # Many ops
 # ===--------------------------------------------------------------------------===
 def sweep(names: list[str] | None = None, dtype_name: str = "float32", device: str = "cpu", max_samples: int = 3,
-          limit: int | None = None, jobs: int = 1, timeout: float = 300.0, progress=None) -> list[OpResult]:
-    """Run every selected op; `progress(result)` is called as each op finishes."""
+          limit: int | None = None, jobs: int = 1, timeout: float = 300.0, progress=None, dynamic: bool = False,
+          backward: bool = False) -> list[OpResult]:
+    """Run every selected op; `progress(result)` is called as each op finishes.  ``dynamic``,
+    ``backward``: see ``OPTIONS``."""
     ops = [op_name(o) for o in select_ops(names, limit)]
+    options = {"dynamic": dynamic, "backward": backward}
     if jobs <= 0:
-        return _sweep_here(ops, dtype_name, device, max_samples, progress)
-    return _sweep_workers(ops, dtype_name, device, max_samples, jobs, timeout, progress)
+        saved = dict(OPTIONS)
+        OPTIONS.update(options)
+        try:
+            return _sweep_here(ops, dtype_name, device, max_samples, progress)
+        finally:
+            OPTIONS.update(saved)
+    return _sweep_workers(ops, dtype_name, device, max_samples, jobs, timeout, progress, options)
 
 
 def _quiet() -> None:
@@ -340,10 +392,11 @@ def _sweep_here(ops, dtype_name, device, max_samples, progress):
     return results
 
 
-def _worker(conn, dtype_name, device, max_samples, threads) -> None:
+def _worker(conn, dtype_name, device, max_samples, threads, options) -> None:
     import torch
 
     _quiet()
+    OPTIONS.update(options)
     torch.set_num_threads(threads)
     dtype = _torch_dtype(dtype_name)
     by_name = {op_name(o): o for o in select_ops()}
@@ -384,13 +437,13 @@ class _Worker:
         self.conn.close()
 
 
-def _sweep_workers(ops, dtype_name, device, max_samples, jobs, timeout, progress):
+def _sweep_workers(ops, dtype_name, device, max_samples, jobs, timeout, progress, options):
     import multiprocessing
     from multiprocessing.connection import wait
 
     ctx = multiprocessing.get_context("spawn")
     threads = max(1, (multiprocessing.cpu_count() // jobs))
-    args = (dtype_name, device, max_samples, threads)
+    args = (dtype_name, device, max_samples, threads, options)
     workers = [_Worker(ctx, args) for _ in range(min(jobs, len(ops)) or 1)]
     pending, results = list(reversed(ops)), {}
 
@@ -492,6 +545,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per op (with --jobs >= 1)")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes; 0 runs in this process")
     parser.add_argument("--csv", default=None, help="write one row per op here")
+    parser.add_argument("--dynamic", action="store_true", help="compile with dynamic=True (symbolic sizes)")
+    parser.add_argument("--backward", action="store_true", help="compare input gradients too")
     args = parser.parse_args(argv)
     names = [n.strip() for n in args.ops.split(",") if n.strip()] or None
     start = time.perf_counter()
@@ -501,7 +556,8 @@ def main(argv: list[str] | None = None) -> int:
         done[0] += 1
         print(f"[{done[0]}] {r.op}: {r.status} ({r.seconds:.1f} s)", flush=True)
 
-    results = sweep(names, args.dtype, args.device, args.samples, args.limit, args.jobs, args.timeout, progress)
+    results = sweep(names, args.dtype, args.device, args.samples, args.limit, args.jobs, args.timeout, progress,
+                    dynamic=args.dynamic, backward=args.backward)
     report(results)
     if args.csv:
         write_csv(results, args.csv)

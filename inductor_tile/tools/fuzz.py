@@ -1,0 +1,466 @@
+"""A seeded fuzzer of ``torch.compile(backend="tile")`` against eager PyTorch.
+
+    python -m inductor_tile.tools.fuzz --seed N            # replay one graph (prints its source)
+    python -m inductor_tile.tools.fuzz --count 2000 [--start S] [--device cuda] [--time-budget SEC]
+
+Each seed makes one small random graph (``generate``): pointwise math, broadcasts against
+inputs or keepdim reductions, views (permute, transpose, flatten, unsqueeze, strided and
+offset slices), reductions along random axes (sum, mean, amax, amin, var, logsumexp, softmax,
+cumsum), indexing (index_select, gather) and dtype casts (through float16/bfloat16, to int and
+bool), over random sizes (1 to 64 per dim).  The graph is written as Python source, so a
+failure prints exactly what ran.  ``run_case`` compiles it with the tile backend in one of
+three shape modes (static, ``dynamic=True``, ``mark_dynamic`` on one dim), calls it on two
+or three sets of sizes, and compares outputs and input gradients (backward through
+``sum(out * weight)``) with eager on the same inputs.  Some cases hand every node to
+Inductor's own scheduling (``handover``), which checks that a fallback is sound for any node.
+
+A compile error, a run-time error or a mismatch is a failure; a fallback is not (it is
+counted).  Every failure found is kept as a regression test in tests/test_fuzz.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import random
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+SIZES = (1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 31, 33, 64)
+MAX_NUMEL = 4096
+MODES = ("static", "dynamic", "mark_dynamic")
+
+# pointwise ops: name -> source template over {a}
+UNARY = {
+    "relu": "torch.relu({a})", "sigmoid": "torch.sigmoid({a})", "tanh": "torch.tanh({a})",
+    "sin": "torch.sin({a})", "cos": "torch.cos({a})", "abs": "torch.abs({a})", "neg": "-{a}",
+    "square": "{a} * {a} * 0.5", "gelu": "torch.nn.functional.gelu({a})", "silu": "torch.nn.functional.silu({a})",
+    "sqrt": "torch.sqrt({a}.abs() + 1.0)", "log1p": "torch.log1p({a}.abs())", "clamp": "torch.clamp({a}, -0.5, 0.75)",
+    "leaky": "torch.where({a} > 0, {a}, {a} * 0.1)", "erf": "torch.erf({a})", "affine": "{a} * 1.5 + 0.25",
+    "recip": "torch.reciprocal({a}.abs() + 1.0)", "exp": "torch.exp(-{a}.abs())",
+}
+BINARY = {
+    "add": "{a} + {b}", "sub": "{a} - {b}", "mul": "{a} * {b}", "maximum": "torch.maximum({a}, {b})",
+    "minimum": "torch.minimum({a}, {b})", "div": "{a} / ({b}.abs() + 1.0)", "where": "torch.where({a} > {b}, {a}, {b})",
+    "atan2": "torch.atan2({a}, {b}.abs() + 0.5)",
+}
+# reductions over one axis: name -> template over {a}, {dim}, {keep}
+REDUCE = {
+    "sum": "{a}.sum({dim}, keepdim={keep})", "mean": "{a}.mean({dim}, keepdim={keep})",
+    "amax": "{a}.amax({dim}, keepdim={keep})", "amin": "{a}.amin({dim}, keepdim={keep})",
+    "var": "{a}.var({dim}, keepdim={keep})", "logsumexp": "torch.logsumexp({a}, {dim}, keepdim={keep})",
+}
+# along one axis, shape kept
+SCAN = {
+    "softmax": "torch.softmax({a}, {dim})", "log_softmax": "torch.log_softmax({a}, {dim})",
+    "cumsum": "torch.cumsum({a}, {dim})",
+}
+CASTS = {
+    "half": "{a}.to(torch.float16).to({dtype})", "bfloat16": "{a}.to(torch.bfloat16).to({dtype})",
+    "int": "({a} * 4.0).to(torch.int32).to({dtype})", "bool": "({a} > 0.25).to({dtype})",
+}
+
+# dim tokens: ("base", name) | ("one",) | ("half", t) [x[::2]] | ("tail", t) [x[1:]] | ("flat", t, u)
+ONE = ("one",)
+
+
+def dim_size(token, sizes: dict) -> int:
+    kind = token[0]
+    if kind == "base":
+        return sizes[token[1]]
+    if kind == "one":
+        return 1
+    if kind == "half":
+        return (dim_size(token[1], sizes) + 1) // 2
+    if kind == "tail":
+        return max(dim_size(token[1], sizes) - 1, 0)
+    return dim_size(token[1], sizes) * dim_size(token[2], sizes)
+
+
+@dataclass
+class Input:
+    name: str
+    sig: tuple  # dim tokens
+    index_of: tuple | None = None  # for index inputs: the dim token its values index
+
+
+@dataclass
+class Case:
+    seed: int
+    source: str
+    inputs: list[Input]
+    sizes: list[dict]  # base dim name -> size, one dict per call
+    dtype: str
+    mode: str
+    marked: str | None  # the base dim marked dynamic (mode mark_dynamic)
+    backward: bool
+    handover: bool  # every node goes to Inductor's scheduling
+    ops: list[str] = field(default_factory=list)
+
+    def describe(self) -> str:
+        head = (f"# seed {self.seed}: dtype {self.dtype}, mode {self.mode}"
+                f"{f' (dim {self.marked})' if self.marked else ''}, backward {self.backward}, "
+                f"handover {self.handover}\n# sizes per call: {self.sizes}\n")
+        return head + self.source
+
+
+class _Builder:
+    """Grows a random graph; each value has a signature of dim tokens."""
+
+    def __init__(self, rng: random.Random, dtype: str):
+        self.rng, self.dtype = rng, dtype
+        self.lines: list[str] = []
+        self.values: list[tuple[str, tuple]] = []  # (name, sig) of float values
+        self.inputs: list[Input] = []
+        self.ops: list[str] = []
+        self.base: list[str] = []
+        self.uses_int_cast = False
+
+    def new_input(self, sig) -> str:
+        name = f"x{len(self.inputs)}"
+        self.inputs.append(Input(name, tuple(sig)))
+        self.values.append((name, tuple(sig)))
+        return name
+
+    def new_index(self, of, sig) -> str:
+        name = f"i{len(self.inputs)}"
+        self.inputs.append(Input(name, tuple(sig), of))
+        return name
+
+    def emit(self, op: str, expr: str, sig) -> str:
+        name = f"v{len(self.lines)}"
+        self.lines.append(f"    {name} = {expr}")
+        self.values.append((name, tuple(sig)))
+        self.ops.append(op)
+        return name
+
+    def pick(self):
+        # recent values are likelier, so graphs grow deep as well as wide
+        k = len(self.values)
+        return self.values[min(k - 1, int(k * self.rng.random() ** 0.5))]
+
+
+def _broadcast_partner(b: _Builder, sig) -> str:
+    """A value broadcastable with `sig`: an existing one or a new input with some dims of size 1."""
+    rng = b.rng
+    same = [name for name, s in b.values if len(s) == len(sig) and all(x == y or ONE in (x, y) for x, y in zip(s, sig))]
+    if same and rng.random() < 0.6:
+        return rng.choice(same)
+    new_sig = [ONE if (t[0] == "base" and rng.random() < 0.4) else t for t in sig]
+    if any(t[0] != "base" and t != ONE for t in new_sig):  # inputs have base dims only
+        new_sig = [t if t[0] == "base" or t == ONE else ONE for t in new_sig]
+    if rng.random() < 0.2 and len(new_sig) > 1:  # a lower-rank input broadcasts from the left
+        return b.new_input(new_sig[1:])
+    return b.new_input(new_sig)
+
+
+def _broadcast(s1: tuple, s2: tuple) -> tuple:
+    """The signature of a broadcast of `s1` with `s2` (aligned at the right, as torch does)."""
+    rank = max(len(s1), len(s2))
+    s1, s2 = (ONE,) * (rank - len(s1)) + s1, (ONE,) * (rank - len(s2)) + s2
+    return tuple(y if x == ONE else x for x, y in zip(s1, s2))
+
+
+def _step(b: _Builder) -> None:
+    rng = b.rng
+    name, sig = b.pick()
+    rank = len(sig)
+    kinds = ["unary"] * 4 + ["binary"] * 4 + ["reduce"] * 2 + ["scan", "view", "view", "slice", "cast"]
+    if rank and any(t[0] == "base" for t in sig):
+        kinds += ["index"]
+    kind = rng.choice(kinds)
+    if kind in ("reduce", "scan", "slice", "view") and rank == 0:
+        kind = "unary"
+    if kind == "unary":
+        op = rng.choice(sorted(UNARY))
+        b.emit(op, UNARY[op].format(a=name), sig)
+    elif kind == "binary":
+        op = rng.choice(sorted(BINARY))
+        other = _broadcast_partner(b, sig)
+        a, c = (name, other) if rng.random() < 0.5 else (other, name)
+        b.emit(op, BINARY[op].format(a=a, b=c), _broadcast(sig, dict(b.values)[other]))
+    elif kind == "reduce":
+        op = rng.choice(sorted(REDUCE))
+        dim = rng.randrange(rank)
+        keep = rng.random() < 0.5
+        out = sig[:dim] + ((ONE,) if keep else ()) + sig[dim + 1:]
+        b.emit(op, REDUCE[op].format(a=name, dim=dim - rank if rng.random() < 0.3 else dim, keep=keep), out)
+    elif kind == "scan":
+        op = rng.choice(sorted(SCAN))
+        b.emit(op, SCAN[op].format(a=name, dim=rng.randrange(rank)), sig)
+    elif kind == "view":
+        choices = ["permute", "unsqueeze", "contiguous"]
+        if rank >= 2:
+            choices += ["transpose", "flatten"]
+        op = rng.choice(choices)
+        if op == "permute":
+            perm = list(range(rank))
+            rng.shuffle(perm)
+            b.emit(op, f"{name}.permute({', '.join(map(str, perm))})", tuple(sig[p] for p in perm))
+        elif op == "transpose":
+            i, j = rng.sample(range(rank), 2)
+            out = list(sig)
+            out[i], out[j] = out[j], out[i]
+            b.emit(op, f"{name}.transpose({i}, {j})", out)
+        elif op == "flatten":
+            i = rng.randrange(rank - 1)
+            b.emit(op, f"{name}.flatten({i}, {i + 1})", sig[:i] + (("flat", sig[i], sig[i + 1]),) + sig[i + 2:])
+        elif op == "unsqueeze":
+            i = rng.randrange(rank + 1)
+            b.emit(op, f"{name}.unsqueeze({i})", sig[:i] + (ONE,) + sig[i:])
+        else:
+            b.emit(op, f"{name}.contiguous()", sig)
+    elif kind == "slice":
+        dim = rng.randrange(rank)
+        op = "step2" if rng.random() < 0.6 or dim_min(sig[dim]) < 2 else "tail"
+        index = ", ".join([":"] * dim + ["::2" if op == "step2" else "1:"])
+        out = sig[:dim] + (("half" if op == "step2" else "tail", sig[dim]),) + sig[dim + 1:]
+        b.emit(op, f"{name}[{index}]", out)
+    elif kind == "cast":
+        op = rng.choice(sorted(CASTS))
+        b.uses_int_cast |= op == "int"
+        b.emit(op, CASTS[op].format(a=name, dtype=f"torch.{b.dtype}"), sig)
+    else:  # index along a base dim
+        dims = [d for d, t in enumerate(sig) if t[0] == "base"]
+        dim = rng.choice(dims)
+        if rng.random() < 0.5:
+            k = ("base", f"k{len(b.inputs)}")
+            b.base.append(k[1])
+            idx = b.new_index(sig[dim], (k,))
+            b.emit("index_select", f"torch.index_select({name}, {dim}, {idx})", sig[:dim] + (k,) + sig[dim + 1:])
+        else:
+            idx = b.new_index(sig[dim], sig)
+            b.emit("gather", f"torch.gather({name}, {dim}, {idx})", sig)
+
+
+def dim_min(token) -> int:
+    """The smallest size a dim token can have (bases may be 1)."""
+    return {"base": 1, "one": 1, "half": 1, "tail": 0, "flat": 1}[token[0]]
+
+
+def generate(seed: int, device: str = "cpu") -> Case:
+    """The graph of ``seed`` (deterministic)."""
+    rng = random.Random(seed)
+    dtype = rng.choice(["float64", "float64", "float32"])
+    b = _Builder(rng, dtype)
+    rank = rng.randrange(1, 5)
+    b.base = [f"d{i}" for i in range(rank)]
+    b.new_input([("base", d) for d in b.base])
+    for _ in range(rng.randrange(2, 8)):
+        _step(b)
+    float_values = [v for v in b.values if v[0].startswith("v")] or b.values[:1]
+    outputs = [float_values[-1][0]] + [v[0] for v in rng.sample(float_values, min(len(float_values), rng.randrange(0, 3)))]
+    outputs = list(dict.fromkeys(outputs))
+    args = ", ".join(i.name for i in b.inputs)
+    source = "\n".join([f"def graph({args}):", *b.lines, f"    return ({', '.join(outputs)},)", ""])
+    mode = rng.choice(MODES)
+    calls = 3 if mode != "static" else 2
+    sizes = [_sizes(rng, b.base) for _ in range(calls)]
+    marked = None
+    if mode == "mark_dynamic":  # only the marked dim changes between calls
+        marked = rng.choice(b.base[:rank])
+        for s in sizes:
+            s[marked] = max(s[marked], 2)  # Dynamo specializes sizes 0 and 1 whatever was marked
+            for d in s:
+                if d != marked:
+                    s[d] = sizes[0][d]
+    backward = rng.random() < 0.6 and not b.uses_int_cast
+    handover = rng.random() < 0.1
+    return Case(seed, source, b.inputs, sizes, dtype, mode, marked, backward, handover, b.ops)
+
+
+def _sizes(rng: random.Random, names: list[str]) -> dict:
+    while True:
+        sizes = {d: rng.choice(SIZES) for d in names}
+        if math.prod(sizes.values()) <= MAX_NUMEL:
+            return sizes
+
+
+def make_inputs(case: Case, sizes: dict, device: str, call: int):
+    import torch
+
+    g = torch.Generator().manual_seed(case.seed * 1000 + call)
+    dtype = getattr(torch, case.dtype)
+    out = []
+    for inp in case.inputs:
+        shape = [dim_size(t, sizes) for t in inp.sig]
+        if inp.index_of is None:
+            t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
+        else:
+            high = max(dim_size(inp.index_of, sizes), 1)
+            t = torch.randint(0, high, shape, generator=g, dtype=torch.int64)
+        out.append(t.to(device))
+    return out
+
+
+def _tolerance(case: Case) -> dict:
+    if case.dtype == "float64":
+        return {"rtol": 1e-7, "atol": 1e-7}
+    return {"rtol": 2e-4, "atol": 2e-4}
+
+
+@dataclass
+class Result:
+    seed: int
+    ok: bool
+    error: str = ""
+    fallbacks: int = 0
+    generated: int = 0
+    graphs: int = 0
+    seconds: float = 0.0
+
+
+def _function(case: Case):
+    import torch
+
+    namespace = {"torch": torch}
+    exec(compile(case.source, f"<fuzz seed {case.seed}>", "exec"), namespace)  # noqa: S102 - our own generated source
+    return namespace["graph"]
+
+
+def _forced_handover():
+    """Every scheduler node goes to Inductor's own scheduling while this is active."""
+    import contextlib
+
+    from ..codegen.common import Unsupported
+    from ..scheduler.scheduling import TileScheduling
+
+    @contextlib.contextmanager
+    def patch():
+        original = TileScheduling._codegen_group
+
+        def refuse(self, nodes):
+            raise Unsupported("fuzz: every node handed over")
+
+        TileScheduling._codegen_group = refuse
+        try:
+            yield
+        finally:
+            TileScheduling._codegen_group = original
+
+    return patch()
+
+
+def run_case(case: Case, device: str = "cpu") -> Result:
+    import contextlib
+
+    import torch
+    from torch._dynamo.utils import counters
+
+    from .. import metrics
+    from ..backend import tile_backend
+
+    start = time.perf_counter()
+    torch._dynamo.reset()
+    counters.clear()
+    metrics.reset()
+    fn = _function(case)
+    kwargs = {"dynamic": True} if case.mode == "dynamic" else {}
+    compiled = torch.compile(fn, backend=tile_backend, **kwargs)
+    stage = "compile"
+    try:
+        with _forced_handover() if case.handover else contextlib.nullcontext():
+            for call, sizes in enumerate(case.sizes):
+                inputs = make_inputs(case, sizes, device, call)
+                if case.mode == "mark_dynamic":
+                    for t, inp in zip(inputs, case.inputs):
+                        for d, token in enumerate(inp.sig):
+                            if token == ("base", case.marked):
+                                torch._dynamo.mark_dynamic(t, d)
+                grads = case.backward
+                eager_in = [t.clone().requires_grad_(grads and t.is_floating_point()) for t in inputs]
+                tile_in = [t.clone().requires_grad_(grads and t.is_floating_point()) for t in inputs]
+                stage = f"call {call} sizes {sizes}: eager"
+                try:
+                    ref = fn(*eager_in)
+                except Exception:  # noqa: BLE001 - eager refuses these sizes (an empty reduction): not a test
+                    continue
+                stage = f"call {call} sizes {sizes}: forward"
+                out = compiled(*tile_in)
+                _compare(out, ref, case, "output")
+                if grads:
+                    stage = f"call {call} sizes {sizes}: backward"
+                    g = torch.Generator().manual_seed(case.seed + 7 * call)
+                    weights = [torch.randn(r.shape, generator=g, dtype=torch.float64).to(r.dtype).to(device) for r in ref]
+                    loss_ref = sum((r * w).sum() for r, w in zip(ref, weights))
+                    loss_out = sum((o * w).sum() for o, w in zip(out, weights))
+                    leaves = [(a, b) for a, b in zip(eager_in, tile_in) if a.requires_grad]
+                    ref_grads = torch.autograd.grad(loss_ref, [a for a, _ in leaves], allow_unused=True)
+                    out_grads = torch.autograd.grad(loss_out, [b for _, b in leaves], allow_unused=True)
+                    _compare(out_grads, ref_grads, case, "gradient")
+    except Exception as e:  # noqa: BLE001 - every failure is reported with its seed
+        detail = "".join(traceback.format_exception_only(type(e), e)).strip()
+        return Result(case.seed, False, f"{stage}: {detail[-2000:]}", metrics.fallback_kernels,
+                      metrics.generated_kernels, counters["stats"]["unique_graphs"], time.perf_counter() - start)
+    return Result(case.seed, True, "", metrics.fallback_kernels, metrics.generated_kernels,
+                  counters["stats"]["unique_graphs"], time.perf_counter() - start)
+
+
+def _compare(out, ref, case: Case, what: str) -> None:
+    import torch
+
+    if len(out) != len(ref):
+        raise AssertionError(f"{what}: {len(out)} results, eager has {len(ref)}")
+    for i, (o, r) in enumerate(zip(out, ref)):
+        if r is None or o is None:
+            if (r is None) != (o is None) and not _is_zero(o if r is None else r):
+                raise AssertionError(f"{what} {i}: None vs tensor")
+            continue
+        if o.shape != r.shape or o.dtype != r.dtype:
+            raise AssertionError(f"{what} {i}: {tuple(o.shape)} {o.dtype}, eager {tuple(r.shape)} {r.dtype}")
+        torch.testing.assert_close(o.detach().cpu(), r.detach().cpu(), equal_nan=True, msg=lambda m: f"{what} {i}: {m}",
+                                   **_tolerance(case))
+
+
+def _is_zero(t) -> bool:
+    return t is not None and not bool(t.abs().max() > 0) if t.numel() else True
+
+
+def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: bool = False, out=sys.stdout):
+    """Run the seeds' graphs; print one line per failure (with its replay command) and a summary."""
+    results = []
+    start = time.perf_counter()
+    for seed in seeds:
+        if time_budget is not None and time.perf_counter() - start > time_budget:
+            break
+        case = generate(seed, device)
+        result = run_case(case, device)
+        results.append(result)
+        if verbose or not result.ok:
+            status = "ok" if result.ok else "FAILED"
+            print(f"seed {seed}: {status} ({result.seconds:.1f} s, {result.generated} kernels, "
+                  f"{result.fallbacks} fallbacks, {result.graphs} graphs) {' '.join(case.ops)}", file=out, flush=True)
+        if not result.ok:
+            print(case.describe(), file=out)
+            print(f"  {result.error}", file=out)
+            print(f"  replay: python -m inductor_tile.tools.fuzz --seed {seed}"
+                  f"{' --device ' + device if device != 'cpu' else ''}", file=out, flush=True)
+    failed = [r.seed for r in results if not r.ok]
+    print(f"fuzz: {len(results)} graphs in {time.perf_counter() - start:.0f} s on {device}, "
+          f"{len(failed)} failed{' (seeds ' + ' '.join(map(str, failed)) + ')' if failed else ''}, "
+          f"{sum(r.fallbacks > 0 for r in results)} with fallbacks", file=out, flush=True)
+    return results
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seed", type=int, help="replay one seed (prints its graph)")
+    parser.add_argument("--count", type=int, default=100, help="number of seeds to run (default 100)")
+    parser.add_argument("--start", type=int, default=0, help="first seed (default 0)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--time-budget", type=float, help="stop starting new graphs after this many seconds")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per graph")
+    args = parser.parse_args(argv)
+    if args.seed is not None:
+        case = generate(args.seed, args.device)
+        print(case.describe())
+        results = fuzz([args.seed], args.device, verbose=True)
+    else:
+        results = fuzz(range(args.start, args.start + args.count), args.device, args.time_budget, args.verbose)
+    return 0 if all(r.ok for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
