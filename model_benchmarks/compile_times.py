@@ -105,7 +105,9 @@ def child(args: argparse.Namespace) -> int:
 
     sync()
     start = time.perf_counter()
-    compiled = torch.compile(model, backend=args.backend)
+    from .backends import resolve_compiler  # the function itself: a source checkout has no entry point
+
+    compiled = torch.compile(model, backend=resolve_compiler(args.backend))
     if training:
         out = compiled(**inputs)
         out.loss.backward()
