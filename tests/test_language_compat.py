@@ -1,5 +1,5 @@
 """Triton-compatibility details found by running Triton's language tests (tools/triton_conformance.py):
-tensor methods, compile-time isinstance/hasattr, `if` on a one-element block, dtype == constexpr(dtype),
+tensor methods, compile-time isinstance/hasattr/`is None`, one-element blocks as scalars, dtype == constexpr(dtype),
 expand_dims with several axes, kernels without arguments, out-of-range literals, clamp's NaN policy."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def compat_kernel(x_ptr, out_ptr):
     x = tl.load(x_ptr + tl.arange(0, 8))
     tl.store(out_ptr + tl.arange(0, 8), a.max(axis=2).reshape(8).to(tl.float32) + x.exp())
     flag = tl.full((1,), 1, tl.int32)
-    if flag:  # a one-element block
+    if (flag is not None) and flag.reshape([]):  # identity with None; a one-element block as a scalar
         tl.store(out_ptr + 8 + tl.arange(0, 8), tl.clamp(x, -0.5, 0.5))
     tl.store(out_ptr + 16 + tl.arange(0, 8), tl.clamp(x, -0.5, 0.5, propagate_nan=tl.PropagateNan.ALL))
 

@@ -31,6 +31,11 @@ class dtype:
             self.primitive_bitwidth = 0
 
     @property
+    def exponent_bias(self) -> int:
+        """The exponent bias of a float type (Triton's name)."""
+        return {"fp16": 15, "bf16": 127, "fp32": 127, "fp64": 1023}[self.name]
+
+    @property
     def fp_mantissa_width(self) -> int:
         """Explicit mantissa bits of a float type (Triton's name)."""
         return {"fp16": 10, "bf16": 7, "fp32": 23, "fp64": 52}[self.name]

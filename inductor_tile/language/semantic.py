@@ -168,7 +168,11 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         for d in shape:
             numel *= d
         if not x.type.is_block():
+            if not shape:
+                return x
             return self.broadcast_to_shape(x, shape) if numel == 1 else self._bad_reshape(x, shape)
+        if not shape and x.type.numel == 1:  # a one-element block to its scalar
+            return self.reduce(self.reshape(x, (1,)) if len(x.type.shape) != 1 else x, 0, "max")
         if numel != x.type.numel:
             self._bad_reshape(x, shape)
         ty = block_type(x.dtype, shape)

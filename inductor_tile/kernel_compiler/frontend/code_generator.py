@@ -408,7 +408,8 @@ class CodeGenerator(ast.NodeVisitor):
             right = self.visit(comparator_node)
             fn = _COMPARE_OPERATORS[type(op)]
             if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
-                if _is_tile(left) or _is_tile(right):
+                identity = isinstance(op, (ast.Is, ast.IsNot))
+                if (_is_tile(left) or _is_tile(right)) and not (identity and any(_unwrap(v) is None for v in (left, right))):
                     raise self.unsupported(node, f"`{type(op).__name__}` on tile values")
                 value = constexpr(fn(_unwrap(left), _unwrap(right)))
             else:
