@@ -11,8 +11,8 @@ bool), over random sizes (1 to 64 per dim).  The graph is written as Python sour
 failure prints exactly what ran.  ``run_case`` compiles it with the tile backend in one of
 three shape modes (static, ``dynamic=True``, ``mark_dynamic`` on one dim), calls it on two
 or three sets of sizes, and compares outputs and input gradients (backward through
-``sum(out * weight)``) with eager on the same inputs.  Some cases hand every node to
-Inductor's own scheduling (``handover``), which checks that a fallback is sound for any node.
+``sum(out * weight)``) with eager on the same inputs.  5% of the cases (10% on a GPU) hand
+every node to Inductor's own scheduling (``handover``): a fallback must be sound for any node.
 
 A compile error, a run-time error or a mismatch is a failure; a fallback is not (it is
 counted).  Every failure found is kept as a regression test in tests/test_fuzz.py.
@@ -267,7 +267,7 @@ def generate(seed: int, device: str = "cpu") -> Case:
                 if d != marked:
                     s[d] = sizes[0][d]
     backward = rng.random() < 0.6 and not b.uses_int_cast
-    handover = rng.random() < 0.1
+    handover = rng.random() < (0.1 if device != "cpu" else 0.05)  # the C++ compiler is slow
     return Case(seed, source, b.inputs, sizes, dtype, mode, marked, backward, handover, b.ops)
 
 
