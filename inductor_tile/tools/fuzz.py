@@ -60,9 +60,13 @@ SCAN = {
 }
 CASTS = {
     "half": "{a}.to(torch.float16).to({dtype})", "bfloat16": "{a}.to(torch.bfloat16).to({dtype})",
-    "int": "({a} * 4.0).to(torch.int32).to({dtype})", "bool": "({a} > 0.25).to({dtype})",
+    # a float -> int cast of NaN, inf or a value out of range is undefined (eager on x86 gives
+    # INT_MIN, the tile language saturates with NaN -> 0): only finite, bounded values are cast
+    "int": "(torch.nan_to_num({a}).clamp(-1e4, 1e4) * 4.0).to(torch.int32).to({dtype})",
+    "bool": "({a} > 0.25).to({dtype})",
     # integer floor division and remainder of negative values (rounding toward minus infinity)
-    "intdiv": "((({a} * 8.0).to(torch.int64) // 3) * 2 + (({a} * 8.0).to(torch.int64) % 5)).to({dtype})",
+    "intdiv": "((torch.nan_to_num({a}).clamp(-1e4, 1e4) * 8.0).to(torch.int64) // 3 * 2"
+              " + (torch.nan_to_num({a}).clamp(-1e4, 1e4) * 8.0).to(torch.int64) % 5).to({dtype})",
 }
 
 # dim tokens: ("base", name) | ("one",) | ("half", t) [x[::2]] | ("tail", t) [x[1:]] | ("flat", t, u)
