@@ -70,11 +70,11 @@ def _sizes_known(e: sympy.Expr, relation: str) -> bool:
     does not know (loop indices) make the answer False."""
     from torch._inductor.virtualized import V
 
-    if not e.free_symbols or not V.graph:  # constants: sympy decided already; no graph: no ranges
-        return False
     from torch.utils._sympy.value_ranges import bound_sympy
 
-    sizevars = V.graph.sizevars
+    sizevars = getattr(V.graph, "sizevars", None)  # outside a compile V.graph is a null handler
+    if not e.free_symbols or sizevars is None:  # constants: sympy decided already; no graph: no ranges
+        return False
     ranges = sizevars.shape_env.var_to_range
     if e.free_symbols - set(ranges):  # a loop index or another symbol the ShapeEnv does not bound
         return False
@@ -119,7 +119,7 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
             # a size that is 0 only when a dim is empty (x[:, 2:] of a width-2 input); no element
             # is then addressed through it, and the quotient of a masked lane stays defined
             return f"tl.maximum({visit(e)}, 1)"
-        raise Unsupported(f"division of an index by a possibly negative {e} in {expr}")
+        raise Unsupported(f"division of an index by a possibly non-positive {e} in {expr}")
 
     def floor_mod(a, b) -> str:
         """a mod b in [0, b) for b > 0."""

@@ -7,12 +7,13 @@ Each seed makes one small random graph (``generate``): pointwise math, broadcast
 inputs or keepdim reductions, views (permute, transpose, flatten, unsqueeze, strided and
 offset slices), reductions along random axes (sum, mean, amax, amin, var, logsumexp, softmax,
 cumsum), indexing (index_select, gather) and dtype casts (through float16/bfloat16, to int and
-bool), over random sizes (1 to 64 per dim).  The graph is written as Python source, so a
+bool, integer // and %), over random sizes (1 to 64 per dim) and input layouts (contiguous,
+transposed, every other element).  The graph is written as Python source, so a
 failure prints exactly what ran.  ``run_case`` compiles it with the tile backend in one of
 three shape modes (static, ``dynamic=True``, ``mark_dynamic`` on one dim), calls it on two
 or three sets of sizes, and compares outputs and input gradients (backward through
-``sum(out * weight)``) with eager on the same inputs.  Some cases hand every node to
-Inductor's own scheduling (``handover``), which checks that a fallback is sound for any node.
+``sum(out * weight)``) with eager on the same inputs.  5% of the cases (10% on a GPU) hand
+every node to Inductor's own scheduling (``handover``): a fallback must be sound for any node.
 
 A compile error, a run-time error or a mismatch is a failure; a fallback is not (it is
 counted).  Every failure found is kept as a regression test in tests/test_fuzz.py.
@@ -59,7 +60,13 @@ SCAN = {
 }
 CASTS = {
     "half": "{a}.to(torch.float16).to({dtype})", "bfloat16": "{a}.to(torch.bfloat16).to({dtype})",
-    "int": "({a} * 4.0).to(torch.int32).to({dtype})", "bool": "({a} > 0.25).to({dtype})",
+    # a float -> int cast of NaN, inf or a value out of range is undefined (eager on x86 gives
+    # INT_MIN, the tile language saturates with NaN -> 0): only finite, bounded values are cast
+    "int": "(torch.nan_to_num({a}).clamp(-1e4, 1e4) * 4.0).to(torch.int32).to({dtype})",
+    "bool": "({a} > 0.25).to({dtype})",
+    # integer floor division and remainder of negative values (rounding toward minus infinity)
+    "intdiv": "((torch.nan_to_num({a}).clamp(-1e4, 1e4) * 8.0).to(torch.int64) // 3 * 2"
+              " + (torch.nan_to_num({a}).clamp(-1e4, 1e4) * 8.0).to(torch.int64) % 5).to({dtype})",
 }
 
 # dim tokens: ("base", name) | ("one",) | ("half", t) [x[::2]] | ("tail", t) [x[1:]] | ("flat", t, u)
@@ -84,6 +91,7 @@ class Input:
     name: str
     sig: tuple  # dim tokens
     index_of: tuple | None = None  # for index inputs: the dim token its values index
+    layout: str = "contiguous"  # or "transposed" (dims stored in reverse order), "strided" (every other element)
 
 
 @dataclass
@@ -120,7 +128,8 @@ class _Builder:
 
     def new_input(self, sig) -> str:
         name = f"x{len(self.inputs)}"
-        self.inputs.append(Input(name, tuple(sig)))
+        layout = self.rng.choice(["contiguous"] * 4 + ["transposed", "strided"]) if sig else "contiguous"
+        self.inputs.append(Input(name, tuple(sig), layout=layout))
         self.values.append((name, tuple(sig)))
         return name
 
@@ -220,7 +229,7 @@ def _step(b: _Builder) -> None:
         b.emit(op, f"{name}[{index}]", out)
     elif kind == "cast":
         op = rng.choice(sorted(CASTS))
-        b.uses_int_cast |= op == "int"
+        b.uses_int_cast |= op in ("int", "intdiv")
         b.emit(op, CASTS[op].format(a=name, dtype=f"torch.{b.dtype}"), sig)
     else:  # index along a base dim
         dims = [d for d, t in enumerate(sig) if t[0] == "base"]
@@ -267,7 +276,7 @@ def generate(seed: int, device: str = "cpu") -> Case:
                 if d != marked:
                     s[d] = sizes[0][d]
     backward = rng.random() < 0.6 and not b.uses_int_cast
-    handover = rng.random() < 0.1
+    handover = rng.random() < (0.1 if device != "cpu" else 0.05)  # the C++ compiler is slow
     return Case(seed, source, b.inputs, sizes, dtype, mode, marked, backward, handover, b.ops)
 
 
@@ -278,7 +287,9 @@ def _sizes(rng: random.Random, names: list[str]) -> dict:
             return sizes
 
 
-def make_inputs(case: Case, sizes: dict, device: str, call: int):
+def make_inputs(case: Case, sizes: dict, device: str, call: int, requires_grad: bool = False):
+    """The inputs of one call (the same values every time); float inputs with ``requires_grad``
+    are views (transposed, strided) of leaf tensors that require grad."""
     import torch
 
     g = torch.Generator().manual_seed(case.seed * 1000 + call)
@@ -286,12 +297,19 @@ def make_inputs(case: Case, sizes: dict, device: str, call: int):
     out = []
     for inp in case.inputs:
         shape = [dim_size(t, sizes) for t in inp.sig]
-        if inp.index_of is None:
-            t = torch.randn(shape, generator=g, dtype=torch.float64).to(dtype)
-        else:
+        if inp.index_of is not None:
             high = max(dim_size(inp.index_of, sizes), 1)
-            t = torch.randint(0, high, shape, generator=g, dtype=torch.int64)
-        out.append(t.to(device))
+            out.append(torch.randint(0, high, shape, generator=g, dtype=torch.int64).to(device))
+            continue
+        stored = shape[::-1] if inp.layout == "transposed" else shape
+        if inp.layout == "strided":
+            stored = shape[:-1] + [2 * shape[-1]]
+        t = torch.randn(stored, generator=g, dtype=torch.float64).to(dtype).to(device).requires_grad_(requires_grad)
+        if inp.layout == "transposed":
+            t = t.permute(*range(len(shape) - 1, -1, -1))
+        elif inp.layout == "strided":
+            t = t[..., ::2]
+        out.append(t)
     return out
 
 
@@ -363,29 +381,35 @@ def run_case(case: Case, device: str = "cpu") -> Result:
     try:
         with _forced_handover() if case.handover else contextlib.nullcontext():
             for call, sizes in enumerate(case.sizes):
-                inputs = make_inputs(case, sizes, device, call)
+                grads = case.backward
+                eager_in = make_inputs(case, sizes, device, call, grads)
+                tile_in = make_inputs(case, sizes, device, call, grads)
                 if case.mode == "mark_dynamic":
-                    for t, inp in zip(inputs, case.inputs):
+                    for t, inp in zip(tile_in, case.inputs):
                         for d, token in enumerate(inp.sig):
                             if token == ("base", case.marked):
                                 torch._dynamo.mark_dynamic(t, d)
-                grads = case.backward
-                eager_in = [t.clone().requires_grad_(grads and t.is_floating_point()) for t in inputs]
-                tile_in = [t.clone().requires_grad_(grads and t.is_floating_point()) for t in inputs]
                 stage = f"call {call} sizes {sizes}: eager"
                 try:
                     ref = fn(*eager_in)
                 except Exception:  # noqa: BLE001 - eager refuses these sizes (an empty reduction): not a test
                     continue
                 stage = f"call {call} sizes {sizes}: forward"
-                out = compiled(*tile_in)
+                try:
+                    out = compiled(*tile_in)
+                except Exception as e:  # noqa: BLE001 - see _dynamo_refuses
+                    if _dynamo_refuses(e, fn, tile_in):
+                        continue
+                    raise
                 _compare(out, ref, case, "output")
-                if grads:
+                differentiable = [i for i, r in enumerate(ref) if r.requires_grad]  # not a cast to bool, say
+                if grads and differentiable:
                     stage = f"call {call} sizes {sizes}: backward"
                     g = torch.Generator().manual_seed(case.seed + 7 * call)
-                    weights = [torch.randn(r.shape, generator=g, dtype=torch.float64).to(r.dtype).to(device) for r in ref]
-                    loss_ref = sum((r * w).sum() for r, w in zip(ref, weights))
-                    loss_out = sum((o * w).sum() for o, w in zip(out, weights))
+                    weights = {i: torch.randn(ref[i].shape, generator=g, dtype=torch.float64).to(ref[i].dtype)
+                               .to(device) for i in differentiable}
+                    loss_ref = sum((ref[i] * w).sum() for i, w in weights.items())
+                    loss_out = sum((out[i] * w).sum() for i, w in weights.items())
                     leaves = [(a, b) for a, b in zip(eager_in, tile_in) if a.requires_grad]
                     ref_grads = torch.autograd.grad(loss_ref, [a for a, _ in leaves], allow_unused=True)
                     out_grads = torch.autograd.grad(loss_out, [b for _, b in leaves], allow_unused=True)
@@ -396,6 +420,25 @@ def run_case(case: Case, device: str = "cpu") -> Result:
                       metrics.generated_kernels, counters["stats"]["unique_graphs"], time.perf_counter() - start)
     return Result(case.seed, True, "", metrics.fallback_kernels, metrics.generated_kernels,
                   counters["stats"]["unique_graphs"], time.perf_counter() - start)
+
+
+def _dynamo_refuses(error: Exception, fn, inputs) -> bool:
+    """Whether Dynamo itself refuses the call, whatever the backend: a dim marked dynamic that the
+    graph specializes (``x[::2]`` of a size-2 dim has size 1) raises ConstraintViolationError
+    by design; the same call through ``backend="eager"`` must raise it too."""
+    import torch
+    from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+    if not isinstance(error, ConstraintViolationError):
+        return False
+    torch._dynamo.reset()
+    try:
+        torch.compile(fn, backend="eager")(*inputs)
+    except ConstraintViolationError:
+        return True
+    finally:
+        torch._dynamo.reset()
+    return False
 
 
 def _compare(out, ref, case: Case, what: str) -> None:
