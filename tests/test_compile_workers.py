@@ -117,3 +117,16 @@ def test_workers_that_cannot_start_fail_every_task_instead_of_hanging(monkeypatc
             pool.submit(("late", "", [], "cpu", 4, {})).result(timeout=5)
     finally:
         pool.close()
+
+
+def test_a_pool_whose_worker_died_is_replaced(monkeypatch):
+    """A dead worker breaks its pool (its queued tasks compile at their launches); the next
+    compile starts a fresh pool instead of leaving the rest of the process on threads."""
+    monkeypatch.setattr(compile_workers, "_restarts", 0)
+    first = compile_workers.pool(2)
+    assert first is not None
+    first.fail("a worker died (test)")
+    name, source = "worker_after_restart_kernel", SOURCE.format(name="worker_after_restart_kernel", scale="0.75")
+    future = compile_workers.compile_source(name, source, SPECS, "cpu", 4, workers=2)
+    assert future is not None and future.result(timeout=300) is True
+    assert compile_workers.pool(2) is not first

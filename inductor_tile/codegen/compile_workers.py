@@ -152,6 +152,8 @@ class WorkerPool:
 
 _lock = threading.Lock()
 _pool: WorkerPool | None = None
+_restarts = 0
+MAX_POOL_RESTARTS = 3  # pools replaced after a worker died, per process; then threads
 
 
 def pool(workers: int) -> WorkerPool | None:
@@ -159,9 +161,17 @@ def pool(workers: int) -> WorkerPool | None:
     global _pool
     if workers <= 0:
         return None
+    global _restarts
     with _lock:
         if _pool is not None and _pool.broken:
-            return None
+            if not _pool.workers or _restarts >= MAX_POOL_RESTARTS:  # cannot start, or keeps dying: threads
+                return None
+            # a worker died (killed, out of memory): its tasks compiled in the launching process;
+            # later graphs get a fresh pool
+            log.info("inductor_tile: restarting the compile workers after a worker died")
+            _pool.close()
+            _pool = None
+            _restarts += 1
         if _pool is None or _pool.pid != os.getpid():
             try:
                 _pool = WorkerPool(workers)
@@ -172,6 +182,11 @@ def pool(workers: int) -> WorkerPool | None:
                 return None
             atexit.register(_pool.close)
         return _pool
+
+
+#: environment variables a task sets in its worker besides the code flags: a worker started while one
+#: of these was set (by a test, or a user's context manager) must not keep it for later tasks
+TASK_ENV_FLAGS = ("TILE_CACHE_DISABLE", "TILE_DUMP_IR", "TILE_INTERPRET")
 
 
 def start_early() -> None:
@@ -203,6 +218,8 @@ def compile_source(name: str, source: str, specs: list[tuple], target: str, num_
     workers_pool = pool(workers)
     if workers_pool is None:
         return None
-    env = {flag: os.environ.get(flag) for flag in disk_cache.CODE_ENV_FLAGS}
+    # the settings the compile depends on, as they are now (a pool outlives the environment
+    # it was started in): code flags, where the cache is, and that it is on
+    env = {flag: os.environ.get(flag) for flag in (*disk_cache.CODE_ENV_FLAGS, *TASK_ENV_FLAGS)}
     env["TILE_CACHE_DIR"] = str(disk_cache.cache_dir())
     return workers_pool.submit((name, source, specs, target, num_warps, env))
