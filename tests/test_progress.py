@@ -28,8 +28,16 @@ def fast(monkeypatch):
     monkeypatch.setattr(progress, "SHOW_AFTER_SECONDS", 0.05)
     monkeypatch.setattr(progress, "REDRAW_SECONDS", 0.02)
     monkeypatch.setattr(progress, "_progress", progress.Progress())
-    with config.patch(compile_workers=3, progress=True):
-        yield
+    # the line shows at the default level; an earlier test may have left the logger (or torch's
+    # logging setup, its parent) above WARNING
+    logger = logging.getLogger("inductor_tile")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        with config.patch(compile_workers=3, progress=True):
+            yield
+    finally:
+        logger.setLevel(level)
 
 
 def run_batch(count: int = 4) -> None:
