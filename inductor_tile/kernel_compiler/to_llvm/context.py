@@ -194,6 +194,22 @@ def guarded(builder: ir.IRBuilder, condition: ir.Value | None, make, fallback: i
     return phi
 
 
+def lane_by_lane_gather(builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value,
+                        pointer_type: ir.PointerType) -> ir.Value:
+    """Load each lane of a vector from its own address (`pointer_type`'s address space), masked lanes
+    keeping `other`'s value: the GPU targets' gather."""
+    out = other
+    element = other.type.element
+    for i in range(other.type.count):
+        index = ir.Constant(ir.IntType(32), i)
+        pointer = builder.inttoptr(builder.extract_element(addresses, index), pointer_type)
+        lane_mask = builder.extract_element(mask, index) if mask is not None else None
+        value = guarded(builder, lane_mask, lambda: builder.load(pointer, typ=element),
+                        builder.extract_element(other, index))
+        out = builder.insert_element(out, value, index)
+    return out
+
+
 def intrinsic_suffix(ty: ir.Type) -> str:
     """LLVM's overload suffix: f32, v8f32, i64, v4i1."""
     if isinstance(ty, ir.VectorType):

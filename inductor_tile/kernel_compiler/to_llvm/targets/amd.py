@@ -20,7 +20,7 @@ import re
 
 from llvmlite import ir
 
-from ..context import guarded
+from ..context import guarded, lane_by_lane_gather
 from ..target import MathEntry, Target
 from . import amd_math
 
@@ -186,16 +186,7 @@ class AMDTarget(Target):
         return guarded(builder, mask, lambda: builder.load(pointer, typ=other.type, align=alignment), other)
 
     def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
-        out = other
-        element = other.type.element
-        for i in range(other.type.count):
-            index = ir.Constant(I32, i)
-            pointer = builder.inttoptr(builder.extract_element(addresses, index), GLOBAL)
-            lane_mask = builder.extract_element(mask, index) if mask is not None else None
-            value = guarded(builder, lane_mask, lambda: builder.load(pointer, typ=element),
-                            builder.extract_element(other, index))
-            out = builder.insert_element(out, value, index)
-        return out
+        return lane_by_lane_gather(builder, addresses, mask, other, GLOBAL)
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
                          alignment: int) -> None:

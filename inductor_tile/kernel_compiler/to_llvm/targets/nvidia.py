@@ -15,7 +15,7 @@ import re
 
 from llvmlite import ir
 
-from ..context import byte_size, guarded
+from ..context import byte_size, guarded, lane_by_lane_gather
 from ..target import MathEntry, Target
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
@@ -154,16 +154,7 @@ class NvidiaTarget(Target):
         return builder.bitcast(out, other.type)
 
     def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
-        out = other
-        element = other.type.element
-        for i in range(other.type.count):
-            index = ir.Constant(I32, i)
-            pointer = builder.inttoptr(builder.extract_element(addresses, index), GLOBAL)
-            lane_mask = builder.extract_element(mask, index) if mask is not None else None
-            value = guarded(builder, lane_mask, lambda: builder.load(pointer, typ=element),
-                                  builder.extract_element(other, index))
-            out = builder.insert_element(out, value, index)
-        return out
+        return lane_by_lane_gather(builder, addresses, mask, other, GLOBAL)
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
                          alignment: int) -> None:
