@@ -4,8 +4,8 @@ coalesced across the lanes of a warp, and which fact the compiler was missing.
 The width an access gets is the one the LLVM lowering computes (`to_llvm/rules_memory.run_length`):
 the run of consecutive slots of a thread, bounded by the pointers' contiguity and, on targets
 without per-element masks (GPUs), by their alignment and by how long the mask stays constant.
-The widest width is what one access of the target holds (16 bytes on GPUs), bounded by the
-tile's elements per thread. When an access is narrower, each missing fact is explained from
+The widest width is what one access of the target holds (16 bytes on GPUs; on the CPU, where
+LLVM splits wide vectors, one 32-byte vector register), bounded by the tile's elements per thread. When an access is narrower, each missing fact is explained from
 the backward slice of its pointer and mask: the runtime stride argument the offsets are
 multiplied by, the pointer argument not known 16-byte aligned, the size argument the mask
 compares against. A broadcast (a run of equal addresses) and a tile too small for wider
@@ -28,6 +28,9 @@ from ..passes.layout_constraints import functions, is_tensor, value_layout
 from .perf_warnings import PerfFinding, finding_at, op_location
 
 ALIGNED_BYTES = 16  # what the JIT's specialization proves of a pointer or int argument
+#: on a single-thread (CPU) target a run this long already fills a vector register (AVX2), so only
+#: shorter runs are reported, although the target's accesses may be as wide as the tile
+CPU_VECTOR_BYTES = 32
 _FOLLOW_BASE = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "tt.reshape")
 
 
@@ -68,7 +71,8 @@ def _access_finding(op: LoadOp | StoreOp, infos: dict[SSAValue, AxisInfo], names
     if info.constancy[dim] > 1:
         return None  # a broadcast: runs of equal addresses, nothing to vectorize
     threads = 1 if single_thread else target.warp_size * num_warps
-    widest = _floor_pow2(min(widest_by_target, shape[dim], max(1, numel(shape) // threads)))
+    worth = max(1, CPU_VECTOR_BYTES // size) if single_thread else widest_by_target
+    widest = _floor_pow2(min(worth, shape[dim], max(1, numel(shape) // threads)))
     slots_along = lmap.slots_per_dim[fastest]
     per_thread_run = slots_along if single_thread else root.size_per_thread[fastest]
     alignment = pow2_divisor(info.divisibility[dim])

@@ -108,8 +108,8 @@ def _generated_from(file: str, line: int) -> str:
         match = _NODE_COMMENT.match(linecache.getline(file, number))
         if match:
             node, kind, fx_nodes = match.groups()
-            fx = f"FX nodes {fx_nodes}, " if fx_nodes else ""
-            return f"\ngenerated for {fx}scheduler node {node} ({kind})"
+            fx = f"FX nodes {fx_nodes} " if fx_nodes else ""
+            return f"\ngenerated from {fx}(scheduler node {node}, {kind})"
     return ""
 
 
@@ -133,7 +133,7 @@ def report(findings: list[PerfFinding], jit_fn: Any) -> None:
         return
     for finding in findings:
         text, file, line = message(finding, jit_fn)
-        warnings.warn_explicit(text, PerformanceWarning, file, line, module=jit_fn.__module__, registry=_shown)
+        warnings.warn_explicit(text, PerformanceWarning, file, line, module=getattr(jit_fn.fn, "__module__", "") or "", registry=_shown)
 
 
 # --- the on-disk cache -----------------------------------------------------------------------
