@@ -5,7 +5,8 @@ The width an access gets is the one the LLVM lowering computes (`to_llvm/rules_m
 the run of consecutive slots of a thread, bounded by the pointers' contiguity and, on targets
 without per-element masks (GPUs), by their alignment and by how long the mask stays constant.
 The widest width is what one access of the target holds (16 bytes on GPUs; on the CPU, where
-LLVM splits wide vectors, one 32-byte vector register), bounded by the tile's elements per thread. When an access is narrower, each missing fact is explained from
+LLVM splits wide vectors, one 32-byte vector register), bounded by the tile's elements per thread.
+When an access is narrower, each missing fact is explained from
 the backward slice of its pointer and mask: the runtime stride argument the offsets are
 multiplied by, the pointer argument not known 16-byte aligned, the size argument the mask
 compares against. A broadcast (a run of equal addresses) and a tile too small for wider
@@ -25,6 +26,7 @@ from ..ir.layouts import LayoutMap
 from ..ir.tt_memory import LoadOp, StoreOp
 from ..ir.tt_types import PointerType, element_of, numel, shape_of
 from ..passes.layout_constraints import functions, is_tensor, value_layout
+from ..to_llvm.rules_memory import access_run
 from .perf_warnings import PerfFinding, finding_at, op_location
 
 ALIGNED_BYTES = 16  # what the JIT's specialization proves of a pointer or int argument
@@ -34,8 +36,9 @@ CPU_VECTOR_BYTES = 32
 _FOLLOW_BASE = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "tt.reshape")
 
 
-def access_findings(module: Operation, arg_names: list[str], target, num_warps: int) -> list[PerfFinding]:
-    findings = []
+def access_findings(module: Operation, arg_names: list[str], target, num_warps: int) -> tuple[list[PerfFinding], set]:
+    """The findings, and the layouts of the accesses they concern."""
+    findings, layouts = [], set()
     for func_op in functions(module):
         infos = compute_axis_info(func_op)
         names = dict(zip(func_op.body.block.args, arg_names))
@@ -44,7 +47,8 @@ def access_findings(module: Operation, arg_names: list[str], target, num_warps: 
                 finding = _access_finding(op, infos, names, target, num_warps)
                 if finding is not None:
                     findings.append(finding)
-    return findings
+                    layouts.add(value_layout(op.ptr))
+    return findings, layouts
 
 
 def _floor_pow2(value: int) -> int:
@@ -73,15 +77,14 @@ def _access_finding(op: LoadOp | StoreOp, infos: dict[SSAValue, AxisInfo], names
     threads = 1 if single_thread else target.warp_size * num_warps
     worth = max(1, CPU_VECTOR_BYTES // size) if single_thread else widest_by_target
     widest = _floor_pow2(min(worth, shape[dim], max(1, numel(shape) // threads)))
-    slots_along = lmap.slots_per_dim[fastest]
-    per_thread_run = slots_along if single_thread else root.size_per_thread[fastest]
     alignment = pow2_divisor(info.divisibility[dim])
     limits = {"contiguity": info.contiguity[dim]}
     if not target.per_element_masks:
         limits["alignment"] = max(1, alignment // size)
         if mask_info is not None:
             limits["mask"] = mask_info.constancy[dim]
-    width = _floor_pow2(min(slots_along, per_thread_run, widest_by_target, *limits.values()))
+    width, _ = access_run(lmap, infos.get(ptr), mask is not None, infos.get(mask) if mask is not None else None,
+                          target, single_thread, size)
     what = f"{'load from' if isinstance(op, LoadOp) else 'store to'} {_base_name(ptr, names)}"
     lanes_along = 1 if single_thread else root.threads_per_warp[fastest]
     if lanes_along > 1 and info.contiguity[dim] == 1:
@@ -257,7 +260,8 @@ def _alignment_cause(ptr: SSAValue, alignment: int, wanted_bytes: int, names: di
         listed = ", ".join(f"`{s}`" for s in suspects)
         return (f"its addresses are only known to be {alignment}-byte aligned: its offsets use {listed}, not known "
                 f"to be a multiple of {ALIGNED_BYTES}")
-    return f"its addresses are only known to be {alignment}-byte aligned ({wanted_bytes} needed): check constant offsets"
+    return (f"its addresses are only known to be {alignment}-byte aligned ({wanted_bytes} needed): check constant "
+            f"offsets")
 
 
 def _mask_cause(mask: SSAValue, constancy: int, width: int, names: dict[SSAValue, str],

@@ -133,7 +133,8 @@ def report(findings: list[PerfFinding], jit_fn: Any) -> None:
         return
     for finding in findings:
         text, file, line = message(finding, jit_fn)
-        warnings.warn_explicit(text, PerformanceWarning, file, line, module=getattr(jit_fn.fn, "__module__", "") or "", registry=_shown)
+        module = getattr(jit_fn.fn, "__module__", None) or ""
+        warnings.warn_explicit(text, PerformanceWarning, file, line, module=module, registry=_shown)
 
 
 # --- the on-disk cache -----------------------------------------------------------------------
@@ -172,8 +173,10 @@ def find_in_ttgir(ttgir: Any, specs: list[Any], target: Any, num_warps: int) -> 
     from .shared_memory_findings import shared_memory_findings
 
     arg_names = [spec.name for spec in specs if spec.kind != "constexpr"]
-    findings = access_findings(ttgir, arg_names, target, num_warps)
-    findings += shared_memory_findings(ttgir, target, num_warps)
+    findings, flagged_layouts = access_findings(ttgir, arg_names, target, num_warps)
+    # a conversion from or to the layout of a narrow or uncoalesced access is that access's cost:
+    # one cause, one warning
+    findings += shared_memory_findings(ttgir, target, num_warps, skip_layouts=flagged_layouts)
     return _unique(findings)
 
 

@@ -22,7 +22,8 @@ from .perf_warnings import PerfFinding, finding_at, op_location, value_location
 MAX_CONVERSION_CHECK = 1 << 16  # threads x slots up to which a conversion is checked for a register shuffle
 
 
-def shared_memory_findings(module: Operation, target, num_warps: int) -> list[PerfFinding]:
+def shared_memory_findings(module: Operation, target, num_warps: int, skip_layouts=frozenset()) -> list[PerfFinding]:
+    """`skip_layouts`: conversions from or to these layouts are not reported."""
     if target.warp_size == 1 and num_warps == 1:
         return []
     findings = []
@@ -31,6 +32,8 @@ def shared_memory_findings(module: Operation, target, num_warps: int) -> list[Pe
             if op.name == "tt.reduce":
                 finding = _reduction_finding(op, num_warps)
             elif op.name == "ttg.convert_layout":
+                if {value_layout(op.operands[0]), value_layout(op.results[0])} & set(skip_layouts):
+                    continue
                 finding = _conversion_finding(op, target, num_warps)
             else:
                 continue
