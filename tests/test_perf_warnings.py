@@ -4,6 +4,7 @@ clean kernel says nothing. Most kernels are compiled for NVIDIA PTX (cuda:90) wi
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import pytest
@@ -157,6 +158,24 @@ def test_register_spills_reported_by_ptxas():
     assert "register_spill" in kinds and "low_occupancy" in kinds
 
 
+@pytest.mark.skipif(not _has_ptxas(), reason="needs ptxas (CUDA toolkit or the nvidia wheels)")
+def test_the_binary_compile_keeps_ptxas_findings(monkeypatch):
+    """The path of a launch on the GPU (without loading the binary): ptxas -v of the cubin made."""
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+
+    monkeypatch.setenv("TILE_CACHE_DISABLE", "1")
+    specs = [spec_from_signature("src", "*fp32", divisible_by_16=True),
+             spec_from_signature("dst", "*fp32", divisible_by_16=True),
+             spec_from_signature("n_cols", "i32", divisible_by_16=True), spec_from_signature("BLOCK", "constexpr", 8192)]
+    kernel = compile_specialized(row_softmax, specs, target="cuda:90", num_warps=1, native=True, load=False)
+    assert kernel.binary and kernel.runner is None
+    spills = [f for f in kernel.perf_findings if f.kind == "register_spill"]
+    assert len(spills) == 1 and spills[0].line == 0
+    stored = re.search(r"ptxas spilled registers to local memory: (\d+) bytes stored", spills[0].reason)
+    assert stored and int(stored.group(1)) > 0
+
+
 def test_a_kernel_loaded_from_the_disk_cache_still_warns(compiled, monkeypatch, tmp_path, gen):
     monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("TILE_DUMP_IR", raising=False)
@@ -175,3 +194,19 @@ def test_a_kernel_loaded_from_the_disk_cache_still_warns(compiled, monkeypatch, 
         ours = [w for w in caught if issubclass(w.category, inductor_tile.PerformanceWarning)]
         assert [(w.filename, w.lineno) for w in ours] == [(__file__, line)]
         assert "`stride`" in str(ours[0].message)
+
+
+def test_generated_kernels_warn_naming_their_fx_nodes(compiled, gen):
+    def transposed_add(x, y):
+        return torch.relu(x.t() + y) * 2
+
+    x, y = torch.randn(40, 24, generator=gen), torch.randn(24, 40, generator=gen)
+    torch._dynamo.reset()
+    with inductor_tile.config.patch(perf_warnings=True), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.compile(transposed_add, backend="tile")(x, y)
+    torch.testing.assert_close(out.double(), transposed_add(x.double(), y.double()), rtol=1e-6, atol=1e-6)
+    ours = [str(w.message) for w in caught if issubclass(w.category, inductor_tile.PerformanceWarning)]
+    assert len(ours) == 1, ours
+    assert "tl.load(" in ours[0] and "is not vectorized" in ours[0]
+    assert "generated from FX nodes add, mul, permute, relu (scheduler node" in ours[0]
