@@ -89,8 +89,8 @@ def _access_finding(op: LoadOp | StoreOp, infos: dict[SSAValue, AxisInfo], names
     lanes_along = 1 if single_thread else root.threads_per_warp[fastest]
     if lanes_along > 1 and info.contiguity[dim] == 1:
         return finding_at("uncoalesced", op_location(op), (
-            f"{what} is not coalesced: consecutive lanes of a warp access elements that are not known to be "
-            f"adjacent in memory, each one {size}-byte element at a time: {_contiguity_cause(ptr, info, dim, names)}"))
+            f"{what} is not coalesced: neighbouring lanes of a warp access elements not known to be adjacent in "
+            f"memory, one {size}-byte element each: {_contiguity_cause(ptr, info, dim, names)}"))
     if width >= widest:
         return None
     causes = []
@@ -206,10 +206,9 @@ def _contiguity_cause(ptr: SSAValue, info: AxisInfo, dim: int, names: dict[SSAVa
                     constant_steps.append(step)
     if strides:
         listed = ", ".join(f"`{s}`" for s in strides)
-        return (f"its offsets are multiplied by the runtime stride {listed}, so consecutive elements are not known "
-                f"to be adjacent (specialization proves only strides equal to 1)")
+        return f"its offsets are multiplied by the runtime stride {listed} (the JIT specializes only a stride of 1)"
     if any(_has_op(offset, "tt.load") for offset in _offsets(ptr)):
-        return "its offsets are loaded from memory (indirect indexing), so they are not known to be contiguous"
+        return "its offsets are loaded from memory (indirect indexing)"
     if constant_steps:
         return f"its offsets step by {constant_steps[0]} elements along the tile's fastest dimension"
     if info.contiguity[dim] > 1:
