@@ -65,3 +65,20 @@ def test_spills_of_a_launched_kernel(on_gpu):
     torch.testing.assert_close(dst.double(), torch.softmax(src.double(), 1), rtol=1e-5, atol=1e-6)
     texts = [str(w.message) for w in caught if w.lineno == line_of(row_softmax, "def row_softmax")]
     assert any("spilled registers" in text for text in texts), texts
+
+
+def test_generated_kernel_with_an_odd_size_names_the_mask_and_its_fx_nodes(on_gpu):
+    def scaled_gelu(x, y):
+        return torch.nn.functional.gelu(x * y) + 1.0
+
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x, y = (torch.randn(1000, 1001, device="cuda", generator=g) for _ in range(2))  # 1001000 = 8 mod 16
+    torch._dynamo.reset()
+    with inductor_tile.config.patch(perf_warnings=True), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = torch.compile(scaled_gelu, backend="tile")(x, y)
+        torch.cuda.synchronize()
+    torch.testing.assert_close(out.double(), scaled_gelu(x.double(), y.double()), rtol=1e-5, atol=1e-5)
+    texts = [str(w.message) for w in caught if issubclass(w.category, inductor_tile.PerformanceWarning)]
+    assert texts and all("generated from FX nodes" in text for text in texts), texts
+    assert any("depends on `xnumel`" in text for text in texts), texts

@@ -27,7 +27,7 @@ from ..ir.tt_memory import LoadOp, StoreOp
 from ..ir.tt_types import PointerType, element_of, numel, shape_of
 from ..passes.layout_constraints import functions, is_tensor, value_layout
 from ..to_llvm.rules_memory import access_run
-from .perf_warnings import PerfFinding, finding_at, op_location
+from .perf_warnings import PerfFinding, finding_at, op_location, value_location
 
 ALIGNED_BYTES = 16  # what the JIT's specialization proves of a pointer or int argument
 #: on a single-thread (CPU) target a run this long already fills a vector register (AVX2), so only
@@ -88,7 +88,7 @@ def _access_finding(op: LoadOp | StoreOp, infos: dict[SSAValue, AxisInfo], names
     what = f"{'load from' if isinstance(op, LoadOp) else 'store to'} {_base_name(ptr, names)}"
     lanes_along = 1 if single_thread else root.threads_per_warp[fastest]
     if lanes_along > 1 and info.contiguity[dim] == 1:
-        return finding_at("uncoalesced", op_location(op), (
+        return finding_at("uncoalesced", op_location(op) or value_location(ptr), (
             f"{what} is not coalesced: neighbouring lanes of a warp access elements not known to be adjacent in "
             f"memory, one {size}-byte element each: {_contiguity_cause(ptr, info, dim, names)}"))
     if width >= widest:
@@ -103,7 +103,7 @@ def _access_finding(op: LoadOp | StoreOp, infos: dict[SSAValue, AxisInfo], names
         causes.append(_mask_cause(mask, mask_info.constancy[dim], bound, names, infos))
     if not causes:
         return None  # the layout or the tile limits the width, not a missing fact
-    return finding_at("not_vectorized", op_location(op), (
+    return finding_at("not_vectorized", op_location(op) or value_location(ptr), (
         f"{what} is not vectorized to the widest access: {width} element(s) ({width * size} bytes) per access "
         f"where {widest} ({widest * size} bytes) would fit: " + "; ".join(causes)))
 
