@@ -210,3 +210,21 @@ def test_generated_kernels_warn_naming_their_fx_nodes(compiled, gen):
     assert len(ours) == 1, ours
     assert "tl.load(" in ours[0] and "is not vectorized" in ours[0]
     assert "generated from FX nodes add, mul, permute, relu (scheduler node" in ours[0]
+
+
+def test_occupancy_from_a_ptxas_report():
+    """CUDA's rules on an H100: registers are allocated per warp in units of 256 of the SM's 65536."""
+    from inductor_tile.kernel_compiler.diagnostics.ptxas_findings import ptxas_findings
+
+    def log(registers: int, spills: int = 0) -> str:
+        return ("ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Function properties for k\n"
+                f"    0 bytes stack frame, {spills} bytes spill stores, {spills} bytes spill loads\n"
+                f"ptxas info    : Used {registers} registers, used 0 barriers, 380 bytes cmem[0]\n")
+
+    assert ptxas_findings(log(128), num_warps=4, capability=90, shared_bytes=0) == []  # 16 of 64 warp slots
+    (low,) = ptxas_findings(log(168), num_warps=4, capability=90, shared_bytes=0)  # 3 blocks of 4 warps
+    assert low.kind == "low_occupancy" and "168 registers" in low.reason and "19%" in low.reason
+    (low,) = ptxas_findings(log(32), num_warps=4, capability=90, shared_bytes=100 * 1024)  # 2 blocks fit
+    assert "12%" in low.reason and "limited by shared memory" in low.reason
+    kinds = [f.kind for f in ptxas_findings(log(255, spills=64), num_warps=8, capability=90, shared_bytes=0)]
+    assert kinds == ["register_spill", "low_occupancy"]
