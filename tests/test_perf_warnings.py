@@ -145,35 +145,45 @@ def _has_ptxas() -> bool:
 
 
 @pytest.mark.skipif(not _has_ptxas(), reason="needs ptxas (CUDA toolkit or the nvidia wheels)")
-def test_register_spills_reported_by_ptxas():
-    # 8192 floats per program on one warp: 256 live values per thread, more than 255 registers
-    compiled, caught = compile_with_warnings(row_softmax, {**F32, "n_cols": "i32"}, {"BLOCK": 8192}, num_warps=1,
-                                             divisible_by_16=("src", "dst", "n_cols"))
-    def_line = line_of(row_softmax, "def row_softmax")
-    spills = [w for w in caught if "spilled registers" in str(w.message)]
-    assert [w.lineno for w in spills] == [def_line]
-    assert f"{__file__}:{def_line}:1:\n    def row_softmax(src, dst, n_cols, BLOCK: tl.constexpr):\n    ^\n" in str(
-        spills[0].message)
-    kinds = [f.kind for f in compiled.perf_findings]
-    assert "register_spill" in kinds and "low_occupancy" in kinds
-
-
-@pytest.mark.skipif(not _has_ptxas(), reason="needs ptxas (CUDA toolkit or the nvidia wheels)")
-def test_the_binary_compile_keeps_ptxas_findings(monkeypatch):
-    """The path of a launch on the GPU (without loading the binary): ptxas -v of the cubin made."""
+def test_register_spills_reported_by_ptxas(monkeypatch):
+    """The path of a launch on the GPU, without loading the binary: ptxas -v of the cubin made."""
     from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.diagnostics import perf_warnings
     from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
 
     monkeypatch.setenv("TILE_CACHE_DISABLE", "1")
+    # 8192 floats per program on one warp: 256 live values per thread, more than 255 registers
     specs = [spec_from_signature("src", "*fp32", divisible_by_16=True),
              spec_from_signature("dst", "*fp32", divisible_by_16=True),
              spec_from_signature("n_cols", "i32", divisible_by_16=True), spec_from_signature("BLOCK", "constexpr", 8192)]
     kernel = compile_specialized(row_softmax, specs, target="cuda:90", num_warps=1, native=True, load=False)
     assert kernel.binary and kernel.runner is None
+    def_line = line_of(row_softmax, "def row_softmax")
     spills = [f for f in kernel.perf_findings if f.kind == "register_spill"]
     assert len(spills) == 1 and spills[0].line == 0
     stored = re.search(r"ptxas spilled registers to local memory: (\d+) bytes stored", spills[0].reason)
     assert stored and int(stored.group(1)) > 0
+    assert "low_occupancy" in [f.kind for f in kernel.perf_findings]
+    with inductor_tile.config.patch(perf_warnings=True), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        perf_warnings.report(spills, row_softmax)
+    assert [(w.filename, w.lineno) for w in caught] == [(__file__, def_line)]
+    assert f"{__file__}:{def_line}:1:\n    def row_softmax(src, dst, n_cols, BLOCK: tl.constexpr):\n    ^\n" in str(
+        caught[0].message)
+
+
+@pytest.mark.skipif(not _has_ptxas(), reason="needs ptxas (CUDA toolkit or the nvidia wheels)")
+def test_ahead_of_time_compiles_ask_ptxas_when_warnings_are_on(monkeypatch):
+    from inductor_tile.kernel_compiler.diagnostics import ptxas_findings
+
+    logs = []
+    real = ptxas_findings.ptxas_findings
+    monkeypatch.setattr(ptxas_findings, "ptxas_findings", lambda log, *args: logs.append(log) or real(log, *args))
+    signature = {**F32, "n": "i32"}
+    inductor_tile.compile(masked_copy, signature, {"BLOCK": 256}, target="cuda:90", divisible_by_16=("src", "dst", "n"))
+    assert logs == []  # off: no ptxas run for a compile that makes no binary
+    _, caught = compile_with_warnings(masked_copy, signature, {"BLOCK": 256}, divisible_by_16=("src", "dst", "n"))
+    assert len(logs) == 1 and re.search(r"Used \d+ registers", logs[0]) and caught == []
 
 
 def test_a_kernel_loaded_from_the_disk_cache_still_warns(compiled, monkeypatch, tmp_path, gen):
