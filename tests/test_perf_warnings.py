@@ -155,7 +155,8 @@ def test_register_spills_reported_by_ptxas(monkeypatch):
     # 8192 floats per program on one warp: 256 live values per thread, more than 255 registers
     specs = [spec_from_signature("src", "*fp32", divisible_by_16=True),
              spec_from_signature("dst", "*fp32", divisible_by_16=True),
-             spec_from_signature("n_cols", "i32", divisible_by_16=True), spec_from_signature("BLOCK", "constexpr", 8192)]
+             spec_from_signature("n_cols", "i32", divisible_by_16=True),
+             spec_from_signature("BLOCK", "constexpr", 8192)]
     kernel = compile_specialized(row_softmax, specs, target="cuda:90", num_warps=1, native=True, load=False)
     assert kernel.binary and kernel.runner is None
     def_line = line_of(row_softmax, "def row_softmax")
