@@ -1,0 +1,279 @@
+"""A profiling session: times every kernel launched while it is active.
+
+- Tile kernels: ``JITFunction.run`` is replaced on the class while a session is active (and
+  restored after), so launches outside a session cost nothing extra.  The replacement counts
+  calls and the bytes of the tensor arguments (inputs read once, outputs written once), marks
+  each launch in torch.profiler's trace, and on the CPU times the launch with the wall clock
+  (launches that compiled first are counted but not timed).  On a GPU, kernel times come from
+  torch.profiler (CUPTI), by kernel name.
+- Inductor's own kernels (fallbacks: ``cpp_fused_*`` with Inductor's kernel profiling on, which a
+  session turns on for graphs compiled inside it; ``triton_*`` on GPUs) and aten/extern calls
+  (matmuls) inside compiled graphs come from torch.profiler's events.
+- While a session is active the graph cache is off, so graphs compiled inside it run codegen
+  and leave their source-line records (``registry``).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+
+from . import registry
+
+_FALLBACK_KERNEL = re.compile(r"^(?:graph_\d+_)?(cpp_fused\w*)$")  # Inductor's C++ kernels, profiled
+_GRAPH_CALL = "## Call CompiledFxGraph"
+
+_lock = threading.Lock()
+_active: "Session | None" = None
+
+
+@dataclass
+class LaunchStats:
+    calls: int = 0
+    timed_calls: int = 0
+    seconds: float = 0.0  # CPU: wall time of the timed calls
+    bytes: int = 0  # over all calls
+    functions: dict = field(default_factory=dict)  # id -> the JITFunction (for its compiled kernels)
+
+
+class Session:
+    """Collects launches and torch.profiler events between ``start`` and ``stop``."""
+
+    def __init__(self, device: str | None = None, trace: bool = True):
+        import torch
+
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.trace = trace
+        self.launches: dict[str, LaunchStats] = {}
+        self.torch_profiler = None
+        self.wall_seconds = 0.0
+        self._restore: list = []
+
+    # -- start / stop -------------------------------------------------------------
+    def start(self) -> None:
+        global _active
+        import torch
+        import torch._inductor.config as inductor_config
+
+        from .. import config
+        from ..kernel_compiler.runtime.jit import JITFunction
+
+        with _lock:
+            if _active is not None:
+                raise RuntimeError("inductor_tile.profile: another profiling session is active")
+            _active = self
+        saved_cache, saved_kernel_profile = config.graph_cache, inductor_config.cpp.enable_kernel_profile
+        config.graph_cache = False
+        inductor_config.cpp.enable_kernel_profile = True
+        original_run = JITFunction.run
+        JITFunction.run = _profiled_run(original_run, self)
+
+        def restore():
+            JITFunction.run = original_run
+            config.graph_cache = saved_cache
+            inductor_config.cpp.enable_kernel_profile = saved_kernel_profile
+
+        self._restore.append(restore)
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if self.device == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        self.torch_profiler = torch.profiler.profile(activities=activities)
+        self.torch_profiler.__enter__()
+        self._started = time.perf_counter()
+
+    def stop(self) -> None:
+        global _active
+        import torch
+
+        try:
+            if self.device == "cuda":
+                torch.cuda.synchronize()
+            self.wall_seconds = time.perf_counter() - self._started
+            self.torch_profiler.__exit__(None, None, None)
+        finally:
+            while self._restore:
+                self._restore.pop()()
+            with _lock:
+                _active = None
+
+    # -- what happened ------------------------------------------------------------
+    def note_launch(self, fn, args: tuple, kwargs: dict, seconds: float | None) -> None:
+        stats = self.launches.get(fn.__name__)
+        if stats is None:
+            stats = self.launches[fn.__name__] = LaunchStats()
+        stats.calls += 1
+        stats.bytes += _tensor_bytes(args, kwargs)
+        stats.functions[id(fn)] = fn
+        if seconds is not None:
+            stats.timed_calls += 1
+            stats.seconds += seconds
+
+    def events(self) -> list:
+        return list(self.torch_profiler.events() or []) if self.torch_profiler is not None else []
+
+
+def _tensor_bytes(args: tuple, kwargs: dict) -> int:
+    total = 0
+    for value in (*args, *kwargs.values()):
+        nbytes = getattr(value, "nbytes", None)
+        if nbytes is not None and hasattr(value, "data_ptr"):
+            total += int(nbytes)
+    return total
+
+
+def _profiled_run(original_run, session: Session):
+    """``JITFunction.run`` that reports each launch to ``session``."""
+    import torch
+
+    timed = session.device != "cuda"
+
+    def run(self, *args, grid, **kwargs):
+        known = len(self.launch_cache)
+        with torch.profiler.record_function(self.__name__):
+            start = time.perf_counter()
+            result = original_run(self, *args, grid=grid, **kwargs)
+            seconds = time.perf_counter() - start
+        compiled_now = len(self.launch_cache) != known  # this launch compiled (or waited for) the kernel
+        session.note_launch(self, args, kwargs, seconds if timed and not compiled_now else None)
+        return result
+
+    run.__wrapped__ = original_run
+    return run
+
+
+# -- turning events into rows ------------------------------------------------------
+@dataclass
+class Row:
+    """One kernel (or aten op) of the profile."""
+
+    name: str
+    kind: str  # "tile", "fallback", "extern", "other"
+    calls: int
+    seconds: float
+    bytes: int = 0  # over all calls (tile kernels only)
+    info: registry.KernelInfo | None = None
+    findings: list[str] = field(default_factory=list)  # compile-time performance findings
+    roofline: float | None = None  # achieved / copy bandwidth
+    diagnosis: str = ""
+
+    @property
+    def mean_seconds(self) -> float:
+        return self.seconds / self.calls if self.calls else 0.0
+
+    @property
+    def bytes_per_second(self) -> float | None:
+        return self.bytes / self.seconds if self.bytes and self.seconds > 0 else None
+
+
+def _ancestors(event):
+    parent = getattr(event, "cpu_parent", None)
+    while parent is not None:
+        yield parent
+        parent = getattr(parent, "cpu_parent", None)
+
+
+def _in_compiled_graph_top_level(event) -> bool:
+    """An aten op called by a compiled graph itself (not inside another aten op)."""
+    inside = False
+    for parent in _ancestors(event):
+        if parent.name.startswith("aten::"):
+            return False
+        inside = inside or parent.name.startswith(_GRAPH_CALL)
+    return inside
+
+
+def _device_seconds(event) -> float:
+    return (event.time_range.end - event.time_range.start) / 1e6
+
+
+def _findings(stats: LaunchStats) -> list[str]:
+    """The performance findings (issue 22.1's ``CompiledKernel.perf_findings``) of the kernels launched."""
+    from concurrent.futures import Future
+
+    found: dict[str, None] = {}
+    for fn in stats.functions.values():
+        for compiled in list(getattr(fn, "cache", {}).values()):
+            if isinstance(compiled, Future) or compiled is None:
+                continue
+            for finding in getattr(compiled, "perf_findings", None) or ():
+                reason = getattr(finding, "reason", str(finding))
+                line = getattr(finding, "line", None)
+                found[f"{reason} (kernel line {line})" if line else reason] = None
+    return list(found)
+
+
+def collect_rows(session: Session) -> list[Row]:
+    """The session's rows, slowest first."""
+    from torch.autograd import DeviceType
+
+    events = session.events()
+    rows: dict[str, Row] = {}
+    gpu = session.device == "cuda"
+    kernel_seconds: dict[str, float] = {}  # device kernels by name (GPU)
+    kernel_calls: dict[str, int] = {}
+    for event in events:
+        if gpu and event.device_type == DeviceType.CUDA:
+            kernel_seconds[event.name] = kernel_seconds.get(event.name, 0.0) + _device_seconds(event)
+            kernel_calls[event.name] = kernel_calls.get(event.name, 0) + 1
+    # tile kernels: our launch counts; time from the device (GPU) or the wall clock (CPU)
+    for name, stats in session.launches.items():
+        if gpu:
+            seconds = kernel_seconds.pop(name, 0.0)
+            kernel_calls.pop(name, None)
+            timed_calls = stats.calls
+        else:
+            seconds, timed_calls = stats.seconds, stats.timed_calls
+        row = Row(name, "tile", timed_calls, seconds, info=registry.kernels.get(name), findings=_findings(stats))
+        row.bytes = stats.bytes * timed_calls // stats.calls if stats.calls else 0
+        rows[name] = row
+    # aten/extern calls of compiled graphs, and Inductor's own kernels (fallbacks)
+    for event in events:
+        if event.device_type != DeviceType.CPU:
+            continue
+        name = event.name
+        if name in registry.externs and _in_compiled_graph_top_level(event):
+            seconds = event.cpu_time_total / 1e6
+            if gpu:
+                seconds = 0.0
+                for kernel in event.kernels:
+                    seconds += kernel.duration / 1e6
+                    kernel_seconds[kernel.name] = kernel_seconds.get(kernel.name, 0.0) - kernel.duration / 1e6
+            _add(rows, name, "extern", seconds, registry.externs.get(name))
+        elif not gpu and _FALLBACK_KERNEL.match(name) and _in_compiled_graph_top_level(event):
+            _add(rows, _FALLBACK_KERNEL.match(name).group(1), "fallback", event.cpu_time_total / 1e6, None)
+    if gpu:  # device kernels neither ours nor claimed by an aten op of a compiled graph
+        for name, seconds in kernel_seconds.items():
+            if seconds > 1e-9:
+                kind = "fallback" if name.startswith("triton_") else "other"
+                row = _add(rows, name, kind, seconds, None)
+                row.calls = kernel_calls.get(name, row.calls)
+    result = sorted(rows.values(), key=lambda r: r.seconds, reverse=True)
+    for row in result:
+        if row.kind == "fallback":
+            row.info = _fallback_info(row.name)
+    return result
+
+
+def _add(rows: dict, name: str, kind: str, seconds: float, info) -> Row:
+    row = rows.get(name)
+    if row is None:
+        row = rows[name] = Row(name, kind, 0, 0.0, info=info)
+    row.calls += 1
+    row.seconds += seconds
+    return row
+
+
+def _fallback_info(kernel_name: str) -> registry.KernelInfo | None:
+    """The fallback records whose FX nodes Inductor named this kernel after (cpp_fused_<ops>_N)."""
+    infos = registry.fallbacks
+    if not infos:
+        return None
+    merged = registry.KernelInfo(kernel_name, "fallback")
+    for info in infos:
+        ops = {n.rstrip("0123456789").rstrip("_") for n in info.nodes}
+        if any(op and op in kernel_name for op in ops):
+            merged.sites.extend(info.sites)
+            merged.reasons.extend(r for r in info.reasons if r not in merged.reasons)
+    return merged if merged.sites else None
