@@ -59,12 +59,11 @@ class Profiler:
         return self._rows
 
     def text(self) -> str:
-        from . import registry
         from .report import details, fallbacks_text, table, tree
 
         rows = self.rows
         return "\n\n".join([table(rows, self.copy_bandwidth, self.session.device), tree(rows), details(rows),
-                            fallbacks_text(registry.fallbacks)])
+                            fallbacks_text(self.session.fallbacks())])
 
     def print(self, file=None) -> None:
         print(self.text(), file=file or sys.stdout)

@@ -32,7 +32,7 @@ def _rows_json(profiler) -> dict:
     rows = []
     for row in profiler.rows:
         rows.append({
-            "name": row.name, "kind": row.kind, "calls": row.calls, "seconds": row.seconds, "bytes": row.bytes,
+            "name": row.name, "key": row.key, "kind": row.kind, "calls": row.calls, "seconds": row.seconds, "bytes": row.bytes,
             "roofline": row.roofline, "diagnosis": row.diagnosis, "findings": row.findings,
             "fx_nodes": row.info.nodes if row.info else [],
             "source_lines": [f"{line.file}:{line.line}" for line in row.info.lines] if row.info else [],

@@ -8,13 +8,16 @@ the FX nodes and the user's source lines (``file.py:123``) they came from, read 
 nodes' ``meta["stack_trace"]``.
 
 Recording is a few dictionary writes per kernel at compile time; launches are untouched.
-Kernel names are the wrapper's names (the JITFunction's ``__name__``, the GPU entry symbol);
-two graphs may reuse a name, in which case their records merge under it.
+Tile kernels are keyed like the module ``codegen.runtime.load_kernel`` defines them in
+(``<name>_<source hash>``): two graphs may give different kernels one name, never one key.
+Extern calls and fallbacks carry the id of the graph they belong to, so that a profile shows
+the sites of the graphs that ran in it.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
 import os
 import re
@@ -44,6 +47,7 @@ class Site:
     nodes: list[str]  # FX node names (aten level), in order
     lines: list[SourceLine]  # distinct, in order of first appearance
     line_weights: dict[SourceLine, int]  # how many of the FX nodes came from each line
+    graph: int = 0  # the graph it belongs to (``graph_id``)
 
 
 @dataclass
@@ -67,6 +71,11 @@ class KernelInfo:
             seen.update(dict.fromkeys(site.lines))
         return list(seen)
 
+    def in_graphs(self, graphs: set[int]) -> "KernelInfo":
+        """The same record with only the sites of ``graphs`` (all of them if none is there)."""
+        sites = [s for s in self.sites if s.graph in graphs]
+        return KernelInfo(self.name, self.kind, sites or list(self.sites), list(self.reasons))
+
     def line_shares(self) -> dict[SourceLine | None, float]:
         """How the kernel's time divides among source lines: equally among its sites (one launch
         each), and within a site by the number of FX nodes from each line."""
@@ -82,9 +91,30 @@ class KernelInfo:
         return shares
 
 
-kernels: dict[str, KernelInfo] = {}  # tile kernel name -> info
+kernels: dict[str, KernelInfo] = {}  # tile kernel key (``kernel_key``) -> info
 fallbacks: list[KernelInfo] = []  # one per node handed to Inductor (name: the scheduler node)
 externs: dict[str, KernelInfo] = {}  # aten op name ("aten::addmm") -> info
+
+
+last_graph_id = 0  # the number given to the latest graph
+
+
+def kernel_key(name: str, source: str) -> str:
+    """The key of a generated kernel: the tail of its module's name (see ``codegen.runtime``)."""
+    return f"{name}_{hashlib.sha256(source.encode()).hexdigest()[:24]}"
+
+
+def graph_id() -> int:
+    """A number for the graph being compiled (Inductor's ``V.graph``), the same for all its records."""
+    from torch._inductor.virtualized import V
+
+    global last_graph_id
+    graph = V.graph
+    number = getattr(graph, "_tile_profile_graph_id", None)
+    if number is None:
+        last_graph_id += 1
+        number = graph._tile_profile_graph_id = last_graph_id
+    return number
 
 
 def reset() -> None:
@@ -115,7 +145,7 @@ def user_line(stack_trace: str | None) -> SourceLine | None:
     return SourceLine(os.path.abspath(frames[-1]["file"]), int(frames[-1]["line"])) if frames else None
 
 
-def site_of(fx_nodes) -> Site:
+def site_of(fx_nodes, graph: int = 0) -> Site:
     """The site of a group made from these FX nodes (Inductor's ``origins``)."""
     names, weights = [], {}
     for node in sorted(fx_nodes, key=lambda n: n.name):
@@ -125,7 +155,7 @@ def site_of(fx_nodes) -> Site:
         line = user_line(node.meta.get("stack_trace"))
         if line is not None:
             weights[line] = weights.get(line, 0) + 1
-    return Site(names, list(weights), weights)
+    return Site(names, list(weights), weights, graph)
 
 
 def _never_raises(fn):
@@ -150,16 +180,16 @@ def _origins(snodes) -> list:
 
 
 @_never_raises
-def record_kernel(name: str, snodes) -> None:
-    """A tile kernel ``name`` now also runs the fused group ``snodes`` (scheduler nodes)."""
-    info = kernels.setdefault(name, KernelInfo(name, "tile"))
-    info.sites.append(site_of(_origins(snodes)))
+def record_kernel(name: str, source: str, snodes) -> None:
+    """The tile kernel ``name`` (defined by ``source``) now also runs the fused group ``snodes``."""
+    info = kernels.setdefault(kernel_key(name, source), KernelInfo(name, "tile"))
+    info.sites.append(site_of(_origins(snodes), graph_id()))
 
 
 @_never_raises
 def record_fallback(snode, reason: str) -> None:
     """Scheduler node ``snode`` runs as Inductor's own kernel, because of ``reason``."""
-    info = KernelInfo(snode.get_name(), "fallback", [site_of(_origins([snode]))], [reason])
+    info = KernelInfo(snode.get_name(), "fallback", [site_of(_origins([snode]), graph_id())], [reason])
     fallbacks.append(info)
 
 
@@ -190,7 +220,7 @@ def record_externs(scheduler) -> None:
         # the origins also name the producers inlined into its inputs: keep the op's own nodes
         own = [n for n in origins if getattr(getattr(n, "target", None), "_schema", None) is not None
                and n.target._schema.name == name]
-        site = site_of(own or origins)
+        site = site_of(own or origins, graph_id())
         info = externs.setdefault(name, KernelInfo(name, "extern"))
         if site not in info.sites:
             info.sites.append(site)

@@ -31,6 +31,7 @@ _active: "Session | None" = None
 
 @dataclass
 class LaunchStats:
+    name: str = ""  # the kernel's name (its GPU entry symbol)
     calls: int = 0
     timed_calls: int = 0
     seconds: float = 0.0  # CPU: wall time of the timed calls
@@ -49,6 +50,7 @@ class Session:
         self.launches: dict[str, LaunchStats] = {}
         self.torch_profiler = None
         self.wall_seconds = 0.0
+        self.first_graph = registry.last_graph_id + 1  # graphs numbered from here were compiled inside
         self._restore: list = []
 
     # -- start / stop -------------------------------------------------------------
@@ -99,16 +101,29 @@ class Session:
                 _active = None
 
     # -- what happened ------------------------------------------------------------
-    def note_launch(self, fn, args: tuple, kwargs: dict, seconds: float | None) -> None:
-        stats = self.launches.get(fn.__name__)
+    def note_launch(self, key: str, fn, args: tuple, kwargs: dict, seconds: float | None) -> None:
+        stats = self.launches.get(key)
         if stats is None:
-            stats = self.launches[fn.__name__] = LaunchStats()
+            stats = self.launches[key] = LaunchStats(name=fn.__name__)
         stats.calls += 1
         stats.bytes += _tensor_bytes(args, kwargs)
         stats.functions[id(fn)] = fn
         if seconds is not None:
             stats.timed_calls += 1
             stats.seconds += seconds
+
+    def graphs(self) -> set[int]:
+        """The graphs that ran or were compiled in the session (``registry.graph_id``)."""
+        found = set(range(self.first_graph, registry.last_graph_id + 1))
+        for key in self.launches:
+            info = registry.kernels.get(key)
+            found.update(site.graph for site in info.sites) if info else None
+        return found
+
+    def fallbacks(self) -> list[registry.KernelInfo]:
+        """The fallback records of the session's graphs."""
+        graphs = self.graphs()
+        return [info for info in registry.fallbacks if any(site.graph in graphs for site in info.sites)]
 
     def events(self) -> list:
         return list(self.torch_profiler.events() or []) if self.torch_profiler is not None else []
@@ -123,6 +138,15 @@ def _tensor_bytes(args: tuple, kwargs: dict) -> int:
     return total
 
 
+def launch_key(fn) -> str:
+    """A launched kernel's key: ``registry.kernel_key`` for generated kernels (their module is
+    ``inductor_tile_generated.<key>``), ``<module>.<name>`` for others."""
+    module = fn.__module__ or ""
+    if module.startswith("inductor_tile_generated."):
+        return module.rsplit(".", 1)[-1]
+    return f"{module}.{fn.__name__}"
+
+
 def _profiled_run(original_run, session: Session):
     """``JITFunction.run`` that reports each launch to ``session``."""
     import torch
@@ -131,12 +155,13 @@ def _profiled_run(original_run, session: Session):
 
     def run(self, *args, grid, **kwargs):
         known = len(self.launch_cache)
-        with torch.profiler.record_function(self.__name__):
+        key = launch_key(self)
+        with torch.profiler.record_function(key):  # marks the launch in the trace; GPU: owns its kernel
             start = time.perf_counter()
             result = original_run(self, *args, grid=grid, **kwargs)
             seconds = time.perf_counter() - start
         compiled_now = len(self.launch_cache) != known  # this launch compiled (or waited for) the kernel
-        session.note_launch(self, args, kwargs, seconds if timed and not compiled_now else None)
+        session.note_launch(key, self, args, kwargs, seconds if timed and not compiled_now else None)
         return result
 
     run.__wrapped__ = original_run
@@ -157,6 +182,7 @@ class Row:
     findings: list[str] = field(default_factory=list)  # compile-time performance findings
     roofline: float | None = None  # achieved / copy bandwidth
     diagnosis: str = ""
+    key: str = ""  # tile kernels: the launch key (``launch_key``), their label in the trace
 
     @property
     def mean_seconds(self) -> float:
@@ -213,21 +239,28 @@ def collect_rows(session: Session) -> list[Row]:
     gpu = session.device == "cuda"
     kernel_seconds: dict[str, float] = {}  # device kernels by name (GPU)
     kernel_calls: dict[str, int] = {}
-    for event in events:
-        if gpu and event.device_type == DeviceType.CUDA:
-            kernel_seconds[event.name] = kernel_seconds.get(event.name, 0.0) + _device_seconds(event)
-            kernel_calls[event.name] = kernel_calls.get(event.name, 0) + 1
+    if gpu:
+        for event in events:
+            if event.device_type == DeviceType.CUDA:
+                kernel_seconds[event.name] = kernel_seconds.get(event.name, 0.0) + _device_seconds(event)
+                kernel_calls[event.name] = kernel_calls.get(event.name, 0) + 1
+        tile_seconds = _tile_device_seconds(session, events, kernel_seconds)
     # tile kernels: our launch counts; time from the device (GPU) or the wall clock (CPU)
-    for name, stats in session.launches.items():
+    names = {}
+    for key, stats in session.launches.items():
+        names.setdefault(stats.name, []).append(key)
+    for key, stats in session.launches.items():
         if gpu:
-            seconds = kernel_seconds.pop(name, 0.0)
-            kernel_calls.pop(name, None)
-            timed_calls = stats.calls
+            seconds, timed_calls = tile_seconds.get(key, 0.0), stats.calls
         else:
             seconds, timed_calls = stats.seconds, stats.timed_calls
-        row = Row(name, "tile", timed_calls, seconds, info=registry.kernels.get(name), findings=_findings(stats))
+        shown = stats.name if len(names[stats.name]) == 1 else f"{stats.name}#{key[len(stats.name) + 1:][:6]}"
+        info = registry.kernels.get(key)
+        row = Row(shown, "tile", timed_calls, seconds, info=info, findings=_findings(stats))
         row.bytes = stats.bytes * timed_calls // stats.calls if stats.calls else 0
-        rows[name] = row
+        row.key = key
+        rows[key] = row
+    graphs = session.graphs()  # the graphs that ran: their extern calls and fallbacks are shown
     # aten/extern calls of compiled graphs, and Inductor's own kernels (fallbacks)
     for event in events:
         if event.device_type != DeviceType.CPU:
@@ -240,7 +273,7 @@ def collect_rows(session: Session) -> list[Row]:
                 for kernel in event.kernels:
                     seconds += kernel.duration / 1e6
                     kernel_seconds[kernel.name] = kernel_seconds.get(kernel.name, 0.0) - kernel.duration / 1e6
-            _add(rows, name, "extern", seconds, registry.externs.get(name))
+            _add(rows, name, "extern", seconds, registry.externs[name].in_graphs(graphs))
         elif not gpu and _FALLBACK_KERNEL.match(name) and _in_compiled_graph_top_level(event):
             _add(rows, _FALLBACK_KERNEL.match(name).group(1), "fallback", event.cpu_time_total / 1e6, None)
     if gpu:  # device kernels neither ours nor claimed by an aten op of a compiled graph
@@ -252,8 +285,36 @@ def collect_rows(session: Session) -> list[Row]:
     result = sorted(rows.values(), key=lambda r: r.seconds, reverse=True)
     for row in result:
         if row.kind == "fallback":
-            row.info = _fallback_info(row.name)
+            row.info = _fallback_info(row.name, graphs)
     return result
+
+
+def _tile_device_seconds(session: Session, events: list, kernel_seconds: dict[str, float]) -> dict[str, float]:
+    """Device time of each launched tile kernel (by launch key); takes it out of ``kernel_seconds``.
+
+    A kernel name launched under one key gets all the device time of that name.  Names shared by
+    several kernels (two graphs' ``tile_poi_add_0``) are split by the kernels torch.profiler links
+    to each launch's ``record_function`` range, or else in proportion to the calls.
+    """
+    by_name: dict[str, list[str]] = {}
+    for key, stats in session.launches.items():
+        by_name.setdefault(stats.name, []).append(key)
+    linked: dict[str, float] = {}
+    if any(len(keys) > 1 for keys in by_name.values()):
+        for event in events:
+            if event.name in session.launches:
+                linked[event.name] = linked.get(event.name, 0.0) + sum(k.duration for k in event.kernels) / 1e6
+    seconds: dict[str, float] = {}
+    for name, keys in by_name.items():
+        total = kernel_seconds.pop(name, 0.0)
+        if len(keys) == 1:
+            seconds[keys[0]] = total
+        elif sum(linked.get(k, 0.0) for k in keys) > 0.95 * total:
+            seconds.update({k: linked.get(k, 0.0) for k in keys})
+        else:
+            calls = sum(session.launches[k].calls for k in keys) or 1
+            seconds.update({k: total * session.launches[k].calls / calls for k in keys})
+    return seconds
 
 
 def _add(rows: dict, name: str, kind: str, seconds: float, info) -> Row:
@@ -265,9 +326,9 @@ def _add(rows: dict, name: str, kind: str, seconds: float, info) -> Row:
     return row
 
 
-def _fallback_info(kernel_name: str) -> registry.KernelInfo | None:
+def _fallback_info(kernel_name: str, graphs: set[int]) -> registry.KernelInfo | None:
     """The fallback records whose FX nodes Inductor named this kernel after (cpp_fused_<ops>_N)."""
-    infos = registry.fallbacks
+    infos = [info.in_graphs(graphs) for info in registry.fallbacks if any(site.graph in graphs for site in info.sites)]
     if not infos:
         return None
     merged = registry.KernelInfo(kernel_name, "fallback")

@@ -161,7 +161,7 @@ class TileScheduling(BaseScheduling):
         metrics.launch_lines.setdefault(name, line)
         metrics.generated_kernels += 1
         metrics.reused_kernels += reused
-        profile_registry.record_kernel(name, nodes)
+        profile_registry.record_kernel(name, source, nodes)
 
     def _kernel_local_buffers(self, nodes) -> set[str]:
         """Outputs of the group read only inside it: they need no memory."""
