@@ -191,3 +191,30 @@ def test_diagnosis_names_the_findings_of_slow_kernels_only():
     assert slow.diagnosis == "load not vectorized (kernel line 7)"
     assert "no compiler finding" in clean.diagnosis
     assert fast.diagnosis == ""  # not among the kernels taking 90% of the time
+
+
+@inductor_tile.jit
+def _scale_kernel(x_ptr, out_ptr, n, BLOCK: inductor_tile.language.constexpr):
+    offsets = inductor_tile.language.program_id(0) * BLOCK + inductor_tile.language.arange(0, BLOCK)
+    mask = offsets < n
+    x = inductor_tile.language.load(x_ptr + offsets, mask=mask)
+    inductor_tile.language.store(out_ptr + offsets, x * 3.0, mask=mask)
+
+
+def test_a_hand_written_kernel_gets_a_row_with_its_performance_findings():
+    from types import SimpleNamespace
+
+    x = torch.randn(1000, dtype=torch.float64)
+    out = torch.full_like(x, float("nan"))
+    with inductor_tile.profile() as p:
+        for _ in range(3):
+            _scale_kernel[(8,)](x, out, x.numel(), BLOCK=128)
+    torch.testing.assert_close(out, x * 3.0)
+    for compiled in _scale_kernel.cache.values():  # as issue 22.1's performance warnings leave them
+        compiled.perf_findings = [SimpleNamespace(reason="load not vectorized: offsets not provably contiguous",
+                                                  line=4)]
+    row = next(r for r in p.rows if r.name == "_scale_kernel")
+    assert row.kind == "tile" and row.calls == 2 and row.bytes == 2 * 2 * 1000 * 8
+    assert row.findings == ["load not vectorized: offsets not provably contiguous (kernel line 4)"]
+    assert "offsets not provably contiguous" in row.diagnosis and "launch-bound" in row.diagnosis
+    assert row.info is None and "_scale_kernel" in p.text()

@@ -15,6 +15,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 import threading
 import time
@@ -83,7 +85,34 @@ class Session:
             activities.append(torch.profiler.ProfilerActivity.CUDA)
         self.torch_profiler = torch.profiler.profile(activities=activities)
         self.torch_profiler.__enter__()
+        self._pause_while_compiling([torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA])
         self._started = time.perf_counter()
+
+    def _pause_while_compiling(self, activities) -> None:
+        """torch.profiler collects nothing while Dynamo compiles (its fake-tensor ops would fill the
+        trace and look like the model's own aten calls)."""
+        try:
+            from torch._dynamo.callback import callback_handler
+        except ImportError:  # an older torch: compilations are recorded too
+            return
+        profiler = self.torch_profiler
+
+        def pause(_args):
+            with _quiet_stderr():
+                profiler.toggle_collection_dynamic(False, activities)
+
+        def resume(_args):
+            with _quiet_stderr():
+                profiler.toggle_collection_dynamic(True, activities)
+
+        callback_handler.register_start_callback(pause)
+        callback_handler.register_end_callback(resume)
+
+        def remove():
+            callback_handler.remove_start_callback(pause)
+            callback_handler.remove_end_callback(resume)
+
+        self._restore.append(remove)
 
     def stop(self) -> None:
         global _active
@@ -127,6 +156,24 @@ class Session:
 
     def events(self) -> list:
         return list(self.torch_profiler.events() or []) if self.torch_profiler is not None else []
+
+
+@contextlib.contextmanager
+def _quiet_stderr():
+    """Kineto prints a warning on stderr (file descriptor 2, not Python's warnings) for every
+    toggle of CPU collection; the toggle is ours and expected, so its warning is dropped."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _tensor_bytes(args: tuple, kwargs: dict) -> int:
