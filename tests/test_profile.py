@@ -218,3 +218,58 @@ def test_a_hand_written_kernel_gets_a_row_with_its_performance_findings():
     assert row.findings == ["load not vectorized: offsets not provably contiguous (kernel line 4)"]
     assert "offsets not provably contiguous" in row.diagnosis and "launch-bound" in row.diagnosis
     assert row.info is None and "_scale_kernel" in p.text()
+
+
+class _FakeEvent:
+    """What collect_rows reads of torch.profiler's FunctionEvent."""
+
+    def __init__(self, name, device, start_us=0.0, end_us=0.0, parent=None, kernels=(), cpu_us=0.0):
+        from torch.autograd import DeviceType
+
+        from types import SimpleNamespace
+
+        self.name = name
+        self.device_type = DeviceType.CUDA if device == "cuda" else DeviceType.CPU
+        self.time_range = SimpleNamespace(start=start_us, end=end_us)
+        self.cpu_parent = parent
+        self.kernels = [SimpleNamespace(name=n, duration=d) for n, d in kernels]
+        self.cpu_time_total = cpu_us
+
+
+def test_gpu_rows_from_device_events_without_a_gpu():
+    # the GPU path of collect_rows on events shaped like torch.profiler's: device time by kernel
+    # name for tile kernels (a name two kernels share is split by the kernels linked to each
+    # launch), matmul kernels claimed by their aten op, Inductor's triton kernels as fallbacks
+    from inductor_tile.profile import session as session_module
+
+    session = session_module.Session(device="cuda")
+    session.torch_profiler = None
+    fn_a, fn_b = (type("F", (), {"__name__": "tile_poi_add_0", "cache": {}})() for _ in range(2))
+    session.note_launch("tile_poi_add_0_aaaa", fn_a, (), {}, None)
+    session.note_launch("tile_poi_add_0_bbbb", fn_b, (), {}, None)
+    session.note_launch("tile_poi_add_0_bbbb", fn_b, (), {}, None)
+    graph = _FakeEvent("## Call CompiledFxGraph x ##", "cpu")
+    events = [
+        graph,
+        _FakeEvent("tile_poi_add_0_aaaa", "cpu", parent=graph, kernels=[("tile_poi_add_0", 10.0)]),
+        _FakeEvent("tile_poi_add_0_bbbb", "cpu", parent=graph, kernels=[("tile_poi_add_0", 30.0)]),
+        _FakeEvent("tile_poi_add_0_bbbb", "cpu", parent=graph, kernels=[("tile_poi_add_0", 30.0)]),
+        _FakeEvent("aten::addmm", "cpu", parent=graph, kernels=[("sm90_gemm", 100.0)]),
+        _FakeEvent("tile_poi_add_0", "cuda", 0, 10), _FakeEvent("tile_poi_add_0", "cuda", 20, 50),
+        _FakeEvent("tile_poi_add_0", "cuda", 60, 90), _FakeEvent("sm90_gemm", "cuda", 100, 200),
+        _FakeEvent("triton_poi_fused_sin_0", "cuda", 200, 205), _FakeEvent("memset", "cuda", 300, 301),
+    ]
+    session.events = lambda: events
+    saved = dict(registry.externs)
+    registry.externs["aten::addmm"] = registry.KernelInfo("aten::addmm", "extern")
+    try:
+        rows = {r.name: r for r in session_module.collect_rows(session)}
+    finally:
+        registry.externs.clear()
+        registry.externs.update(saved)
+    assert rows["tile_poi_add_0#aaaa"].seconds == pytest.approx(10e-6)
+    assert rows["tile_poi_add_0#bbbb"].seconds == pytest.approx(60e-6) and rows["tile_poi_add_0#bbbb"].calls == 2
+    assert rows["aten::addmm"].kind == "extern" and rows["aten::addmm"].seconds == pytest.approx(100e-6)
+    assert "sm90_gemm" not in rows  # claimed by its aten op
+    assert rows["triton_poi_fused_sin_0"].kind == "fallback" and rows["memset"].kind == "other"
+    assert sum(r.seconds for r in rows.values()) == pytest.approx(176e-6)  # every device microsecond, once
