@@ -58,15 +58,18 @@ class Profiler:
             diagnose(self._rows, self.copy_bandwidth)
         return self._rows
 
-    def text(self) -> str:
+    def text(self, limit: int | None = None) -> str:
+        """The table, the tree by source line, each kernel's FX nodes and the fallbacks (the slowest
+        ``limit`` kernels and lines of each; all when None)."""
         from .report import details, fallbacks_text, table, tree
 
         rows = self.rows
-        return "\n\n".join([table(rows, self.copy_bandwidth, self.session.device), tree(rows), details(rows),
-                            fallbacks_text(self.session.fallbacks())])
+        return "\n\n".join([table(rows, self.copy_bandwidth, self.session.device, limit), tree(rows, limit),
+                            details(rows, limit), fallbacks_text(self.session.fallbacks())])
 
-    def print(self, file=None) -> None:
-        print(self.text(), file=file or sys.stdout)
+    def print(self, limit: int | None = 30, file=None) -> None:
+        """Print ``text(limit)`` (``profile.txt`` of ``save`` has everything)."""
+        print(self.text(limit), file=file or sys.stdout)
 
     def save(self, out_dir: str) -> dict[str, str]:
         """Write trace.json, profile.txt, profile.json and chart.html into ``out_dir``."""

@@ -16,6 +16,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                "(default: %(default)s)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default=None,
                         help="where the kernels run (default: cuda when available)")
+    parser.add_argument("--limit", type=int, default=30, help="kernels and source lines printed (default: %(default)s; "
+                                                                 "profile.txt has all)")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     options = parser.parse_args(argv)
@@ -32,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
         except SystemExit as e:
             if e.code not in (None, 0):
                 print(f"inductor_tile.profile: {options.script} exited with {e.code}", file=sys.stderr)
-    profiler.print()
+    profiler.print(options.limit)
     paths = profiler.save(options.out)
     print(f"\nwrote {paths['chart']}, {paths['trace']}, {paths['text']}")
     return 0

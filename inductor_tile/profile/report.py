@@ -50,7 +50,7 @@ def diagnose(rows: list[Row], copy_bandwidth: float) -> None:
                 notes.append(f"small ({_size(per_call)}/call): launch-bound")
             notes.extend(row.findings)
             if not row.findings and per_call >= TINY_BYTES:
-                notes.append(f"{row.roofline:.0%} of copy bandwidth; no compiler finding")
+                notes.append("below the roofline; no compiler finding")
         row.diagnosis = "; ".join(notes)
 
 
@@ -91,9 +91,16 @@ def _source_text(line: SourceLine) -> str:
     return linecache.getline(line.file, line.line).strip()
 
 
-def table(rows: list[Row], copy_bandwidth: float, device: str) -> str:
-    """The kernel table: one row per kernel, slowest first."""
+def _more(hidden: list[float], total: float, what: str) -> list[str]:
+    if not hidden:
+        return []
+    return [f"... {len(hidden)} more {what} ({100 * sum(hidden) / total:.1f}% of the time)"]
+
+
+def table(rows: list[Row], copy_bandwidth: float, device: str, limit: int | None = None) -> str:
+    """The kernel table: one row per kernel, slowest first (the first ``limit``)."""
     total = sum(r.seconds for r in rows) or 1.0
+    rows, hidden = rows[:limit], [r.seconds for r in rows[limit:]] if limit is not None else []
     header = ["kernel", "kind", "calls", "total", "mean", "%", "bytes/call", "GB/s", "roofline", "source lines",
               "diagnosis"]
     body = []
@@ -109,17 +116,19 @@ def table(rows: list[Row], copy_bandwidth: float, device: str) -> str:
         ])
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header) - 1)]
     out = [f"inductor_tile profile ({device}; copy bandwidth {copy_bandwidth / 1e9:.1f} GB/s; "
-           f"kernel time {_time(sum(r.seconds for r in rows))})"]
+           f"kernel time {_time(total)})"]
     for cells in [header] + body:
         out.append("  ".join(c.ljust(w) if i in (0, 1, 9) else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
                    + "  " + cells[-1])
-    return "\n".join(line.rstrip() for line in out)
+    return "\n".join([line.rstrip() for line in out] + _more(hidden, total, "kernels"))
 
 
-def tree(rows: list[Row]) -> str:
-    """Time by the user's source lines, grouped by file, each line with its kernels."""
+def tree(rows: list[Row], limit: int | None = None) -> str:
+    """Time by the user's source lines, grouped by file, each line with its kernels (the slowest
+    ``limit`` lines)."""
     lines = by_line(rows)
     total = sum(n.seconds for n in lines) or 1.0
+    lines, hidden = lines[:limit], [n.seconds for n in lines[limit:]] if limit is not None else []
     files: dict[str, list[LineNode]] = {}
     for node in lines:
         files.setdefault(node.line.file if node.line else "(no source line)", []).append(node)
@@ -135,7 +144,7 @@ def tree(rows: list[Row]) -> str:
             out.append(f"{_time(node.seconds):>10}  {100 * node.seconds / total:5.1f}%    {where}  {text}")
             for name, share in sorted(node.kernels.items(), key=lambda kv: -kv[1]):
                 out.append(f"{_time(share):>10}  {100 * share / total:5.1f}%      {name}")
-    return "\n".join(out)
+    return "\n".join(out + _more(hidden, total, "source lines"))
 
 
 def _short_path(path: str) -> str:
@@ -146,10 +155,10 @@ def _short_path(path: str) -> str:
     return relative if not relative.startswith("..") else path
 
 
-def details(rows: list[Row]) -> str:
-    """For each kernel, the FX nodes it runs and their lines; the fallbacks' reasons."""
+def details(rows: list[Row], limit: int | None = None) -> str:
+    """For each kernel (the slowest ``limit``), the FX nodes it runs and their lines; fallbacks' reasons."""
     out = ["kernels: FX nodes and source lines"]
-    for row in rows:
+    for row in rows[:limit]:
         if row.info is None:
             continue
         nodes = row.info.nodes

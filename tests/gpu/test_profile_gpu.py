@@ -68,7 +68,7 @@ def test_kernel_time_agrees_with_torch_profiler():
     for row in tile_rows:
         assert row.calls == STEPS and row.seconds > 0
         assert 0.01 < row.roofline < 1.3, (row.name, row.roofline)
-        assert row.info is not None and all(line.file == __file__ for line in row.info.lines)
+        assert row.info is not None and any(line.file == __file__ for line in row.info.lines)
     matmul = next(r for r in p.rows if r.kind == "extern")
     assert matmul.name == "aten::addmm" and matmul.calls == STEPS and matmul.seconds > 0
     ln_line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if text.endswith("# LINE:ln"))
