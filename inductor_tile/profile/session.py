@@ -68,16 +68,19 @@ class Session:
             if _active is not None:
                 raise RuntimeError("inductor_tile.profile: another profiling session is active")
             _active = self
-        saved_cache, saved_kernel_profile = config.graph_cache, inductor_config.cpp.enable_kernel_profile
+        saved_cache = config.graph_cache
         config.graph_cache = False
-        inductor_config.cpp.enable_kernel_profile = True
+        # Inductor's C++ kernels (fallbacks) of graphs compiled now are marked in the trace
+        kernel_profile = inductor_config.patch({"cpp.enable_kernel_profile": True}) \
+            if hasattr(inductor_config.cpp, "enable_kernel_profile") else contextlib.nullcontext()
+        kernel_profile.__enter__()
         original_run = JITFunction.run
         JITFunction.run = _profiled_run(original_run, self)
 
         def restore():
             JITFunction.run = original_run
             config.graph_cache = saved_cache
-            inductor_config.cpp.enable_kernel_profile = saved_kernel_profile
+            kernel_profile.__exit__(None, None, None)
 
         self._restore.append(restore)
         activities = [torch.profiler.ProfilerActivity.CPU]
@@ -323,11 +326,15 @@ def collect_rows(session: Session) -> list[Row]:
             _add(rows, name, "extern", seconds, registry.externs[name].in_graphs(graphs))
         elif not gpu and _FALLBACK_KERNEL.match(name) and _in_compiled_graph_top_level(event):
             _add(rows, _FALLBACK_KERNEL.match(name).group(1), "fallback", event.cpu_time_total / 1e6, None)
-    if gpu:  # device kernels neither ours nor claimed by an aten op of a compiled graph
+    if gpu:  # device kernels neither launched here nor claimed by an aten op of a compiled graph
+        generated = {}  # tile kernels by name, for launches the session did not see (CUDA graph replays)
+        for info in registry.kernels.values():
+            generated.setdefault(info.name, []).append(info)
         for name, seconds in kernel_seconds.items():
             if seconds > 1e-9:
-                kind = "fallback" if name.startswith("triton_") else "other"
-                row = _add(rows, name, kind, seconds, None)
+                known = generated.get(name, [])
+                kind = "tile" if len(known) == 1 else "fallback" if name.startswith("triton_") else "other"
+                row = _add(rows, name, kind, seconds, known[0] if len(known) == 1 else None)
                 row.calls = kernel_calls.get(name, row.calls)
     result = sorted(rows.values(), key=lambda r: r.seconds, reverse=True)
     for row in result:
