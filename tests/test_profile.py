@@ -17,7 +17,7 @@ import torch
 import inductor_tile
 from inductor_tile.profile import Profiler, registry
 from inductor_tile.profile.report import diagnose
-from inductor_tile.profile.session import Row
+from inductor_tile.profile.rows import Row
 
 MODEL = textwrap.dedent('''
     import sys
@@ -240,7 +240,7 @@ def test_gpu_rows_from_device_events_without_a_gpu():
     # the GPU path of collect_rows on events shaped like torch.profiler's: device time by kernel
     # name for tile kernels (a name two kernels share is split by the kernels linked to each
     # launch), matmul kernels claimed by their aten op, Inductor's triton kernels as fallbacks
-    from inductor_tile.profile import session as session_module
+    from inductor_tile.profile import rows as rows_module, session as session_module
 
     session = session_module.Session(device="cuda")
     session.torch_profiler = None
@@ -263,7 +263,7 @@ def test_gpu_rows_from_device_events_without_a_gpu():
     saved = dict(registry.externs)
     registry.externs["aten::addmm"] = registry.KernelInfo("aten::addmm", "extern")
     try:
-        rows = {r.name: r for r in session_module.collect_rows(session)}
+        rows = {r.name: r for r in rows_module.collect_rows(session)}
     finally:
         registry.externs.clear()
         registry.externs.update(saved)

@@ -51,7 +51,7 @@ class Profiler:
         if self._rows is None:
             from .bandwidth import copy_bandwidth
             from .report import diagnose
-            from .session import collect_rows
+            from .rows import collect_rows
 
             self._rows = collect_rows(self.session)
             self.copy_bandwidth = copy_bandwidth(self.session.device)

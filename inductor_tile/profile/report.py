@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 
 from .registry import SourceLine
-from .session import Row
+from .rows import Row
 
 SLOW_SHARE = 0.9  # the slowest kernels that together take this share of the time get a diagnosis
 LOW_ROOFLINE = 0.6  # below this share of copy bandwidth a kernel is "below the roofline"
