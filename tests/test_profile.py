@@ -109,6 +109,11 @@ def test_profile_names_the_script_lines_of_each_fused_op(model_script, tmp_path)
     assert sum(n.seconds for n in by_line(p.rows)) == pytest.approx(sum(r.seconds for r in p.rows))
     files = sorted(os.listdir(tmp_path / "out"))
     assert files == ["chart.html", "profile.json", "profile.txt", "trace.json"]
+    packed = p.save(str(tmp_path / "packed"), gzip_trace=True)["trace"]
+    import gzip
+
+    with gzip.open(packed) as f:
+        assert {r.key for r in tile_rows} <= {event.get("name") for event in json.load(f)["traceEvents"]}
 
 
 def test_cli_runs_the_script_and_writes_trace_and_chart(model_script, tmp_path):
@@ -162,6 +167,10 @@ def test_a_fallback_is_a_row_with_its_reason_and_line(monkeypatch):
     assert row.info is not None and "refused by the test" in row.info.reasons
     assert [(os.path.basename(s.file), s.line) for s in row.info.lines] == [("test_profile.py", line)]
     assert "refused by the test" in p.text()
+    from inductor_tile.profile.outputs import _rows_json
+
+    (fallback,) = _rows_json(p)["fallbacks"]
+    assert fallback["reasons"] == ["refused by the test"] and fallback["source_lines"][0].endswith(f":{line}")
 
 
 def test_user_line_skips_torch_frames():

@@ -71,11 +71,12 @@ class Profiler:
         """Print ``text(limit)`` (``profile.txt`` of ``save`` has everything)."""
         print(self.text(limit), file=file or sys.stdout)
 
-    def save(self, out_dir: str) -> dict[str, str]:
-        """Write trace.json, profile.txt, profile.json and chart.html into ``out_dir``."""
+    def save(self, out_dir: str, gzip_trace: bool = False) -> dict[str, str]:
+        """Write trace.json (``gzip_trace``: trace.json.gz), profile.txt, profile.json and chart.html
+        into ``out_dir``; returns their paths."""
         from .outputs import write_directory
 
-        return write_directory(self, out_dir)
+        return write_directory(self, out_dir, gzip_trace)
 
 
 def profile(out_dir: str | None = None, device: str | None = None) -> Profiler:

@@ -18,6 +18,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the kernels run (default: cuda when available)")
     parser.add_argument("--limit", type=int, default=30, help="kernels and source lines printed (default: %(default)s; "
                                                                  "profile.txt has all)")
+    parser.add_argument("--gzip-trace", action="store_true", help="write the trace as trace.json.gz")
     parser.add_argument("script", help="the Python script to run")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     options = parser.parse_args(argv)
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
             if e.code not in (None, 0):
                 print(f"inductor_tile.profile: {options.script} exited with {e.code}", file=sys.stderr)
     profiler.print(options.limit)
-    paths = profiler.save(options.out)
+    paths = profiler.save(options.out, options.gzip_trace)
     print(f"\nwrote {paths['chart']}, {paths['trace']}, {paths['text']}")
     return 0
 

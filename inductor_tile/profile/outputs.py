@@ -1,24 +1,32 @@
 """The profile written to a directory: ``trace.json`` (Chrome trace from torch.profiler, open it in
-chrome://tracing or Perfetto), ``profile.txt`` (what ``print`` shows), ``profile.json`` (the rows)
-and ``chart.html`` (bar charts of kernel time and time by source line; no dependency, inline SVG)."""
+chrome://tracing or Perfetto), ``profile.txt`` (what ``print`` shows, every row), ``profile.json``
+(the rows and fallbacks) and ``chart.html`` (bar charts of kernel time and time by source line; no dependency, inline SVG)."""
 
 from __future__ import annotations
 
+import gzip
 import html
 import json
 import os
+import shutil
 
 from .report import by_line
 
 _COLORS = {"tile": "#4878d0", "fallback": "#ee854a", "extern": "#6acc64", "other": "#8c8c8c"}
 
 
-def write_directory(profiler, out_dir: str) -> dict[str, str]:
-    """Write every output file into ``out_dir``; returns their paths by kind."""
+def write_directory(profiler, out_dir: str, gzip_trace: bool = False) -> dict[str, str]:
+    """Write every output file into ``out_dir``; returns their paths by kind.
+    ``gzip_trace``: the trace as ``trace.json.gz`` (Perfetto opens it as it is)."""
     os.makedirs(out_dir, exist_ok=True)
     paths = {name: os.path.join(out_dir, file) for name, file in
              (("trace", "trace.json"), ("text", "profile.txt"), ("json", "profile.json"), ("chart", "chart.html"))}
-    profiler.session.torch_profiler.export_chrome_trace(paths["trace"])
+    profiler.session.write_trace(paths["trace"])
+    if gzip_trace:
+        with open(paths["trace"], "rb") as plain, gzip.open(paths["trace"] + ".gz", "wb") as packed:
+            shutil.copyfileobj(plain, packed)
+        os.remove(paths["trace"])
+        paths["trace"] += ".gz"
     with open(paths["text"], "w") as f:
         f.write(profiler.text() + "\n")
     with open(paths["json"], "w") as f:
@@ -37,8 +45,11 @@ def _rows_json(profiler) -> dict:
             "fx_nodes": row.info.nodes if row.info else [],
             "source_lines": [f"{line.file}:{line.line}" for line in row.info.lines] if row.info else [],
         })
+    fallbacks = [{"node": info.name, "reasons": info.reasons,
+                  "source_lines": [f"{line.file}:{line.line}" for line in info.lines]}
+                 for info in profiler.session.fallbacks()]
     return {"device": profiler.session.device, "copy_bandwidth_bytes_per_second": profiler.copy_bandwidth,
-            "rows": rows}
+            "rows": rows, "fallbacks": fallbacks}
 
 
 def _bars(title: str, items: list[tuple[str, float, str, str]]) -> str:

@@ -154,8 +154,28 @@ class Session:
         graphs = self.graphs()
         return [info for info in registry.fallbacks if any(site.graph in graphs for site in info.sites)]
 
+    def write_trace(self, path: str) -> None:
+        """The Chrome trace into ``path`` (torch.profiler exports once: later calls copy that file)."""
+        import atexit
+        import shutil
+        import tempfile
+
+        if getattr(self, "_trace_file", None) is None:
+            handle, self._trace_file = tempfile.mkstemp(prefix="inductor_tile_trace_", suffix=".json")
+            os.close(handle)
+            atexit.register(_remove_quietly, self._trace_file)
+            self.torch_profiler.export_chrome_trace(self._trace_file)
+        shutil.copyfile(self._trace_file, path)
+
     def events(self) -> list:
         return list(self.torch_profiler.events() or []) if self.torch_profiler is not None else []
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
 
 
 @contextlib.contextmanager
