@@ -282,3 +282,26 @@ def test_gpu_rows_from_device_events_without_a_gpu():
     assert "sm90_gemm" not in rows  # claimed by its aten op
     assert rows["triton_poi_fused_sin_0"].kind == "fallback" and rows["memset"].kind == "other"
     assert sum(r.seconds for r in rows.values()) == pytest.approx(176e-6)  # every device microsecond, once
+
+
+def test_training_profiles_backward_kernels_and_leaves_nothing_behind():
+    torch._dynamo.reset()
+
+    def fn(x):
+        return (torch.sin(x) * 2).sum()  # LINE:train
+
+    line = fn.__code__.co_firstlineno + 1
+    x = torch.randn(64, dtype=torch.float64, requires_grad=True)
+    compiled = torch.compile(fn, backend="tile")
+    with inductor_tile.profile() as p:
+        for _ in range(3):
+            x.grad = None
+            compiled(x).backward()  # the backward graph compiles lazily, inside the session
+    torch.testing.assert_close(x.grad, 2 * torch.cos(x.detach()))
+    cos_rows = [r for r in p.rows if r.kind == "tile" and "cos" in r.name]  # the backward graph's kernel
+    assert cos_rows and all(line in [s.line for s in r.info.lines] for r in cos_rows)
+    # the session's pauses while compiling leave no profiler callback behind: a later profile
+    # records each op once
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as later:
+        torch.ones(3).add_(1)
+    assert [e.name for e in later.events()].count("aten::add_") == 1

@@ -89,21 +89,30 @@ class Session:
         self._started = time.perf_counter()
 
     def _pause_while_compiling(self, activities) -> None:
-        """torch.profiler collects nothing while Dynamo compiles (its fake-tensor ops would fill the
-        trace and look like the model's own aten calls)."""
+        """torch.profiler collects nothing while Dynamo compiles a frame (its fake-tensor ops would fill
+        the trace; ``rows`` ignores them anyway, as they run outside any compiled graph's call).
+
+        Only Dynamo's own compiles pause it: toggling inside a lazy backward compile (in autograd's
+        backward pass) leaves a RecordFunction callback behind after the profiler stops (torch
+        2.13: "Requested callback is not found", and every later profile records each op twice)."""
         try:
-            from torch._dynamo.callback import callback_handler
+            from torch._dynamo.callback import CallbackTrigger, callback_handler
         except ImportError:  # an older torch: compilations are recorded too
             return
         profiler = self.torch_profiler
+        paused = []
 
-        def pause(_args):
-            with _quiet_stderr():
-                profiler.toggle_collection_dynamic(False, activities)
+        def pause(args):
+            if getattr(args, "callback_trigger", None) == CallbackTrigger.DYNAMO:
+                with _quiet_stderr():
+                    profiler.toggle_collection_dynamic(False, activities)
+                paused.append(True)
 
         def resume(_args):
-            with _quiet_stderr():
-                profiler.toggle_collection_dynamic(True, activities)
+            if paused:
+                paused.pop()
+                with _quiet_stderr():
+                    profiler.toggle_collection_dynamic(True, activities)
 
         callback_handler.register_start_callback(pause)
         callback_handler.register_end_callback(resume)
