@@ -41,11 +41,10 @@ class LaunchStats:
 class Session:
     """Collects launches and torch.profiler events between ``start`` and ``stop``."""
 
-    def __init__(self, device: str | None = None, trace: bool = True):
+    def __init__(self, device: str | None = None):
         import torch
 
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
-        self.trace = trace
         self.launches: dict[str, LaunchStats] = {}
         self.torch_profiler = None
         self.wall_seconds = 0.0
@@ -65,6 +64,13 @@ class Session:
             if _active is not None:
                 raise RuntimeError("inductor_tile.profile: another profiling session is active")
             _active = self
+        try:
+            self._start(torch, inductor_config, config, JITFunction)
+        except BaseException:
+            self._undo()
+            raise
+
+    def _start(self, torch, inductor_config, config, JITFunction) -> None:
         saved_cache = config.graph_cache
         config.graph_cache = False
         # Inductor's C++ kernels (fallbacks) of graphs compiled now are marked in the trace
@@ -124,7 +130,6 @@ class Session:
         self._restore.append(remove)
 
     def stop(self) -> None:
-        global _active
         import torch
 
         try:
@@ -133,10 +138,15 @@ class Session:
             self.wall_seconds = time.perf_counter() - self._started
             self.torch_profiler.__exit__(None, None, None)
         finally:
-            while self._restore:
-                self._restore.pop()()
-            with _lock:
-                _active = None
+            self._undo()
+
+    def _undo(self) -> None:
+        """Put back what ``start`` changed (the launch method, settings, compile callbacks)."""
+        global _active
+        while self._restore:
+            self._restore.pop()()
+        with _lock:
+            _active = None
 
     # -- what happened ------------------------------------------------------------
     def note_launch(self, key: str, fn, args: tuple, kwargs: dict, seconds: float | None) -> None:
@@ -155,7 +165,8 @@ class Session:
         found = set(range(self.first_graph, registry.last_graph_id + 1))
         for key in self.launches:
             info = registry.kernels.get(key)
-            found.update(site.graph for site in info.sites) if info else None
+            if info is not None:
+                found.update(site.graph for site in info.sites)
         return found
 
     def fallbacks(self) -> list[registry.KernelInfo]:
