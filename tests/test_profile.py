@@ -221,10 +221,13 @@ def test_a_hand_written_kernel_gets_a_row_with_its_performance_findings():
     torch.testing.assert_close(out, x * 3.0)
     for compiled in _scale_kernel.cache.values():  # as issue 22.1's performance warnings leave them
         compiled.perf_findings = [SimpleNamespace(reason="load not vectorized: offsets not provably contiguous",
-                                                  line=4)]
+                                                  line=4),
+                                  SimpleNamespace(reason="register spills", line=0, file="k.py"),
+                                  SimpleNamespace(reason="store not coalesced", line=9, file="/x/k.py")]
     row = next(r for r in p.rows if r.name == "_scale_kernel")
     assert row.kind == "tile" and row.calls == 2 and row.bytes == 2 * 2 * 1000 * 8
-    assert row.findings == ["load not vectorized: offsets not provably contiguous (kernel line 4)"]
+    assert row.findings == ["load not vectorized: offsets not provably contiguous (kernel line 4)",
+                            "register spills", "store not coalesced (k.py:9)"]
     assert "offsets not provably contiguous" in row.diagnosis and "launch-bound" in row.diagnosis
     assert row.info is None and "_scale_kernel" in p.text()
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 
@@ -78,8 +79,9 @@ def _findings(stats: LaunchStats) -> list[str]:
                 continue
             for finding in getattr(compiled, "perf_findings", None) or ():
                 reason = getattr(finding, "reason", str(finding))
-                line = getattr(finding, "line", None)
-                found[f"{reason} (kernel line {line})" if line else reason] = None
+                line, file = getattr(finding, "line", 0), getattr(finding, "file", "")
+                where = f"{os.path.basename(file)}:{line}" if file and line else f"kernel line {line}" if line else ""
+                found[f"{reason} ({where})" if where else reason] = None
     return list(found)
 
 
