@@ -229,7 +229,10 @@ def test_a_hand_written_kernel_gets_a_row_with_its_performance_findings():
     assert row.findings == ["load not vectorized: offsets not provably contiguous (kernel line 4)",
                             "register spills", "store not coalesced (k.py:9)"]
     assert "offsets not provably contiguous" in row.diagnosis and "launch-bound" in row.diagnosis
-    assert row.info is None and "_scale_kernel" in p.text()
+    # a hand-written kernel's source line is its definition
+    assert [(os.path.basename(s.file), s.line) for s in row.info.lines] == [
+        ("test_profile.py", _scale_kernel.first_line)]
+    assert "_scale_kernel" in p.text()
 
 
 class _FakeEvent:

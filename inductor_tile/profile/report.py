@@ -144,7 +144,7 @@ def tree(rows: list[Row], limit: int | None = None) -> str:
             out.append(f"{_time(node.seconds):>10}  {100 * node.seconds / total:5.1f}%    {where}  {text}")
             for name, share in sorted(node.kernels.items(), key=lambda kv: -kv[1]):
                 out.append(f"{_time(share):>10}  {100 * share / total:5.1f}%      {name}")
-    return "\n".join(out + _more(hidden, total, "source lines"))
+    return "\n".join([line.rstrip() for line in out] + _more(hidden, total, "source lines"))
 
 
 def _short_path(path: str) -> str:

@@ -109,8 +109,8 @@ def collect_rows(session: Session) -> list[Row]:
             seconds, timed_calls = tile_seconds.get(key, 0.0), stats.calls
         else:
             seconds, timed_calls = stats.seconds, stats.timed_calls
-        shown = stats.name if len(names[stats.name]) == 1 else f"{stats.name}#{key[len(stats.name) + 1:][:6]}"
-        info = registry.kernels.get(key)
+        shown = stats.name if len(names[stats.name]) == 1 else _distinct_name(stats.name, key)
+        info = registry.kernels.get(key) or _hand_written_info(stats)
         row = Row(shown, "tile", timed_calls, seconds, info=info, findings=_findings(stats))
         row.bytes = stats.bytes * timed_calls // stats.calls if stats.calls else 0
         row.key = key
@@ -146,6 +146,24 @@ def collect_rows(session: Session) -> list[Row]:
         if row.kind == "fallback":
             row.info = _fallback_info(row.name, graphs)
     return result
+
+
+def _distinct_name(name: str, key: str) -> str:
+    """A kernel's name where two launched kernels share it: ``name#<source hash>`` for generated
+    kernels (key ``<name>_<hash>``), ``<module>.<name>`` for hand-written ones."""
+    if key.startswith(name + "_"):
+        return f"{name}#{key[len(name) + 1:][:6]}"
+    return key
+
+
+def _hand_written_info(stats: LaunchStats) -> registry.KernelInfo | None:
+    """A kernel the backend did not generate: its source line is its own definition."""
+    for fn in stats.functions.values():
+        filename, line = getattr(fn, "filename", None), getattr(fn, "first_line", None)
+        if filename and line and not (fn.__module__ or "").startswith("inductor_tile_generated."):
+            where = registry.SourceLine(os.path.abspath(filename), int(line))
+            return registry.KernelInfo(stats.name, "tile", [registry.Site([], [where], {where: 1})])
+    return None
 
 
 def _tile_device_seconds(session: Session, events: list, kernel_seconds: dict[str, float]) -> dict[str, float]:
