@@ -1,7 +1,8 @@
 """A profiling session: times every kernel launched while it is active.
 
-- Tile kernels: ``JITFunction.run`` is replaced on the class while a session is active (and
-  restored after), so launches outside a session cost nothing extra.  The replacement counts
+- Tile kernels: ``JITFunction.run`` and ``LaunchSite.__call__`` (the generated wrappers' launch
+  path) are replaced on their classes while a session is active (and restored after), so
+  launches outside a session cost nothing extra.  The replacements count
   calls and the bytes of the tensor arguments (inputs read once, outputs written once), marks
   each launch in torch.profiler's trace, and on the CPU times the launch with the wall clock
   (launches that compiled first are counted but not timed).  On a GPU, kernel times come from
@@ -79,9 +80,15 @@ class Session:
         kernel_profile.__enter__()
         original_run = JITFunction.run
         JITFunction.run = _profiled_run(original_run, self)
+        site_class = _launch_site_class()
+        original_call = site_class.__call__ if site_class is not None else None
+        if site_class is not None:
+            site_class.__call__ = _profiled_site_call(original_call, self)
 
         def restore():
             JITFunction.run = original_run
+            if site_class is not None:
+                site_class.__call__ = original_call
             config.graph_cache = saved_cache
             kernel_profile.__exit__(None, None, None)
 
@@ -191,6 +198,15 @@ class Session:
         return list(self.torch_profiler.events() or []) if self.torch_profiler is not None else []
 
 
+def _launch_site_class():
+    """``runtime.launch_site.LaunchSite`` (generated wrappers launch through it), if this version has it."""
+    try:
+        from ..kernel_compiler.runtime.launch_site import LaunchSite
+    except ImportError:
+        return None
+    return LaunchSite
+
+
 def _remove_quietly(path: str) -> None:
     try:
         os.remove(path)
@@ -234,22 +250,57 @@ def launch_key(fn) -> str:
     return f"{module}.{fn.__name__}"
 
 
-def _profiled_run(original_run, session: Session):
-    """``JITFunction.run`` that reports each launch to ``session``."""
+_inside_site = threading.local()  # a LaunchSite's launch is being reported: its general path's run is not
+
+
+def _launch_reporter(session: Session):
+    """``report(fn, args, kwargs, launch)``: runs ``launch()`` (one launch of JITFunction ``fn``) inside
+    a ``record_function`` range named by its key, and reports it to ``session``."""
     import torch
 
     timed = session.device != "cuda"
 
-    def run(self, *args, grid, **kwargs):
-        known = len(self.launch_cache)
-        key = launch_key(self)
+    def report(fn, args, kwargs, launch):
+        known = len(fn.launch_cache)
+        key = launch_key(fn)
         with torch.profiler.record_function(key):  # marks the launch in the trace; GPU: owns its kernel
             start = time.perf_counter()
-            result = original_run(self, *args, grid=grid, **kwargs)
+            result = launch()
             seconds = time.perf_counter() - start
-        compiled_now = len(self.launch_cache) != known  # this launch compiled (or waited for) the kernel
-        session.note_launch(key, self, args, kwargs, seconds if timed and not compiled_now else None)
+        compiled_now = len(fn.launch_cache) != known  # this launch compiled (or waited for) the kernel
+        session.note_launch(key, fn, args, kwargs, seconds if timed and not compiled_now else None)
         return result
+
+    return report
+
+
+def _profiled_run(original_run, session: Session):
+    """``JITFunction.run`` that reports each launch to ``session``."""
+    report = _launch_reporter(session)
+
+    def run(self, *args, grid, **kwargs):
+        if getattr(_inside_site, "active", False):  # a LaunchSite reports this launch itself
+            return original_run(self, *args, grid=grid, **kwargs)
+        return report(self, args, kwargs, lambda: original_run(self, *args, grid=grid, **kwargs))
 
     run.__wrapped__ = original_run
     return run
+
+
+def _profiled_site_call(original_call, session: Session):
+    """``LaunchSite.__call__`` (the generated wrappers' launch, whose fast path skips ``run``) that
+    reports each launch to ``session``."""
+    report = _launch_reporter(session)
+
+    def call(self, grid, *args):
+        def launch():
+            _inside_site.active = True
+            try:
+                return original_call(self, grid, *args)
+            finally:
+                _inside_site.active = False
+
+        return report(self.jit_fn, args, {}, launch)
+
+    call.__wrapped__ = original_call
+    return call
