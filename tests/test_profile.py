@@ -313,3 +313,16 @@ def test_training_profiles_backward_kernels_and_leaves_nothing_behind():
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as later:
         torch.ones(3).add_(1)
     assert [e.name for e in later.events()].count("aten::add_") == 1
+
+
+def test_kernel_key_is_the_generated_module_name():
+    # the registry's key of a generated kernel must be what launches see (codegen.runtime's module name)
+    from inductor_tile.codegen import runtime
+    from inductor_tile.profile.session import launch_key
+
+    source = ("import inductor_tile\nimport inductor_tile.language as tl\n\n\n@inductor_tile.jit\n"
+              "def tile_poi_probe_0(in_ptr0, out_ptr0, xnumel, XBLOCK: tl.constexpr):\n"
+              "    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)\n"
+              "    tl.store(out_ptr0 + xindex, tl.load(in_ptr0 + xindex, mask=xindex < xnumel), mask=xindex < xnumel)\n")
+    fn = runtime.load_kernel("tile_poi_probe_0", source)
+    assert launch_key(fn) == registry.kernel_key("tile_poi_probe_0", source)
