@@ -240,7 +240,8 @@ def test_a_hand_written_kernel_gets_a_row_with_its_performance_findings():
 class _FakeEvent:
     """What collect_rows reads of torch.profiler's FunctionEvent."""
 
-    def __init__(self, name, device, start_us=0.0, end_us=0.0, parent=None, kernels=(), cpu_us=0.0):
+    def __init__(self, name, device, start_us=0.0, end_us=0.0, parent=None, kernels=(), cpu_us=0.0,
+                 annotation=False):
         from torch.autograd import DeviceType
 
         from types import SimpleNamespace
@@ -251,6 +252,7 @@ class _FakeEvent:
         self.cpu_parent = parent
         self.kernels = [SimpleNamespace(name=n, duration=d) for n, d in kernels]
         self.cpu_time_total = cpu_us
+        self.is_user_annotation = annotation
 
 
 def test_gpu_rows_from_device_events_without_a_gpu():
@@ -275,6 +277,9 @@ def test_gpu_rows_from_device_events_without_a_gpu():
         _FakeEvent("tile_poi_add_0", "cuda", 0, 10), _FakeEvent("tile_poi_add_0", "cuda", 20, 50),
         _FakeEvent("tile_poi_add_0", "cuda", 60, 90), _FakeEvent("sm90_gemm", "cuda", 100, 200),
         _FakeEvent("triton_poi_fused_sin_0", "cuda", 200, 205), _FakeEvent("memset", "cuda", 300, 301),
+        # the GPU-side spans of record_function ranges are no kernels
+        _FakeEvent("tile_poi_add_0_bbbb", "cuda", 20, 50, annotation=True),
+        _FakeEvent("## Call CompiledFxGraph x ##", "cuda", 0, 300, annotation=True),
     ]
     session.events = lambda: events
     saved = dict(registry.externs)

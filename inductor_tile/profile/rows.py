@@ -96,7 +96,8 @@ def collect_rows(session: Session) -> list[Row]:
     kernel_calls: dict[str, int] = {}
     if gpu:
         for event in events:
-            if event.device_type == DeviceType.CUDA:
+            # kernels, memsets and copies; not the GPU-side spans of record_function ranges
+            if event.device_type == DeviceType.CUDA and not getattr(event, "is_user_annotation", False):
                 kernel_seconds[event.name] = kernel_seconds.get(event.name, 0.0) + _device_seconds(event)
                 kernel_calls[event.name] = kernel_calls.get(event.name, 0) + 1
         tile_seconds = _tile_device_seconds(session, events, kernel_seconds)
@@ -173,13 +174,15 @@ def _tile_device_seconds(session: Session, events: list, kernel_seconds: dict[st
     several kernels (two graphs' ``tile_poi_add_0``) are split by the kernels torch.profiler links
     to each launch's ``record_function`` range, or else in proportion to the calls.
     """
+    from torch.autograd import DeviceType
+
     by_name: dict[str, list[str]] = {}
     for key, stats in session.launches.items():
         by_name.setdefault(stats.name, []).append(key)
     linked: dict[str, float] = {}
     if any(len(keys) > 1 for keys in by_name.values()):
         for event in events:
-            if event.name in session.launches:
+            if event.name in session.launches and event.device_type == DeviceType.CPU:
                 linked[event.name] = linked.get(event.name, 0.0) + sum(k.duration for k in event.kernels) / 1e6
     seconds: dict[str, float] = {}
     for name, keys in by_name.items():

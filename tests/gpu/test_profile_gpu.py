@@ -33,7 +33,9 @@ class Block(torch.nn.Module):
 def _kernel_seconds(prof, names=None) -> float:
     total = 0.0
     for event in prof.events():
-        if event.device_type == torch.autograd.DeviceType.CUDA and (names is None or event.name in names):
+        if event.device_type != torch.autograd.DeviceType.CUDA or event.is_user_annotation:
+            continue  # record_function ranges have GPU-side spans too: not kernels
+        if names is None or event.name in names:
             total += (event.time_range.end - event.time_range.start) / 1e6
     return total
 
