@@ -271,7 +271,8 @@ def test_gpu_rows_from_device_events_without_a_gpu():
     events = [
         graph,
         _FakeEvent("tile_poi_add_0_aaaa", "cpu", parent=graph, kernels=[("tile_poi_add_0", 10.0)]),
-        _FakeEvent("tile_poi_add_0_bbbb", "cpu", parent=graph, kernels=[("tile_poi_add_0", 30.0)]),
+        _FakeEvent("tile_poi_add_0_bbbb", "cpu", parent=graph,
+                   kernels=[("tile_poi_add_0", 30.0), ("tile_poi_add_0_bbbb", 30.0)]),  # and its own GPU span
         _FakeEvent("tile_poi_add_0_bbbb", "cpu", parent=graph, kernels=[("tile_poi_add_0", 30.0)]),
         _FakeEvent("aten::addmm", "cpu", parent=graph, kernels=[("sm90_gemm", 100.0)]),
         _FakeEvent("tile_poi_add_0", "cuda", 0, 10), _FakeEvent("tile_poi_add_0", "cuda", 20, 50),

@@ -64,6 +64,12 @@ def _in_compiled_graph_top_level(event) -> bool:
     return inside
 
 
+def _kernels_of(event) -> list:
+    """The device kernels torch.profiler links to a CPU event (without the GPU-side span of the
+    event itself, which a ``record_function`` range also gets)."""
+    return [k for k in event.kernels if k.name != event.name]
+
+
 def _device_seconds(event) -> float:
     return (event.time_range.end - event.time_range.start) / 1e6
 
@@ -126,7 +132,7 @@ def collect_rows(session: Session) -> list[Row]:
             seconds = event.cpu_time_total / 1e6
             if gpu:
                 seconds = 0.0
-                for kernel in event.kernels:
+                for kernel in _kernels_of(event):
                     seconds += kernel.duration / 1e6
                     kernel_seconds[kernel.name] = kernel_seconds.get(kernel.name, 0.0) - kernel.duration / 1e6
             _add(rows, name, "extern", seconds, registry.externs[name].in_graphs(graphs))
@@ -183,7 +189,7 @@ def _tile_device_seconds(session: Session, events: list, kernel_seconds: dict[st
     if any(len(keys) > 1 for keys in by_name.values()):
         for event in events:
             if event.name in session.launches and event.device_type == DeviceType.CPU:
-                linked[event.name] = linked.get(event.name, 0.0) + sum(k.duration for k in event.kernels) / 1e6
+                linked[event.name] = linked.get(event.name, 0.0) + sum(k.duration for k in _kernels_of(event)) / 1e6
     seconds: dict[str, float] = {}
     for name, keys in by_name.items():
         total = kernel_seconds.pop(name, 0.0)
