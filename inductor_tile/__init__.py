@@ -16,7 +16,7 @@ def next_power_of_2(n: int) -> int:
 __version__ = "0.1.0"
 
 # submodules that pull in torch._inductor or other heavy imports, loaded on first access
-_LAZY_SUBMODULES = ("backend", "cache", "graph_cache", "codegen", "scheduler", "tools")
+_LAZY_SUBMODULES = ("backend", "cache", "graph_cache", "codegen", "scheduler", "tools", "profile")
 
 
 def __getattr__(name: str):
