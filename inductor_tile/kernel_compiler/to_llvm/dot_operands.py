@@ -94,6 +94,17 @@ def deferred_dot(op: Operation) -> Operation | None:
     return dot if between is dot else None
 
 
+def _stored_with_partner(op: Operation, neighbour: Operation | None, dot: Operation | None) -> bool:
+    """Whether `op` and its neighbour are the two operand conversions, a then b, of the same deferred
+    `dot`: b's region lies after a's, so both are stored between one pair of barriers (the barrier
+    before a also orders b's stores after every earlier reader; the one after b covers a's stores)."""
+    if dot is None or neighbour is None or neighbour.name != "ttg.convert_layout" or mma_operand(neighbour) is None:
+        return False
+    first, second = (op, neighbour) if op.next_op is neighbour else (neighbour, op)
+    return (deferred_dot(neighbour) is dot and first.results[0] is dot.operands[0]
+            and second.results[0] is dot.operands[1])
+
+
 def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Value:
     b = ctx.builder
     layout = mma_operand(op)
@@ -115,11 +126,13 @@ def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Valu
     size = offset + _tile_elements((rows, cols), transposed)
     ctx.shared_bytes = max(ctx.shared_bytes, size * 2)
     base = ctx.target.shared_memory(ctx.module, b, size * 2)
-    ctx.target.barrier(b)
+    if not (layout.op_idx == 1 and _stored_with_partner(op, op.prev_op, dot)):
+        ctx.target.barrier(b)
     if offset:
         base = b.gep(base, [ir.Constant(I32, offset)], source_etype=I16)
     _store_rows(ctx, base, value, src_map, stride, transposed)
-    ctx.target.barrier(b)
+    if not (layout.op_idx == 0 and _stored_with_partner(op, op.next_op, dot)):
+        ctx.target.barrier(b)
     if dot is not None:
         deferred = ctx.__dict__.setdefault("shared_operands", {})
         deferred[op.results[0]] = SharedOperand(base, stride, transposed, dst_map, layout.parent)
