@@ -207,7 +207,7 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     from .ir.context import print_ir
     from .passes.pipeline import make_ttgir
     from .to_llvm.lowering import lower_to_llvm
-    from .to_llvm.nvptx import compile_to_ptx
+    from .to_llvm.nvptx import compile_to_ptx, ptx_arch
     from .to_llvm.targets import get_target
 
     target = get_target(kernel.target)
@@ -222,7 +222,7 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     from .runtime.cuda_tools import assemble_ptx
 
     kernel.entry = lowered.entry
-    kernel.binary = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry)
+    kernel.binary = assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], target.capability), lowered.entry)
     if load:
         kernel.runner = _make_runner(kernel)
 

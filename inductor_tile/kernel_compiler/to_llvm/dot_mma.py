@@ -26,6 +26,7 @@ from xdsl.ir import Operation
 from ..ir.dot_layouts import MMA_K
 from ..ir.layouts import LayoutMap
 from .context import F32, I16, I32, LoweringContext, float_kind
+from .dot_wgmma import WgmmaOperand, lower_wgmma_dot
 
 _TYPES = {"f16": "f16", "bf16": "bf16"}
 
@@ -108,6 +109,8 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
         b = builder.bitcast(b, ir.VectorType(I16, b.type.count))
     shared = ctx.__dict__.get("shared_operands", {})
     a_shared, b_shared = shared.pop(op.operands[0], None), shared.pop(op.operands[1], None)
+    if isinstance(a_shared, WgmmaOperand) and isinstance(b_shared, WgmmaOperand):
+        return lower_wgmma_dot(ctx, op, a_shared, b_shared)
     col_reps = b_map.slots_per_dim[1]
     per_load = 2 if col_reps >= 2 else 1
     fragments: dict[tuple, list[ir.Value]] = {}  # ldmatrix results still in use

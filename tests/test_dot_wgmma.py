@@ -1,0 +1,156 @@
+"""Hopper's wgmma path of tl.dot checked without a GPU.
+
+- The bookkeeping, simulated: every thread stores its elements where `dot_wgmma` puts them,
+  the tensor core reads each m64nNk16 instruction's operands through the matrix descriptor's
+  start, LBO and SBO as the PTX ISA defines the no-swizzle layouts (written out here on their
+  own), and the registers each thread gets back (wgmma's accumulator fragment) must be the
+  slots of the mma layout that hold a @ b + c.
+- The 16-byte stores of the usual load layouts fall in different banks.
+- With TILE_WGMMA=1 on sm_90 the matmul's TTGIR has `versionMajor = 3`, its PTX wgmma
+  instructions, and ptxas accepts it for sm_90a; without the switch nothing changes.
+"""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+import torch
+
+from inductor_tile.kernel_compiler.ir.dot_layouts import NvidiaMma
+from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
+from inductor_tile.kernel_compiler.passes.accelerate_matmul import wgmma_shape
+from inductor_tile.kernel_compiler.to_llvm.dot_operands import IntOps, store_run, stored_transposed
+from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import (accumulator_slots, choose_padding, store_offset,
+                                                             tile_layout)
+
+
+def _hardware_read(smem: dict[int, float], start: int, lbo: int, sbo: int, mn_major: bool, mn: int, k: int) -> float:
+    """Element (mn, k) of an instruction's operand as the tensor core finds it (no swizzle, in 16-bit
+    elements): 8 x 16-byte core matrices; K-major rows are mn, MN-major rows are k; SBO steps
+    from one core matrix to the next along mn, LBO along k."""
+    row, col = (k % 8, mn % 8) if mn_major else (mn % 8, k % 8)
+    return smem[start + (mn // 8) * sbo + (k // 8) * lbo + row * 8 + col]
+
+
+def _store(smem: dict[int, float], base: int, tile, op_idx: int, src_map: LayoutMap, values: torch.Tensor,
+           num_warps: int) -> None:
+    o = IntOps()
+    for warp in range(num_warps):
+        for lane in range(32):
+            for slot in range(src_map.num_slots):
+                r, c = src_map.index(slot, lane, warp)
+                offset = base + store_offset(o, tile, op_idx, r, c)
+                assert smem.get(offset, float(values[r, c])) == float(values[r, c])  # no two elements share a place
+                smem[offset] = float(values[r, c])
+
+
+LOADS = {  # the coalesced layouts of the benchmark's loads: a [M, K] and b [K, N], rows or transposed
+    "rows": (lambda m, k: Blocked((1, 8), (32 * 8 // k, k // 8), (4, 1), (1, 0)),
+             lambda k, n: Blocked((1, 8), (32 * 8 // n if n < 256 else 1, min(32, n // 8)), (4, 1), (1, 0))),
+    "transposed": (lambda m, k: Blocked((8, 1), (min(32, m // 8), 32 * 8 // m if m < 256 else 1), (1, 4), (0, 1)),
+                   lambda k, n: Blocked((8, 1), (k // 8, 32 * 8 // k), (1, 4), (0, 1))),
+}
+
+
+@pytest.mark.parametrize("loads", ["rows", "transposed"])
+@pytest.mark.parametrize("M,N,K", [(128, 128, 32), (64, 64, 64), (128, 256, 16), (64, 8, 32)])
+def test_wgmma_instructions_compute_the_product(M, N, K, loads):
+    num_warps = 4
+    mma = NvidiaMma((4, 1), 3)
+    assert wgmma_shape((M, N), mma.warps_per_cta, num_warps)
+    gen = torch.Generator().manual_seed(1)
+    a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
+    a_src, b_src = LayoutMap(LOADS[loads][0](M, K), (M, K)), LayoutMap(LOADS[loads][1](K, N), (K, N))
+    c_map = LayoutMap(mma, (M, N))
+    tiles = []
+    for op_idx, src in ((0, a_src), (1, b_src)):
+        transposed = stored_transposed(src)
+        mn_major = transposed if op_idx == 0 else not transposed
+        padding = choose_padding(src, op_idx, mn_major, store_run(src, transposed))
+        tiles.append(tile_layout(M if op_idx == 0 else N, K, mn_major, padding))
+    a_tile, b_tile = tiles
+    b_base = -(-a_tile.elements // 64) * 64
+    smem: dict[int, float] = {}
+    _store(smem, 0, a_tile, 0, a_src, a, num_warps)
+    _store(smem, b_base, b_tile, 1, b_src, b, num_warps)
+    assert max(k for k in smem if k < b_base) < a_tile.elements and max(smem) < b_base + b_tile.elements
+    expected = a @ b + c
+    for i in range(M // 64):  # instruction i of the warpgroup, k steps accumulating
+        d = torch.zeros(64, N, dtype=torch.float64)
+        for q in range(K // 16):
+            a_start, b_start = 8 * i * a_tile.sbo + 2 * q * a_tile.lbo, b_base + 2 * q * b_tile.lbo
+            A = torch.tensor([[_hardware_read(smem, a_start, a_tile.lbo, a_tile.sbo, a_tile.mn_major, r, k)
+                               for k in range(16)] for r in range(64)])
+            B = torch.tensor([[_hardware_read(smem, b_start, b_tile.lbo, b_tile.sbo, b_tile.mn_major, n, k)
+                               for n in range(N)] for k in range(16)])
+            d += A @ B
+        slots = accumulator_slots(c_map, i)
+        for warp in range(num_warps):
+            for lane in range(32):
+                g, t = divmod(lane, 4)
+                for s in range(N // 8):  # wgmma's accumulator fragment: d[4s + 2h + j] = (16w + 8h + g, 8s + 2t + j)
+                    for h in (0, 1):
+                        for j in (0, 1):
+                            slot = slots[4 * s + 2 * h + j]
+                            row, col = c_map.index(slot, lane, warp)
+                            got = d[16 * warp + 8 * h + g, 8 * s + 2 * t + j] + c[row, col]
+                            assert got == expected[row, col], (i, warp, lane, s, h, j)
+
+
+@pytest.mark.parametrize("loads", ["rows", "transposed"])
+@pytest.mark.parametrize("M,N,K", [(128, 128, 32), (128, 128, 64), (64, 64, 16)])
+def test_operand_stores_avoid_bank_conflicts(M, N, K, loads):
+    """Each quarter-warp's 16-byte stores of the first vector of warp 0 reach 8 different bank groups."""
+    o = IntOps()
+    for op_idx, shape, layout in ((0, (M, K), LOADS[loads][0](M, K)), (1, (K, N), LOADS[loads][1](K, N))):
+        src = LayoutMap(layout, shape)
+        transposed = stored_transposed(src)
+        mn_major = transposed if op_idx == 0 else not transposed
+        run = store_run(src, transposed)
+        assert run == 8
+        tile = tile_layout(shape[0] if op_idx == 0 else shape[1], K, mn_major,
+                           choose_padding(src, op_idx, mn_major, run))
+        for quarter in range(4):
+            groups = {(store_offset(o, tile, op_idx, *src.index(0, lane, 0)) * 2 // 16) % 8
+                      for lane in range(8 * quarter, 8 * quarter + 8)}
+            assert len(groups) == 8, (op_idx, quarter)
+
+
+def test_small_or_split_results_keep_mma_sync():
+    assert not wgmma_shape((32, 128), (4, 1), 4)  # fewer than 64 rows
+    assert not wgmma_shape((128, 512), (4, 1), 4)  # N above 256
+    assert not wgmma_shape((128, 128), (8, 1), 8)  # two warpgroups
+
+
+needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                                 reason="ptxas and libdevice wheels exist for Linux x86-64 only")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("wgmma", [True, False], ids=["TILE_WGMMA=1", "default"])
+def test_matmul_ptx_uses_wgmma_when_switched_on(monkeypatch, wgmma):
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+    from inductor_tile.kernel_compiler.to_llvm.nvptx import ptx_arch
+    from model_benchmarks import dot_kernels
+
+    monkeypatch.setenv("TILE_WGMMA", "1" if wgmma else "0")
+    kernel = dot_kernels.matmul_kernel
+    ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{name: "i32" for name in ints}}
+    constexprs = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}
+    specs = [spec_from_signature(n, signature[n], divisible_by_16=True, equal_to_1=n.endswith(("_ak", "_bn", "_cn")))
+             if n in signature else spec_from_signature(n, "constexpr", constexprs[n]) for n in kernel.arg_names]
+    asm = compile_specialized(kernel, specs, target="cuda:90", num_warps=4, native=False).asm
+    ptx = asm["ptx"]
+    check_ptx(ptx, ptx_arch(ptx, 90), kernel.__name__)
+    if wgmma:
+        assert "versionMajor = 3" in asm["ttgir"] and ".target sm_90a" in ptx
+        # 128 x 64 x 32: two m64 instructions per k step of 16, fed by descriptors; no ldmatrix
+        assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 2 * 2
+        assert "fence.proxy.async.shared::cta" in ptx and "wgmma.wait_group.sync.aligned 0" in ptx
+        assert "ldmatrix" not in ptx
+    else:
+        assert "versionMajor = 2" in asm["ttgir"] and "wgmma" not in ptx and ".target sm_90\n" in ptx
