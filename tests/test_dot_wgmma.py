@@ -35,39 +35,41 @@ def _hardware_read(smem: dict[int, float], start: int, lbo: int, sbo: int, mn_ma
 
 def _store(smem: dict[int, float], base: int, tile, op_idx: int, src_map: LayoutMap, values: torch.Tensor,
            num_warps: int) -> None:
+    groups = num_warps // 4
     o = IntOps()
     for warp in range(num_warps):
         for lane in range(32):
             for slot in range(src_map.num_slots):
                 r, c = src_map.index(slot, lane, warp)
-                offset = base + store_offset(o, tile, op_idx, r, c)
+                offset = base + store_offset(o, tile, op_idx, r, c, groups)
                 assert smem.get(offset, float(values[r, c])) == float(values[r, c])  # no two elements share a place
                 smem[offset] = float(values[r, c])
 
 
 LOADS = {  # the coalesced layouts of the benchmark's loads: a [M, K] and b [K, N], rows or transposed
-    "rows": (lambda m, k: Blocked((1, 8), (32 * 8 // k, k // 8), (4, 1), (1, 0)),
-             lambda k, n: Blocked((1, 8), (32 * 8 // n if n < 256 else 1, min(32, n // 8)), (4, 1), (1, 0))),
-    "transposed": (lambda m, k: Blocked((8, 1), (min(32, m // 8), 32 * 8 // m if m < 256 else 1), (1, 4), (0, 1)),
-                   lambda k, n: Blocked((8, 1), (k // 8, 32 * 8 // k), (1, 4), (0, 1))),
+    "rows": (lambda m, k, w: Blocked((1, 8), (32 * 8 // k, k // 8), (w, 1), (1, 0)),
+             lambda k, n, w: Blocked((1, 8), (32 * 8 // n if n < 256 else 1, min(32, n // 8)), (w, 1), (1, 0))),
+    "transposed": (lambda m, k, w: Blocked((8, 1), (min(32, m // 8), 32 * 8 // m if m < 256 else 1), (1, w), (0, 1)),
+                   lambda k, n, w: Blocked((8, 1), (k // 8, 32 * 8 // k), (1, w), (0, 1))),
 }
 
 
 @pytest.mark.parametrize("loads", ["rows", "transposed"])
-@pytest.mark.parametrize("M,N,K", [(128, 128, 32), (64, 256, 16), (64, 8, 32)])
-def test_wgmma_instructions_compute_the_product(M, N, K, loads):
-    num_warps = 4
-    mma = NvidiaMma((4, 1), 3)
+@pytest.mark.parametrize("M,N,K,num_warps", [(128, 128, 32, 4), (64, 256, 16, 4), (64, 8, 32, 4), (256, 64, 16, 8)])
+def test_wgmma_instructions_compute_the_product(M, N, K, num_warps, loads):
+    mma = NvidiaMma((num_warps, 1), 3)
+    groups = num_warps // 4
     assert wgmma_shape((M, N), mma.warps_per_cta, num_warps)
     gen = torch.Generator().manual_seed(1)
     a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
-    a_src, b_src = LayoutMap(LOADS[loads][0](M, K), (M, K)), LayoutMap(LOADS[loads][1](K, N), (K, N))
+    a_src = LayoutMap(LOADS[loads][0](M, K, num_warps), (M, K))
+    b_src = LayoutMap(LOADS[loads][1](K, N, num_warps), (K, N))
     c_map = LayoutMap(mma, (M, N))
     tiles = []
     for op_idx, src in ((0, a_src), (1, b_src)):
         transposed = stored_transposed(src)
         mn_major = transposed if op_idx == 0 else not transposed
-        padding = choose_padding(src, op_idx, mn_major, store_run(src, transposed))
+        padding = choose_padding(src, op_idx, mn_major, store_run(src, transposed), groups)
         tiles.append(tile_layout(M if op_idx == 0 else N, K, mn_major, padding))
     a_tile, b_tile = tiles
     b_base = -(-a_tile.elements // 64) * 64
@@ -76,17 +78,19 @@ def test_wgmma_instructions_compute_the_product(M, N, K, loads):
     _store(smem, b_base, b_tile, 1, b_src, b, num_warps)
     assert max(k for k in smem if k < b_base) < a_tile.elements and max(smem) < b_base + b_tile.elements
     expected = a @ b + c
-    for i in range(M // 64):  # instruction i of the warpgroup, k steps accumulating
+    for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
+        # instruction i of warpgroup `group`, k steps accumulating: a's rows from 64 (groups i + group)
         d = torch.zeros(64, N, dtype=torch.float64)
         for q in range(K // 16):
-            a_start, b_start = 8 * i * a_tile.sbo + 2 * q * a_tile.lbo, b_base + 2 * q * b_tile.lbo
+            a_start = 8 * (groups * i + group) * a_tile.sbo + 2 * q * a_tile.lbo
+            b_start = b_base + 2 * q * b_tile.lbo
             A = torch.tensor([[_hardware_read(smem, a_start, a_tile.lbo, a_tile.sbo, a_tile.mn_major, r, k)
                                for k in range(16)] for r in range(64)])
             B = torch.tensor([[_hardware_read(smem, b_start, b_tile.lbo, b_tile.sbo, b_tile.mn_major, n, k)
                                for n in range(N)] for k in range(16)])
             d += A @ B
         slots = accumulator_slots(c_map, i)
-        for warp in range(num_warps):
+        for warp in range(4 * group, 4 * group + 4):
             for lane in range(32):
                 g, t = divmod(lane, 4)
                 for s in range(N // 8):  # wgmma's accumulator fragment: d[4s + 2h + j] = (16w + 8h + g, 8s + 2t + j)
@@ -94,7 +98,7 @@ def test_wgmma_instructions_compute_the_product(M, N, K, loads):
                         for j in (0, 1):
                             slot = slots[4 * s + 2 * h + j]
                             row, col = c_map.index(slot, lane, warp)
-                            got = d[16 * warp + 8 * h + g, 8 * s + 2 * t + j] + c[row, col]
+                            got = d[16 * (warp % 4) + 8 * h + g, 8 * s + 2 * t + j] + c[row, col]
                             assert got == expected[row, col], (i, warp, lane, s, h, j)
 
 
@@ -103,7 +107,7 @@ def test_wgmma_instructions_compute_the_product(M, N, K, loads):
 def test_operand_stores_avoid_bank_conflicts(M, N, K, loads):
     """Each quarter-warp's 16-byte stores of the first vector of warp 0 reach 8 different bank groups."""
     o = IntOps()
-    for op_idx, shape, layout in ((0, (M, K), LOADS[loads][0](M, K)), (1, (K, N), LOADS[loads][1](K, N))):
+    for op_idx, shape, layout in ((0, (M, K), LOADS[loads][0](M, K, 4)), (1, (K, N), LOADS[loads][1](K, N, 4))):
         src = LayoutMap(layout, shape)
         transposed = stored_transposed(src)
         mn_major = transposed if op_idx == 0 else not transposed
@@ -120,7 +124,8 @@ def test_operand_stores_avoid_bank_conflicts(M, N, K, loads):
 def test_small_or_split_results_keep_mma_sync():
     assert not wgmma_shape((32, 128), (4, 1), 4)  # fewer than 64 rows
     assert not wgmma_shape((128, 512), (4, 1), 4)  # N above 256
-    assert not wgmma_shape((128, 128), (8, 1), 8)  # two warpgroups
+    assert not wgmma_shape((64, 128), (1, 8), 8)  # warps along N
+    assert wgmma_shape((128, 128), (8, 1), 8)  # two warpgroups along M
 
 
 needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",

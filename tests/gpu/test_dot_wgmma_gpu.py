@@ -37,7 +37,8 @@ def _relative_error(out, ref):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 64, 64, 4), (64, 256, 16, 4)],
+@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 64, 64, 4), (64, 256, 16, 4),
+                                    (128, 128, 32, 8), (128, 256, 32, 8)],
                          ids=lambda b: "x".join(map(str, b)))
 @pytest.mark.parametrize("shape", [(512, 256, 384), (333, 271, 145)], ids=["aligned", "edges"])
 def test_matmul(dtype, blocks, shape):

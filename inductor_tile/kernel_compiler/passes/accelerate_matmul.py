@@ -12,8 +12,8 @@ Warps lie along one dimension: along M ([w, 1]) when M has 16 rows for each warp
 along N ([1, w]) when N has 8 columns for each warp; dots too small for either keep the
 FMA path. Other dots (fp32, fp64, int8, fp16 results, batched) keep the FMA path too.
 
-With `mma_version` 3 (sm_90 with TILE_WGMMA=1), dots that one warpgroup can compute with
-wgmma.m64nNk16 (4 warps along M, M a multiple of 64, N a multiple of 8 up to 256) get
+With `mma_version` 3 (sm_90 with TILE_WGMMA=1), dots that one or two warpgroups can compute with
+wgmma.m64nNk16 (4 or 8 warps along M, 16 rows per warp and instruction, N a multiple of 8 up to 256) get
 `versionMajor = 3`: the same registers, computed by `to_llvm/dot_wgmma.py` from shared memory.
 """
 
@@ -44,9 +44,11 @@ def mma_warps(shape: tuple[int, ...], num_warps: int) -> tuple[int, int] | None:
 
 
 def wgmma_shape(shape: tuple[int, ...], warps: tuple[int, int], num_warps: int) -> bool:
-    """Whether one warpgroup computes a [M, N] result with wgmma.m64nNk16 in the mma layout `warps`."""
+    """Whether one or two warpgroups (along M) compute a [M, N] result with wgmma.m64nNk16 in the
+    mma layout `warps`."""
     m, n = shape
-    return num_warps == 4 and warps == (4, 1) and m % 64 == 0 and n % 8 == 0 and n <= 256
+    return (num_warps in (4, 8) and warps == (num_warps, 1) and m % (16 * num_warps) == 0 and n % 8 == 0
+            and n <= 256)
 
 
 def mma_eligible(dot: tt.DotOp) -> bool:

@@ -30,7 +30,7 @@ from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from .context import I16, I32, I64, LoweringContext
 from .dot_wgmma import (WgmmaOperand, WgmmaTile, choose_padding, fence_async_shared, store_offset, tile_layout,
-                        wgmma_dot)
+                        warpgroups, wgmma_dot)
 from .rules_tensor import index_vectors
 
 ROW_PADDING = 8  # elements after each row in shared memory
@@ -96,14 +96,14 @@ def deferred_dot(op: Operation) -> Operation | None:
     return dot if between is dot else None
 
 
-def _wgmma_tile(ctx: LoweringContext, conversion: Operation, op_idx: int) -> WgmmaTile:
+def _wgmma_tile(ctx: LoweringContext, conversion: Operation, op_idx: int, groups: int) -> WgmmaTile:
     """The shared-memory tile of a wgmma operand conversion (dot_wgmma.py)."""
     src_map = ctx.layout_map(conversion.operands[0].type)
     transposed = stored_transposed(src_map)
     mn_major = transposed if op_idx == 0 else not transposed
     rows, cols = src_map.shape
     mn_size, k_size = (rows, cols) if op_idx == 0 else (cols, rows)
-    padding = choose_padding(src_map, op_idx, mn_major, store_run(src_map, transposed))
+    padding = choose_padding(src_map, op_idx, mn_major, store_run(src_map, transposed), groups)
     return tile_layout(mn_size, k_size, mn_major, padding)
 
 
@@ -111,10 +111,11 @@ def _store_for_wgmma(ctx: LoweringContext, op: Operation, dot: Operation, value:
                      op_idx: int) -> ir.Value:
     """Store the tile where wgmma reads it; a's tile first, b's after it (128-byte aligned)."""
     b = ctx.builder
-    tile = _wgmma_tile(ctx, op, op_idx)
+    groups = warpgroups(dot)
+    tile = _wgmma_tile(ctx, op, op_idx, groups)
     offset = 0
     if op_idx == 1:
-        offset = -(-_wgmma_tile(ctx, dot.operands[0].owner, 0).elements // 64) * 64
+        offset = -(-_wgmma_tile(ctx, dot.operands[0].owner, 0, groups).elements // 64) * 64
     ctx.shared_bytes = max(ctx.shared_bytes, (offset + tile.elements) * 2)
     base = ctx.target.shared_memory(ctx.module, b, (offset + tile.elements) * 2)
     if not (op_idx == 1 and _stored_with_partner(op, op.prev_op, dot)):
@@ -122,7 +123,7 @@ def _store_for_wgmma(ctx: LoweringContext, op: Operation, dot: Operation, value:
     if offset:
         base = b.gep(base, [ir.Constant(I32, offset)], source_etype=I16)
     _store_rows(ctx, base, value, src_map, 0, stored_transposed(src_map),
-                offset_of=lambda o, row, col: store_offset(o, tile, op_idx, row, col))
+                offset_of=lambda o, row, col: store_offset(o, tile, op_idx, row, col, groups))
     if not (op_idx == 0 and _stored_with_partner(op, op.next_op, dot)):
         fence_async_shared(ctx)
         ctx.target.barrier(b)

@@ -14,9 +14,11 @@ SBO steps along MN and LBO along K in both (the matrix descriptor's two strides)
 them gets a padding of a few 16-byte units, chosen so that the 16-byte stores of the source
 layout's threads fall in different banks (`choose_padding`).
 
-The rows of a are permuted on the way in: the mma layout gives warp w the tensor rows
-64i + 32h + 8w + g (repetitions 2i + h), and wgmma instruction i gives warp w its rows
-16w + 8h + g; so tensor row m is stored as instruction row `wgmma_row(m)`. The
+The rows of a are permuted on the way in. With W warpgroups (4W warps along M) the mma
+layout gives warp w = 4 wg + wl the tensor rows 64W i + 32W h + 32 wg + 8 wl + g (its
+repetitions 2i + h), and the warpgroup's wgmma instruction i gives warp wl its rows
+16 wl + 8h + g; so tensor row m is stored as row 64 (W i + wg) + 16 wl + 8h + g
+(`wgmma_row`), and warpgroup wg's instruction i reads the 64 rows from 64 (W i + wg). The
 accumulator of instruction i is then, per thread, the slots (2i + h, 2s + j) of the mma
 layout in the order d[4s + 2h + j] (row g, then g + 8, of each 8-column block s).
 
@@ -58,12 +60,23 @@ def wgmma_dot(dot: Operation) -> bool:
     return True
 
 
-def wgmma_row(o, m):
-    """Instruction row order (in shared memory) of tensor row m of operand a."""
-    block = o.mul(o.shr(m, 6), 64)
-    half = o.mul(o.and_(o.shr(m, 5), 1), 8)
-    warp = o.mul(o.and_(o.shr(m, 3), 3), 16)
-    return o.add(o.add(block, warp), o.add(half, o.and_(m, 7)))
+def warpgroups(dot: Operation) -> int:
+    """Warpgroups along M of a wgmma dot (1 or 2)."""
+    layout = layout_of(dot.results[0].type)
+    assert isinstance(layout, NvidiaMma)
+    return layout.warps_per_cta[0] // 4
+
+
+def wgmma_row(o, m, groups: int = 1):
+    """Instruction row order (in shared memory) of tensor row m of operand a, for `groups`
+    (1 or 2) warpgroups along M."""
+    shift = groups.bit_length() - 1  # log2
+    block = o.shr(m, 6 + shift)  # i
+    half = o.and_(o.shr(m, 5 + shift), 1)  # h
+    group = o.and_(o.shr(m, 5), groups - 1)  # wg
+    warp = o.and_(o.shr(m, 3), 3)  # wl
+    first = o.mul(o.add(o.mul(block, groups), group), 64)
+    return o.add(o.add(first, o.mul(warp, 16)), o.add(o.mul(half, 8), o.and_(m, 7)))
 
 
 @dataclass(frozen=True)
@@ -94,7 +107,7 @@ def tile_layout(mn_size: int, k_size: int, mn_major: bool, padding: int) -> Wgmm
     return WgmmaTile(mn_major, sbo, lbo, (k_size // 8) * lbo)
 
 
-def choose_padding(src_map: LayoutMap, op_idx: int, mn_major: bool, run: int) -> int:
+def choose_padding(src_map: LayoutMap, op_idx: int, mn_major: bool, run: int, groups: int = 1) -> int:
     """The padding (0..56 elements, multiples of 8) with the fewest bank conflicts for the first
     vector store of warp 0's threads: each quarter-warp's 16-byte stores should hit 8 different
     16-byte bank groups."""
@@ -110,15 +123,15 @@ def choose_padding(src_map: LayoutMap, op_idx: int, mn_major: bool, run: int) ->
         tile = tile_layout(mn_size, k_size, mn_major, padding)
         cost = 0
         for quarter in range(4):
-            groups: dict[int, set[int]] = {}
+            banks: dict[int, set[int]] = {}
             for lane in range(8 * quarter, 8 * quarter + 8):
                 r, c = src_map.index(0, lane, 0)
                 mn, k = (r, c) if op_idx == 0 else (c, r)
                 if op_idx == 0:
-                    mn = wgmma_row(o, mn)
+                    mn = wgmma_row(o, mn, groups)
                 address = tile.offset(o, mn, k) * 2
-                groups.setdefault((address // 16) % 8, set()).add(address)
-            cost += max(len(a) for a in groups.values())
+                banks.setdefault((address // 16) % 8, set()).add(address)
+            cost += max(len(a) for a in banks.values())
         if best_cost is None or cost < best_cost:
             best, best_cost = padding, cost
     return best
@@ -132,20 +145,21 @@ class WgmmaOperand:
     tile: WgmmaTile
 
 
-def descriptor(ctx: LoweringContext, base: ir.Value, offset_elements: int, tile: WgmmaTile) -> ir.Value:
+def descriptor(ctx: LoweringContext, base: ir.Value, offset_elements: int | ir.Value, tile: WgmmaTile) -> ir.Value:
     """The 64-bit matrix descriptor of the core matrices starting `offset_elements` into the tile:
     start address, LBO and SBO in 16-byte units, no swizzle."""
     b = ctx.builder
-    address = b.ptrtoint(b.gep(base, [ir.Constant(I32, offset_elements)], source_etype=ir.IntType(16)), I64)
+    offset = ir.Constant(I32, offset_elements) if isinstance(offset_elements, int) else offset_elements
+    address = b.ptrtoint(b.gep(base, [offset], source_etype=ir.IntType(16)), I64)
     start = b.and_(b.lshr(address, ir.Constant(I64, 4)), ir.Constant(I64, 0x3FFF))
     strides = (((tile.lbo * 2) >> 4) & 0x3FFF) << 16 | (((tile.sbo * 2) >> 4) & 0x3FFF) << 32
     return b.or_(start, ir.Constant(I64, strides))
 
 
-def store_offset(o, tile: WgmmaTile, op_idx: int, row, col):
+def store_offset(o, tile: WgmmaTile, op_idx: int, row, col, groups: int = 1):
     """Element offset of tensor element (row, col) of operand `op_idx` in its tile."""
     if op_idx == 0:
-        return tile.offset(o, wgmma_row(o, row), col)
+        return tile.offset(o, wgmma_row(o, row, groups), col)
     return tile.offset(o, col, row)
 
 
@@ -197,13 +211,18 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a: WgmmaOperand, b: Wgm
     m_size, k_size = op.operands[0].type.get_shape()
     n_size = op.operands[1].type.get_shape()[1]
     acc = ctx.get(op.operands[2])
-    blocks = [accumulator_slots(c_map, i) for i in range(m_size // WGMMA_M)]
+    groups = warpgroups(op)
+    blocks = [accumulator_slots(c_map, i) for i in range(m_size // (WGMMA_M * groups))]
     registers = [[builder.extract_element(acc, ir.Constant(I32, slot)) for slot in slots] for slots in blocks]
+    # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
+    group = builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2))
+    group_offset = builder.mul(group, ir.Constant(I32, 8 * a.tile.sbo))
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
         b_desc = descriptor(ctx, b.base, 2 * q * b.tile.lbo, b.tile)
         for i in range(len(blocks)):
-            a_desc = descriptor(ctx, a.base, 8 * i * a.tile.sbo + 2 * q * a.tile.lbo, a.tile)
+            static = 8 * groups * i * a.tile.sbo + 2 * q * a.tile.lbo
+            a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
                                   registers[i])
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")

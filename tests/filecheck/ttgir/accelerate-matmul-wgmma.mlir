@@ -1,6 +1,6 @@
 // RUN: tile-opt -p 'convert-to-ttgir{num-warps=4 threads-per-warp=32},accelerate-matmul{mma-version=3},dce' %s --split-input-file | filecheck %s
-// accelerate-matmul with mma version 3 (sm_90, TILE_WGMMA=1): a dot that one warpgroup computes
-// with wgmma.m64nNk16 (4 warps along M, M a multiple of 64, N a multiple of 8 up to 256) takes
+// accelerate-matmul with mma version 3 (sm_90, TILE_WGMMA=1): a dot that one or two warpgroups
+// compute with wgmma.m64nNk16 (4 or 8 warps along M, N a multiple of 8 up to 256) takes
 // `versionMajor = 3`; any other tensor-core dot keeps version 2 (mma.sync).
 
 // CHECK-LABEL: func.func @warpgroup
