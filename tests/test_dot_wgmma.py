@@ -159,3 +159,71 @@ def test_matmul_ptx_uses_wgmma_when_switched_on(monkeypatch, wgmma):
         assert "ldmatrix" not in ptx
     else:
         assert "versionMajor = 2" in asm["ttgir"] and "wgmma" not in ptx and ".target sm_90\n" in ptx
+
+
+@pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (128, 32, 16, 8)])
+def test_wgmma_with_a_in_registers_computes_the_product(M, N, K, num_warps):
+    """a from registers (attention's q and p): each warp gives its mma.sync a fragments of row pair i
+    (`mma_steps`' pieces) as its 16 rows of warpgroup instruction i; b from its shared-memory tile."""
+    from inductor_tile.kernel_compiler.ir.dot_layouts import DotOperand
+    from inductor_tile.kernel_compiler.to_llvm.dot_mma import mma_steps
+
+    mma = NvidiaMma((num_warps, 1), 3)
+    groups = num_warps // 4
+    gen = torch.Generator().manual_seed(2)
+    a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
+    a_map, c_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(mma, (M, N))
+    b_map = LayoutMap(DotOperand(1, mma), (K, N))
+    b_src = LayoutMap(LOADS["rows"][1](K, N, num_warps), (K, N))
+    b_tile = tile_layout(N, K, True, choose_padding(b_src, 1, True, store_run(b_src, False), groups))
+    smem: dict[int, float] = {}
+    _store(smem, 0, b_tile, 1, b_src, b, num_warps)
+    pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
+    expected = a @ b + c
+    for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
+        d = torch.zeros(64, N, dtype=torch.float64)
+        for q in range(K // 16):
+            A = torch.full((64, 16), float("nan"), dtype=torch.float64)
+            for warp in range(4 * group, 4 * group + 4):
+                for lane in range(32):
+                    g, t = divmod(lane, 4)
+                    values = [float(a[a_map.index(s, lane, warp)]) for pair in pieces[(i, q)].a for s in pair]
+                    places = [(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1),
+                              (g, 2 * t + 8), (g, 2 * t + 9), (g + 8, 2 * t + 8), (g + 8, 2 * t + 9)]
+                    for (row, col), value in zip(places, values):
+                        A[16 * (warp % 4) + row, col] = value
+            B = torch.tensor([[_hardware_read(smem, 2 * q * b_tile.lbo, b_tile.lbo, b_tile.sbo, True, n, k)
+                               for n in range(N)] for k in range(16)], dtype=torch.float64)
+            d += A @ B
+        slots = accumulator_slots(c_map, i)
+        for warp in range(4 * group, 4 * group + 4):
+            for lane in range(32):
+                g, t = divmod(lane, 4)
+                for index, slot in enumerate(slots):
+                    s, h, j = index // 4, (index // 2) % 2, index % 2
+                    row, col = c_map.index(slot, lane, warp)
+                    assert d[16 * (warp % 4) + 8 * h + g, 8 * s + 2 * t + j] + c[row, col] == expected[row, col]
+
+
+@needs_ptxas
+def test_attention_ptx_uses_wgmma_with_a_in_registers(monkeypatch):
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+    from model_benchmarks import dot_kernels
+
+    monkeypatch.setenv("TILE_WGMMA", "1")
+    kernel = dot_kernels.attention_fwd_kernel
+    ints = ["seq_len", "stride_qh", "stride_qm", "stride_kh", "stride_kn", "stride_vh", "stride_vn", "stride_oh",
+            "stride_om"]
+    signature = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "scale": "fp32",
+                 **{name: "i32" for name in ints}}
+    constexprs = {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32}
+    specs = [spec_from_signature(n, signature[n], divisible_by_16=True) if n in signature
+             else spec_from_signature(n, "constexpr", constexprs[n]) for n in kernel.arg_names]
+    ptx = compile_specialized(kernel, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
+    check_ptx(ptx, "sm_90a", kernel.__name__)
+    # q k^T: 64 x 32 x 64 (4 k steps, n32), then p v: 64 x 64 x 32 (2 k steps, n64); a from registers
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16") == 4
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 2
+    assert "mma.sync" not in ptx

@@ -66,13 +66,16 @@ def test_matmul_transposed_operands(dtype):
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("blocks", [(64, 64, 4), (128, 64, 8), (64, 32, 4)], ids=lambda b: "x".join(map(str, b)))
 @pytest.mark.parametrize("seq", [1024, 333])
-def test_causal_attention(head_dim, seq):
+def test_causal_attention(head_dim, blocks, seq):
+    """Both dots on wgmma with a from registers (q loaded once, p computed)."""
     gen = torch.Generator().manual_seed(3)
     heads = 6
     q, k, v = (_random((heads, seq, head_dim), torch.float16, gen) for _ in range(3))
     o = torch.full_like(q, float("nan"))
-    dot_kernels.attention(q, k, v, head_dim**-0.5, o, BLOCK_M=64, BLOCK_N=64, num_warps=4)
+    bm, bn, warps = blocks
+    dot_kernels.attention(q, k, v, head_dim**-0.5, o, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps)
     ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True,
                                                            scale=head_dim**-0.5)
     assert not o.isnan().any()

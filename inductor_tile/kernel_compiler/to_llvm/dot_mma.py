@@ -109,8 +109,11 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
         b = builder.bitcast(b, ir.VectorType(I16, b.type.count))
     shared = ctx.__dict__.get("shared_operands", {})
     a_shared, b_shared = shared.pop(op.operands[0], None), shared.pop(op.operands[1], None)
-    if isinstance(a_shared, WgmmaOperand) and isinstance(b_shared, WgmmaOperand):
-        return lower_wgmma_dot(ctx, op, a_shared, b_shared)
+    if isinstance(b_shared, WgmmaOperand):  # a from its wgmma tile, or from registers
+        if isinstance(a_shared, WgmmaOperand):
+            return lower_wgmma_dot(ctx, op, a_shared, b_shared)
+        pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
+        return lower_wgmma_dot(ctx, op, lambda i, q: [_pack(ctx, a, pair) for pair in pieces[(i, q)].a], b_shared)
     col_reps = b_map.slots_per_dim[1]
     per_load = 2 if col_reps >= 2 else 1
     fragments: dict[tuple, list[ir.Value]] = {}  # ldmatrix results still in use

@@ -29,8 +29,8 @@ from ..ir.dot_layouts import DotOperand, NvidiaMma
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from .context import I16, I32, I64, LoweringContext
-from .dot_wgmma import (WgmmaOperand, WgmmaTile, choose_padding, fence_async_shared, store_offset, tile_layout,
-                        warpgroups, wgmma_dot)
+from .dot_wgmma import (WgmmaOperand, WgmmaTile, a_in_shared_memory, choose_padding, fence_async_shared,
+                        store_offset, tile_layout, warpgroups, wgmma_dot)
 from .rules_tensor import index_vectors
 
 ROW_PADDING = 8  # elements after each row in shared memory
@@ -114,7 +114,7 @@ def _store_for_wgmma(ctx: LoweringContext, op: Operation, dot: Operation, value:
     groups = warpgroups(dot)
     tile = _wgmma_tile(ctx, op, op_idx, groups)
     offset = 0
-    if op_idx == 1:
+    if op_idx == 1 and a_in_shared_memory(dot):
         offset = -(-_wgmma_tile(ctx, dot.operands[0].owner, 0, groups).elements // 64) * 64
     ctx.shared_bytes = max(ctx.shared_bytes, (offset + tile.elements) * 2)
     base = ctx.target.shared_memory(ctx.module, b, (offset + tile.elements) * 2)
@@ -156,7 +156,7 @@ def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Valu
     transposed = stored_transposed(src_map)
     stride = (rows if transposed else cols) + ROW_PADDING
     dot = deferred_dot(op)
-    if dot is not None and wgmma_dot(dot):
+    if dot is not None and wgmma_dot(dot) and (layout.op_idx == 1 or a_in_shared_memory(dot)):
         return _store_for_wgmma(ctx, op, dot, value, src_map, layout.op_idx)
     offset = 0
     if dot is not None and layout.op_idx == 1:  # b after a's region: a may still be read from it

@@ -44,20 +44,26 @@ CORE_ELEMENTS = 64  # 8 x 8 16-bit elements: 128 bytes
 _TYPES = {"f16": "f16", "bf16": "bf16"}
 
 
-def wgmma_dot(dot: Operation) -> bool:
-    """Whether `dot` is computed with wgmma: an mma version 3 result whose two operands are
-    conversions that leave their tiles in shared memory for it."""
+def _stored_for(dot: Operation, index: int) -> bool:
+    """Whether operand `index` of `dot` is a conversion that leaves its tile in shared memory for it."""
     from .dot_operands import deferred_dot, mma_operand
 
+    conversion = dot.operands[index].owner
+    return (isinstance(conversion, Operation) and conversion.name == "ttg.convert_layout"
+            and mma_operand(conversion) is not None and deferred_dot(conversion) is dot)
+
+
+def wgmma_dot(dot: Operation) -> bool:
+    """Whether `dot` is computed with wgmma: an mma version 3 result whose b is a conversion that
+    leaves its tile in shared memory for it. a is read from shared memory too when its conversion
+    is of the same kind (`a_in_shared_memory`), else from registers (its mma.sync fragments:
+    attention's q, loaded once, and p, computed in registers)."""
     layout = layout_of(dot.results[0].type)
-    if not (isinstance(layout, NvidiaMma) and layout.version == 3):
-        return False
-    for operand in dot.operands[:2]:
-        conversion = operand.owner
-        if not (isinstance(conversion, Operation) and conversion.name == "ttg.convert_layout"
-                and mma_operand(conversion) is not None and deferred_dot(conversion) is dot):
-            return False
-    return True
+    return isinstance(layout, NvidiaMma) and layout.version == 3 and _stored_for(dot, 1)
+
+
+def a_in_shared_memory(dot: Operation) -> bool:
+    return _stored_for(dot, 0)
 
 
 def warpgroups(dot: Operation) -> int:
@@ -204,7 +210,25 @@ def _wait(ctx: LoweringContext, acc: list[ir.Value]) -> list[ir.Value]:
     return [ctx.builder.extract_value(out, i) for i in range(count)]
 
 
-def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a: WgmmaOperand, b: WgmmaOperand) -> ir.Value:
+def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value], b_desc: ir.Value, trans_b: int,
+                       acc: list[ir.Value]) -> list[ir.Value]:
+    """As `_wgmma` with a's four registers (this warp's 16 rows x 16 k, mma.sync's a fragment)."""
+    ty = _TYPES[kind]
+    count = len(acc)
+    outs = ", ".join(f"${i}" for i in range(count))
+    regs = ", ".join(f"${count + i}" for i in range(4))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 5) + ", 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{outs}}}, {{{regs}}}, ${count + 4}, p, 1, 1, "
+            f"{trans_b}; }}")
+    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count),
+                       text, constraints, side_effect=True)
+    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> ir.Value:
+    """`a`: a WgmmaOperand, or a function (instruction i, k step q) -> its four a registers."""
     builder = ctx.builder
     kind = float_kind(op.operands[0].type)
     c_map = ctx.layout_map(op.results[0].type)
@@ -215,12 +239,18 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a: WgmmaOperand, b: Wgm
     blocks = [accumulator_slots(c_map, i) for i in range(m_size // (WGMMA_M * groups))]
     registers = [[builder.extract_element(acc, ir.Constant(I32, slot)) for slot in slots] for slots in blocks]
     # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
-    group = builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2))
-    group_offset = builder.mul(group, ir.Constant(I32, 8 * a.tile.sbo))
+    in_registers = not isinstance(a, WgmmaOperand)
+    if not in_registers:
+        group = builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2))
+        group_offset = builder.mul(group, ir.Constant(I32, 8 * a.tile.sbo))
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
         b_desc = descriptor(ctx, b.base, 2 * q * b.tile.lbo, b.tile)
         for i in range(len(blocks)):
+            if in_registers:
+                registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
+                                                  registers[i])
+                continue
             static = 8 * groups * i * a.tile.sbo + 2 * q * a.tile.lbo
             a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
