@@ -67,6 +67,16 @@ def run_dot_benchmarks(bench: Callable, load_triton: Callable[[Path], Any], size
                 a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps))
             _row(f"matmul {str(dtype)[6:]} {size}^3 {bm}x{bn}x{bk}/{warps}w", 2 * size**3, bench, tile, triton_run,
                  lambda: torch.mm(a, b, out=c))
+        # the Triton tutorial's form (pointer tiles advanced around the loop), at the first config
+        bm, bn, bk, warps = MATMUL_CONFIGS[0]
+
+        def tutorial(bm=bm, bn=bn, bk=bk, warps=warps):
+            return dot_kernels.matmul_pointers(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps)
+        if _checked("matmul (tutorial form)", tutorial, lambda: torch.testing.assert_close(c, ref, atol=0.5, rtol=2e-2)):
+            triton_run = None if triton is None else (lambda t=triton, bm=bm, bn=bn, bk=bk, warps=warps: t.matmul_pointers(
+                a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps))
+            _row(f"matmul {str(dtype)[6:]} {size}^3 tutorial {bm}x{bn}x{bk}/{warps}w", 2 * size**3, bench, tutorial,
+                 triton_run, lambda: torch.mm(a, b, out=c))
     heads, seq = 32, 2048
     for head_dim in (64, 128):
         q, k, v = (torch.randn(heads, seq, head_dim, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
