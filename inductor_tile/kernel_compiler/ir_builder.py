@@ -22,7 +22,9 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
+    FileLineColLoc,
     FloatAttr,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -134,6 +136,8 @@ class TTIRBuilder(LanguageOpsBuilder):
     def __init__(self) -> None:
         self.module = ModuleOp([])
         self._insertion_point = InsertPoint.at_end(self.module.body.block)
+        self.location: tuple[str, int, int] | None = None  # (file, line, column) the front end is at
+        self._locations: dict[tuple[str, int, int], FileLineColLoc] = {}
 
     # --- structure: functions, blocks, loops ---------------------------------
 
@@ -147,6 +151,12 @@ class TTIRBuilder(LanguageOpsBuilder):
 
     def _insert(self, op: Operation) -> Operation:
         Rewriter.insert_op(op, self._insertion_point)
+        if self.location is not None:  # the user's source position, for diagnostics (not printed)
+            loc = self._locations.get(self.location)
+            if loc is None:
+                loc = self._locations[self.location] = FileLineColLoc(StringAttr(self.location[0]), IntAttr(
+                    self.location[1]), IntAttr(self.location[2]))
+            op.location = loc
         return op
 
     def _value(self, op: Operation) -> SSAValue:

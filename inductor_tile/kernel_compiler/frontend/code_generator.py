@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+import linecache
 import operator
 import os
 from typing import Any, Callable
@@ -80,6 +81,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.return_value: Any = None
         self.returned = False
         self.loop_depth = 0
+        first = linecache.getline(jit_fn.filename, jit_fn.first_line)  # the source was dedented by this much
+        self.indent = len(first) - len(first.lstrip()) if first.strip() else 0
 
     # ===--------------------------------------------------------------------===
     # Errors
@@ -94,6 +97,10 @@ class CodeGenerator(ast.NodeVisitor):
     def visit(self, node: ast.AST) -> Any:
         if isinstance(node, ast.stmt):  # what a device assertion reports
             self.semantic.location = (self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1)
+        outer = getattr(self.builder, "location", None)  # ops built for `node` carry its position
+        if hasattr(node, "lineno") and hasattr(self.builder, "location"):
+            self.builder.location = (self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1,
+                                     node.col_offset + self.indent)
         try:
             return super().visit(node)
         except CompilationError:
@@ -108,6 +115,9 @@ class CodeGenerator(ast.NodeVisitor):
                 raise self.error(node, f"internal compiler error: {type(e).__name__}: {e}", e) from e
             raise self.error(node, f"internal compiler error: {type(e).__name__}: {e} (TILE_DEBUG=1 shows the traceback)",
                              e) from None
+        finally:
+            if outer is not None:
+                self.builder.location = outer
 
     def generic_visit(self, node: ast.AST) -> Any:
         raise self.unsupported(node, f"the Python construct `{type(node).__name__}`")
