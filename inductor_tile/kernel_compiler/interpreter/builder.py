@@ -214,6 +214,8 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "remf": torch.fmod,
     "maximumf": _maximumf,
     "minimumf": _minimumf,
+    "maxnumf": torch.fmax,  # the other operand where one is NaN
+    "minnumf": torch.fmin,
     "powf": torch.pow,
     "atan2": torch.atan2,
     "copysign": torch.copysign,
