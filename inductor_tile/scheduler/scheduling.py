@@ -23,7 +23,7 @@ from torch._inductor.utils import sympy_product
 from torch._inductor.virtualized import V
 
 from .. import config, metrics
-from ..codegen import heuristics, runtime
+from ..codegen import heuristics, runtime, scans
 from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.kernel import TileKernelSource
 from ..codegen.plan import GroupPlan, bound, hint, plan_group
@@ -44,9 +44,11 @@ class TileScheduling(BaseScheduling):
 
     # -- what Inductor asks while lowering and fusing -----------------------------
     def get_backend_features(self, device):
+        from torch._inductor.codegen.common import BackendFeature
         from torch.utils._ordered_set import OrderedSet
 
-        return OrderedSet()
+        # scans and sorts become Scan/Sort nodes (codegen/scans.py; scheduler/scan_gate.py says which)
+        return OrderedSet([BackendFeature.SCAN, BackendFeature.SORT, BackendFeature.TUPLE_REDUCTION])
 
     def group_fn(self, sizes):
         return tuple(V.graph.sizevars.simplify(sympy_product(s)) for s in sizes)
@@ -284,6 +286,8 @@ def _choose_launch(plan: GroupPlan, device_type: str, gather: bool, columns: boo
     xnumel = hint(plan.xnumel)
     if plan.kind == "pointwise":
         return heuristics.pointwise(device_type, xnumel, gather)
+    if any(scans.is_sort(node.snode) for node in plan.nodes) and bound(plan.rnumel) is not None:
+        return scans.sort_launch(device_type, xnumel, bound(plan.rnumel))  # a sort sees its whole row
     return heuristics.reduction(device_type, xnumel, hint(plan.rnumel), bound(plan.rnumel), gather, columns)
 
 
