@@ -142,12 +142,14 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
 
     from .codegen.compile_workers import start_early
     from .graph_cache import tile_caches
+    from .scheduler.matmul_templates import lowered as matmul_templates_lowered
 
     start_early()  # compile workers start up while Inductor lowers and schedules this graph
     with contextlib.ExitStack() as stack:
         stack.enter_context(tile_caches())
         stack.enter_context(_triton_only_fusions_off())
         stack.enter_context(tile_codegen_registered())
+        stack.enter_context(matmul_templates_lowered())  # mm/addmm/bmm as tile templates where chosen
         if not config.inlining:
             stack.enter_context(_inlining_disabled())
         return compile_fx_inner(gm, example_inputs, **kwargs)

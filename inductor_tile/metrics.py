@@ -15,6 +15,9 @@
   did not serve the new inputs: new sizes, an int32 size guard, a dtype).
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
 - ``launch_lines``: the wrapper's launch line of each generated kernel (grid, blocks, warps), by name.
+- ``template_choices``: each matmul template decision (``scheduler/matmul_templates.py``): the op,
+  its sizes and dtype, template or aten, and the timings it was based on.
+- ``template_kernels``: each generated matmul template kernel, its block config and epilogue size.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ compiled_graphs: int = 0
 recompiles: list[str] = []
 kernel_sources: dict[str, str] = {}
 launch_lines: dict[str, str] = {}
+template_choices: list[str] = []
+template_kernels: list[str] = []
 
 
 def reset() -> None:
@@ -45,3 +50,5 @@ def reset() -> None:
     recompiles.clear()
     kernel_sources.clear()
     launch_lines.clear()
+    template_choices.clear()
+    template_kernels.clear()
