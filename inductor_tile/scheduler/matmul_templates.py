@@ -316,7 +316,7 @@ def _time_choices(op: str, spec: MatmulSpec, device: torch.device, configs: list
         fn = torch.bmm if spec.batched else torch.mm
         aten = lambda: fn(a, b, out=out)  # noqa: E731
         pointers = (a_store, b_store, out)
-    bench = {"device": device.type}
+    bench = {"device": device.type, "return_mode": "median"}
     if not is_gpu(device.type):
         bench.update(warmup=5, rep=20)
     aten()
