@@ -154,7 +154,8 @@ def test_templates_with_epilogues(fn, make, interpret, fresh_choices):
 
 @pytest.mark.parametrize("aten_ms,template_wins", [(1.0, True), (0.1, False)])
 def test_choice_follows_the_timings(aten_ms, template_wins, interpret, fresh_choices, monkeypatch):
-    def timings(op, spec, device, configs):
+    def timings(op, spec, device, configs, epilogue=False):
+        assert epilogue  # tanh follows the matmul: aten is timed with an epilogue pass
         return {"aten": aten_ms, configs[0]: 0.5}
 
     monkeypatch.setattr(matmul_templates, "_time_choices", timings)
@@ -162,7 +163,7 @@ def test_choice_follows_the_timings(aten_ms, template_wins, interpret, fresh_cho
     out = _compile(lambda x, w: torch.tanh(x @ w), mode="max-autotune")(x, w)  # config "auto": the mode decides
     _check(out, torch.tanh(x.double() @ w.double()), torch.float32)
     (choice,) = metrics.template_choices
-    assert (": template 32x16x32/1w" in choice) == template_wins and f"aten {aten_ms:.4f} ms" in choice, choice
+    assert (": template 32x16x32/1w" in choice) == template_wins and f"aten + epilogue pass {aten_ms:.4f} ms" in choice, choice
     assert len(metrics.template_kernels) == int(template_wins)
 
 
@@ -197,3 +198,17 @@ def test_codegen_failures_fall_back(broken, interpret, fresh_choices, monkeypatc
     assert len(metrics.template_kernels) == (broken == "epilogue")
     assert metrics.generated_kernels == (2 if broken == "epilogue" else 1)  # the epilogue's own kernel
     assert any("template" in reason for reason in metrics.fallback_reasons) == (broken == "template")
+
+
+@pytest.mark.parametrize("wrong", [False, True])
+def test_timing_drops_configs_that_disagree_with_aten(wrong, interpret, monkeypatch):
+    spec = mt.MatmulSpec(False, 1, 20, 18, 24, mt.Operand("a", 3, (0, 24, 1)), mt.Operand("b", 0, (0, 1, 24)),
+                         torch.float16, bias=mt.Operand("bias", 0, (0, 0, 1)), alpha=0.5, beta=2.0)
+    source = matmul_templates.benchmark_source
+    if wrong:  # a template that adds 1 to every product: not used, whatever its speed
+        monkeypatch.setattr(matmul_templates, "benchmark_source",
+                            lambda *a: source(*a).replace("acc = tl.dot(a, b, acc)", "acc = tl.dot(a, b, acc) + 1.0"))
+    cfg = mt.TemplateConfig(16, 16, 16)
+    timings = matmul_templates._time_choices("addmm", spec, torch.device("cpu"), [cfg], epilogue=True)
+    assert timings["aten"] > 0
+    assert (cfg in timings) != wrong and all(ms > 0 for ms in timings.values())

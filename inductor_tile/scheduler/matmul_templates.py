@@ -202,12 +202,28 @@ def _lower(op: str, mode: str, args: tuple, kwargs: dict):
         m, n = mats[0].get_size()[0], mats[1].get_size()[1]
         inputs = [_realized(lowerings[torch.ops.aten.expand.default](args[0], [m, n]))] + mats
     spec = spec_of(op, inputs, alpha, beta)
-    cfg = choose(op, spec, device, mode)
+    cfg = choose(op, spec, device, mode, epilogue=_feeds_pointwise())
     if cfg is None:
         return None
     layout = ir.FixedLayout(device, spec.dtype, list(spec.sizes), ir.FlexibleLayout.contiguous_strides(spec.sizes))
     buffer = _buffer_class()(layout, inputs, op, cfg, alpha, beta)
     return ir.TensorBox.create(buffer)
+
+
+def _feeds_pointwise() -> bool:
+    """Whether every user of the FX node being lowered is pointwise (through views): an epilogue
+    the template would fuse, and that the aten kernel needs a kernel of its own for."""
+    from torch._inductor import utils
+    from torch._inductor.virtualized import V
+
+    node = getattr(V.graph, "current_node", None)
+    is_pointwise_use = getattr(utils, "is_pointwise_use", None)
+    if node is None or is_pointwise_use is None or not node.users:
+        return False
+    try:
+        return all(is_pointwise_use(user) for user in node.users)
+    except Exception:  # noqa: BLE001 - its signature has changed before; no credit then
+        return False
 
 
 _buffer_cls = None
@@ -256,22 +272,28 @@ def candidates(spec: MatmulSpec, device_type: str) -> list[TemplateConfig]:
     return out
 
 
-def choose(op: str, spec: MatmulSpec, device: torch.device, mode: str) -> TemplateConfig | None:
-    """The block config of the template to use, or None for the aten kernel."""
+def choose(op: str, spec: MatmulSpec, device: torch.device, mode: str, epilogue: bool = False
+           ) -> TemplateConfig | None:
+    """The block config of the template to use, or None for the aten kernel.
+
+    ``epilogue``: the result feeds pointwise ops, which the template fuses; the aten kernel is then
+    timed together with one elementwise pass over its output (the epilogue kernel it needs)."""
     configs = candidates(spec, device.type)
     label = f"{op} {'x'.join(map(str, spec.sizes))}x{spec.k} {str(spec.dtype).replace('torch.', '')}"
     if mode == "force":
         metrics.template_choices.append(f"{label}: template {configs[0]} (forced)")
         return configs[0]
-    anonymous = (op, _anonymous(spec), str(device), mode)
+    anonymous = (op, _anonymous(spec), str(device), mode, epilogue)
     if anonymous in _choices:
         return _choices[anonymous]
-    timings = _time_choices(op, spec, device, configs)
+    timings = _time_choices(op, spec, device, configs, epilogue=epilogue)
     aten_ms = timings.pop("aten")
     best = min(timings, key=timings.get) if timings else None
     chosen = best if best is not None and timings[best] < aten_ms else None
     report = ", ".join(f"{c} {ms:.4f} ms" for c, ms in timings.items())
-    note = f"{label}: {'template ' + str(chosen) if chosen else 'aten'} (aten {aten_ms:.4f} ms; {report or 'no template ran'})"
+    aten_label = "aten + epilogue pass" if epilogue else "aten"
+    note = (f"{label}: {'template ' + str(chosen) if chosen else 'aten'} "
+            f"({aten_label} {aten_ms:.4f} ms; {report or 'no template ran'})")
     log.info("tile: %s", note)
     metrics.template_choices.append(note)
     _choices[anonymous] = chosen
@@ -298,8 +320,10 @@ def _example(operand: Operand, sizes: list[int], dtype, device, gen) -> tuple[to
 _TOLERANCE = {torch.float16: 1e-2, torch.bfloat16: 5e-2, torch.float32: 1e-2}
 
 
-def _time_choices(op: str, spec: MatmulSpec, device: torch.device, configs: list[TemplateConfig]) -> dict:
-    """Milliseconds of aten (``"aten"``) and of each config whose result agrees with aten's."""
+def _time_choices(op: str, spec: MatmulSpec, device: torch.device, configs: list[TemplateConfig],
+                  epilogue: bool = False) -> dict:
+    """Milliseconds of aten (``"aten"``; ``epilogue``: followed by a copy of its output) and of each
+    config whose result agrees with aten's."""
     from ..codegen import runtime
     from ..testing import do_bench
 
@@ -322,7 +346,11 @@ def _time_choices(op: str, spec: MatmulSpec, device: torch.device, configs: list
     aten()
     reference = out.clone()
     scale = reference.abs().max().item() or 1.0
-    timings = {"aten": do_bench(aten, **bench)}
+    if epilogue:
+        spare = torch.empty_like(out)
+        timings = {"aten": do_bench(lambda: (aten(), spare.copy_(out)), **bench)}
+    else:
+        timings = {"aten": do_bench(aten, **bench)}
     for cfg in configs:
         name = f"tile_{op}_bench"
         try:
