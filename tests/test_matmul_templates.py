@@ -7,6 +7,8 @@ others run the generated kernels in the interpreter (``TILE_INTERPRET=1``: the s
 The choice against aten is tested with stubbed timings (real ones depend on the machine).
 """
 
+import platform
+
 import pytest
 import torch
 
@@ -212,3 +214,26 @@ def test_timing_drops_configs_that_disagree_with_aten(wrong, interpret, monkeypa
     timings = matmul_templates._time_choices("addmm", spec, torch.device("cpu"), [cfg], epilogue=True)
     assert timings["aten"] > 0
     assert (cfg in timings) != wrong and all(ms > 0 for ms in timings.values())
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                    reason="ptxas and libdevice wheels exist for Linux x86-64 only")
+def test_template_with_epilogue_compiles_to_ptx_with_tensor_cores(interpret, fresh_choices):
+    """The generated fp16 addmm + gelu + residual kernel, built for sm_90 with 64 x 64 x 32 blocks:
+    the dot runs on mma.sync and ptxas accepts the PTX (the GPU tests run it)."""
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    x, w = _rand(64, 96, dtype=torch.float16), _rand(128, 96, dtype=torch.float16, seed=1)
+    b, r = _rand(128, dtype=torch.float16, seed=2), _rand(64, 128, dtype=torch.float16, seed=3)
+    with config.patch(matmul_templates="force"):
+        _compile(linear_gelu_residual)(x, w, b, r)
+    ((name, source),) = metrics.kernel_sources.items()
+    kernel = runtime.load_kernel(name, source)
+    blocks = {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}
+    specs = [spec_from_signature(n, "constexpr", blocks[n]) if n in blocks else spec_from_signature(n, "*fp16")
+             for n in kernel.arg_names]
+    ptx = compile_specialized(kernel, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
+    check_ptx(ptx, "sm_90", name)
+    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64 * 64 * 32 // (16 * 8 * 16 * 4)
