@@ -87,3 +87,15 @@ def test_template_chosen_for_some_shape(monkeypatch):
         choices += metrics.template_choices
     print("\n".join(choices))
     assert any(": template" in c for c in choices), choices
+
+
+def test_max_autotune_mode_turns_templates_on(monkeypatch):
+    """``mode="max-autotune"`` (CUDA graphs included) times the template against cuBLAS; the compiled
+    function stays right over repeated calls (CUDA-graph replays)."""
+    monkeypatch.setattr(matmul_templates, "_choices", {})
+    inputs = (_rand(TOKENS, HIDDEN), _rand(MLP, HIDDEN, seed=1, scale=0.03), _rand(MLP, seed=2))
+    compiled = _compile(linear_gelu, mode="max-autotune")
+    ref = linear_gelu(*[x.double() for x in inputs])
+    for _ in range(3):
+        _check(compiled(*inputs).clone(), ref)
+    assert len(metrics.template_choices) == 1, metrics.template_choices
