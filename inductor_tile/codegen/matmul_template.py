@@ -25,6 +25,7 @@ Two kernels are built from the same main loop:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import sympy
@@ -200,7 +201,7 @@ class MatmulTemplateKernel(TileKernelSource):
     def __init__(self, spec: MatmulSpec, cfg: TemplateConfig, out_name: str, epilogue: list, name: str,
                  num_warps: int | None, elide: set[str] = frozenset()):
         plan = GroupPlan("pointwise", list(spec.sizes), [])
-        numel = sympy.Integer(spec.batch * spec.m * spec.n if spec.batched else spec.m * spec.n)
+        numel = sympy.Integer(math.prod(spec.sizes))
         for snode in epilogue:
             sizes, rsizes = snode.get_ranges()
             sizes = [_size(s) for s in sizes]

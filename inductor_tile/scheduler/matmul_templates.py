@@ -156,7 +156,8 @@ def _realized(x):
 def _operand(node, batched: bool) -> Operand:
     layout = node.get_layout()
     strides = [_static(s) for s in node.get_stride()]
-    [_static(s) for s in node.get_size()]
+    for size in node.get_size():
+        _static(size)
     return Operand(node.get_name(), _static(layout.offset), tuple(strides if batched else [0, *strides]))
 
 
@@ -286,7 +287,10 @@ def choose(op: str, spec: MatmulSpec, device: torch.device, mode: str, epilogue:
     anonymous = (op, _anonymous(spec), str(device), mode, epilogue)
     if anonymous in _choices:
         return _choices[anonymous]
-    timings = _time_choices(op, spec, device, configs, epilogue=epilogue)
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily(), torch.no_grad():  # real tensors, whatever mode the lowering runs in
+        timings = _time_choices(op, spec, device, configs, epilogue=epilogue)
     aten_ms = timings.pop("aten")
     best = min(timings, key=timings.get) if timings else None
     chosen = best if best is not None and timings[best] < aten_ms else None
@@ -497,7 +501,8 @@ def _emit_aten(template_snode, reason: str) -> None:
     refs = [x.codegen_reference() for x in buf.inputs]
     out = buf.get_name()
     if buf.tile_op == "addmm":
-        call = f"torch.addmm({refs[0]}, {refs[1]}, {refs[2]}, beta={buf.tile_beta!r}, alpha={buf.tile_alpha!r}, out={out})"
+        scale = f"beta={buf.tile_beta!r}, alpha={buf.tile_alpha!r}"
+        call = f"torch.addmm({refs[0]}, {refs[1]}, {refs[2]}, {scale}, out={out})"
     else:
         call = f"torch.{buf.tile_op}({refs[0]}, {refs[1]}, out={out})"
     V.graph.wrapper_code.writeline(call)
