@@ -69,9 +69,11 @@ def test_loads_are_masked_only_along_ragged_sizes():
 
 
 def test_candidate_blocks_fit_the_problem():
-    small = matmul_templates.candidates(_spec(5, 20, 100), "cuda")
+    small = matmul_templates.candidates(_spec(5, 20, 100, torch.float16), "cuda")
     assert all(c.block_m == 16 and c.block_n == 32 and c.block_k == 32 for c in small) and len(small) == 1
-    assert matmul_templates.candidates(_spec(4096, 4096, 4096), "cuda")[0] == mt.TemplateConfig(128, 128, 32)
+    big = _spec(4096, 4096, 4096, torch.float16)
+    assert matmul_templates.candidates(big, "cuda")[0] == mt.TemplateConfig(128, 128, 32)
+    assert max(c.block_m * c.block_n for c in matmul_templates.candidates(_spec(4096, 4096, 4096), "cuda")) <= 4096
     assert [c.num_warps for c in matmul_templates.candidates(_spec(64, 64, 64), "cpu")] == [1]
 
 

@@ -48,8 +48,10 @@ _lock = threading.RLock()
 # (op, spec without buffer names, device, mode) -> chosen TemplateConfig, or None for aten
 _choices: dict[tuple, TemplateConfig | None] = {}
 
-# block configs tried on GPUs (BLOCK_M, BLOCK_N, BLOCK_K, num_warps), clamped to the problem
+# block configs tried on GPUs (BLOCK_M, BLOCK_N, BLOCK_K, num_warps), clamped to the problem; fp16/bf16
+# run on tensor cores (the best of model_benchmarks.dot_bench's configs first), float32 on FMAs
 GPU_CONFIGS = [(128, 128, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (64, 64, 32, 4)]
+GPU_FP32_CONFIGS = [(64, 64, 16, 4), (32, 64, 16, 4), (32, 32, 16, 4)]
 # the CPU target: one program holds a tile in vectors; small tiles keep compile time low
 CPU_CONFIGS = [(32, 32, 32, 1)]
 
@@ -265,7 +267,10 @@ def is_tile_template(snode) -> bool:
 def candidates(spec: MatmulSpec, device_type: str) -> list[TemplateConfig]:
     """Block configs for the problem: the device's list, each block clamped to its dimension."""
     out = []
-    for bm, bn, bk, warps in GPU_CONFIGS if is_gpu(device_type) else CPU_CONFIGS:
+    table = CPU_CONFIGS
+    if is_gpu(device_type):
+        table = GPU_FP32_CONFIGS if spec.dtype == torch.float32 else GPU_CONFIGS
+    for bm, bn, bk, warps in table:
         cfg = TemplateConfig(max(16, min(bm, next_pow2(spec.m))), max(16, min(bn, next_pow2(spec.n))),
                              max(16, min(bk, next_pow2(spec.k))), num_warps=warps)
         if cfg not in out:
