@@ -4,8 +4,9 @@ The backend runs Inductor's ``compile_fx`` (Dynamo graph -> AOTAutograd -> decom
 -> lowering to loop IR -> scheduler) with ``TileScheduling`` registered as the device
 codegen for the device types in ``config.devices`` (``cpu`` and ``cuda``), so
 every fused pointwise/reduction group becomes a tile-language kernel; matmul/conv stay
-aten calls, and what we cannot generate runs as Inductor's own kernel (see
-``scheduler.scheduling``).
+aten calls (under ``mode="max-autotune"``, mm/addmm/bmm may become tile matmul templates with
+their epilogue fused: ``scheduler.matmul_templates``), and what we cannot generate runs as
+Inductor's own kernel (see ``scheduler.scheduling``).
 
 Isolation from ``backend="inductor"`` in the same process:
 
