@@ -53,7 +53,7 @@ _choices: dict[tuple, TemplateConfig | None] = {}
 GPU_CONFIGS = [(128, 128, 32, 4), (128, 64, 32, 4), (64, 128, 32, 4), (64, 64, 32, 4)]
 GPU_FP32_CONFIGS = [(64, 64, 16, 4), (32, 64, 16, 4), (32, 32, 16, 4)]
 # the CPU target: one program holds a tile in vectors; small tiles keep compile time low
-CPU_CONFIGS = [(32, 32, 32, 1)]
+CPU_CONFIGS = [(32, 32, 16, 1)]
 
 
 def template_mode() -> str:
