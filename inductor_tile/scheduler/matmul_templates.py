@@ -179,6 +179,8 @@ def spec_of(op: str, inputs: list, alpha=1, beta=1) -> MatmulSpec:
     batch, m, k, n = (a_size[0] if batched else 1), a_size[-2], a_size[-1], b_size[-1]
     if min(batch, m, n, k) < 1:
         raise Unsupported(f"{op} with an empty dimension")
+    if batch > 65535:  # the batch is the grid's second dimension (CUDA's limit)
+        raise Unsupported(f"bmm over {batch} matrices")
     precision = "tf32" if dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32 else "ieee"
     return MatmulSpec(batched, batch, m, n, k, _operand(a, batched), _operand(b, batched), dtype,
                       bias=_operand(bias, False) if bias is not None else None, alpha=alpha, beta=beta,
