@@ -217,8 +217,16 @@ class TileScheduling(BaseScheduling):
             snode.group = saved_group
             del self.scheduler.free_buffers
 
-    def codegen_template(self, *args, **kwargs):
-        raise NotImplementedError("inductor_tile: template kernels are not supported")
+    def codegen_template(self, template_node, epilogue_nodes, prologue_nodes=(), *args, **kwargs):
+        """Our matmul templates (``matmul_templates.py``), with their fused pointwise epilogue."""
+        from . import matmul_templates
+
+        if not matmul_templates.is_tile_template(template_node):
+            raise NotImplementedError(f"inductor_tile: template {type(template_node.node).__name__} is not ours")
+        for node in prologue_nodes:  # none is fused (the template allows no prologue): on its own
+            self._codegen_list(list(node.get_nodes()))
+        matmul_templates.codegen(self, template_node, list(epilogue_nodes))
+        self.free_buffers_in_scheduler()
 
     def codegen_mix_order_reduction(self, node) -> None:
         """Inductor paired two reductions of one input itself (off in our compiles, see
