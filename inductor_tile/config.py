@@ -42,6 +42,9 @@ variables give the defaults:
   them fused in (``scheduler/matmul_templates.py``), chosen per shape by timing them against the aten
   kernel; ``auto``: only under ``mode="max-autotune"`` (as Inductor's templates); ``on``: always
   timed; ``force``: the template wherever it fits, untimed (tests); ``off``: aten kernels.
+- ``scans`` (``TILE_SCANS``: ``cpu`` (default), ``on``, ``off``): cumsum/cumprod/logcumsumexp/
+  cummax/cummin and sort/argsort as generated kernels (``codegen/scans.py``); ``cpu``: on the CPU
+  target only, since the GPU lowering of scans has not yet run on a GPU (aten's kernels serve there).
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -91,6 +94,7 @@ elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 perf_warnings: bool = _env_flag("TILE_PERF_WARNINGS", False)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "on", "off", "force"))
+scans: str = _env_choice("TILE_SCANS", "cpu", ("cpu", "on", "off"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

@@ -158,3 +158,18 @@ def test_index_bound_check_becomes_a_device_assert():
     assert any("debug=True" in metrics.kernel_sources[name] for name in _kernels_with("tl.device_assert("))
     with pytest.raises(DeviceAssertionError, match="index out of bounds"):
         compiled(_rand(45, seed=9), table)  # eager raises an IndexError
+
+
+def test_scans_are_generated_on_gpus_only_when_asked(monkeypatch):
+    """config.scans: "cpu" (default) keeps aten's scan kernels on GPUs until the GPU path has run there."""
+    from inductor_tile import config
+    from inductor_tile.scheduler.scan_gate import _device_wanted
+
+    cuda, cpu = torch.device("cuda"), torch.device("cpu")
+    monkeypatch.setattr(config, "scans", "cpu")
+    assert _device_wanted((), {"device": cpu}) and _device_wanted((cpu,), {})
+    assert not _device_wanted((), {"device": cuda}) and not _device_wanted((cuda,), {})
+    monkeypatch.setattr(config, "scans", "on")
+    assert _device_wanted((), {"device": cuda})
+    monkeypatch.setattr(config, "scans", "off")
+    assert not _device_wanted((), {"device": cpu})

@@ -18,9 +18,22 @@ _lock = threading.RLock()
 _active = threading.local()
 
 
+def _device_wanted(args, kwargs) -> bool:
+    """``config.scans``: ``cpu`` (default) generates scans and sorts for the CPU target only (the GPU
+    lowering of scans has not yet run on a GPU: aten's kernels serve there), ``on`` everywhere,
+    ``off`` nowhere."""
+    from .. import config
+
+    choice = getattr(config, "scans", "cpu")
+    if choice in ("on", "off"):
+        return choice == "on"
+    device = kwargs.get("device", args[0] if args else None)
+    return getattr(device, "type", device) == "cpu"
+
+
 def _gated(original, accepts):
     def create(cls, *args, **kwargs):
-        if getattr(_active, "on", False) and not accepts(kwargs):
+        if getattr(_active, "on", False) and not (_device_wanted(args, kwargs) and accepts(kwargs)):
             return [None] * len(kwargs.get("dtypes", ()) or (None,))
         return original.__func__(cls, *args, **kwargs)
 

@@ -8,10 +8,17 @@ import textwrap
 import pytest
 import torch
 
-from inductor_tile import metrics
+from inductor_tile import config, metrics
 from inductor_tile.backend import tile_backend
 
 pytestmark = pytest.mark.gpu
+
+
+@pytest.fixture(autouse=True)
+def _scans_on_gpus(monkeypatch):
+    """The GPU path of generated scans is off by default (config.scans = "cpu") until these pass."""
+    monkeypatch.setattr(config, "scans", "on")
+    monkeypatch.setenv("TILE_SCANS", "on")  # for the child processes
 
 
 def _compile(fn, **kwargs):
