@@ -34,6 +34,10 @@ variables give the defaults:
   than the others, as attention's head permutes do) runs over 2-D [YBLOCK, XBLOCK] tiles, so
   that every access is coalesced along one side of the tile; ``gpu``: on GPUs only (on the
   CPU target a tile is one vector and a transposed access a gather either way).
+- ``sanitize`` (``TILE_SANITIZE``, default off): kernels are compiled with run-time checks of
+  every load, store and atomic against the storage of the tensor argument the pointer came from,
+  and of integer division by zero; a violation raises ``inductor_tile.SanitizerError`` after the
+  launch (``kernel_compiler/passes/sanitize.py``, ``runtime/sanitizer.py``). Read at each launch.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -80,6 +84,7 @@ compile_workers: int = int(os.environ.get("TILE_COMPILE_WORKERS")
 graph_cache: bool = _env_flag("TILE_GRAPH_CACHE", True)
 progress: bool = _env_flag("TILE_PROGRESS", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
+sanitize: bool = _env_flag("TILE_SANITIZE", False)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins as py_builtins
+import linecache
 import operator
 import os
 from typing import Any, Callable
@@ -94,6 +95,8 @@ class CodeGenerator(ast.NodeVisitor):
     def visit(self, node: ast.AST) -> Any:
         if isinstance(node, ast.stmt):  # what a device assertion reports
             self.semantic.location = (self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1)
+        located = getattr(self.builder, "record_locations", False) and isinstance(node, (ast.stmt, ast.Call, ast.BinOp))
+        saved = self._enter_location(node) if located else None
         try:
             return super().visit(node)
         except CompilationError:
@@ -108,6 +111,20 @@ class CodeGenerator(ast.NodeVisitor):
                 raise self.error(node, f"internal compiler error: {type(e).__name__}: {e}", e) from e
             raise self.error(node, f"internal compiler error: {type(e).__name__}: {e} (TILE_DEBUG=1 shows the traceback)",
                              e) from None
+        finally:
+            if located:
+                self.builder.location = saved
+
+    def _enter_location(self, node: ast.AST) -> Any:
+        """Point the builder's `location` at `node` ("file:line:col", the column in the file) for the
+        ops that record where they come from (sanitizer reports); returns the location to restore."""
+        fn, saved = self.jit_fn, self.builder.location
+        if not hasattr(self, "_indent"):  # the source was dedented: columns in the file are further right
+            raw = linecache.getline(fn.filename, fn.first_line).rstrip("\n")
+            first = fn.src.splitlines()[0] if fn.src else ""
+            self._indent = len(raw) - len(first) if raw.strip() == first.strip() else 0
+        self.builder.location = f"{fn.filename}:{fn.first_line + node.lineno - 1}:{node.col_offset + self._indent + 1}"
+        return saved
 
     def generic_visit(self, node: ast.AST) -> Any:
         raise self.unsupported(node, f"the Python construct `{type(node).__name__}`")

@@ -16,6 +16,7 @@ from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
 from .pipeline_loads import PipelineLoadsPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
+from .sanitize import SanitizePass
 from .test_print_axis_info import TestPrintAxisInfoPass
 
 PASSES: dict[str, type[ModulePass]] = {
@@ -26,6 +27,7 @@ PASSES: dict[str, type[ModulePass]] = {
         CommonSubexpressionEliminationPass,
         DeadCodeEliminationPass,
         LoopInvariantCodeMotionPass,
+        SanitizePass,  # TILE_SANITIZE=1, before the TTIR pipeline
         BroadcastCompareOperandsPass,  # CPU target
         # TTGIR
         ConvertToTTGIRPass,

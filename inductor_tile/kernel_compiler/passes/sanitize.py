@@ -1,0 +1,250 @@
+"""sanitize: run-time checks of every memory access and integer division (TILE_SANITIZE=1).
+
+Runs on the front end's TTIR, before optimization, when the kernel is compiled sanitized. The
+kernel gets hidden arguments after its own: for each pointer argument the bounds of the tensor's
+whole storage in bytes, `lo` and `hi` (i64, [lo, hi)), then one `!tt.ptr<i64>` error record.
+Before each access it adds
+
+    bad = (address < lo) | (address > hi - element bytes)      [& mask]
+    tt.sanitizer_report bad, address, record {kind, loc, arg, site}
+
+where lo/hi are those of the pointer argument the access's pointer was derived from, traced
+back through addptr, splat, broadcast, expand_dims, reshape, permutes, selects and loop-carried
+values. Where the trace does not end at one argument, the address must lie in some tensor's
+storage (`arg = -1`). Before each integer division or remainder whose divisor is not a nonzero
+constant it adds `bad = divisor == 0`, restricted to lanes where the masked loads the divisor
+was computed from were enabled (a masked-off lane holds `other`, often 0, and its quotient is
+never used). The ops' `tt.loc` attributes (kernel lines, recorded by the front end when
+sanitizing) move into the reports. runtime/sanitizer.py passes the hidden arguments and reads
+the record after the launch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, IntegerType, ModuleOp, i1, i32, i64
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from ..analysis.axis_info_rules import element_bytes
+from ..ir import arith_ext, tt
+from ..ir.tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
+from ..ir.tt_sanitize import PtrToIntOp, SanitizerReportOp
+from ..ir.tt_types import PointerType, element_of, like, shape_of, with_shape
+from .layout_constraints import functions
+
+LOCATION_ATTR = "tt.loc"
+ACCESS_OPS = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp)
+DIVISIONS = {"arith.divsi": "div", "arith.divui": "div", "arith.remsi": "rem", "arith.remui": "rem"}
+# ops whose pointer results come from their pointer operands unchanged in address
+_POINTER_PASS_THROUGH = {"tt.splat", "tt.broadcast", "tt.expand_dims", "tt.reshape", "tt.bitcast", "tt.trans",
+                         "tt.flip", "tt.join", "tt.split", "ttg.convert_layout"}
+_PENDING = object()  # a loop-carried value whose trace is under way: neutral in a join
+
+
+@dataclass(frozen=True)
+class SanitizePass(ModulePass):
+    """Add bounds checks to loads, stores and atomics and zero checks to integer divisions."""
+
+    name = "sanitize"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func_op in functions(op):
+            _Instrumenter(func_op).run()
+
+
+def _join(a: Any, b: Any) -> Any:
+    if a is _PENDING:
+        return b
+    if b is _PENDING or a == b:
+        return a
+    return None
+
+
+class _Instrumenter:
+    def __init__(self, func_op: func.FuncOp):
+        self.func_op = func_op
+        block = func_op.body.block
+        self.pointer_args = [arg for arg in block.args if isinstance(arg.type, PointerType)]
+        self.bounds: list[tuple[SSAValue, SSAValue]] = []
+        for _ in self.pointer_args:
+            lo = block.insert_arg(i64, len(block.args))
+            hi = block.insert_arg(i64, len(block.args))
+            self.bounds.append((lo, hi))
+        self.record = block.insert_arg(PointerType(i64), len(block.args))
+        hidden = 2 * len(self.pointer_args) + 1
+        if func_op.arg_attrs is not None:
+            func_op.arg_attrs = ArrayAttr(list(func_op.arg_attrs.data) + [DictionaryAttr({})] * hidden)
+        func_op.update_function_type()
+        self.sites = 0
+        self.anchor: Operation | None = None
+
+    def run(self) -> None:
+        for op in list(self.func_op.body.walk()):
+            if isinstance(op, ACCESS_OPS):
+                self._check_access(op)
+            elif op.name in DIVISIONS and isinstance(element_of(op.results[0].type), IntegerType):
+                self._check_division(op)
+            op.attributes.pop(LOCATION_ATTR, None)
+
+    # --- emitting ops before the checked op ------------------------------------------
+    def _emit(self, op: Operation) -> SSAValue:
+        Rewriter.insert_op(op, InsertPoint.before(self.anchor))
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def _constant(self, value: int, ty: Attribute, shape: tuple[int, ...]) -> SSAValue:
+        scalar = self._emit(arith.ConstantOp(IntegerAttr(value, ty)))
+        return self._splat(scalar, shape)
+
+    def _splat(self, scalar: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+        return self._emit(tt.SplatOp(scalar, with_shape(scalar.type, shape))) if shape else scalar
+
+    def _report(self, op: Operation, bad: SSAValue, value: SSAValue, kind: str, arg: int) -> None:
+        location = op.attributes.get(LOCATION_ATTR)
+        loc = location.data if location is not None else ""
+        self._emit(SanitizerReportOp(bad, value, self.record, self.sites, kind, loc, arg))
+        self.sites += 1
+
+    # --- memory accesses -----------------------------------------------------------------
+    def _check_access(self, op: Operation) -> None:
+        self.anchor = op
+        ptr = op.ptr
+        shape = shape_of(ptr.type)
+        size = element_bytes(element_of(ptr.type).pointee)
+        source = self._pointer_source(ptr, set())
+        arg = self.pointer_args.index(source) if isinstance(source, BlockArgument) else -1
+        address = self._emit(PtrToIntOp(ptr))
+        candidates = [arg] if arg >= 0 else range(len(self.pointer_args))
+        bad = None
+        for index in candidates:  # outside this tensor's storage (and, with arg -1, every other's)
+            lo, hi = self.bounds[index]
+            limit = self._emit(arith.SubiOp(hi, self._constant(size, i64, ())))
+            below = self._emit(arith_ext.CmpiOp(address, self._splat(lo, shape), "slt"))
+            above = self._emit(arith_ext.CmpiOp(address, self._splat(limit, shape), "sgt"))
+            outside = self._emit(arith.OrIOp(below, above))
+            bad = outside if bad is None else self._emit(arith.AndIOp(bad, outside))
+        if bad is None:  # no pointer arguments at all: every access is outside
+            bad = self._constant(1, i1, shape)
+        mask = getattr(op, "mask", None)
+        if mask is not None:
+            bad = self._emit(arith.AndIOp(bad, mask))
+        self._report(op, bad, address, op.name.split(".")[1], arg)
+
+    def _pointer_source(self, value: SSAValue, seen: set[SSAValue]) -> Any:
+        """The kernel argument `value`'s pointers were derived from; None if not one argument."""
+        if isinstance(value, BlockArgument):
+            owner = value.block.parent_op()
+            if isinstance(owner, func.FuncOp):
+                return value if value in self.pointer_args else None
+            if isinstance(owner, scf.ForOp) and value.index > 0:
+                return self._loop_carried(owner, value.index - 1, seen)
+            return None
+        assert isinstance(value, OpResult)
+        op = value.op
+        if isinstance(op, tt.AddPtrOp):
+            return self._pointer_source(op.ptr, seen)
+        if op.name in _POINTER_PASS_THROUGH or op.name == "arith.select":
+            result: Any = _PENDING
+            for operand in op.operands:
+                if isinstance(element_of(operand.type), PointerType):
+                    result = _join(result, self._pointer_source(operand, seen))
+            return None if result is _PENDING else result
+        if isinstance(op, scf.ForOp):
+            return self._loop_carried(op, value.index, seen)
+        if isinstance(op, scf.IfOp):
+            result = _PENDING
+            for region in op.regions:
+                for block in region.blocks:
+                    if isinstance(block.last_op, scf.YieldOp):
+                        result = _join(result, self._pointer_source(block.last_op.operands[value.index], seen))
+            return None if result is _PENDING else result
+        return None
+
+    def _loop_carried(self, loop: scf.ForOp, index: int, seen: set[SSAValue]) -> Any:
+        carried = loop.body.block.args[index + 1]
+        if carried in seen:
+            return _PENDING
+        seen.add(carried)
+        result = self._pointer_source(loop.iter_args[index], seen)
+        yielded = loop.body.block.last_op
+        if isinstance(yielded, scf.YieldOp):
+            result = _join(result, self._pointer_source(yielded.operands[index], seen))
+        seen.discard(carried)
+        return result
+
+    # --- integer division and remainder ----------------------------------------------------
+    def _check_division(self, op: Operation) -> None:
+        self.anchor = op
+        divisor = op.operands[1]
+        scalar = divisor.op.src if isinstance(divisor, OpResult) and isinstance(divisor.op, tt.SplatOp) else divisor
+        if _nonzero_constant(scalar):
+            return
+        shape = shape_of(scalar.type)
+        bad = self._emit(arith_ext.CmpiOp(scalar, self._constant(0, element_of(scalar.type), shape), "eq"))
+        if shape:
+            valid = self._valid_lanes(scalar, {})
+            if valid is not None:
+                bad = self._emit(arith.AndIOp(bad, valid))
+            index = self._emit(arith_ext.ExtSIOp(self._tile_index(shape), with_shape(i64, shape)))
+        else:
+            index = self._constant(0, i64, ())
+        self._report(op, bad, index, DIVISIONS[op.name], -1)
+
+    def _valid_lanes(self, value: SSAValue, memo: dict[SSAValue, SSAValue | None], depth: int = 0) -> SSAValue | None:
+        """i1 of `value`'s shape: lanes computed only from loads whose mask enabled them (None: all)."""
+        if value in memo:
+            return memo[value]
+        result = None
+        op = value.op if isinstance(value, OpResult) else None
+        mask_type = like(value.type, i1)
+        if isinstance(op, LoadOp):
+            result = op.mask
+        elif op is not None and depth < 32:
+            if isinstance(op, tt.BroadcastOp | tt.ExpandDimsOp):
+                inner = self._valid_lanes(op.src, memo, depth + 1)
+                if inner is not None and isinstance(op, tt.BroadcastOp):
+                    result = self._emit(tt.BroadcastOp(inner, mask_type))
+                elif inner is not None:
+                    result = self._emit(tt.ExpandDimsOp(inner, op.axis.value.data, mask_type))
+            elif (op.name.startswith(("arith.", "math.")) and op.name != "arith.constant") or isinstance(op, tt.SplatOp):
+                for operand in op.operands:
+                    if shape_of(operand.type) != shape_of(value.type):
+                        continue
+                    inner = self._valid_lanes(operand, memo, depth + 1)
+                    if inner is not None:
+                        result = inner if result is None else self._emit(arith.AndIOp(result, inner))
+        memo[value] = result
+        return result
+
+    def _tile_index(self, shape: tuple[int, ...]) -> SSAValue:
+        """i32 of `shape`: each element's row-major index in the tile."""
+        total = None
+        stride = 1
+        for axis in reversed(range(len(shape))):
+            index = self._emit(tt.MakeRangeOp(0, shape[axis]))
+            for other in range(len(shape)):
+                if other != axis:
+                    expanded = shape_of(index.type)
+                    at = other if other < axis else len(expanded)
+                    new_shape = expanded[:at] + (1,) + expanded[at:]
+                    index = self._emit(tt.ExpandDimsOp(index, at, with_shape(i32, new_shape)))
+            if len(shape) > 1:
+                index = self._emit(tt.BroadcastOp(index, with_shape(i32, shape)))
+            if stride != 1:
+                index = self._emit(arith.MuliOp(index, self._constant(stride, i32, shape)))
+            total = index if total is None else self._emit(arith.AddiOp(total, index))
+            stride *= shape[axis]
+        assert total is not None
+        return total
+
+
+def _nonzero_constant(value: SSAValue) -> bool:
+    if isinstance(value, OpResult) and isinstance(value.op, arith.ConstantOp):
+        attr = value.op.value
+        return isinstance(attr, IntegerAttr) and attr.value.data != 0
+    return False
