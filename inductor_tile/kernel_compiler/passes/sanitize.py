@@ -86,11 +86,12 @@ class _Instrumenter:
 
     def run(self) -> None:
         for op in list(self.func_op.body.walk()):
+            location = op.attributes.pop(LOCATION_ATTR, None)
+            loc = location.data if location is not None else ""
             if isinstance(op, ACCESS_OPS):
-                self._check_access(op)
+                self._check_access(op, loc)
             elif op.name in DIVISIONS and isinstance(element_of(op.results[0].type), IntegerType):
-                self._check_division(op)
-            op.attributes.pop(LOCATION_ATTR, None)
+                self._check_division(op, loc)
 
     # --- emitting ops before the checked op ------------------------------------------
     def _emit(self, op: Operation) -> SSAValue:
@@ -104,14 +105,12 @@ class _Instrumenter:
     def _splat(self, scalar: SSAValue, shape: tuple[int, ...]) -> SSAValue:
         return self._emit(tt.SplatOp(scalar, with_shape(scalar.type, shape))) if shape else scalar
 
-    def _report(self, op: Operation, bad: SSAValue, value: SSAValue, kind: str, arg: int) -> None:
-        location = op.attributes.get(LOCATION_ATTR)
-        loc = location.data if location is not None else ""
+    def _report(self, bad: SSAValue, value: SSAValue, kind: str, loc: str, arg: int) -> None:
         self._emit(SanitizerReportOp(bad, value, self.record, self.sites, kind, loc, arg))
         self.sites += 1
 
     # --- memory accesses -----------------------------------------------------------------
-    def _check_access(self, op: Operation) -> None:
+    def _check_access(self, op: Operation, loc: str) -> None:
         self.anchor = op
         ptr = op.ptr
         shape = shape_of(ptr.type)
@@ -131,9 +130,11 @@ class _Instrumenter:
         if bad is None:  # no pointer arguments at all: every access is outside
             bad = self._constant(1, i1, shape)
         mask = getattr(op, "mask", None)
-        if mask is not None:
-            bad = self._emit(arith.AndIOp(bad, mask))
-        self._report(op, bad, address, op.name.split(".")[1], arg)
+        reported = self._emit(arith.AndIOp(bad, mask)) if mask is not None else bad
+        self._report(reported, address, op.name.split(".")[1], loc, arg)
+        if not isinstance(op, AtomicCASOp):  # the access skips the bad lanes, so it cannot crash the kernel
+            inside = self._emit(arith.XOrIOp(bad, self._constant(1, i1, shape)))
+            _replace_mask(op, self._emit(arith.AndIOp(inside, mask)) if mask is not None else inside)
 
     def _pointer_source(self, value: SSAValue, seen: set[SSAValue]) -> Any:
         """The kernel argument `value`'s pointers were derived from; None if not one argument."""
@@ -178,7 +179,7 @@ class _Instrumenter:
         return result
 
     # --- integer division and remainder ----------------------------------------------------
-    def _check_division(self, op: Operation) -> None:
+    def _check_division(self, op: Operation, loc: str) -> None:
         self.anchor = op
         divisor = op.operands[1]
         scalar = divisor.op.src if isinstance(divisor, OpResult) and isinstance(divisor.op, tt.SplatOp) else divisor
@@ -193,7 +194,7 @@ class _Instrumenter:
             index = self._emit(arith_ext.ExtSIOp(self._tile_index(shape), with_shape(i64, shape)))
         else:
             index = self._constant(0, i64, ())
-        self._report(op, bad, index, DIVISIONS[op.name], -1)
+        self._report(bad, index, DIVISIONS[op.name], loc, -1)
 
     def _valid_lanes(self, value: SSAValue, memo: dict[SSAValue, SSAValue | None], depth: int = 0) -> SSAValue | None:
         """i1 of `value`'s shape: lanes computed only from loads whose mask enabled them (None: all)."""
@@ -241,6 +242,19 @@ class _Instrumenter:
             stride *= shape[axis]
         assert total is not None
         return total
+
+
+def _replace_mask(op: Operation, mask: SSAValue) -> None:
+    """Replace a load, store or atomic_rmw by the same access under `mask`."""
+    attributes = dict(op.attributes)
+    if isinstance(op, LoadOp):
+        new: Operation = LoadOp(op.ptr, mask, op.other, op.result.type, attributes)
+    elif isinstance(op, StoreOp):
+        new = StoreOp(op.ptr, op.value, mask, attributes)
+    else:
+        assert isinstance(op, AtomicRMWOp)
+        new = AtomicRMWOp(op.kind.data, op.ptr, op.value, mask, op.sem.data, op.scope.data, attributes)
+    Rewriter.replace_op(op, new)
 
 
 def _nonzero_constant(value: SSAValue) -> bool:
