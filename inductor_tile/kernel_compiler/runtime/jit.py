@@ -215,7 +215,7 @@ class JITFunction:
         if compiled is None:
             from ..compiler import compile_specialized
 
-            compiled = compile_specialized(self, specs, target=target, num_warps=num_warps, sanitize=sanitize)
+            compiled = compile_specialized(self, specs, target=target, num_warps=num_warps)  # reads config.sanitize
             self.cache[key] = compiled
         return compiled
 
