@@ -9,6 +9,7 @@ Stages: source -> "ttir" (front end + TTIR optimizations) -> "ttgir" (layouts) -
 
 from __future__ import annotations
 
+import json
 import logging
 import operator
 import os
@@ -39,10 +40,16 @@ class CompiledKernel:
     runner: Any = None  # the target's launcher (CPUKernel, CUDARunner); None runs the interpreter
     shared_bytes: int = 0
     entry: str = ""  # the binary's entry symbol
+    # compiled sanitized: asm["sanitizer"] lists its checks (JSON; runtime/sanitizer.py)
     binary: bytes | None = None  # the object file (CPU) or cubin (CUDA) the runner was made from
     cache_key: str | None = None  # its on-disk cache key, when the disk cache was consulted
     from_disk: bool = False  # loaded from the on-disk cache rather than compiled
-    sanitizer_sites: list | None = None  # compiled sanitized: its checks (runtime/sanitizer.py)
+
+    @property
+    def sanitizer_sites(self) -> list | None:
+        """The checks of a kernel compiled sanitized (kind, kernel line, argument per site); None if not sanitized."""
+        text = self.asm.get("sanitizer")
+        return json.loads(text) if text else None
 
     def launch_values(self, jit_fn: Any, values: tuple, grid: tuple[int, int, int]) -> None:
         """Launch with the arguments in parameter order (constexprs included)."""
@@ -99,11 +106,9 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
     if key is not None and kernel.binary is not None:
         kernel.cache_key = key
         text_stages = {stage: text for stage, text in kernel.asm.items() if isinstance(text, str)}
-        metadata = {"entry": kernel.entry, "shared_bytes": kernel.shared_bytes, "target": target,
-                    "num_warps": num_warps, "specs": [list(map(str, s.key())) for s in specs]}
-        if kernel.sanitizer_sites is not None:
-            metadata["sanitizer_sites"] = kernel.sanitizer_sites
-        disk_cache.store(key, kernel.name, text_stages, kernel.binary, _BINARY_SUFFIX[target.split(":")[0]], metadata)
+        disk_cache.store(key, kernel.name, text_stages, kernel.binary, _BINARY_SUFFIX[target.split(":")[0]],
+                         {"entry": kernel.entry, "shared_bytes": kernel.shared_bytes, "target": target,
+                          "num_warps": num_warps, "specs": [list(map(str, s.key())) for s in specs]})
     return kernel
 
 
@@ -117,7 +122,7 @@ def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps:
     meta = entry.metadata
     kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, asm=dict(entry.asm),
                             shared_bytes=int(meta.get("shared_bytes", 0)), entry=meta["entry"], binary=entry.binary,
-                            cache_key=entry.key, from_disk=True, sanitizer_sites=meta.get("sanitizer_sites"))
+                            cache_key=entry.key, from_disk=True)
     if target.split(":")[0] == "hip":
         kernel.asm["hsaco"] = entry.binary
     try:
@@ -136,11 +141,12 @@ def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps:
 
 
 def _make_runner(kernel: CompiledKernel) -> Any:
-    if kernel.sanitizer_sites is not None:  # the launcher takes the hidden arguments too, and is wrapped
+    sites = kernel.sanitizer_sites
+    if sites is not None:  # the launcher takes the hidden arguments too, and is wrapped
         from .runtime.sanitizer import SanitizedRunner, hidden_specs
 
         inner = _target_runner(kernel, kernel.specs + hidden_specs(kernel.specs))
-        return SanitizedRunner(inner, kernel.name, kernel.specs, kernel.sanitizer_sites, kernel.target)
+        return SanitizedRunner(inner, kernel.name, kernel.specs, sites, kernel.target)
     return _target_runner(kernel, kernel.specs)
 
 
@@ -161,21 +167,17 @@ def _target_runner(kernel: CompiledKernel, specs: list[ArgSpec]) -> Any:
 
 def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
                   start: float, load: bool = True, sanitize: bool = False) -> CompiledKernel:
-    from .ir.context import make_context, print_ir
+    from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
 
-    module = generate_ttir(jit_fn, specs, TTIRBuilder(record_locations=sanitize))
-    sites = None
-    if sanitize:  # checks before every access and integer division, at their kernel lines
-        from .passes.sanitize import SanitizePass
-        from .runtime.sanitizer import sites_of
-
-        SanitizePass().apply(make_context(), module)
-        sites = sites_of(module)
+    module = generate_ttir(jit_fn, specs, TTIRBuilder())
+    sites = _sanitize(module) if sanitize else None
     module = optimize_ttir(module)
-    kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module, sanitizer_sites=sites)
+    kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module)
     kernel.asm["ttir"] = print_ir(module)
+    if sites is not None:
+        kernel.asm["sanitizer"] = json.dumps(sites)
     if target.split(":")[0] == "cpu":
         _compile_cpu(kernel, native, load)
     elif target.split(":")[0] == "cuda":
@@ -186,6 +188,16 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     _dump(kernel)
     log.debug("compiled %s for %s in %.3fs", kernel.name, target, kernel.compile_seconds)
     return kernel
+
+
+def _sanitize(module: Any) -> list:
+    """Add the sanitizer's checks before every access and integer division; returns their sites."""
+    from .ir.context import make_context
+    from .passes.sanitize import SanitizePass
+    from .runtime.sanitizer import sites_of
+
+    SanitizePass().apply(make_context(), module)
+    return sites_of(module)
 
 
 #: O3 for the CPU target without loop unrolling: a tile is already one wide vector, so unrolling

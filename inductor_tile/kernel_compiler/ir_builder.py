@@ -22,7 +22,9 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     DictionaryAttr,
+    FileLineColLoc,
     FloatAttr,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -131,18 +133,11 @@ def hint_attr(values: Sequence[int]) -> Attribute:
 class TTIRBuilder(LanguageOpsBuilder):
     """Builds one `builtin.module` of TTIR kernels (`func.func`) op by op."""
 
-    def __init__(self, record_locations: bool = False) -> None:
+    def __init__(self) -> None:
         self.module = ModuleOp([])
         self._insertion_point = InsertPoint.at_end(self.module.body.block)
-        # With record_locations (the sanitizer), loads, stores, atomics and integer divisions carry
-        # `tt.loc = "file:line:col"`: `location`, which the front end keeps at the code it compiles.
-        self.record_locations = record_locations
-        self.location: str | None = None
-
-    def _located(self, op: Operation) -> Operation:
-        if self.record_locations and self.location is not None:
-            op.attributes["tt.loc"] = StringAttr(self.location)
-        return op
+        self.location: tuple[str, int, int] | None = None  # (file, line, column) the front end is at
+        self._locations: dict[tuple[str, int, int], FileLineColLoc] = {}
 
     # --- structure: functions, blocks, loops ---------------------------------
 
@@ -156,6 +151,12 @@ class TTIRBuilder(LanguageOpsBuilder):
 
     def _insert(self, op: Operation) -> Operation:
         Rewriter.insert_op(op, self._insertion_point)
+        if self.location is not None:  # the user's source position, for diagnostics (not printed)
+            loc = self._locations.get(self.location)
+            if loc is None:
+                loc = self._locations[self.location] = FileLineColLoc(StringAttr(self.location[0]), IntAttr(
+                    self.location[1]), IntAttr(self.location[2]))
+            op.location = loc
         return op
 
     def _value(self, op: Operation) -> SSAValue:
@@ -240,8 +241,6 @@ class TTIRBuilder(LanguageOpsBuilder):
             divide = arith.DivfOp(lhs, rhs)
             divide.attributes["tt.rounding"] = StringAttr("rn")
             return self._value(divide)
-        if op in ("divsi", "divui", "remsi", "remui"):
-            return self._value(self._located(BINARY_OPS[op](lhs, rhs)))
         return self._value(BINARY_OPS[op](lhs, rhs))
 
     def create_cmp(self, predicate: str, lhs: SSAValue, rhs: SSAValue, ty: LanguageType) -> SSAValue:
@@ -270,18 +269,18 @@ class TTIRBuilder(LanguageOpsBuilder):
         return self._value(tt.AddPtrOp(ptr, offset))
 
     def create_load(self, ptr: SSAValue, mask: SSAValue | None, other: SSAValue | None, ty: LanguageType) -> SSAValue:
-        return self._value(self._located(tt_memory.LoadOp(ptr, mask, other, to_ir_type(ty))))
+        return self._value(tt_memory.LoadOp(ptr, mask, other, to_ir_type(ty)))
 
     def create_store(self, ptr: SSAValue, value: SSAValue, mask: SSAValue | None) -> None:
-        self._insert(self._located(tt_memory.StoreOp(ptr, value, mask)))
+        self._insert(tt_memory.StoreOp(ptr, value, mask))
 
     def create_atomic_rmw(self, kind: str, ptr: SSAValue, value: SSAValue, mask: SSAValue | None, sem: str,
                           scope: str, ty: LanguageType) -> SSAValue:
-        return self._value(self._located(tt_memory.AtomicRMWOp(kind, ptr, value, mask, sem, scope)))
+        return self._value(tt_memory.AtomicRMWOp(kind, ptr, value, mask, sem, scope))
 
     def create_atomic_cas(self, ptr: SSAValue, cmp: SSAValue, value: SSAValue, sem: str, scope: str,
                           ty: LanguageType) -> SSAValue:
-        return self._value(self._located(tt_memory.AtomicCASOp(ptr, cmp, value, sem, scope)))
+        return self._value(tt_memory.AtomicCASOp(ptr, cmp, value, sem, scope))
 
     # --- matrix products -----------------------------------------------------------------
 

@@ -81,6 +81,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.return_value: Any = None
         self.returned = False
         self.loop_depth = 0
+        first = linecache.getline(jit_fn.filename, jit_fn.first_line)  # the source was dedented by this much
+        self.indent = len(first) - len(first.lstrip()) if first.strip() else 0
 
     # ===--------------------------------------------------------------------===
     # Errors
@@ -95,8 +97,10 @@ class CodeGenerator(ast.NodeVisitor):
     def visit(self, node: ast.AST) -> Any:
         if isinstance(node, ast.stmt):  # what a device assertion reports
             self.semantic.location = (self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1)
-        located = getattr(self.builder, "record_locations", False) and isinstance(node, (ast.stmt, ast.Call, ast.BinOp))
-        saved = self._enter_location(node) if located else None
+        outer = getattr(self.builder, "location", None)  # ops built for `node` carry its position
+        if hasattr(node, "lineno") and hasattr(self.builder, "location"):
+            self.builder.location = (self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1,
+                                     node.col_offset + self.indent)
         try:
             return super().visit(node)
         except CompilationError:
@@ -112,19 +116,8 @@ class CodeGenerator(ast.NodeVisitor):
             raise self.error(node, f"internal compiler error: {type(e).__name__}: {e} (TILE_DEBUG=1 shows the traceback)",
                              e) from None
         finally:
-            if located:
-                self.builder.location = saved
-
-    def _enter_location(self, node: ast.AST) -> Any:
-        """Point the builder's `location` at `node` ("file:line:col", the column in the file) for the
-        ops that record where they come from (sanitizer reports); returns the location to restore."""
-        fn, saved = self.jit_fn, self.builder.location
-        if not hasattr(self, "_indent"):  # the source was dedented: columns in the file are further right
-            raw = linecache.getline(fn.filename, fn.first_line).rstrip("\n")
-            first = fn.src.splitlines()[0] if fn.src else ""
-            self._indent = len(raw) - len(first) if raw.strip() == first.strip() else 0
-        self.builder.location = f"{fn.filename}:{fn.first_line + node.lineno - 1}:{node.col_offset + self._indent + 1}"
-        return saved
+            if outer is not None:
+                self.builder.location = outer
 
     def generic_visit(self, node: ast.AST) -> Any:
         raise self.unsupported(node, f"the Python construct `{type(node).__name__}`")

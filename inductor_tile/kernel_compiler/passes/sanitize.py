@@ -11,12 +11,14 @@ Before each access it adds
 where lo/hi are those of the pointer argument the access's pointer was derived from, traced
 back through addptr, splat, broadcast, expand_dims, reshape, permutes, selects and loop-carried
 values. Where the trace does not end at one argument, the address must lie in some tensor's
-storage (`arg = -1`). Before each integer division or remainder whose divisor is not a nonzero
+storage (`arg = -1`). The access then runs under `mask & ~bad`, so a sanitized kernel reports a
+bad access instead of making it (and crashing); tt.atomic_cas has no mask and is only reported.
+Before each integer division or remainder whose divisor is not a nonzero
 constant it adds `bad = divisor == 0`, restricted to lanes where the masked loads the divisor
 was computed from were enabled (a masked-off lane holds `other`, often 0, and its quotient is
-never used). The ops' `tt.loc` attributes (kernel lines, recorded by the front end when
-sanitizing) move into the reports. runtime/sanitizer.py passes the hidden arguments and reads
-the record after the launch.
+never used). Each report carries the checked op's source location (`loc`, "file:line:col" with a
+1-based column, from the location the front end gives every op). runtime/sanitizer.py passes the
+hidden arguments and reads the record after the launch.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, IntegerAttr, IntegerType, ModuleOp, i1, i32, i64
+from xdsl.dialects.builtin import (ArrayAttr, DictionaryAttr, FileLineColLoc, IntegerAttr, IntegerType, ModuleOp, i1,
+                                   i32, i64)
 from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -38,7 +41,6 @@ from ..ir.tt_sanitize import PtrToIntOp, SanitizerReportOp
 from ..ir.tt_types import PointerType, element_of, like, shape_of, with_shape
 from .layout_constraints import functions
 
-LOCATION_ATTR = "tt.loc"
 ACCESS_OPS = (LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp)
 DIVISIONS = {"arith.divsi": "div", "arith.divui": "div", "arith.remsi": "rem", "arith.remui": "rem"}
 # ops whose pointer results come from their pointer operands unchanged in address
@@ -86,8 +88,9 @@ class _Instrumenter:
 
     def run(self) -> None:
         for op in list(self.func_op.body.walk()):
-            location = op.attributes.pop(LOCATION_ATTR, None)
-            loc = location.data if location is not None else ""
+            location = getattr(op, "location", None)
+            loc = (f"{location.filename.data}:{location.line.data}:{location.column.data + 1}"
+                   if isinstance(location, FileLineColLoc) else "")
             if isinstance(op, ACCESS_OPS):
                 self._check_access(op, loc)
             elif op.name in DIVISIONS and isinstance(element_of(op.results[0].type), IntegerType):
@@ -247,6 +250,7 @@ class _Instrumenter:
 def _replace_mask(op: Operation, mask: SSAValue) -> None:
     """Replace a load, store or atomic_rmw by the same access under `mask`."""
     attributes = dict(op.attributes)
+    location = op.location
     if isinstance(op, LoadOp):
         new: Operation = LoadOp(op.ptr, mask, op.other, op.result.type, attributes)
     elif isinstance(op, StoreOp):
@@ -254,6 +258,7 @@ def _replace_mask(op: Operation, mask: SSAValue) -> None:
     else:
         assert isinstance(op, AtomicRMWOp)
         new = AtomicRMWOp(op.kind.data, op.ptr, op.value, mask, op.sem.data, op.scope.data, attributes)
+    new.location = location
     Rewriter.replace_op(op, new)
 
 
