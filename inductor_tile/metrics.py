@@ -14,7 +14,8 @@
 - ``recompiles``: one entry per recompilation, with Dynamo's guard failure (why the earlier graphs
   did not serve the new inputs: new sizes, an int32 size guard, a dtype).
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
-- ``launch_lines``: the wrapper's launch line of each generated kernel (grid, blocks, warps), by name.
+- ``launch_lines``: each generated kernel's launch, by name, written as ``name[grid](args, XBLOCK=.., num_warps=..)``
+  (the wrapper itself launches through a `LaunchSite`: ``name_launch0(grid, args)``).
 """
 
 from __future__ import annotations

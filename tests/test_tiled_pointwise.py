@@ -50,7 +50,7 @@ def test_transpose_with_ragged_edges_matches_eager():
     assert "yindex = (tl.program_id(0) // xprograms) * YBLOCK" in source
     assert "xmask = (yindex < ynumel) & (xindex < xnumel)" in source
     (line,) = metrics.launch_lines.values()
-    assert "YBLOCK=16, XBLOCK=16" in line and "[(12,)]" in line  # 3 x 4 tiles of 16 x 16
+    assert "YBLOCK=16, XBLOCK=16" in line and "[(12, 1, 1)]" in line  # 3 x 4 tiles of 16 x 16
 
 
 def test_head_permute_splits_between_the_transposed_dims():

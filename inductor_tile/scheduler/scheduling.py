@@ -155,9 +155,8 @@ class TileScheduling(BaseScheduling):
                 _precompile(fn, kernel, device_type, source)
             metrics.kernel_sources[name] = source
             log.debug("tile kernel %s:\n%s", name, source)
-        line = launch_line(name, kernel, tuned=bool(tune))
-        wrapper.writeline(line)
-        metrics.launch_lines.setdefault(name, line)
+        wrapper.writeline(launch_line(name, kernel, tuned=True) if tune else site_launch(wrapper, name, kernel))
+        metrics.launch_lines.setdefault(name, launch_line(name, kernel, tuned=bool(tune)))
         metrics.generated_kernels += 1
         metrics.reused_kernels += reused
 
@@ -293,37 +292,55 @@ def _autotune_configs(device_type: str, kernel: TileKernelSource) -> list[dict]:
     return [c.launch_kwargs(reduction) for c in configs] if len(configs) > 1 else []
 
 
-def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str:
-    """``name[grid](buffers..., sizes..., xnumel[, rnumel], XBLOCK=.., [RBLOCK=..,] [num_warps=..])``.
+def launch_parts(kernel: TileKernelSource, tuned: bool = False) -> tuple[str, list[str], dict[str, int]]:
+    """(grid, positional arguments, constexpr/num_warps keyword arguments) of a kernel's launch.
 
     Sizes are printed by Inductor's wrapper printer, so symbolic ones read the size
     symbols the wrapper's ``call`` has in scope; a symbolic grid is computed at run time.
-    ``tuned``: the autotuner picks the blocks and warps, the grid is a function of them.
+    ``tuned``: the autotuner picks the blocks and warps (no keywords), the grid is a
+    function of them; otherwise the grid is a tuple of 3 expressions.
     """
     plan, launch = kernel.plan, kernel.launch
     numels = kernel.numels()
     seeds = [str(offset) for offset in kernel.seed_offsets]
     args = kernel.call_args() + kernel.size_arg_names() + seeds + [_size_source(n) for n in numels.values()]
-    kwargs = [f"{k}={v}" for k, v in launch.launch_kwargs(plan.kind == "reduction").items()]
+    kwargs = {} if tuned else launch.launch_kwargs(plan.kind == "reduction")
     if launch.ysplit:  # static sizes; one program per tile, x fastest
-        tiles = [f"((meta['{n}'] + meta['{b}'] - 1) // meta['{b}'])" for n, b in (("ynumel", "YBLOCK"),
-                                                                              ("xnumel", "XBLOCK"))]
-        programs = f"lambda meta: ({' * '.join(tiles)},)"
         if tuned:
-            return f"{name}[{programs}]({', '.join(args)})"
+            tiles = [f"((meta['{n}'] + meta['{b}'] - 1) // meta['{b}'])" for n, b in (("ynumel", "YBLOCK"),
+                                                                                  ("xnumel", "XBLOCK"))]
+            return f"lambda meta: ({' * '.join(tiles)},)", args, kwargs
         grid = heuristics.cdiv(numels["ynumel"], launch.yblock) * heuristics.cdiv(numels["xnumel"], launch.xblock)
-        return f"{name}[({grid},)]({', '.join(args + kwargs)})"
+        return f"({grid}, 1, 1)", args, kwargs
     xnumel = _size_source(plan.xnumel)
     if tuned:
-        grid = "lambda meta: ((meta['xnumel'] + meta['XBLOCK'] - 1) // meta['XBLOCK'],)"
-        return f"{name}[{grid}]({', '.join(args)})"
+        return "lambda meta: ((meta['xnumel'] + meta['XBLOCK'] - 1) // meta['XBLOCK'],)", args, kwargs
     if isinstance(plan.xnumel, int):
-        grid = f"({heuristics.cdiv(plan.xnumel, launch.xblock)},)"
+        grid = f"({heuristics.cdiv(plan.xnumel, launch.xblock)}, 1, 1)"
     elif launch.xblock == 1:
-        grid = f"({xnumel},)"
+        grid = f"({xnumel}, 1, 1)"
     else:
-        grid = f"((({xnumel}) + {launch.xblock - 1}) // {launch.xblock},)"
-    return f"{name}[{grid}]({', '.join(args + kwargs)})"
+        grid = f"((({xnumel}) + {launch.xblock - 1}) // {launch.xblock}, 1, 1)"
+    return grid, args, kwargs
+
+
+def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str:
+    """The launch as a Triton user would write it: ``name[grid](args..., XBLOCK=.., num_warps=..)``."""
+    grid, args, kwargs = launch_parts(kernel, tuned)
+    return f"{name}[{grid}]({', '.join(args + [f'{k}={v}' for k, v in kwargs.items()])})"
+
+
+def site_launch(wrapper, name: str, kernel: TileKernelSource) -> str:
+    """The wrapper's launch: ``name_launchN(grid, args...)`` through a `LaunchSite` defined once
+    per kernel and launch config in the wrapper's header (the cheapest launch on the host)."""
+    grid, args, kwargs = launch_parts(kernel)
+    sites = wrapper.__dict__.setdefault("_tile_launch_sites", {})
+    key = (name, tuple(kwargs.items()))
+    site = sites.get(key)
+    if site is None:
+        site = sites[key] = f"{name}_launch{len([k for k in sites if k[0] == name])}"
+        wrapper.define_kernel(site, f"{name}.launcher({', '.join(f'{k}={v}' for k, v in kwargs.items())})", gpu=False)
+    return f"{site}({', '.join([grid] + args)})"
 
 
 def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> None:

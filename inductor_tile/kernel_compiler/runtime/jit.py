@@ -138,6 +138,14 @@ class JITFunction:
             for name, value in bound.items()
         ]
 
+    def launcher(self, num_warps: int = 4, **constexprs: Any) -> Any:
+        """A `LaunchSite` for launches with these constexprs: `site(grid, *runtime_args)`, the
+        cheapest launch for callers whose argument dtypes and devices never change (generated
+        wrappers). See runtime/launch_site.py."""
+        from .launch_site import LaunchSite
+
+        return LaunchSite(self, num_warps, constexprs)
+
     def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
             **kwargs: Any) -> None:
         if num_ctas != 1:

@@ -1,0 +1,130 @@
+"""A fixed call site of a kernel: the launch path of generated wrappers, with the least host work.
+
+`jit_fn.launcher(num_warps=4, XBLOCK=1024)` returns a `LaunchSite`, called as
+`site(grid, *runtime_args)` with a 3-int grid and the kernel's non-constexpr arguments in
+order. It serves callers that launch with the same constexprs every time and whose tensor
+arguments keep their dtypes and devices from call to call, as the wrapper Inductor generates
+for one graph does (Dynamo guards its inputs' dtypes and devices; its buffers are fixed).
+
+After the first launch, the site runs a function generated for the argument classes it saw:
+it reads each tensor's address once, and when every address is 16-byte aligned and every
+integer has the same specialization facts as before (divisible by 16, equal to 1, fits
+in 32 bits), it hands the values straight to the compiled kernel's runner. Anything else
+(an unaligned tensor, a new integer fact, `TILE_INTERPRET`, an argument of another class)
+takes the general path, `jit_fn.run`, which specializes, compiles if needed and explains
+errors; a general launch with aligned tensors re-arms the fast path for what it compiled.
+"""
+
+from __future__ import annotations
+
+import linecache
+from typing import Any
+
+from . import device_assert
+from .jit import interpret_enabled
+
+_I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
+
+
+def int_facts(value: int) -> tuple[bool, bool, bool]:
+    """What the compiler specializes an integer argument on."""
+    return value & 15 == 0, value == 1, _I32_MIN <= value <= _I32_MAX
+
+
+class LaunchSite:
+    def __init__(self, jit_fn: Any, num_warps: int, constexprs: dict[str, Any]):
+        self.jit_fn = jit_fn
+        self.num_warps = num_warps
+        self.constexprs = dict(constexprs)
+        self.runtime_names = [n for n in jit_fn.arg_names if n not in jit_fn.constexpr_names]
+        unknown = set(self.constexprs) - set(jit_fn.arg_names)
+        if unknown:
+            raise TypeError(f"{jit_fn.__name__}.launcher(): no parameters named {sorted(unknown)}")
+        self.fast_launches = 0  # how often the fast path ran (tests and profiling read it)
+        self._fast = None
+
+    def __repr__(self) -> str:
+        consts = ", ".join(f"{k}={v}" for k, v in self.constexprs.items())
+        return f"LaunchSite({self.jit_fn.__name__}, {consts}, num_warps={self.num_warps})"
+
+    def __call__(self, grid: tuple, *args: Any) -> None:
+        fast = self._fast
+        if fast is not None:
+            try:
+                if fast(grid, args):
+                    return
+            except (AttributeError, TypeError, ValueError):  # an argument of another kind: nothing launched
+                pass
+        self.general(grid, args)
+
+    def general(self, grid: tuple, args: tuple) -> None:
+        """Launch through `jit_fn.run`, then arm the fast path for what it compiled."""
+        fn = self.jit_fn
+        fn.run(*args, grid=grid, num_warps=self.num_warps, **self.constexprs)
+        if interpret_enabled() or len(args) != len(self.runtime_names):
+            return
+        try:
+            key, values = fn.binder(*args, **self.constexprs)
+        except TypeError:
+            return
+        compiled = fn.launch_cache.get((key, self.num_warps))
+        if compiled is not None and getattr(compiled, "runner", None) is not None:
+            self._fast = self._build_fast(args, values, compiled.runner)
+
+    def _build_fast(self, args: tuple, values: tuple, runner: Any):
+        """`fast(grid, args) -> bool`: launch and return True, or return False (use the general path)."""
+        names = [f"a{i}" for i in range(len(args))]
+        pointers, checks, scope = [], [], {}
+        picks_pointers = hasattr(runner, "pick")  # the GPU runners take addresses; the CPU one, tensors
+        runtime_expr = {}
+        for param, name, value in zip(self.runtime_names, names, args):
+            if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
+                if value.data_ptr() & 15:
+                    return None  # the compiled kernel assumed nothing about this address
+                pointers.append(f"p{name[1:]}")
+                runtime_expr[param] = pointers[-1] if picks_pointers else name
+            elif value.__class__ is int:
+                scope[f"_f{name}"] = int_facts(value)
+                checks.append(f"({name} & 15 == 0, {name} == 1, {_I32_MIN} <= {name} <= {_I32_MAX}) != _f{name}")
+                runtime_expr[param] = name
+            elif value.__class__ in (float, bool):
+                checks.append(f"{name}.__class__ is not {value.__class__.__name__}")
+                runtime_expr[param] = name
+            else:  # None, or an object the general path will explain
+                return None
+        full = []
+        for param, value in zip(self.jit_fn.arg_names, values):
+            if param in runtime_expr:
+                full.append(runtime_expr[param])
+            else:  # a constexpr: its value at this site (given, or the parameter's default)
+                scope[f"_c_{param}"] = value
+                full.append(f"_c_{param}")
+        lines = ["def fast(grid, args):", f"    {', '.join(names)}, = args" if names else "    pass"]
+        lines += [f"    p{p[1:]} = a{p[1:]}.data_ptr()" for p in pointers]
+        if pointers:
+            checks.insert(0, f"({' | '.join(pointers)}) & 15")
+        if checks:
+            lines.append(f"    if {' or '.join(checks)} or _interpret():")
+        else:
+            lines.append("    if _interpret():")
+        lines.append("        return False")
+        values_tuple = f"({', '.join(full)}{',' if len(full) == 1 else ''})"
+        if picks_pointers:
+            lines.append(f"    _launch(_pick({values_tuple}), grid)")
+        else:
+            lines.append(f"    _launch({values_tuple}, grid)")
+            lines.append("    if _assert_failures: _raise_assert_failures()")
+        lines.append("    _site.fast_launches += 1")
+        lines.append("    return True")
+        source = "\n".join(lines) + "\n"
+        scope.update({"_interpret": interpret_enabled, "_site": self,
+                      "_assert_failures": device_assert.failures, "_raise_assert_failures": device_assert.raise_failures})
+        if picks_pointers:
+            scope.update({"_launch": runner.kernel.launch, "_pick": runner.pick})
+        else:
+            scope["_launch"] = runner.launch
+        filename = f"<launch site {self.jit_fn.__name__} {id(self):#x}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        exec(compile(source, filename, "exec"), scope)
+        self.fast_source = source
+        return scope["fast"]

@@ -1,0 +1,65 @@
+"""LaunchSite (runtime/launch_site.py): the generated wrappers' launch path, on the CPU target."""
+
+import torch
+
+import inductor_tile
+import inductor_tile.language as tl
+
+
+@inductor_tile.jit
+def scaled_add(x_ptr, y_ptr, out_ptr, n, alpha, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    y = tl.load(y_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x + alpha * y, mask=mask)
+
+
+def _inputs(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n + 1, generator=g), torch.randn(n + 1, generator=g)
+
+
+def _check(site, x, y, n, alpha=0.5):
+    out = torch.full_like(x[:n], float("nan"))
+    site((-(-n // 64), 1, 1), x, y, out, n, alpha)
+    expected = x[:n].double() + alpha * y[:n].double()
+    torch.testing.assert_close(out.double(), expected, rtol=1e-6, atol=1e-6)
+
+
+def test_fast_path_after_the_first_launch():
+    site = scaled_add.launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(1000, 0)
+    _check(site, x, y, 1000)
+    assert site.fast_launches == 0  # the first launch specializes and compiles
+    _check(site, x, y, 1000)
+    _check(site, *_inputs(1000, 1), 1000)
+    assert site.fast_launches == 2
+    assert "data_ptr()" in site.fast_source and "& 15" in site.fast_source
+
+
+def test_new_specialization_facts_take_the_general_path():
+    site = scaled_add.launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(1024, 2)
+    _check(site, x, y, 1024)
+    _check(site, x, y, 1024)
+    fast = site.fast_launches
+    _check(site, x, y, 1000)  # n no longer divisible by 16: another specialization
+    _check(site, x[1:], y, 1000)  # an address not 16-byte aligned
+    _check(site, x, y, 1)  # n == 1 is specialized into the code
+    assert site.fast_launches == fast
+    _check(site, x, y, 1)  # the general launch re-armed the fast path for n == 1
+    assert site.fast_launches == fast + 1
+
+
+def test_wrong_arguments_get_the_general_paths_error():
+    site = scaled_add.launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(256, 3)
+    _check(site, x, y, 256)
+    _check(site, x, y, 256)
+    try:
+        site((4, 1, 1), x, None, x, 256, 0.5)
+    except Exception as e:  # the general path's error, not an AttributeError from the fast path
+        assert "NoneType" not in type(e).__name__ and not isinstance(e, AttributeError), e
+    else:
+        raise AssertionError("a None pointer argument must not launch")
