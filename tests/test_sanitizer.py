@@ -167,3 +167,18 @@ def test_amd_target_compiles_sanitized_kernels():
     kernel = compile_specialized(strided_copy_kernel, specs, target="hip:gfx942", num_warps=4, native=False,
                                  sanitize=True)
     assert re.search(r"global_atomic_cmpswap_x2|flat_atomic_cmpswap_x2", kernel.asm["amdgcn"])
+
+
+def test_launch_sites_follow_the_setting(compiled, gen):
+    """Generated wrappers launch through `jit_fn.launcher(...)`, whose fast path must not skip the checks."""
+    site = shifted_copy_kernel.launcher(BLOCK=64)
+    x = torch.randn(100, generator=gen)
+    out = poison(torch.empty(100))
+    site((1, 1, 1), x, out, 64, 0, 0)
+    site((1, 1, 1), x, out, 64, 0, 0)
+    assert site.fast_launches == 1
+    with inductor_tile.config.patch(sanitize=True):
+        with pytest.raises(inductor_tile.SanitizerError, match=r"element offset 100 of argument 'src_ptr'"):
+            site((2, 1, 1), x, out, 100, 0, 0)
+    assert site.fast_launches == 1
+    torch.testing.assert_close(out, x, rtol=0, atol=0)
