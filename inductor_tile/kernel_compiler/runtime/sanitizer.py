@@ -31,6 +31,8 @@ _DIVISION_WORDS = {"div": "integer division by zero", "rem": "integer remainder 
 class SanitizerError(RuntimeError):
     """A sanitized kernel accessed memory outside a tensor argument's storage, or divided an integer by zero."""
 
+    __module__ = "inductor_tile"  # shown as inductor_tile.SanitizerError, where users catch it
+
 
 def sites_of(module: Any) -> list[dict[str, Any]]:
     """The checks of a sanitized TTIR module, indexed by site id: kind, loc, arg, tile shape."""
