@@ -144,7 +144,7 @@ def test_sanitized_kernels_are_cached_apart_and_keep_their_checks_on_disk(compil
 def test_suite_kernels_run_clean_sanitized(sanitize, gen, name):
     """A representative part of the kernel suite. The whole suite, the atomic cases and the suite's PTX, sanitized:
     TILE_SANITIZE=1 pytest -q tests/test_suite_ttir.py tests/test_atomics.py::test_atomic_case_compiled_for_the_cpu
-    tests/test_nvidia_ptx.py::test_every_suite_kernel_assembles_for_sm90_and_sm80   (74 s on 2 idle cores)"""
+    tests/test_nvidia_ptx.py::test_every_suite_kernel_assembles_for_sm90_and_sm80   (7.5 min on the shared 2 cores)"""
     assert_checks(CASES[name](gen))
 
 
