@@ -125,10 +125,12 @@ class _Instrumenter:
         bad = None
         for index in candidates:  # outside this tensor's storage (and, with arg -1, every other's)
             lo, hi = self.bounds[index]
-            limit = self._emit(arith.SubiOp(hi, self._constant(size, i64, ())))
-            below = self._emit(arith_ext.CmpiOp(address, self._splat(lo, shape), "slt"))
-            above = self._emit(arith_ext.CmpiOp(address, self._splat(limit, shape), "sgt"))
-            outside = self._emit(arith.OrIOp(below, above))
+            outside = self._outside_by_offset(ptr, lo, hi, size) if arg >= 0 else None
+            if outside is None:
+                limit = self._emit(arith.SubiOp(hi, self._constant(size, i64, ())))
+                below = self._emit(arith_ext.CmpiOp(address, self._splat(lo, shape), "slt"))
+                above = self._emit(arith_ext.CmpiOp(address, self._splat(limit, shape), "sgt"))
+                outside = self._emit(arith.OrIOp(below, above))
             bad = outside if bad is None else self._emit(arith.AndIOp(bad, outside))
         if bad is None:  # no pointer arguments at all: every access is outside
             bad = self._constant(1, i1, shape)
@@ -138,6 +140,32 @@ class _Instrumenter:
         if not isinstance(op, AtomicCASOp):  # the access skips the bad lanes, so it cannot crash the kernel
             inside = self._emit(arith.XOrIOp(bad, self._constant(1, i1, shape)))
             _replace_mask(op, self._emit(arith.AndIOp(inside, mask)) if mask is not None else inside)
+
+    def _outside_by_offset(self, ptr: SSAValue, lo: SSAValue, hi: SSAValue, size: int) -> SSAValue | None:
+        """For `ptr = addptr(splat(p), offsets)` (the usual tile of pointers): offsets outside
+        [ceil((lo - p) / size), floor((hi - size - p) / size)], compared in the offsets' own
+        integer type (cheaper than comparing addresses); None for other pointer tiles."""
+        if not (isinstance(ptr, OpResult) and isinstance(ptr.op, tt.AddPtrOp)):
+            return None
+        base, offsets = ptr.op.ptr, ptr.op.offset
+        width = element_of(offsets.type)
+        if not (isinstance(base, OpResult) and isinstance(base.op, tt.SplatOp) and width in (i32, i64)):
+            return None
+        shift = self._constant(size.bit_length() - 1, i64, ())
+        start = self._emit(PtrToIntOp(base.op.src))
+        first = self._emit(arith.SubiOp(lo, start))  # ceil(x / size) = (x + size - 1) >> log2(size)
+        first = self._emit(arith.ShRSIOp(self._emit(arith.AddiOp(first, self._constant(size - 1, i64, ()))), shift))
+        last = self._emit(arith.SubiOp(self._emit(arith.SubiOp(hi, self._constant(size, i64, ()))), start))
+        last = self._emit(arith.ShRSIOp(last, shift))
+        if width == i32:  # bounds beyond the i32 range: every i32 offset is on that side of them
+            low, high = self._constant(-(2**31), i64, ()), self._constant(2**31 - 1, i64, ())
+            first, last = (self._emit(arith_ext.TruncIOp(self._emit(arith.MinSIOp(self._emit(arith.MaxSIOp(b, low)),
+                                                                                   high)), i32))
+                           for b in (first, last))
+        shape = shape_of(ptr.type)
+        below = self._emit(arith_ext.CmpiOp(offsets, self._splat(first, shape), "slt"))
+        above = self._emit(arith_ext.CmpiOp(offsets, self._splat(last, shape), "sgt"))
+        return self._emit(arith.OrIOp(below, above))
 
     def _pointer_source(self, value: SSAValue, seen: set[SSAValue]) -> Any:
         """The kernel argument `value`'s pointers were derived from; None if not one argument."""

@@ -2,19 +2,38 @@
 // RUN: tile-opt -p sanitize %s --split-input-file | tile-opt --split-input-file | filecheck %s --check-prefix=ROUNDTRIP
 // RUN: tile-opt -p 'sanitize,canonicalize,cse,dce,convert-to-ttgir{num-warps=4 threads-per-warp=32},coalesce,remove-layout-conversions' %s --split-input-file | filecheck %s --check-prefix=TTGIR
 // sanitize: each access is checked against the storage bounds (hidden i64 arguments lo, hi per
-// pointer argument, then the !tt.ptr<i64> error record) of the argument its pointer came from;
+// pointer argument, then the !tt.ptr<i64> error record) of the argument its pointer came from
+// (byte addresses: lo <= address <= hi - element bytes);
 // the mask limits the check; the access's location (file:line:col) goes into the report. The access itself
 // then skips the lanes found outside (its mask becomes mask & inside), so it cannot crash.
 
+// A tile of pointers `addptr(splat(p), offsets)` is checked on its offsets, in their own type:
+// first = ceil((lo - p) / 4), last = floor((hi - 4 - p) / 4), clamped to i32.
 // CHECK-LABEL: func.func @masked_load(%p: !tt.ptr<f32>, %n: i32, %0: i64, %1: i64, %2: !tt.ptr<i64>)
 // CHECK:         %ptrs = tt.addptr %ps, %r
 // CHECK-NEXT:    %[[ADDR:.*]] = tt.ptr_to_int %ptrs : tensor<64x!tt.ptr<f32>> -> tensor<64xi64>
+// CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK-NEXT:    %[[P:.*]] = tt.ptr_to_int %p : !tt.ptr<f32> -> i64
+// CHECK-NEXT:    %[[LOP:.*]] = arith.subi %0, %[[P]] : i64
+// CHECK-NEXT:    %[[THREE:.*]] = arith.constant 3 : i64
+// CHECK-NEXT:    %[[UP:.*]] = arith.addi %[[LOP]], %[[THREE]] : i64
+// CHECK-NEXT:    %[[FIRST:.*]] = arith.shrsi %[[UP]], %[[TWO]] : i64
 // CHECK-NEXT:    %[[FOUR:.*]] = arith.constant 4 : i64
-// CHECK-NEXT:    %[[LIMIT:.*]] = arith.subi %1, %[[FOUR]] : i64
-// CHECK-NEXT:    %[[LO:.*]] = tt.splat %0 : i64 -> tensor<64xi64>
-// CHECK-NEXT:    %[[BELOW:.*]] = arith.cmpi slt, %[[ADDR]], %[[LO]] : tensor<64xi64>
-// CHECK-NEXT:    %[[HI:.*]] = tt.splat %[[LIMIT]] : i64 -> tensor<64xi64>
-// CHECK-NEXT:    %[[ABOVE:.*]] = arith.cmpi sgt, %[[ADDR]], %[[HI]] : tensor<64xi64>
+// CHECK-NEXT:    %[[END:.*]] = arith.subi %1, %[[FOUR]] : i64
+// CHECK-NEXT:    %[[ENDP:.*]] = arith.subi %[[END]], %[[P]] : i64
+// CHECK-NEXT:    %[[LAST:.*]] = arith.shrsi %[[ENDP]], %[[TWO]] : i64
+// CHECK-NEXT:    %[[MIN:.*]] = arith.constant -2147483648 : i64
+// CHECK-NEXT:    %[[MAX:.*]] = arith.constant 2147483647 : i64
+// CHECK-NEXT:    %[[F1:.*]] = arith.maxsi %[[FIRST]], %[[MIN]] : i64
+// CHECK-NEXT:    %[[F2:.*]] = arith.minsi %[[F1]], %[[MAX]] : i64
+// CHECK-NEXT:    %[[F32:.*]] = arith.trunci %[[F2]] : i64 to i32
+// CHECK-NEXT:    %[[L1:.*]] = arith.maxsi %[[LAST]], %[[MIN]] : i64
+// CHECK-NEXT:    %[[L2:.*]] = arith.minsi %[[L1]], %[[MAX]] : i64
+// CHECK-NEXT:    %[[L32:.*]] = arith.trunci %[[L2]] : i64 to i32
+// CHECK-NEXT:    %[[FS:.*]] = tt.splat %[[F32]] : i32 -> tensor<64xi32>
+// CHECK-NEXT:    %[[BELOW:.*]] = arith.cmpi slt, %r, %[[FS]] : tensor<64xi32>
+// CHECK-NEXT:    %[[LS:.*]] = tt.splat %[[L32]] : i32 -> tensor<64xi32>
+// CHECK-NEXT:    %[[ABOVE:.*]] = arith.cmpi sgt, %r, %[[LS]] : tensor<64xi32>
 // CHECK-NEXT:    %[[OUT:.*]] = arith.ori %[[BELOW]], %[[ABOVE]] : tensor<64xi1>
 // CHECK-NEXT:    %[[BAD:.*]] = arith.andi %[[OUT]], %m : tensor<64xi1>
 // CHECK-NEXT:    tt.sanitizer_report %[[BAD]], %[[ADDR]], %2 {site = 0 : i32, kind = "load", loc = "k.py:7:9", arg = 0 : i32} : tensor<64xi1>, tensor<64xi64>, !tt.ptr<i64>
