@@ -1,7 +1,7 @@
 """inductor_tile: a tile-kernel compiler and torch.compile backend, in Python."""
 
 from .kernel_compiler.compiler import CompiledKernel, compile
-from .kernel_compiler.errors import CompilationError
+from .kernel_compiler.errors import CompilationError, PerformanceWarning
 from .kernel_compiler.runtime.sanitizer import SanitizerError
 from .kernel_compiler.runtime.jit import JITFunction, jit
 from .kernel_compiler.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
@@ -17,7 +17,7 @@ def next_power_of_2(n: int) -> int:
 __version__ = "0.1.0"
 
 # submodules that pull in torch._inductor or other heavy imports, loaded on first access
-_LAZY_SUBMODULES = ("backend", "cache", "graph_cache", "codegen", "scheduler", "tools")
+_LAZY_SUBMODULES = ("backend", "cache", "graph_cache", "codegen", "scheduler", "tools", "profile")
 
 
 def __getattr__(name: str):
@@ -27,4 +27,4 @@ def __getattr__(name: str):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "SanitizerError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "config", "jit", "language", "metrics", "testing", "__version__"]
+__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "PerformanceWarning", "SanitizerError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "config", "jit", "language", "metrics", "testing", "__version__"]

@@ -34,6 +34,9 @@ variables give the defaults:
   than the others, as attention's head permutes do) runs over 2-D [YBLOCK, XBLOCK] tiles, so
   that every access is coalesced along one side of the tile; ``gpu``: on GPUs only (on the
   CPU target a tile is one vector and a transposed access a gather either way).
+- ``perf_warnings`` (``TILE_PERF_WARNINGS``, default off): every kernel compiled (or loaded
+  from the cache) shows its performance findings as an ``inductor_tile.PerformanceWarning`` each, at
+  the kernel's source line (``kernel_compiler/diagnostics/perf_warnings.py``).
 - ``sanitize`` (``TILE_SANITIZE``, default off): kernels are compiled with run-time checks of
   every load, store and atomic against the storage of the tensor argument the pointer came from,
   and of integer division by zero; a violation raises ``inductor_tile.SanitizerError`` after the
@@ -84,6 +87,7 @@ compile_workers: int = int(os.environ.get("TILE_COMPILE_WORKERS")
 graph_cache: bool = _env_flag("TILE_GRAPH_CACHE", True)
 progress: bool = _env_flag("TILE_PROGRESS", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
+perf_warnings: bool = _env_flag("TILE_PERF_WARNINGS", False)
 sanitize: bool = _env_flag("TILE_SANITIZE", False)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation

@@ -224,7 +224,7 @@ def _run_script(tmp_path: Path, cache_dir: Path, tag: str = "0", barrier: str | 
     script = tmp_path / "launch_script.py"
     if not script.exists():
         script.write_text(SCRIPT)
-    env = dict(os.environ, TILE_CACHE_DIR=str(cache_dir), PYTHONPATH=str(REPO))
+    env = dict(os.environ, TILE_CACHE_DIR=str(cache_dir), PYTHONPATH=_pythonpath())
     env.pop("TILE_CACHE_DISABLE", None)
     env.pop("TILE_INTERPRET", None)
     if barrier:
@@ -294,5 +294,10 @@ def test_cli_list_stats_clear(cache_dir, capsys):
 
 def test_cli_help():
     proc = subprocess.run([sys.executable, "-m", "inductor_tile.cache", "--help"], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=str(REPO)))
+                          env=dict(os.environ, PYTHONPATH=_pythonpath()))
     assert proc.returncode == 0 and "list" in proc.stdout and "clear" in proc.stdout and "stats" in proc.stdout
+
+
+def _pythonpath() -> str:
+    """This checkout first, then what the parent had (the GPU machine's packages live there)."""
+    return os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))

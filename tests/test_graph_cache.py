@@ -84,7 +84,7 @@ def test_second_process_hits_the_graph_cache(caches, capsys):
         exec(compile(PROCESS, "<string>", "exec"), {"__name__": "__main__"})
     generated, hits, misses, compiles, aot_hits = [int(v) for v in capsys.readouterr().out.split()]
     assert generated > 0 and compiles > 0 and misses == 2 and hits == 0  # forward and backward compiled
-    env = dict(os.environ, PYTHONPATH=str(REPO), TILE_GRAPH_CACHE="1", TILE_COMPILE_WORKERS="0")
+    env = dict(os.environ, PYTHONPATH=_pythonpath(), TILE_GRAPH_CACHE="1", TILE_COMPILE_WORKERS="0")
     done = subprocess.run([sys.executable, "-c", PROCESS], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     generated, hits, misses, compiles, aot_hits = [int(v) for v in done.stdout.split()]
@@ -187,3 +187,8 @@ def test_cli_stats_and_clear_graphs(caches, capsys):
     assert "graphs:          2 entries" in capsys.readouterr().out  # the FX graph and its AOTAutograd entry
     assert cli.main(["--dir", str(tile_dir), "clear", "--graphs"]) == 0
     assert not entry_files(tile_dir / "graphs")
+
+
+def _pythonpath() -> str:
+    """This checkout first, then what the parent had (the GPU machine's packages live there)."""
+    return os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))

@@ -51,6 +51,13 @@ _ATOMIC_ADD_DTYPES = ("torch.float16", "torch.bfloat16", "torch.float32", "torch
                       "torch.int64")
 
 
+def node_comment(node) -> str:
+    """`# buf3 (pointwise): add, mul_1`: the scheduler node whose code follows and the FX nodes it
+    came from (performance warnings name them: kernel_compiler/diagnostics/perf_warnings.py)."""
+    origins = sorted(origin.name for origin in getattr(node.snode.node, "origins", ()) or ())
+    return f"# {node.snode.get_name()} ({node.kind})" + (f": {', '.join(origins)}" if origins else "")
+
+
 def _step(index, sym):
     """How much `index` grows when `sym` grows by one (0 when it does not use `sym`)."""
     return sympy.expand(index.subs(sym, sym + 1) - index)
@@ -424,7 +431,7 @@ class TileKernelSource:
                 self._run_looped(nodes, rsyms)
                 continue
             node = self.current = nodes[0]
-            self.emit(f"# {node.snode.get_name()} ({node.kind})")
+            self.emit(node_comment(node))
             with V.set_ops_handler(TileOps(self)):
                 node.snode._body(*self._loop_args(node))
         self.current = None
@@ -510,7 +517,7 @@ class TileKernelSource:
 
         for node in nodes:
             self.current = node
-            self.emit(f"# {node.snode.get_name()} ({node.kind})")
+            self.emit(node_comment(node))
             with V.set_ops_handler(LoopOps(self)):
                 node.snode._body(*self._loop_args(node))
         self.indent -= 1

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .diagnostics import perf_warnings
 from .frontend.code_generator import generate_ttir
 from .frontend.specialization import ArgSpec, spec_from_signature
 
@@ -44,6 +45,7 @@ class CompiledKernel:
     binary: bytes | None = None  # the object file (CPU) or cubin (CUDA) the runner was made from
     cache_key: str | None = None  # its on-disk cache key, when the disk cache was consulted
     from_disk: bool = False  # loaded from the on-disk cache rather than compiled
+    perf_findings: list = field(default_factory=list)  # diagnostics/perf_warnings.PerfFinding records
 
     @property
     def sanitizer_sites(self) -> list | None:
@@ -96,11 +98,14 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
             if entry is not None:
                 kernel = _from_cache_entry(jit_fn, specs, target, num_warps, entry)
                 if kernel is not None:
+                    perf_warnings.report(kernel.perf_findings, jit_fn)
                     kernel.compile_seconds = time.perf_counter() - start
                     log.debug("loaded %s for %s from the disk cache in %.3fs", kernel.name, target,
                               kernel.compile_seconds)
                     return kernel
     kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load, sanitize)
+    if load:  # compile workers (load=False) leave warnings to the process that loads the kernel
+        perf_warnings.report(kernel.perf_findings, jit_fn)
     if native:
         disk_cache.stats.compiles += 1
     if key is not None and kernel.binary is not None:
@@ -108,7 +113,8 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
         text_stages = {stage: text for stage, text in kernel.asm.items() if isinstance(text, str)}
         disk_cache.store(key, kernel.name, text_stages, kernel.binary, _BINARY_SUFFIX[target.split(":")[0]],
                          {"entry": kernel.entry, "shared_bytes": kernel.shared_bytes, "target": target,
-                          "num_warps": num_warps, "specs": [list(map(str, s.key())) for s in specs]})
+                          "num_warps": num_warps, "specs": [list(map(str, s.key())) for s in specs],
+                          "perf_findings": perf_warnings.to_json(kernel.perf_findings, jit_fn)})
     return kernel
 
 
@@ -122,7 +128,8 @@ def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps:
     meta = entry.metadata
     kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, asm=dict(entry.asm),
                             shared_bytes=int(meta.get("shared_bytes", 0)), entry=meta["entry"], binary=entry.binary,
-                            cache_key=entry.key, from_disk=True)
+                            cache_key=entry.key, from_disk=True,
+                            perf_findings=perf_warnings.from_json(meta.get("perf_findings", []), jit_fn))
     if target.split(":")[0] == "hip":
         kernel.asm["hsaco"] = entry.binary
     try:
@@ -220,6 +227,7 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     BroadcastCompareOperandsPass().apply(make_context(), ttir)  # masks compared at full width
     ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size)
     kernel.asm["ttgir"] = print_ir(ttgir)
+    kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, 1)
     lowered = lower_to_llvm(ttgir, target, num_warps=1)
     machine = llvm_tools.host_target_machine()
     module_ref = llvm_tools.parse(lowered.llvm_ir)
@@ -248,15 +256,19 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
                        mma_version=target.mma_version)
     kernel.asm["ttgir"] = print_ir(ttgir)
+    kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
     lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
     kernel.asm["llir"], kernel.asm["ptx"] = compile_to_ptx(lowered.llvm_ir, lowered.entry, target.capability)
     kernel.shared_bytes = lowered.shared_bytes
     if not native:
+        perf_warnings.add_ptxas_findings(kernel, target.capability, None)
         return
     from .runtime.cuda_tools import assemble_ptx
 
     kernel.entry = lowered.entry
-    kernel.binary = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry)
+    ptxas_log: list[str] = []
+    kernel.binary = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry, ["-v"], ptxas_log)
+    perf_warnings.add_ptxas_findings(kernel, target.capability, ptxas_log[0])
     if load:
         kernel.runner = _make_runner(kernel)
 
@@ -276,6 +288,7 @@ def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     target = get_target(kernel.target)
     ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size)
     kernel.asm["ttgir"] = print_ir(ttgir)
+    kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
     lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
     if lowered.shared_bytes > lds_limit_of(target.arch):
         from .runtime.cuda_launcher import SharedMemoryError

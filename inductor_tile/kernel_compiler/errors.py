@@ -5,6 +5,21 @@ from __future__ import annotations
 import ast
 
 
+def format_location(fn_name: str, filename: str, lineno: int, col: int, source_line: str,
+                    caret_col: int | None = None) -> str:
+    """`in kernel `k`, file:line:col:` (`col` 0-based) and the source line with a caret under
+    `caret_col` (default `col`; they differ when the line is shown without its indentation)."""
+    text = f"in kernel `{fn_name}`, {filename}:{lineno}:{col + 1}:\n"
+    if source_line:
+        text += f"    {source_line}\n    {' ' * (col if caret_col is None else caret_col)}^\n"
+    return text
+
+
+class PerformanceWarning(UserWarning):
+    """A compiled kernel may run slower than it could; the message says where and why
+    (shown with TILE_PERF_WARNINGS=1 or `inductor_tile.config.perf_warnings = True`)."""
+
+
 class CompilationError(Exception):
     """A kernel could not be compiled. The message shows the offending source line with a caret.
 
@@ -24,10 +39,7 @@ class CompilationError(Exception):
         line_index = getattr(node, "lineno", 1) - 1
         source_line = lines[line_index] if 0 <= line_index < len(lines) else ""
         self.source_line = source_line
-        text = f"in kernel `{fn_name}`, {filename}:{self.lineno}:{self.col + 1}:\n"
-        if source_line:
-            text += f"    {source_line}\n    {' ' * self.col}^\n"
-        text += message
+        text = format_location(fn_name, filename, self.lineno, self.col, source_line) + message
         self.notes_: list[str] = []
         super().__init__(text)
 

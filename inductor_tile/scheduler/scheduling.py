@@ -27,6 +27,7 @@ from ..codegen import heuristics, runtime
 from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.kernel import TileKernelSource
 from ..codegen.plan import GroupPlan, bound, hint, plan_group
+from ..profile import registry as profile_registry
 from . import fallback, fusion
 
 log = logging.getLogger(__name__)
@@ -159,6 +160,7 @@ class TileScheduling(BaseScheduling):
         metrics.launch_lines.setdefault(name, launch_line(name, kernel, tuned=bool(tune)))
         metrics.generated_kernels += 1
         metrics.reused_kernels += reused
+        profile_registry.record_kernel(name, source, nodes)
 
     def _kernel_local_buffers(self, nodes) -> set[str]:
         """Outputs of the group read only inside it: they need no memory."""
@@ -190,6 +192,7 @@ class TileScheduling(BaseScheduling):
         log.info("tile: node %s falls back to Inductor's %s: %s", snode.get_name(), type(self._fallback).__name__, reason)
         metrics.fallback_kernels += 1
         metrics.fallback_reasons.append(f"{snode.get_name()}: {reason}")
+        profile_registry.record_fallback(snode, reason)
         for _, why in fallback.adjustments_for(snode, device.type):
             log.info("tile: node %s in the fallback as Inductor's safe code: %s", snode.get_name(), why)
 
@@ -230,6 +233,7 @@ class TileScheduling(BaseScheduling):
         return False
 
     def flush(self) -> None:
+        profile_registry.record_externs(self.scheduler)  # matmuls etc. and their source lines, for the profiler
         if self._fallback is not None:
             self._fallback.flush()
 

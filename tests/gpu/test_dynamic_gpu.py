@@ -44,7 +44,7 @@ def _rms(t):
 def _step(module, x, compiled_fn=None):
     module.zero_grad(set_to_none=True)
     x = x.clone().requires_grad_()
-    out = (compiled_fn or module)(x)
+    out = (compiled_fn if compiled_fn is not None else module)(x)
     out.float().square().mean().backward()
     return [out.detach()] + [p.grad.detach().clone() for p in module.parameters()] + [x.grad]
 

@@ -44,7 +44,7 @@ def entry_files(directory: Path) -> list[Path]:
 
 def test_second_process_hits_the_graph_cache_on_gpu(tmp_path):
     env = dict(os.environ, TILE_CACHE_DIR=str(tmp_path / "tile"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "inductor"),
-               TILE_GRAPH_CACHE="1", PYTHONPATH=str(REPO))
+               TILE_GRAPH_CACHE="1", PYTHONPATH=_pythonpath())
     env.pop("TILE_CACHE_DISABLE", None)
 
     def run(backend):
@@ -62,3 +62,8 @@ def test_second_process_hits_the_graph_cache_on_gpu(tmp_path):
     assert inductor_hits == 0 and entry_files(tmp_path / "inductor")
     generated, hits, _, _, _ = run("tile")  # and tile after Inductor still gets its own
     assert generated == 0 and hits == 2
+
+
+def _pythonpath() -> str:
+    """This checkout first, then what the parent had (the GPU machine's packages live there)."""
+    return os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))

@@ -72,7 +72,9 @@ def _clone_load(load: LoadOp, slice_ops: list[Operation], iv: SSAValue, index: S
         ops.append(both)
         mask = both.result
     other = None if load.other is None else mapping.get(load.other, load.other)
-    ops.append(LoadOp(mapping.get(load.ptr, load.ptr), mask, other, load.result.type))
+    early = LoadOp(mapping.get(load.ptr, load.ptr), mask, other, load.result.type)
+    early.location = load.location  # diagnostics point at the user's tl.load
+    ops.append(early)
     return ops
 
 

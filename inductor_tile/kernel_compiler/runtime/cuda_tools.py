@@ -189,11 +189,13 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:100] or "kernel"
 
 
-def assemble_ptx(ptx: str, arch: str, kernel_name: str, options: Sequence[str] = ()) -> bytes:
+def assemble_ptx(ptx: str, arch: str, kernel_name: str, options: Sequence[str] = (),
+                 log: list[str] | None = None) -> bytes:
     """Assemble `ptx` into a cubin for `arch` (e.g. "sm_90", "sm_90a") with ptxas and return it.
 
-    `options` are extra ptxas flags (e.g. ["-lineinfo"]). On failure raises PTXASError, whose
-    message carries ptxas's stderr, `kernel_name` and a repro command; the PTX stays on disk.
+    `options` are extra ptxas flags (e.g. ["-lineinfo"]); `log`, if given, receives what ptxas
+    printed (its `-v` report). On failure raises PTXASError, whose message carries ptxas's
+    stderr, `kernel_name` and a repro command; the PTX stays on disk.
     """
     ptxas = find_ptxas()
     name = _safe_name(kernel_name)
@@ -204,6 +206,8 @@ def assemble_ptx(ptx: str, arch: str, kernel_name: str, options: Sequence[str] =
         command = [ptxas, f"-arch={arch}", *options, "-o", cubin_path, ptx_path]
         proc = subprocess.run(command, capture_output=True, text=True)
         if proc.returncode == 0:
+            if log is not None:
+                log.append(proc.stdout + proc.stderr)
             return Path(cubin_path).read_bytes()
     # keep the PTX where the user can re-run ptxas on it
     fd, kept = tempfile.mkstemp(prefix=f"{name}-", suffix=".ptx")

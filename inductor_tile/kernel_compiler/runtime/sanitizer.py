@@ -20,6 +20,7 @@ import torch
 
 from ...language import dtypes as T
 from ...language.dtypes import pointer_type
+from ..errors import format_location
 from ..frontend.specialization import ArgSpec
 
 RECORD_WORDS = 8
@@ -102,7 +103,7 @@ class SanitizedRunner:
         else:
             title, verb = _ACCESS_WORDS.get(kind, ("out-of-bounds access", "accessed"))
             detail = f"program id {pid} {verb} {self._describe_address(value, site['arg'], values)}"
-        return f"{title} in kernel `{self.name}`{_where(site['loc'])}\n{detail}"
+        return f"{title} {_where(self.name, site['loc'])}{detail}"
 
     def _describe_address(self, address: int, arg: int, values: tuple) -> str:
         if arg < 0:
@@ -130,15 +131,12 @@ def _tile_position(index: int, shape: list[int]) -> str:
     return str(tuple(reversed(position)))
 
 
-def _where(loc: str) -> str:
-    """`, file:line:col:` and the source line with a caret under the column (as CompilationError)."""
+def _where(kernel: str, loc: str) -> str:
+    """`in kernel `k`, file:line:col:` and the source line with a caret, as compile errors show them."""
     if not loc:
-        return ""
+        return f"in kernel `{kernel}`:\n"
     filename, line, col = loc.rsplit(":", 2)
-    text = linecache.getline(filename, int(line)).rstrip("\n")
-    where = f", {filename}:{line}:{col}:"
-    if not text.strip():
-        return where
-    stripped = text.lstrip()
-    caret = max(0, int(col) - 1 - (len(text) - len(stripped)))
-    return f"{where}\n    {stripped}\n    {' ' * caret}^"
+    raw = linecache.getline(filename, int(line)).rstrip()
+    text = raw.lstrip()
+    column = int(col) - 1
+    return format_location(kernel, filename, int(line), column, text, max(0, column - (len(raw) - len(text))))

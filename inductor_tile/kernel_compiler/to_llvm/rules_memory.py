@@ -36,22 +36,28 @@ def run_length(ctx: LoweringContext, ptr: SSAValue, mask: SSAValue | None, eleme
     (axis-info contiguity), aligned to their own size where the target needs that, and, on targets
     without per-element masks, equally masked (mask constancy). 1 means gather/scatter.
     """
-    size = byte_size(element)
-    lmap = ctx.layout_map(ptr.type)
     info = ctx.axis_info.get(ptr) if ctx.axis_info else None
+    mask_info = ctx.axis_info.get(mask) if ctx.axis_info and mask is not None else None
+    return access_run(ctx.layout_map(ptr.type), info, mask is not None, mask_info, ctx.target, ctx.single_thread,
+                      byte_size(element))
+
+
+def access_run(lmap: LayoutMap, info, masked: bool, mask_info, target, single_thread: bool,
+               size: int) -> tuple[int, int]:
+    """`run_length` from the layout map and axis infos (None: nothing known) of an access of
+    `size`-byte elements; the performance warnings explain what this returns."""
     root = lmap.root
     fastest = root.order[0]
     if info is None or fastest not in lmap.kept:
         return 1, size
     dim = lmap.kept.index(fastest)
     slots_along = lmap.slots_per_dim[fastest]
-    per_thread_run = slots_along if ctx.single_thread else root.size_per_thread[fastest]
-    run = min(info.contiguity[dim], slots_along, per_thread_run, max(1, ctx.target.max_vector_bytes // size))
+    per_thread_run = slots_along if single_thread else root.size_per_thread[fastest]
+    run = min(info.contiguity[dim], slots_along, per_thread_run, max(1, target.max_vector_bytes // size))
     alignment = _largest_power_of_two_dividing(info.divisibility[dim])
-    if not ctx.target.per_element_masks:
+    if not target.per_element_masks:
         run = min(run, max(1, alignment // size))  # vector accesses must be aligned to their size
-        if mask is not None:
-            mask_info = ctx.axis_info.get(mask)
+        if masked:
             run = min(run, mask_info.constancy[dim] if mask_info else 1)
     run = 1 << (max(run, 1).bit_length() - 1)  # a power of two that divides the slot count
     return run, max(size, min(alignment, run * size))

@@ -1,0 +1,1 @@
+"""Diagnostics the compiler gives about a kernel it compiled (performance warnings)."""
