@@ -1,14 +1,15 @@
 """The ops the sanitizer adds to TTIR (passes/sanitize.py):
 
     %addr = tt.ptr_to_int %ptrs : tensor<128x!tt.ptr<f32>> -> tensor<128xi64>
-    tt.sanitizer_report %bad, %addr, %record {arg = 0 : i32, kind = "load", loc = "k.py:12:9", site = 0 : i32}
+    tt.sanitizer_report %bad, %offsets, %record {arg = 0 : i32, kind = "load", loc = "k.py:12:9", site = 0 : i32}
         : tensor<128xi1>, tensor<128xi64>, !tt.ptr<i64>
 
 `tt.ptr_to_int` gives the byte address of each pointer. `tt.sanitizer_report` records the first
 violation: where `bad` holds in some lane, the thread that gets there first writes
 (site + 1, program id x, y, z, the smallest `value` among its bad lanes) into the int64 error
-record at `record` (runtime/sanitizer.py reads it after the launch). `value` is the byte address
-of an access, or the element index in the tile of a division by zero. `kind`, `loc` (the kernel
+record at `record` (runtime/sanitizer.py reads it after the launch). `value` is, for an access,
+each pointer's element offset from the argument `arg` (its byte address when `arg` is -1), for
+a division by zero each element's index in the tile. `kind`, `loc` (the kernel
 line) and `arg` (the pointer argument the address belongs to, -1 if unknown) describe the site
 for the report; they do not change the code.
 """

@@ -6,14 +6,16 @@ whole storage in bytes, `lo` and `hi` (i64, [lo, hi)), then one `!tt.ptr<i64>` e
 Before each access it adds
 
     bad = (address < lo) | (address > hi - element bytes)      [& mask]
-    tt.sanitizer_report bad, address, record {kind, loc, arg, site}
+    tt.sanitizer_report bad, element offsets from the argument, record {kind, loc, arg, site}
 
 where lo/hi are those of the pointer argument the access's pointer was derived from, traced
 back through addptr, splat, broadcast, expand_dims, reshape, permutes, selects and loop-carried
-values. Where the trace does not end at one argument, the address must lie in some tensor's
-storage (`arg = -1`). The access then runs under `mask & ~bad`, so a sanitized kernel reports a
-bad access instead of making it (and crashing); tt.atomic_cas has no mask and is only reported.
-Before each integer division or remainder whose divisor is not a nonzero
+values. A tile `addptr(splat(p), offsets)` is checked on its offsets instead, against the bounds
+turned into element offsets from p once per access (cheaper than i64 addresses). Where the
+trace does not end at one argument, the address must lie in some tensor's storage (`arg = -1`;
+the report then gives the address). The access then runs under `mask & ~bad`, so a sanitized
+kernel reports a bad access instead of making it (and crashing); tt.atomic_cas has no mask and
+is only reported. Before each integer division or remainder whose divisor is not a nonzero
 constant it adds `bad = divisor == 0`, restricted to lanes where the masked loads the divisor
 was computed from were enabled (a masked-off lane holds `other`, often 0, and its quotient is
 never used). Each report carries the checked op's source location (`loc`, "file:line:col" with a
@@ -120,13 +122,15 @@ class _Instrumenter:
         size = element_bytes(element_of(ptr.type).pointee)
         source = self._pointer_source(ptr, set())
         arg = self.pointer_args.index(source) if isinstance(source, BlockArgument) else -1
-        address = self._emit(PtrToIntOp(ptr))
+        offsets = _tile_offsets(ptr) if arg >= 0 else None
+        address = self._emit(PtrToIntOp(ptr)) if offsets is None else None
         candidates = [arg] if arg >= 0 else range(len(self.pointer_args))
         bad = None
         for index in candidates:  # outside this tensor's storage (and, with arg -1, every other's)
             lo, hi = self.bounds[index]
-            outside = self._outside_by_offset(ptr, lo, hi, size) if arg >= 0 else None
-            if outside is None:
+            if offsets is not None:
+                outside = self._outside_by_offset(offsets, lo, hi, size)
+            else:
                 limit = self._emit(arith.SubiOp(hi, self._constant(size, i64, ())))
                 below = self._emit(arith_ext.CmpiOp(address, self._splat(lo, shape), "slt"))
                 above = self._emit(arith_ext.CmpiOp(address, self._splat(limit, shape), "sgt"))
@@ -136,23 +140,20 @@ class _Instrumenter:
             bad = self._constant(1, i1, shape)
         mask = getattr(op, "mask", None)
         reported = self._emit(arith.AndIOp(bad, mask)) if mask is not None else bad
-        self._report(reported, address, op.name.split(".")[1], loc, arg)
+        value = address if arg < 0 else self._element_offsets(ptr, offsets, address, self.pointer_args[arg], size)
+        self._report(reported, value, op.name.split(".")[1], loc, arg)
         if not isinstance(op, AtomicCASOp):  # the access skips the bad lanes, so it cannot crash the kernel
             inside = self._emit(arith.XOrIOp(bad, self._constant(1, i1, shape)))
             _replace_mask(op, self._emit(arith.AndIOp(inside, mask)) if mask is not None else inside)
 
-    def _outside_by_offset(self, ptr: SSAValue, lo: SSAValue, hi: SSAValue, size: int) -> SSAValue | None:
+    def _outside_by_offset(self, tile: tuple[SSAValue, SSAValue], lo: SSAValue, hi: SSAValue, size: int) -> SSAValue:
         """For `ptr = addptr(splat(p), offsets)` (the usual tile of pointers): offsets outside
         [ceil((lo - p) / size), floor((hi - size - p) / size)], compared in the offsets' own
-        integer type (cheaper than comparing addresses); None for other pointer tiles."""
-        if not (isinstance(ptr, OpResult) and isinstance(ptr.op, tt.AddPtrOp)):
-            return None
-        base, offsets = ptr.op.ptr, ptr.op.offset
+        integer type (cheaper than comparing addresses)."""
+        scalar, offsets = tile
         width = element_of(offsets.type)
-        if not (isinstance(base, OpResult) and isinstance(base.op, tt.SplatOp) and width in (i32, i64)):
-            return None
         shift = self._constant(size.bit_length() - 1, i64, ())
-        start = self._emit(PtrToIntOp(base.op.src))
+        start = self._emit(PtrToIntOp(scalar))
         first = self._emit(arith.SubiOp(lo, start))  # ceil(x / size) = (x + size - 1) >> log2(size)
         first = self._emit(arith.ShRSIOp(self._emit(arith.AddiOp(first, self._constant(size - 1, i64, ()))), shift))
         last = self._emit(arith.SubiOp(self._emit(arith.SubiOp(hi, self._constant(size, i64, ()))), start))
@@ -162,10 +163,26 @@ class _Instrumenter:
             first, last = (self._emit(arith_ext.TruncIOp(self._emit(arith.MinSIOp(self._emit(arith.MaxSIOp(b, low)),
                                                                                    high)), i32))
                            for b in (first, last))
-        shape = shape_of(ptr.type)
+        shape = shape_of(offsets.type)
         below = self._emit(arith_ext.CmpiOp(offsets, self._splat(first, shape), "slt"))
         above = self._emit(arith_ext.CmpiOp(offsets, self._splat(last, shape), "sgt"))
         return self._emit(arith.OrIOp(below, above))
+
+    def _element_offsets(self, ptr: SSAValue, tile: tuple[SSAValue, SSAValue] | None, address: SSAValue | None,
+                         arg: SSAValue, size: int) -> SSAValue:
+        """i64 of `ptr`'s shape: each pointer's element offset from the argument `arg` (what the
+        report shows; used only where a violation is recorded, so LLVM computes it there)."""
+        shift = self._constant(size.bit_length() - 1, i64, ())
+        origin = self._emit(PtrToIntOp(arg))
+        shape = shape_of(ptr.type)
+        if tile is None:
+            delta = self._emit(arith.SubiOp(address, self._splat(origin, shape)))
+            return self._emit(arith.ShRSIOp(delta, self._splat(shift, shape)))
+        scalar, offsets = tile
+        start = self._emit(arith.ShRSIOp(self._emit(arith.SubiOp(self._emit(PtrToIntOp(scalar)), origin)), shift))
+        if element_of(offsets.type) != i64:
+            offsets = self._emit(arith_ext.ExtSIOp(offsets, with_shape(i64, shape)))
+        return self._emit(arith.AddiOp(offsets, self._splat(start, shape)))
 
     def _pointer_source(self, value: SSAValue, seen: set[SSAValue]) -> Any:
         """The kernel argument `value`'s pointers were derived from; None if not one argument."""
@@ -273,6 +290,16 @@ class _Instrumenter:
             stride *= shape[axis]
         assert total is not None
         return total
+
+
+def _tile_offsets(ptr: SSAValue) -> tuple[SSAValue, SSAValue] | None:
+    """(p, offsets) for a tile of pointers `addptr(splat(p), offsets)` with i32 or i64 offsets, else None."""
+    if not (isinstance(ptr, OpResult) and isinstance(ptr.op, tt.AddPtrOp)):
+        return None
+    base, offsets = ptr.op.ptr, ptr.op.offset
+    if isinstance(base, OpResult) and isinstance(base.op, tt.SplatOp) and element_of(offsets.type) in (i32, i64):
+        return base.op.src, offsets
+    return None
 
 
 def _replace_mask(op: Operation, mask: SSAValue) -> None:

@@ -7,8 +7,9 @@ error record on the launch's device. `SanitizedRunner` wraps the target's launch
 those arguments, launches, reads the record (synchronizing on GPUs) and raises `SanitizerError`
 naming the kernel line, the program id, the element offset and the tensor.
 
-Record words: 0: site + 1 of the first violation (0: none), 1-3: program id, 4: the byte address
-accessed (the element index in the tile for a division by zero).
+Record words: 0: site + 1 of the first violation (0: none), 1-3: program id, 4: the element
+offset from the argument's data pointer (the byte address where the pointer could not be traced
+to one argument; the element index in the tile for a division by zero).
 """
 
 from __future__ import annotations
@@ -105,18 +106,15 @@ class SanitizedRunner:
             detail = f"program id {pid} {verb} {self._describe_address(value, site['arg'], values)}"
         return f"{title} {_where(self.name, site['loc'])}{detail}"
 
-    def _describe_address(self, address: int, arg: int, values: tuple) -> str:
+    def _describe_address(self, value: int, arg: int, values: tuple) -> str:
         if arg < 0:
             names = ", ".join(f"'{self.specs[p].name}'" for p in self.pointers) or "none"
-            return (f"address {address:#x}, outside the storage of every tensor argument ({names}); the pointer "
+            return (f"address {value:#x}, outside the storage of every tensor argument ({names}); the pointer "
                     "could not be traced to one argument")
         position = self.pointers[arg]
         tensor = values[position]
-        size = tensor.element_size()
-        delta = address - tensor.data_ptr()
-        storage_elements = tensor.untyped_storage().nbytes() // size
-        offset = f"element offset {delta // size}" if delta % size == 0 else f"byte offset {delta}"
-        return (f"{offset} of argument '{self.specs[position].name}' (a {str(tensor.dtype).replace('torch.', '')} "
+        storage_elements = tensor.untyped_storage().nbytes() // tensor.element_size()
+        return (f"element offset {value} of argument '{self.specs[position].name}' (a {str(tensor.dtype).replace('torch.', '')} "
                 f"tensor of shape {tuple(tensor.shape)}; its storage holds {storage_elements} elements, the view "
                 f"starts at element {tensor.storage_offset()})")
 

@@ -8,10 +8,10 @@
 // then skips the lanes found outside (its mask becomes mask & inside), so it cannot crash.
 
 // A tile of pointers `addptr(splat(p), offsets)` is checked on its offsets, in their own type:
-// first = ceil((lo - p) / 4), last = floor((hi - 4 - p) / 4), clamped to i32.
+// first = ceil((lo - p) / 4), last = floor((hi - 4 - p) / 4), clamped to i32. The report gets
+// each lane's element offset from the argument (LLVM computes it only where one is reported).
 // CHECK-LABEL: func.func @masked_load(%p: !tt.ptr<f32>, %n: i32, %0: i64, %1: i64, %2: !tt.ptr<i64>)
 // CHECK:         %ptrs = tt.addptr %ps, %r
-// CHECK-NEXT:    %[[ADDR:.*]] = tt.ptr_to_int %ptrs : tensor<64x!tt.ptr<f32>> -> tensor<64xi64>
 // CHECK-NEXT:    %[[TWO:.*]] = arith.constant 2 : i64
 // CHECK-NEXT:    %[[P:.*]] = tt.ptr_to_int %p : !tt.ptr<f32> -> i64
 // CHECK-NEXT:    %[[LOP:.*]] = arith.subi %0, %[[P]] : i64
@@ -36,7 +36,15 @@
 // CHECK-NEXT:    %[[ABOVE:.*]] = arith.cmpi sgt, %r, %[[LS]] : tensor<64xi32>
 // CHECK-NEXT:    %[[OUT:.*]] = arith.ori %[[BELOW]], %[[ABOVE]] : tensor<64xi1>
 // CHECK-NEXT:    %[[BAD:.*]] = arith.andi %[[OUT]], %m : tensor<64xi1>
-// CHECK-NEXT:    tt.sanitizer_report %[[BAD]], %[[ADDR]], %2 {site = 0 : i32, kind = "load", loc = "k.py:7:9", arg = 0 : i32} : tensor<64xi1>, tensor<64xi64>, !tt.ptr<i64>
+// CHECK-NEXT:    %[[TWO2:.*]] = arith.constant 2 : i64
+// CHECK-NEXT:    %[[ARG:.*]] = tt.ptr_to_int %p : !tt.ptr<f32> -> i64
+// CHECK-NEXT:    %[[BASE:.*]] = tt.ptr_to_int %p : !tt.ptr<f32> -> i64
+// CHECK-NEXT:    %[[DELTA:.*]] = arith.subi %[[BASE]], %[[ARG]] : i64
+// CHECK-NEXT:    %[[START:.*]] = arith.shrsi %[[DELTA]], %[[TWO2]] : i64
+// CHECK-NEXT:    %[[OFF64:.*]] = arith.extsi %r : tensor<64xi32> to tensor<64xi64>
+// CHECK-NEXT:    %[[STARTS:.*]] = tt.splat %[[START]] : i64 -> tensor<64xi64>
+// CHECK-NEXT:    %[[OFFSETS:.*]] = arith.addi %[[OFF64]], %[[STARTS]] : tensor<64xi64>
+// CHECK-NEXT:    tt.sanitizer_report %[[BAD]], %[[OFFSETS]], %2 {site = 0 : i32, kind = "load", loc = "k.py:7:9", arg = 0 : i32} : tensor<64xi1>, tensor<64xi64>, !tt.ptr<i64>
 // CHECK-NEXT:    %[[TRUE:.*]] = arith.constant true
 // CHECK-NEXT:    %[[TRUES:.*]] = tt.splat %[[TRUE]] : i1 -> tensor<64xi1>
 // CHECK-NEXT:    %[[IN:.*]] = arith.xori %[[OUT]], %[[TRUES]] : tensor<64xi1>
@@ -57,7 +65,7 @@ func.func @masked_load(%p: !tt.ptr<f32>, %n: i32) {
 // -----
 
 // A pointer advanced in a loop still belongs to its argument (the second: bounds %2, %3); a
-// scalar store is checked with scalars.
+// scalar store is checked on its byte address, and reports its element offset from %b.
 // CHECK-LABEL: func.func @loop_carried(%a: !tt.ptr<f16>, %b: !tt.ptr<f16>, %v: f16, %0: i64, %1: i64, %2: i64, %3: i64, %4: !tt.ptr<i64>)
 // CHECK:         scf.for
 // CHECK:           %[[ADDR:.*]] = tt.ptr_to_int %q : !tt.ptr<f16> -> i64
@@ -66,7 +74,11 @@ func.func @masked_load(%p: !tt.ptr<f32>, %n: i32) {
 // CHECK-NEXT:      %[[BELOW:.*]] = arith.cmpi slt, %[[ADDR]], %2 : i64
 // CHECK-NEXT:      %[[ABOVE:.*]] = arith.cmpi sgt, %[[ADDR]], %[[LIMIT]] : i64
 // CHECK-NEXT:      %[[BAD:.*]] = arith.ori %[[BELOW]], %[[ABOVE]] : i1
-// CHECK-NEXT:      tt.sanitizer_report %[[BAD]], %[[ADDR]], %4 {site = 0 : i32, kind = "store", loc = "", arg = 1 : i32} : i1, i64, !tt.ptr<i64>
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant 1 : i64
+// CHECK-NEXT:      %[[B:.*]] = tt.ptr_to_int %b : !tt.ptr<f16> -> i64
+// CHECK-NEXT:      %[[DELTA:.*]] = arith.subi %[[ADDR]], %[[B]] : i64
+// CHECK-NEXT:      %[[OFFSET:.*]] = arith.shrsi %[[DELTA]], %[[ONE]] : i64
+// CHECK-NEXT:      tt.sanitizer_report %[[BAD]], %[[OFFSET]], %4 {site = 0 : i32, kind = "store", loc = "", arg = 1 : i32} : i1, i64, !tt.ptr<i64>
 // CHECK-NEXT:      %[[TRUE:.*]] = arith.constant true
 // CHECK-NEXT:      %[[IN:.*]] = arith.xori %[[BAD]], %[[TRUE]] : i1
 // CHECK-NEXT:      tt.store %q, %v mask %[[IN]] : !tt.ptr<f16>, f16
@@ -84,7 +96,8 @@ func.func @loop_carried(%a: !tt.ptr<f16>, %b: !tt.ptr<f16>, %v: f16) {
 
 // -----
 
-// A pointer that may come from either argument is checked against both (arg = -1).
+// A pointer that may come from either argument is checked against both (arg = -1); the report
+// gets the address.
 // CHECK-LABEL: func.func @either(
 // CHECK:         %[[ADDR:.*]] = tt.ptr_to_int %p : !tt.ptr<i32> -> i64
 // CHECK:         %[[OUT0:.*]] = arith.ori
