@@ -4,8 +4,9 @@ The backend runs Inductor's ``compile_fx`` (Dynamo graph -> AOTAutograd -> decom
 -> lowering to loop IR -> scheduler) with ``TileScheduling`` registered as the device
 codegen for the device types in ``config.devices`` (``cpu`` and ``cuda``), so
 every fused pointwise/reduction group becomes a tile-language kernel; matmul/conv stay
-aten calls, and what we cannot generate runs as Inductor's own kernel (see
-``scheduler.scheduling``).
+aten calls (under ``mode="max-autotune"``, mm/addmm/bmm may become tile matmul templates with
+their epilogue fused: ``scheduler.matmul_templates``), and what we cannot generate runs as
+Inductor's own kernel (see ``scheduler.scheduling``).
 
 Isolation from ``backend="inductor"`` in the same process:
 
@@ -142,12 +143,16 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
 
     from .codegen.compile_workers import start_early
     from .graph_cache import tile_caches
+    from .scheduler.scan_gate import scans_gated
+    from .scheduler.matmul_templates import lowered as matmul_templates_lowered
 
     start_early()  # compile workers start up while Inductor lowers and schedules this graph
     with contextlib.ExitStack() as stack:
         stack.enter_context(tile_caches())
         stack.enter_context(_triton_only_fusions_off())
         stack.enter_context(tile_codegen_registered())
+        stack.enter_context(scans_gated())  # Scan/Sort nodes only where our codegen takes them
+        stack.enter_context(matmul_templates_lowered())  # mm/addmm/bmm as tile templates where chosen
         if not config.inlining:
             stack.enter_context(_inlining_disabled())
         return compile_fx_inner(gm, example_inputs, **kwargs)

@@ -37,6 +37,11 @@ variables give the defaults:
 - ``perf_warnings`` (``TILE_PERF_WARNINGS``, default off): every kernel compiled (or loaded
   from the cache) shows its performance findings as an ``inductor_tile.PerformanceWarning`` each, at
   the kernel's source line (``kernel_compiler/diagnostics/perf_warnings.py``).
+- ``matmul_templates`` (``TILE_MATMUL_TEMPLATES``: ``auto`` (default), ``on``, ``off``, ``force``):
+  ``mm``/``addmm``/``bmm`` as tile-language matmul kernels with the pointwise epilogue that follows
+  them fused in (``scheduler/matmul_templates.py``), chosen per shape by timing them against the aten
+  kernel; ``auto``: only under ``mode="max-autotune"`` (as Inductor's templates); ``on``: always
+  timed; ``force``: the template wherever it fits, untimed (tests); ``off``: aten kernels.
 - ``sanitize`` (``TILE_SANITIZE``, default off): kernels are compiled with run-time checks of
   every load, store and atomic against the storage of the tensor argument the pointer came from,
   and of integer division by zero; a violation raises ``inductor_tile.SanitizerError`` after the
@@ -90,6 +95,7 @@ elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 perf_warnings: bool = _env_flag("TILE_PERF_WARNINGS", False)
 sanitize: bool = _env_flag("TILE_SANITIZE", False)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
+matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "on", "off", "force"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

@@ -16,6 +16,9 @@
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
 - ``launch_lines``: each generated kernel's launch, by name, written as ``name[grid](args, XBLOCK=.., num_warps=..)``
   (the wrapper itself launches through a `LaunchSite`: ``name_launch0(grid, args)``).
+- ``template_choices``: each matmul template decision (``scheduler/matmul_templates.py``): the op,
+  its sizes and dtype, template or aten, and the timings it was based on.
+- ``template_kernels``: each generated matmul template kernel, its block config and epilogue size.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ compiled_graphs: int = 0
 recompiles: list[str] = []
 kernel_sources: dict[str, str] = {}
 launch_lines: dict[str, str] = {}
+template_choices: list[str] = []
+template_kernels: list[str] = []
 
 
 def reset() -> None:
@@ -46,3 +51,5 @@ def reset() -> None:
     recompiles.clear()
     kernel_sources.clear()
     launch_lines.clear()
+    template_choices.clear()
+    template_kernels.clear()

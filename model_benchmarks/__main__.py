@@ -32,8 +32,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         f"default models then: {', '.join(models.SMALL_DEFAULT)}")
     p.add_argument("--models", help="comma-separated model names, or 'all' (default: every model; with --small, "
                                     "the short list above). --list shows them")
-    p.add_argument("--backends", default=",".join(backends.BACKENDS),
-                   help="comma-separated, from: %(default)s (eager always runs, as the reference)")
+    p.add_argument("--backends", default=",".join(backends.DEFAULT),
+                   help=f"comma-separated, from: {', '.join(backends.BACKENDS)} (default: %(default)s; eager always "
+                        "runs, as the reference)")
     p.add_argument("--mode", default="inference", help="inference, training (forward, backward, Adam step), "
                                                        "or both comma-separated (default: %(default)s)")
     p.add_argument("--precision", default="fp32", help="fp32, fp16, bf16, comma-separated (default: %(default)s)")

@@ -17,6 +17,7 @@ class Backend:
     compiler: Any  # torch.compile backend (a name or a callable); None = eager
     tile_config: tuple[tuple[str, Any], ...] = ()  # inductor_tile.config settings while compiling
     label: str = ""  # for tables and plots
+    max_autotune: bool = False  # compiled with mode="max-autotune" (matmul templates timed against aten)
 
 
 BACKENDS: dict[str, Backend] = {b.name: b for b in [
@@ -26,7 +27,11 @@ BACKENDS: dict[str, Backend] = {b.name: b for b in [
     Backend("tile-no-fusion", "tile", (("fusion", False), ("inlining", True)), label="tile, no fusion"),
     Backend("tile-no-inlining", "tile", (("fusion", True), ("inlining", False)), label="tile, no inlining"),
     Backend("tile-neither", "tile", (("fusion", False), ("inlining", False)), label="tile, neither"),
+    Backend("inductor-max-autotune", "inductor", label="inductor max-autotune", max_autotune=True),
+    Backend("tile-max-autotune", "tile", (("matmul_templates", "auto"),), label="tile max-autotune", max_autotune=True),
 ]}
+#: what `--backends` runs by default (max-autotune compiles take minutes per model: asked for by name)
+DEFAULT = [name for name, b in BACKENDS.items() if not b.max_autotune]
 
 #: the tile ablation: backend name for each column of the published ablation
 ABLATION = {"all": "tile", "no fusion": "tile-no-fusion", "no inlining": "tile-no-inlining",
@@ -34,8 +39,8 @@ ABLATION = {"all": "tile", "no fusion": "tile-no-fusion", "no inlining": "tile-n
 
 
 def resolve(names: list[str] | None) -> list[Backend]:
-    """Backends by name (None: all); eager is always first, as the reference."""
-    names = list(BACKENDS) if not names else names
+    """Backends by name (None: ``DEFAULT``); eager is always first, as the reference."""
+    names = list(DEFAULT) if not names else names
     unknown = [n for n in names if n not in BACKENDS]
     if unknown:
         raise SystemExit(f"unknown backend(s) {', '.join(unknown)}; known: {', '.join(BACKENDS)}")
@@ -64,10 +69,13 @@ def session(backend: Backend):
 
 
 def compile_model(backend: Backend, model: torch.nn.Module, cudagraphs: bool):
-    """`model` compiled by `backend` (`cudagraphs`: mode="reduce-overhead", the same for each)."""
+    """`model` compiled by `backend` (`cudagraphs`: mode="reduce-overhead", the same for each; a
+    max-autotune backend: "max-autotune", or "max-autotune-no-cudagraphs" without `cudagraphs`)."""
     if backend.compiler is None:
         return model
     mode = "reduce-overhead" if cudagraphs else None
+    if backend.max_autotune:
+        mode = "max-autotune" if cudagraphs else "max-autotune-no-cudagraphs"
     return torch.compile(model, backend=resolve_compiler(backend.compiler), mode=mode)
 
 

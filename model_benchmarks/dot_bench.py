@@ -1,7 +1,9 @@
 """TFLOP/s of the tl.dot kernels of `dot_kernels.py` on an NVIDIA GPU (`python -m
 model_benchmarks.gpu_kernels --dots`): the tile compiler, Triton (the same source, imports
 swapped) and torch (cuBLAS for the matmul, SDPA for attention), in one process, each result
-checked against torch first. FLOPs: 2 M N K for a matmul; causal attention counts the half of
+checked against torch first. `TILE_WGMMA=1` puts the tile compiler's dots on Hopper's wgmma
+where one or two warpgroups can compute them (dot_wgmma.py).
+FLOPs: 2 M N K for a matmul; causal attention counts the half of
 q k^T and p v that the mask keeps, 2 * 2 * heads * seq^2 * head_dim / 2."""
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from . import dot_kernels
 
 SOURCE = Path(__file__).with_name("dot_kernels.py")
 #: (BLOCK_M, BLOCK_N, BLOCK_K, warps) of the matmul, each reported
-MATMUL_CONFIGS = [(128, 128, 32, 4), (128, 128, 32, 8), (128, 64, 32, 4), (64, 128, 32, 4), (128, 64, 64, 4)]
+MATMUL_CONFIGS = [(128, 128, 32, 4), (128, 128, 32, 8), (128, 64, 32, 4), (64, 128, 32, 4), (128, 64, 64, 4),
+                  (128, 256, 32, 8), (128, 256, 64, 8)]
 #: (BLOCK_M, BLOCK_N, warps) of attention
 ATTENTION_CONFIGS = [(64, 64, 4), (128, 64, 8)]
 
@@ -64,6 +67,16 @@ def run_dot_benchmarks(bench: Callable, load_triton: Callable[[Path], Any], size
                 a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps))
             _row(f"matmul {str(dtype)[6:]} {size}^3 {bm}x{bn}x{bk}/{warps}w", 2 * size**3, bench, tile, triton_run,
                  lambda: torch.mm(a, b, out=c))
+        # the Triton tutorial's form (pointer tiles advanced around the loop), at the first config
+        bm, bn, bk, warps = MATMUL_CONFIGS[0]
+
+        def tutorial(bm=bm, bn=bn, bk=bk, warps=warps):
+            return dot_kernels.matmul_pointers(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps)
+        if _checked("matmul (tutorial form)", tutorial, lambda: torch.testing.assert_close(c, ref, atol=0.5, rtol=2e-2)):
+            triton_run = None if triton is None else (lambda t=triton, bm=bm, bn=bn, bk=bk, warps=warps: t.matmul_pointers(
+                a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps))
+            _row(f"matmul {str(dtype)[6:]} {size}^3 tutorial {bm}x{bn}x{bk}/{warps}w", 2 * size**3, bench, tutorial,
+                 triton_run, lambda: torch.mm(a, b, out=c))
     heads, seq = 32, 2048
     for head_dim in (64, 128):
         q, k, v = (torch.randn(heads, seq, head_dim, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))

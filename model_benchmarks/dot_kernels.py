@@ -3,6 +3,8 @@ imports gives the same kernels under Triton, as `gpu_kernels.py` does for the be
 
 - `matmul_kernel`: C = A @ B for any sizes and strides, one BLOCK_M x BLOCK_N tile of C per
   program, stepping through K in BLOCK_K slices;
+- `matmul_pointers_kernel`: the same in the Triton tutorial's form (pointer tiles advanced
+  around the loop);
 - `attention_fwd_kernel`: causal attention forward for one BLOCK_M block of queries of one
   (batch, head) per program, with an online softmax (the running maximum and sum are
   rescaled as each block of keys arrives, so the scores never leave registers).
@@ -44,6 +46,32 @@ def matmul_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk,
         acc = tl.dot(a, b, acc)
     c_tile = c_ptr + rows[:, None] * stride_cm + cols[None, :] * stride_cn
     tl.store(c_tile, acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@inductor_tile.jit
+def matmul_pointers_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn, stride_cm,
+                           stride_cn, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # The tutorial's form: pointer tiles carried around the loop and advanced by BLOCK_K, rows and
+    # columns wrapped with % (so that every load is in bounds without a mask); the compiler rebuilds
+    # the pointers from the loop index (pointer-induction)
+    pid_m = tl.program_id(0)
+    pid_n = tl.program_id(1)
+    offs_am = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)) % M
+    offs_bn = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)) % N
+    offs_k = tl.arange(0, BLOCK_K)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BLOCK_K)):
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BLOCK_K, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BLOCK_K, other=0.0)
+        acc = tl.dot(a, b, acc)
+        a_ptrs += BLOCK_K * stride_ak
+        b_ptrs += BLOCK_K * stride_bk
+    offs_cm = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_cn = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    tl.store(c_ptrs, acc, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
 @inductor_tile.jit
@@ -95,6 +123,19 @@ def matmul(a, b, out=None, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_
     matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
                         c.stride(1), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
                         num_warps=num_warps)
+    return c
+
+
+def matmul_pointers(a, b, out=None, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_warps=4):
+    """C = A @ B with the tutorial-form `matmul_pointers_kernel`; C is fp32 unless `out` is given."""
+    import torch
+
+    M, K = a.shape
+    N = b.shape[1]
+    c = out if out is not None else torch.empty((M, N), dtype=torch.float32, device=a.device)
+    grid = (triton_cdiv(M, BLOCK_M), triton_cdiv(N, BLOCK_N))
+    matmul_pointers_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
+                                 c.stride(1), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, num_warps=num_warps)
     return c
 
 

@@ -1,5 +1,6 @@
 """`python -m model_benchmarks.gpu_kernels`: GB/s of memory-bound kernels on an NVIDIA GPU,
-and TFLOP/s of the tl.dot kernels (`--dots`: matmul beside cuBLAS, causal attention beside SDPA).
+and TFLOP/s of the tl.dot kernels (`--dots`: matmul beside cuBLAS, causal attention beside SDPA) and of
+the backend's matmul templates with fused epilogues (`--templates`: eager, Inductor and tile max-autotune).
 
 Each kernel (vector add, row softmax, layernorm, column sum; inputs far larger than L2)
 runs with the tile compiler, with Triton (the same source, imports swapped) and with
@@ -133,6 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", type=int, default=8192, help="square problem size (default 8192)")
     parser.add_argument("--dump", metavar="DIR", help="write each kernel's PTX (tile and Triton) to DIR")
     parser.add_argument("--dots", action="store_true", help="only the tl.dot kernels (TFLOP/s)")
+    parser.add_argument("--templates", action="store_true",
+                        help="only the matmul templates with fused epilogues: eager, Inductor and tile max-autotune")
     args = parser.parse_args(argv)
     if not torch.cuda.is_available():
         print("no CUDA device: nothing to measure")
@@ -141,6 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         from .dot_bench import run_dot_benchmarks
 
         run_dot_benchmarks(bench, triton_kernels)
+        return 0
+    if args.templates:
+        from .template_bench import run_template_benchmarks
+
+        run_template_benchmarks(bench)
         return 0
     src = torch.empty(args.size * args.size * 4, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)

@@ -161,6 +161,32 @@ def test_dot_errors_point_at_the_call(a_type, b_type, M, K, case, message):
     assert "tl.dot" in info.value.source_line
 
 
+def test_tutorial_pointer_loops_compute_the_same(monkeypatch, gen):
+    """pointer-induction then pipeline-loads (GPU passes) on the CPU target: the tutorial-form matmul,
+    whose pointer tiles are advanced around the loop, stays exact at the edges, and its loop no longer
+    carries pointers."""
+    from inductor_tile.kernel_compiler.passes import pipeline
+    from inductor_tile.kernel_compiler.passes.pipeline_loads import PipelineLoadsPass
+    from inductor_tile.kernel_compiler.passes.pointer_induction import PointerInductionPass
+
+    monkeypatch.delenv("TILE_INTERPRET", raising=False)
+    monkeypatch.setenv("TILE_CACHE_DISABLE", "1")  # the cache key does not know about the patched pipeline
+    original = pipeline.ttgir_pipeline
+    monkeypatch.setattr(pipeline, "ttgir_pipeline",
+                        lambda *args, **kw: [PointerInductionPass(), PipelineLoadsPass(), *original(*args, **kw)])
+    kernel = dot_kernels.matmul_pointers_kernel
+    monkeypatch.setattr(kernel, "cache", {})
+    monkeypatch.setattr(kernel, "launch_cache", {})
+    M, N, K = 37, 21, 50
+    a, b = random((M, K), torch.float32, gen), random((K, N), torch.float32, gen)
+    c = poisoned((M, N), torch.float32)
+    dot_kernels.matmul_pointers(a, b, c, BLOCK_M=16, BLOCK_N=16, BLOCK_K=16)
+    check(c, a.double() @ b.double(), torch.float32)
+    ttgir = next(iter(kernel.cache.values())).asm["ttgir"]
+    assert "!tt.ptr" not in ttgir.split("scf.for")[1].split("\n")[0]  # no pointer tile carried around the loop
+    assert ttgir.count("tt.load") == 4  # a and b before the loop, and for the next step
+
+
 def test_pipelined_loads_compute_the_same(monkeypatch, gen):
     """pipeline-loads (on GPUs before convert-to-ttgir) run on the CPU target: the matmul and
     attention kernels, whose loop loads are prefetched one iteration ahead, stay exact at the edges."""

@@ -128,10 +128,13 @@ def test_ldmatrix_fills_the_operand_registers(M, N, K, num_warps, stored_transpo
             assert filled_b[lane] == {s: float(b[b_map.index(s, lane, warp)]) for s in range(b_map.num_slots)}
 
 
-@pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (16, 64, 16, 4), (128, 32, 32, 8), (64, 16, 32, 4)])
-def test_fragments_loaded_inside_the_dot_compute_the_product(M, N, K, num_warps):
+@pytest.mark.parametrize("a_stationary", [False, True], ids=["rows-first", "a-stationary"])
+@pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (16, 64, 16, 4), (128, 32, 32, 8), (64, 16, 32, 4),
+                                             (128, 128, 32, 4)])
+def test_fragments_loaded_inside_the_dot_compute_the_product(M, N, K, num_warps, a_stationary):
     """The dot loading its operands' fragments from shared memory itself (ldmatrix per row pair and
-    k step, see dot_mma.lower_mma_dot): simulated end to end, tiles stored row by row."""
+    k step, see dot_mma.lower_mma_dot): simulated end to end, tiles stored row by row, in both
+    orders of the pieces."""
     from inductor_tile.kernel_compiler.to_llvm.dot_mma import b_load_of
     from inductor_tile.kernel_compiler.to_llvm.dot_operands import IntOps, a_address, b_address, smem_row_col
 
@@ -144,7 +147,9 @@ def test_fragments_loaded_inside_the_dot_compute_the_product(M, N, K, num_warps)
     expected = a @ b + c
     for warp in range(num_warps):
         c_regs = [_registers(c_map, c, lane, warp) for lane in range(32)]
-        for step in mma_steps(a_map, b_map, c_map):
+        steps = mma_steps(a_map, b_map, c_map, a_stationary)
+        assert sorted((t.p, t.s, t.q) for t in steps) == sorted((t.p, t.s, t.q) for t in mma_steps(a_map, b_map, c_map))
+        for step in steps:
             a_addresses = [smem_row_col(o, *a_address(o, lane, warp, step.p, step.q, mma.warps_per_cta[0]), False)
                            for lane in range(32)]
             a_loaded = _ldmatrix(a_rows, a_addresses, transposed=False)

@@ -169,7 +169,7 @@ def round_to(x: torch.Tensor, t: tl.dtype) -> torch.Tensor:
 
 FLOAT_REF = {
     "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide, "divf_rn": np.divide, "remf": np.fmod,
-    "maximumf": np.maximum, "minimumf": np.minimum,
+    "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
 }
 assert set(FLOAT_REF) == set(proto.FLOAT_BINARY_OPS)
 
@@ -194,8 +194,8 @@ def test_float_binary(op: str, t: tl.dtype) -> None:
     b[8] = 0.0
     with np.errstate(all="ignore"):
         ref = torch.from_numpy(FLOAT_REF[op](a.double().numpy(), b.double().numpy()))
-    if op in ("maximumf", "minimumf"):  # llvm.maximum/minimum: -0.0 < +0.0
-        ref[6:8] = torch.tensor([0.0, 0.0] if op == "maximumf" else [-0.0, -0.0], dtype=torch.float64)
+    if op in ("maximumf", "minimumf", "maxnumf", "minnumf"):  # the interpreter orders -0.0 < +0.0
+        ref[6:8] = torch.tensor([0.0, 0.0] if op.startswith("max") else [-0.0, -0.0], dtype=torch.float64)
     got = make_builder().create_binary(op, a, b, block(t, 4096))
     same(got, round_to(ref, t))
 

@@ -38,7 +38,7 @@ import math
 import sympy
 from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
-from . import reductions
+from . import reductions, scans
 from .common import _INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype
 from .heuristics import LaunchConfig
 from .ops import TileOps
@@ -536,10 +536,13 @@ class TileKernelSource:
         params += self.size_arg_names() + self.seed_offset_names() + list(self.numels())
         params += [f"{name}: tl.constexpr" for name in self.blocks()]
         # offsets are not specialized (divisible by 16, equal to 1): one binary for every layer
-        options = f"(do_not_specialize={tuple(self.seed_offset_names())!r})" if self.seed_offsets else ""
+        options = [f"do_not_specialize={tuple(self.seed_offset_names())!r}"] if self.seed_offsets else []
+        options += ["debug=True"] if getattr(self, "debug_asserts", False) else []  # index checks compiled in
+        options = f"({', '.join(options)})" if options else ""
         header = [
             "import inductor_tile",
             "import inductor_tile.language as tl",
+            *scans.helper_sources(self),  # the combine functions of its scans
             "",
             "",
             f"@inductor_tile.jit{options}",

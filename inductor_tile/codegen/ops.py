@@ -26,7 +26,7 @@ from __future__ import annotations
 import sympy
 import torch
 
-from . import reductions
+from . import reductions, scans
 from .common import Unsupported, float_index_to_source, index_to_source, literal, tl_dtype
 
 _BOOL = torch.bool
@@ -255,15 +255,24 @@ class TileOps:
     def check_bounds(self, expr, size, lower, upper):
         """Inductor asks for a device assert on the sides `lower` (0 <= expr) and `upper` (expr < size).
 
-        Without asserts, a side is accepted only if the loop ranges prove it; otherwise the node
-        falls back (masking every later access of the node would hide, not prevent, a bad store).
+        Sides the loop ranges prove need nothing; the others become a ``tl.device_assert`` (the kernel
+        is compiled in debug mode, as Inductor compiles its Triton kernels), which ends a program
+        with an out-of-range index before it reads or writes through it.  The AMD target has no
+        assertion yet: there the node falls back unless the ranges prove both sides.
         """
         bound = self._bound(sympy.sympify(expr))
         size = sympy.sympify(size)
-        if lower and (bound is None or bound[0] < 0):
-            raise Unsupported(f"check_bounds: cannot prove 0 <= {expr}")
-        if upper and (bound is None or not size.is_Integer or bound[1] >= int(size)):
-            raise Unsupported(f"check_bounds: cannot prove {expr} < {size}")
+        need_lower = lower and (bound is None or bound[0] < 0)
+        need_upper = upper and (bound is None or not size.is_Integer or bound[1] >= int(size))
+        if not (need_lower or need_upper):
+            return
+        if not asserts_compile(self.k):
+            raise Unsupported(f"check_bounds: cannot prove 0 <= {expr} < {size} (no device assert on this target)")
+        index = self.k.index(expr)
+        sides = ([f"({index}) >= 0"] if need_lower else []) + ([f"({index}) < {self.k.index(size)}"] if need_upper else [])
+        text = f"index out of bounds: {expr} is not in [0, {size})"
+        self.k.emit(f"tl.device_assert({' & '.join(sides)}, {text!r}, mask={self.k.mask(index=expr)})")
+        self.k.debug_asserts = True
 
     def _in_bounds(self, index) -> list[str]:
         """Variables holding `0 <= i < size` for each checked indirect index `i` in `index`."""
@@ -288,6 +297,12 @@ class TileOps:
 
     def store_reduction(self, name, index, value):
         self.k.store(name, index, value, reduced=True)
+
+    def scan(self, dtypes, combine_fn, values):
+        return scans.scan(self, dtypes, combine_fn, values)
+
+    def sort(self, dtypes, values, stable, descending):
+        return scans.sort(self, dtypes, values, stable, descending)
 
     def masked(self, mask, body, other):
         self.k.masks.append(mask)
@@ -547,6 +562,11 @@ class TileOps:
         if not self._is_float(x):
             return self._def(f"{x} != {x}", _BOOL)  # always False
         return self._def(f"tl.abs({x}) == float(\"inf\")", _BOOL)
+
+
+def asserts_compile(kernel) -> bool:
+    """Whether the kernel's target compiles ``tl.device_assert`` (every one but AMD's)."""
+    return not (kernel.plan.nodes and kernel.plan.nodes[0].snode.get_device().type == "cuda" and torch.version.hip)
 
 
 def _is_handle(value) -> bool:

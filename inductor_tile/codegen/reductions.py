@@ -138,8 +138,8 @@ def _final(k, expr: str):
 # -- argmax / argmin ------------------------------------------------------------------
 def _arg_reduction(k, src_dtype, kind, value):
     """The int64 index (along the flattened reduced dims) of the first max/min; NaN wins."""
-    if src_dtype == torch.bool:
-        raise Unsupported(f"{kind} of bools")
+    if src_dtype == torch.bool:  # as 0/1 (cumprod's backward looks for the first zero this way)
+        value, src_dtype = k.define(f"{value}.to(tl.int8)"), torch.int8
     tdt = tl_dtype(src_dtype)
     init = literal(_extreme(src_dtype, "max" if kind == "argmax" else "min"), src_dtype)
     masked = k.define(f"tl.where(rmask & xmask, {value}, {init})")

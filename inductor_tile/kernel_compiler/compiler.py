@@ -249,7 +249,7 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     from .ir.context import print_ir
     from .passes.pipeline import make_ttgir
     from .to_llvm.lowering import lower_to_llvm
-    from .to_llvm.nvptx import compile_to_ptx
+    from .to_llvm.nvptx import compile_to_ptx, ptx_arch
     from .to_llvm.targets import get_target
 
     target = get_target(kernel.target)
@@ -267,7 +267,8 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
 
     kernel.entry = lowered.entry
     ptxas_log: list[str] = []
-    kernel.binary = assemble_ptx(kernel.asm["ptx"], f"sm_{target.capability}", lowered.entry, ["-v"], ptxas_log)
+    kernel.binary = assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], target.capability), lowered.entry,
+                                 ["-v"], ptxas_log)
     perf_warnings.add_ptxas_findings(kernel, target.capability, ptxas_log[0])
     if load:
         kernel.runner = _make_runner(kernel)

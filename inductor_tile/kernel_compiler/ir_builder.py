@@ -70,6 +70,8 @@ BINARY_OPS: dict[str, type[Operation]] = {
     "remf": arith_ext.RemFOp,
     "maximumf": arith.MaximumfOp,
     "minimumf": arith.MinimumfOp,
+    "maxnumf": arith.MaxnumfOp,  # NaN only if both are (tl.maximum's propagate_nan=NONE)
+    "minnumf": arith.MinnumfOp,
     "powf": math.PowFOp,
     "atan2": math.Atan2Op,
     "copysign": math.CopySignOp,

@@ -29,7 +29,7 @@ INT_BINARY_OPS = (
     "mulhiui",  # the high half of the unsigned double-width product (tl.umulhi)
 )
 # divf may be approximated by a target (GPU: within 2 ulp); divf_rn is always correctly rounded
-FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "divf_rn", "remf", "maximumf", "minimumf")
+FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "divf_rn", "remf", "maximumf", "minimumf", "maxnumf", "minnumf")
 # math binary ops (libdevice/libm functions of two floats), also through `create_binary`
 MATH_BINARY_OPS = ("powf", "atan2", "copysign")
 # math unary ops, by the name used in `create_unary`.

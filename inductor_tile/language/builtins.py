@@ -181,12 +181,21 @@ def where(condition: Any, x: Any, y: Any) -> tensor:
 
 @builtin
 def minimum(x: Any, y: Any, propagate_nan: Any = None) -> tensor:
-    return current_semantic().minimum(_c(x), _c(y))
+    """Elementwise min. Floats, as Triton: a NaN operand gives the other one (both NaN: NaN), unless
+    propagate_nan=tl.PropagateNan.ALL, which gives NaN if either is."""
+    return current_semantic().minimum(_c(x), _c(y), propagate_nan=_propagates_nan(propagate_nan))
 
 
 @builtin
 def maximum(x: Any, y: Any, propagate_nan: Any = None) -> tensor:
-    return current_semantic().maximum(_c(x), _c(y))
+    """Elementwise max; NaN as in tl.minimum."""
+    return current_semantic().maximum(_c(x), _c(y), propagate_nan=_propagates_nan(propagate_nan))
+
+
+def _propagates_nan(policy: Any) -> bool:
+    """tl.PropagateNan.ALL (0xFFFF) propagates NaN; NONE (0) and None do not."""
+    policy = _c(policy)
+    return bool(getattr(policy, "value", policy))
 
 
 @builtin

@@ -24,7 +24,8 @@ def _dims(dims: tuple) -> tuple:
 
 
 class PropagateNan:
-    """Triton's NaN policy of minimum/maximum/clamp. Here min/max always propagate NaN."""
+    """Triton's NaN policy of minimum/maximum/clamp: NONE (the default) gives the other operand where one
+    is NaN, ALL gives NaN."""
 
     NONE = 0
     ALL = 0xFFFF

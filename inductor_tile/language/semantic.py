@@ -386,13 +386,16 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
             raise TileTypeError(f"'>>' needs integer operands, got {a.dtype}")
         return self._arith("shrsi" if a.dtype.is_int_signed() else "shrui", None, a, b)
 
-    def minimum(self, a: Any, b: Any) -> tensor:
+    def minimum(self, a: Any, b: Any, propagate_nan: bool = True) -> tensor:
+        """Floats: NaN if either is NaN, or with propagate_nan=False only if both are."""
         a, b = self.binary_operands(a, b)
-        return self._arith("minsi" if a.dtype.is_int_signed() else "minui", "minimumf", a, b)
+        return self._arith("minsi" if a.dtype.is_int_signed() else "minui", "minimumf" if propagate_nan else "minnumf",
+                           a, b)
 
-    def maximum(self, a: Any, b: Any) -> tensor:
+    def maximum(self, a: Any, b: Any, propagate_nan: bool = True) -> tensor:
         a, b = self.binary_operands(a, b)
-        return self._arith("maxsi" if a.dtype.is_int_signed() else "maxui", "maximumf", a, b)
+        return self._arith("maxsi" if a.dtype.is_int_signed() else "maxui", "maximumf" if propagate_nan else "maxnumf",
+                           a, b)
 
     def umulhi(self, a: Any, b: Any) -> tensor:
         """The high half of the double-width product of a and b read as unsigned (any integer width)."""

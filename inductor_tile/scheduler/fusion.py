@@ -36,6 +36,10 @@ def can_fuse(node1, node2, vertical: bool) -> bool:
     from ..codegen.common import Unsupported
     from ..codegen.plan import plan_group
 
+    if node1.is_template() or node2.is_template():  # a matmul template takes pointwise epilogues only
+        from .matmul_templates import can_fuse_epilogue
+
+        return vertical and can_fuse_epilogue(node1, node2)
     nodes = list(node1.get_nodes()) + list(node2.get_nodes())
     if len(nodes) > MAX_FUSED_NODES:
         return False

@@ -23,7 +23,7 @@ from torch._inductor.utils import sympy_product
 from torch._inductor.virtualized import V
 
 from .. import config, metrics
-from ..codegen import heuristics, runtime
+from ..codegen import heuristics, runtime, scans
 from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.kernel import TileKernelSource
 from ..codegen.plan import GroupPlan, bound, hint, plan_group
@@ -44,9 +44,11 @@ class TileScheduling(BaseScheduling):
 
     # -- what Inductor asks while lowering and fusing -----------------------------
     def get_backend_features(self, device):
+        from torch._inductor.codegen.common import BackendFeature
         from torch.utils._ordered_set import OrderedSet
 
-        return OrderedSet()
+        # scans and sorts become Scan/Sort nodes (codegen/scans.py; scheduler/scan_gate.py says which)
+        return OrderedSet([BackendFeature.SCAN, BackendFeature.SORT, BackendFeature.TUPLE_REDUCTION])
 
     def group_fn(self, sizes):
         return tuple(V.graph.sizevars.simplify(sympy_product(s)) for s in sizes)
@@ -215,8 +217,16 @@ class TileScheduling(BaseScheduling):
             snode.group = saved_group
             del self.scheduler.free_buffers
 
-    def codegen_template(self, *args, **kwargs):
-        raise NotImplementedError("inductor_tile: template kernels are not supported")
+    def codegen_template(self, template_node, epilogue_nodes, prologue_nodes=(), *args, **kwargs):
+        """Our matmul templates (``matmul_templates.py``), with their fused pointwise epilogue."""
+        from . import matmul_templates
+
+        if not matmul_templates.is_tile_template(template_node):
+            raise NotImplementedError(f"inductor_tile: template {type(template_node.node).__name__} is not ours")
+        for node in prologue_nodes:  # none is fused (the template allows no prologue): on its own
+            self._codegen_list(list(node.get_nodes()))
+        matmul_templates.codegen(self, template_node, list(epilogue_nodes))
+        self.free_buffers_in_scheduler()
 
     def codegen_mix_order_reduction(self, node) -> None:
         """Inductor paired two reductions of one input itself (off in our compiles, see
@@ -284,6 +294,8 @@ def _choose_launch(plan: GroupPlan, device_type: str, gather: bool, columns: boo
     xnumel = hint(plan.xnumel)
     if plan.kind == "pointwise":
         return heuristics.pointwise(device_type, xnumel, gather)
+    if any(scans.is_sort(node.snode) for node in plan.nodes) and bound(plan.rnumel) is not None:
+        return scans.sort_launch(device_type, xnumel, bound(plan.rnumel))  # a sort sees its whole row
     return heuristics.reduction(device_type, xnumel, hint(plan.rnumel), bound(plan.rnumel), gather, columns)
 
 

@@ -392,7 +392,7 @@ def run_case(case: Case, device: str = "cpu") -> Result:
                 try:
                     ours = _results(compiled, case, sizes, device, call, mark=True)
                 except Exception as e:  # noqa: BLE001 - see _dynamo_refuses
-                    if _dynamo_refuses(e, fn, make_inputs(case, sizes, device, call)):
+                    if _dynamo_refuses(e, fn, lambda: _inputs(case, sizes, device, call, False, True)):
                         continue
                     raise
                 try:
@@ -410,18 +410,26 @@ def run_case(case: Case, device: str = "cpu") -> Result:
                   counters["stats"]["unique_graphs"], time.perf_counter() - start, inductor_agrees)
 
 
+def _inputs(case: Case, sizes, device: str, call: int, requires_grad: bool, mark: bool):
+    """The call's inputs; ``mark``: with the dim of ``mark_dynamic`` cases marked dynamic."""
+    import torch
+
+    inputs = make_inputs(case, sizes, device, call, requires_grad)
+    if mark and case.mode == "mark_dynamic":
+        for t, inp in zip(inputs, case.inputs):
+            for d, token in enumerate(inp.sig):
+                if token == ("base", case.marked):
+                    torch._dynamo.mark_dynamic(t, d)
+    return inputs
+
+
 def _results(fn, case: Case, sizes, device: str, call: int, mark: bool = False):
     """(outputs, input gradients or None) of one call of `fn` on the call's inputs; gradients
     through ``sum(out * weight)`` with the call's seeded weights when the case has backward.
     ``mark``: the dim of ``mark_dynamic`` cases is marked on the inputs."""
     import torch
 
-    inputs = make_inputs(case, sizes, device, call, case.backward)
-    if mark and case.mode == "mark_dynamic":
-        for t, inp in zip(inputs, case.inputs):
-            for d, token in enumerate(inp.sig):
-                if token == ("base", case.marked):
-                    torch._dynamo.mark_dynamic(t, d)
+    inputs = _inputs(case, sizes, device, call, case.backward, mark)
     out = fn(*inputs)
     differentiable = [i for i, r in enumerate(out) if r.requires_grad]  # not a cast to bool, say
     if not (case.backward and differentiable):
@@ -443,7 +451,7 @@ def _compare_results(ours, ref, case: Case, against: str = "") -> None:
         _compare(ours[1], ref[1], case, f"gradient{against}")
 
 
-def _dynamo_refuses(error: Exception, fn, inputs) -> bool:
+def _dynamo_refuses(error: Exception, fn, make_marked_inputs) -> bool:
     """Whether torch refuses the call whatever the codegen: a dim marked dynamic that the graph
     (or Inductor's lowering, which ours shares) specializes (``x[::2]`` of a size-2 dim has
     size 1) raises ConstraintViolationError by design; the same call through
@@ -456,7 +464,7 @@ def _dynamo_refuses(error: Exception, fn, inputs) -> bool:
     for backend in ("eager", "inductor"):
         torch._dynamo.reset()
         try:
-            torch.compile(fn, backend=backend)(*inputs)
+            torch.compile(fn, backend=backend)(*make_marked_inputs())
         except ConstraintViolationError:
             return True
         finally:

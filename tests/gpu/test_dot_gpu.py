@@ -51,6 +51,18 @@ def test_matmul(dtype, blocks, shape):
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(512, 256, 384), (333, 271, 145)], ids=["aligned", "edges"])
+def test_tutorial_form_matmul(dtype, shape):
+    """Pointer tiles advanced around the loop (pointer-induction rebuilds them from the index)."""
+    gen = torch.Generator().manual_seed(5)
+    M, N, K = shape
+    a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    dot_kernels.matmul_pointers(a, b, c, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_matmul_transposed_operands(dtype):
     gen = torch.Generator().manual_seed(1)
     M, N, K = 200, 136, 96

@@ -114,7 +114,15 @@ def _rem(solver: AxisInfoSolver, op: Operation) -> list[AxisInfo]:
         return [_modulo(a, b, b.constant)]
     # a % b = a - k*b: divisible by whatever divides both
     divisibility = tuple(math.gcd(a.element_divisibility(d), b.element_divisibility(d)) for d in range(a.rank))
-    return [AxisInfo((1,) * a.rank, divisibility, constancy_gcd(a, b))]
+    # b unknown but uniform over a's runs and a multiple of D (like Triton, non-negative): the
+    # wrap-around points are multiples of D, so aligned runs of a within blocks of D stay runs
+    # (the matmul tutorial's `(pid * BLOCK + arange) % N`, N divisible by 16)
+    contiguity = tuple(_aligned_run(a, d, b.element_divisibility(d)) if b.constancy[d] >= a.contiguity[d] else 1
+                       for d in range(a.rank))
+    # a run's first value k*b + r: r keeps the factors the run's start shares with b's divisor
+    divisibility = tuple(math.gcd(a.divisibility_at(d, r), b.element_divisibility(d)) if r > 1 else div
+                         for d, (r, div) in enumerate(zip(contiguity, divisibility)))
+    return [AxisInfo(contiguity, divisibility, constancy_gcd(a, b))]
 
 
 @rule("arith.andi")

@@ -204,10 +204,11 @@ def add_ptxas_findings(kernel: Any, capability: int, log: str | None) -> None:
         if not enabled():
             return
         from ..runtime.cuda_tools import PTXASError, assemble_ptx
+        from ..to_llvm.nvptx import ptx_arch
 
         captured: list[str] = []
         try:
-            assemble_ptx(kernel.asm["ptx"], f"sm_{capability}", kernel.name, ["-v"], captured)
+            assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], capability), kernel.name, ["-v"], captured)
         except (FileNotFoundError, PTXASError, OSError):
             return
         log = captured[0]

@@ -68,6 +68,33 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
     return names
 
 
+def _has_return(stmt: ast.stmt) -> bool:
+    """Whether a `return` is somewhere inside `stmt` (not counting nested function definitions)."""
+    todo = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Return):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _ends_in_return(stmts: list[ast.stmt]) -> bool:
+    """Whether every path through `stmts` ends in a `return`."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and _ends_in_return(last.body) and _ends_in_return(last.orelse)
+
+
+def _then(branch: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
+    """A branch followed by the statements after its `if`, unless it returns first."""
+    return branch if _ends_in_return(branch) else branch + rest
+
+
 class CodeGenerator(ast.NodeVisitor):
     """Generates one function body (the kernel, or an inlined @jit helper)."""
 
@@ -80,7 +107,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.closure = jit_fn.closure_vars()
         self.return_value: Any = None
         self.returned = False
-        self.loop_depth = 0
+        self.loop_depth = 0  # enclosing loops and branches on runtime values
+        self.in_loop = 0  # enclosing loops on runtime values
         first = linecache.getline(jit_fn.filename, jit_fn.first_line)  # the source was dedented by this much
         self.indent = len(first) - len(first.lstrip()) if first.strip() else 0
 
@@ -126,8 +154,15 @@ class CodeGenerator(ast.NodeVisitor):
     # Functions and statements
     # ===--------------------------------------------------------------------===
     def visit_statements(self, stmts: list[ast.stmt]) -> None:
-        for stmt in stmts:
+        for i, stmt in enumerate(stmts):
             if self.returned:
+                break
+            rest = stmts[i + 1:]
+            if rest and isinstance(stmt, ast.If) and _has_return(stmt):
+                # an early `return` in a branch: what follows the `if` runs in the branches that go on
+                # (as if written there), so a branch on a runtime value needs no jump out of it
+                body, orelse = _then(stmt.body, rest), _then(stmt.orelse, rest)
+                self.visit(ast.copy_location(ast.If(test=stmt.test, body=body, orelse=orelse), stmt))
                 break
             self.visit(stmt)
 
@@ -136,8 +171,10 @@ class CodeGenerator(ast.NodeVisitor):
         return self.return_value
 
     def visit_Return(self, node: ast.Return) -> None:
-        if self.loop_depth:
-            raise self.unsupported(node, "`return` inside a loop or a branch on a runtime value")
+        if self.in_loop:
+            raise self.unsupported(node, "`return` inside a loop on a runtime value")
+        if self.loop_depth and node.value is not None:
+            raise self.unsupported(node, "returning a value from a branch on a runtime value")
         self.return_value = None if node.value is None else self.visit(node.value)
         self.returned = True
 
@@ -218,6 +255,7 @@ class CodeGenerator(ast.NodeVisitor):
             self.loop_depth += 1
             self.visit_statements(body)
             self.loop_depth -= 1
+            self.returned = False  # a `return` in a branch ends only the branch (see visit_statements)
             branches.append((block, self.scope))
         names = [n for n in assigned_names(node.body + node.orelse)
                  if all(n in scope for _, scope in branches)
@@ -316,7 +354,9 @@ class CodeGenerator(ast.NodeVisitor):
         for name in carried:
             self.scope[name], args = self.rebuild_value(before[name], args[:len(parts[name])]), args[len(parts[name]):]
         self.loop_depth += 1
+        self.in_loop += 1
         self.visit_statements(node.body)
+        self.in_loop -= 1
         self.loop_depth -= 1
         outs = [t for n in carried for t in self.flatten_value(node, self.scope[n], n)]
         if len(outs) != len(inits):

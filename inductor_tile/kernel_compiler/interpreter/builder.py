@@ -205,6 +205,11 @@ def _minimumf(a: Tensor, b: Tensor) -> Tensor:
     return torch.where(a == b, torch.where(torch.signbit(a), a, b), torch.minimum(a, b))
 
 
+def _ignoring_nan(extremum: Callable[[Tensor, Tensor], Tensor], a: Tensor, b: Tensor) -> Tensor:
+    """maxnumf/minnumf: the other operand where one is NaN (NaN where both are), else `extremum`."""
+    return torch.where(torch.isnan(a), b, torch.where(torch.isnan(b), a, extremum(a, b)))
+
+
 _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "addf": torch.add,
     "subf": torch.sub,
@@ -214,6 +219,8 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "remf": torch.fmod,
     "maximumf": _maximumf,
     "minimumf": _minimumf,
+    "maxnumf": lambda a, b: _ignoring_nan(_maximumf, a, b),
+    "minnumf": lambda a, b: _ignoring_nan(_minimumf, a, b),
     "powf": torch.pow,
     "atan2": torch.atan2,
     "copysign": torch.copysign,

@@ -42,9 +42,13 @@ MMA_K = 16
 
 @dataclass(frozen=True)
 class NvidiaMma:
-    """The accumulator layout of mma.sync.m16n8k16 (version 2), warps along one dimension."""
+    """The accumulator layout of mma.sync.m16n8k16 (version 2), warps along one dimension.
+    Version 3 (Hopper's wgmma, `to_llvm/dot_wgmma.py`) is the same register layout: warp w of
+    [4, 1] holds rows 8w + g + 32r, and rows 2i, 2i+1 of its repetitions are one m64 instruction's
+    rows g and g + 8 of the warp's 16; the version only tells the lowering which instruction to use."""
 
     warps_per_cta: tuple[int, int]
+    version: int = 2
 
     rank = 2
 
@@ -116,22 +120,23 @@ class NvidiaMmaEncodingAttr(ParametrizedAttribute):
 
     def print_parameters(self, printer: Printer) -> None:
         warps = ", ".join(str(w) for w in self.value.warps_per_cta)
-        printer.print_string(f"<{{versionMajor = 2, warpsPerCTA = [{warps}]}}>")
+        printer.print_string(f"<{{versionMajor = {self.value.version}, warpsPerCTA = [{warps}]}}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
         with parser.in_angle_brackets(), parser.in_braces():
             parser.parse_keyword("versionMajor")
             parser.parse_punctuation("=")
-            if parser.parse_integer() != 2:
-                parser.raise_error("#ttg.nvidia_mma: only versionMajor = 2 (mma.sync) is supported")
+            version = parser.parse_integer()
+            if version not in (2, 3):
+                parser.raise_error("#ttg.nvidia_mma: versionMajor must be 2 (mma.sync) or 3 (wgmma)")
             parser.parse_punctuation(",")
             parser.parse_keyword("warpsPerCTA")
             parser.parse_punctuation("=")
             warps = tuple(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer))
         if len(warps) != 2 or min(warps) != 1:
             parser.raise_error("#ttg.nvidia_mma: warpsPerCTA must be [w, 1] or [1, w]")
-        return (MmaData(NvidiaMma(warps)),)  # type: ignore[arg-type]
+        return (MmaData(NvidiaMma(warps, version)),)  # type: ignore[arg-type]
 
 
 @irdl_attr_definition

@@ -15,6 +15,7 @@ from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
 from .pipeline_loads import PipelineLoadsPass
+from .pointer_induction import PointerInductionPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
 from .sanitize import SanitizePass
 from .test_print_axis_info import TestPrintAxisInfoPass
@@ -36,6 +37,7 @@ PASSES: dict[str, type[ModulePass]] = {
         TestPrintAxisInfoPass,
         AccelerateMatmulPass,  # NVIDIA sm_80+
         PipelineLoadsPass,  # GPUs, before convert-to-ttgir
+        PointerInductionPass,  # GPUs, before pipeline-loads
     )
 }
 

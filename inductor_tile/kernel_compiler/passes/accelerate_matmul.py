@@ -11,6 +11,10 @@ definition, so a loop-invariant operand is converted once, before the loop.
 Warps lie along one dimension: along M ([w, 1]) when M has 16 rows for each warp, else
 along N ([1, w]) when N has 8 columns for each warp; dots too small for either keep the
 FMA path. Other dots (fp32, fp64, int8, fp16 results, batched) keep the FMA path too.
+
+With `mma_version` 3 (sm_90 with TILE_WGMMA=1), dots that one or two warpgroups can compute with
+wgmma.m64nNk16 (4 or 8 warps along M, 16 rows per warp and instruction, N a multiple of 8 up to 256) get
+`versionMajor = 3`: the same registers, computed by `to_llvm/dot_wgmma.py` from shared memory.
 """
 
 from __future__ import annotations
@@ -39,6 +43,14 @@ def mma_warps(shape: tuple[int, ...], num_warps: int) -> tuple[int, int] | None:
     return None
 
 
+def wgmma_shape(shape: tuple[int, ...], warps: tuple[int, int], num_warps: int) -> bool:
+    """Whether one or two warpgroups (along M) compute a [M, N] result with wgmma.m64nNk16 in the
+    mma layout `warps`."""
+    m, n = shape
+    return (num_warps in (4, 8) and warps == (num_warps, 1) and m % (16 * num_warps) == 0 and n % 8 == 0
+            and n <= 256)
+
+
 def mma_eligible(dot: tt.DotOp) -> bool:
     operand, result = element_of(dot.a.type), element_of(dot.result.type)
     shape_a = shape_of(dot.a.type)
@@ -52,13 +64,17 @@ class AccelerateMatmulPass(ModulePass):
 
     name = "accelerate-matmul"
 
+    mma_version: int = 2
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         num_warps, _ = launch_shape(op)
         for func_op in functions(op):
             for dot in [o for o in func_op.walk() if isinstance(o, tt.DotOp)]:
-                warps = mma_warps(shape_of(dot.result.type), num_warps) if mma_eligible(dot) else None
+                shape = shape_of(dot.result.type)
+                warps = mma_warps(shape, num_warps) if mma_eligible(dot) else None
                 if warps is not None:
-                    _to_mma(dot, NvidiaMma(warps))
+                    version = 3 if self.mma_version >= 3 and wgmma_shape(shape, warps, num_warps) else 2
+                    _to_mma(dot, NvidiaMma(warps, version))
 
 
 def _unconverted(value):

@@ -145,6 +145,8 @@ FLOAT_BINARY: dict[str, Callable[[float, float], float]] = {
     "arith.remf": lambda a, b: math.nan if b == 0.0 or math.isinf(a) else math.fmod(a, b),
     "arith.maximumf": _extremum(max, 0.0),
     "arith.minimumf": _extremum(min, -0.0),
+    "arith.maxnumf": lambda a, b: b if math.isnan(a) else a if math.isnan(b) else _extremum(max, 0.0)(a, b),
+    "arith.minnumf": lambda a, b: b if math.isnan(a) else a if math.isnan(b) else _extremum(min, -0.0)(a, b),
 }
 FLOAT_UNARY: dict[str, Callable[[float], float]] = {
     "math.exp": _guard(lambda x: 0.0 if x == -math.inf else math.exp(x)),

@@ -19,6 +19,7 @@ from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
 from .pipeline_loads import PipelineLoadsPass
+from .pointer_induction import PointerInductionPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
 
 PIPELINE: list[ModulePass] = [
@@ -55,16 +56,18 @@ def optimize_ttir(module: ModuleOp, ctx: Context | None = None) -> ModuleOp:
 
 def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0) -> list[ModulePass]:
     """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes; `mma_version`
-    2 puts fp16/bf16 dots on tensor cores (mma.sync, NVIDIA sm_80+), 0 keeps every dot on FMAs."""
+    2 puts fp16/bf16 dots on tensor cores (mma.sync, NVIDIA sm_80+), 3 also lets Hopper's wgmma compute
+    the dots a warpgroup can (sm_90, TILE_WGMMA=1), 0 keeps every dot on FMAs."""
     return [
-        # Loops of dots load the next iteration's operands while this one computes (TTIR still).
-        *([PipelineLoadsPass()] if mma_version >= 2 else []),
+        # Pointer tiles stepped around loops of dots become functions of the loop index, and
+        # loops of dots load the next iteration's operands while this one computes (TTIR still).
+        *([PointerInductionPass(), PipelineLoadsPass()] if mma_version >= 2 else []),
         # Every tensor gets a layout (one element per thread, reductions as slices) and every
         # op's operands are converted to the layout it needs: the IR is correct from here on.
         ConvertToTTGIRPass(num_warps=num_warps, threads_per_warp=threads_per_warp),
         # Dots that tensor cores can compute take the mma layouts (before coalescing, so the
         # layout passes below see the final dot layouts).
-        *([AccelerateMatmulPass()] if mma_version >= 2 else []),
+        *([AccelerateMatmulPass(mma_version)] if mma_version >= 2 else []),
         # Loads and stores take the layout of their widest aligned access; needs every tensor
         # to have a layout already, and converts around the memory ops to keep the IR correct.
         CoalescePass(),

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ctypes
 import os
+import struct
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -28,9 +30,10 @@ from ..to_llvm import llvm_tools
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
                           ctypes.c_int64)
-_CTYPE_OF = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
-             "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16, "u32": ctypes.c_uint32,
-             "u64": ctypes.c_uint64, "fp32": ctypes.c_float, "fp64": ctypes.c_double}
+#: struct format of each scalar kind (native sizes, as the kernel reads them); pointers are "Q"
+_FORMAT_OF = {"i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B", "u16": "H", "u32": "I",
+              "u64": "Q", "fp32": "f", "fp64": "d"}
+_SLOT = 8  # bytes per argument slot
 _POOL: ThreadPoolExecutor | None = None
 #: programs per launch below which the grid runs on the calling thread
 SERIAL_GRID = 4
@@ -50,13 +53,6 @@ def _threads() -> int:
     return max(1, torch.get_num_threads())
 
 
-def _converter(spec: ArgSpec):
-    """value -> the ctypes object the kernel reads, for one runtime argument."""
-    if spec.kind == "pointer":
-        return lambda value: ctypes.c_int64(value.data_ptr())
-    return _CTYPE_OF[spec.type.to_ir_string()]
-
-
 class CPUKernel:
     """A kernel JIT-compiled for this machine."""
 
@@ -74,8 +70,12 @@ class CPUKernel:
         if not address:
             raise RuntimeError(f"the compiled code has no entry `{entry}`")
         self.entry = _ENTRY(address)
-        self.runtime = [(i, _converter(s)) for i, s in enumerate(specs) if s.kind != "constexpr"]
-        self.array_type = ctypes.c_void_p * max(1, len(self.runtime))
+        runtime = [(i, s) for i, s in enumerate(specs) if s.kind != "constexpr"]
+        self.positions = [i for i, _ in runtime]
+        self.pointers = [s.kind == "pointer" for _, s in runtime]
+        formats = ["Q" if s.kind == "pointer" else _scalar_format(s) for _, s in runtime]
+        self._struct = struct.Struct("<" + "".join(f + "x" * (_SLOT - struct.calcsize("<" + f)) for f in formats))
+        self._tls = threading.local()
         self.parallel: dict[int, bool] = {}  # programs per launch -> whether the pool pays off
 
     @classmethod
@@ -83,14 +83,29 @@ class CPUKernel:
         """Load a relocatable object file (as `TargetMachine.emit_object` makes) for this process."""
         return cls(None, entry, specs, object_file=object_file)
 
-    def pack(self, values: tuple) -> tuple[Any, list[Any]]:
-        """A ctypes array of pointers to each runtime argument's value (launch values in parameter order)."""
-        packed = [convert(values[position]) for position, convert in self.runtime]
-        array = self.array_type(*[ctypes.addressof(v) for v in packed])
-        return array, packed  # keep `packed` alive while the kernel runs
+    def pack(self, values: tuple) -> int:
+        """The address of this thread's `void*[n]` array pointing at each runtime argument's value
+        (from the launch values in parameter order), written into 8-byte slots with one
+        `struct.pack_into`; valid until this thread's next launch of this kernel."""
+        try:
+            buffer, array = self._tls.slot
+        except AttributeError:
+            buffer, array = self._new_slot()
+        args = [values[i].data_ptr() if pointer else values[i] for i, pointer in zip(self.positions, self.pointers)]
+        self._struct.pack_into(buffer, 0, *args)
+        return array
+
+    def _new_slot(self) -> tuple[Any, int]:
+        n = max(1, len(self.positions))
+        buffer = (ctypes.c_char * (n * _SLOT))()
+        base = ctypes.addressof(buffer)
+        pointers = (ctypes.c_void_p * n)(*[base + _SLOT * i for i in range(n)])
+        self._tls.keep = pointers  # the array must outlive the slot's address
+        self._tls.slot = (buffer, ctypes.addressof(pointers))
+        return self._tls.slot
 
     def launch(self, values: tuple, grid: tuple[int, int, int]) -> None:
-        array, keep_alive = self.pack(values)
+        array = self.pack(values)
         total = grid[0] * grid[1] * grid[2]
         if total == 0:
             return
@@ -98,13 +113,19 @@ class CPUKernel:
         parallel = self.parallel.get(total)
         if total <= SERIAL_GRID or workers == 1 or not parallel:
             start = time.perf_counter()
-            self.entry(ctypes.addressof(array), *grid, 0, total)
+            self.entry(array, *grid, 0, total)
             if parallel is None and total > SERIAL_GRID and workers > 1:
                 self.parallel[total] = time.perf_counter() - start >= PARALLEL_MIN_SECONDS
             return
         chunk = -(-total // workers)
-        futures = [_pool().submit(self.entry, ctypes.addressof(array), *grid, start, min(start + chunk, total))
+        futures = [_pool().submit(self.entry, array, *grid, start, min(start + chunk, total))
                    for start in range(0, total, chunk)]
         for future in futures:
             future.result()
-        del keep_alive
+
+
+def _scalar_format(spec: ArgSpec) -> str:
+    kind = spec.type.to_ir_string()
+    if kind not in _FORMAT_OF:
+        raise TypeError(f"argument `{spec.name}`: CPU kernels cannot take a {kind} scalar")
+    return _FORMAT_OF[kind]

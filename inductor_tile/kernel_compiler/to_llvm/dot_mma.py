@@ -10,7 +10,10 @@ that issues it: for the piece at row pair p, column repetition s and k step q,
 Two halves are packed per 32-bit register, the lower k in the low bits. An operand whose
 conversion left it in shared memory (`dot_operands.SharedOperand`) is read here instead, one
 ldmatrix per fragment just before the instructions that use it (b again for every row pair),
-so that only a few fragments are live at a time.
+so that only a few fragments are live at a time. When a warp's a fragments are few (at most
+`A_STATIONARY_REGISTERS` registers), a is loaded once and kept, and the pieces are ordered so that
+each b fragment is loaded once per dot (`mma_steps(a_stationary=True)`): 128 x 128 x 32 on 4 warps
+then takes 20 ldmatrix.x4 per warp instead of 36.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from xdsl.ir import Operation
 from ..ir.dot_layouts import MMA_K
 from ..ir.layouts import LayoutMap
 from .context import F32, I16, I32, LoweringContext, float_kind
+from .dot_wgmma import WgmmaOperand, lower_wgmma_dot
 
 _TYPES = {"f16": "f16", "bf16": "bf16"}
 
@@ -44,19 +48,37 @@ class MmaStep:
     q: int = 0
 
 
-def mma_steps(a_map: LayoutMap, b_map: LayoutMap, c_map: LayoutMap) -> list[MmaStep]:
-    """The instructions of a dot in program order (k steps innermost, accumulating into c)."""
+#: the most a registers (32-bit) a warp keeps loaded for the whole dot when its operands come from
+#: shared memory: then b is read once per dot, not once per row pair
+A_STATIONARY_REGISTERS = 32
+
+
+def mma_steps(a_map: LayoutMap, b_map: LayoutMap, c_map: LayoutMap, a_stationary: bool = False) -> list[MmaStep]:
+    """The instructions of a dot in program order, accumulating into c. By default row pairs are
+    outermost and k steps innermost; `a_stationary` puts pairs of n blocks outermost, then k steps,
+    then row pairs, so that each b fragment is used by every row pair right after it is loaded
+    (and a, loaded once, stays in registers)."""
     rows, col_reps = c_map.slots_per_dim[0], c_map.slots_per_dim[1] // 2
-    steps = []
-    for p in range(rows // 2):
-        for s in range(col_reps):
-            c = tuple(c_map.slot_of_coords((2 * p + r, 2 * s + j)) for r in (0, 1) for j in (0, 1))
-            for q in range(a_map.shape[1] // MMA_K):
-                a = tuple(tuple(a_map.slot_of_coords((2 * p + r, 4 * q + 2 * h + j)) for j in (0, 1))
-                          for h in (0, 1) for r in (0, 1))
-                b = tuple(tuple(b_map.slot_of_coords((4 * q + 2 * h + j, s)) for j in (0, 1)) for h in (0, 1))
-                steps.append(MmaStep(c, a, b, p, s, q))  # type: ignore[arg-type]
-    return steps
+    k_steps = a_map.shape[1] // MMA_K
+
+    def step(p: int, s: int, q: int) -> MmaStep:
+        c = tuple(c_map.slot_of_coords((2 * p + r, 2 * s + j)) for r in (0, 1) for j in (0, 1))
+        a = tuple(tuple(a_map.slot_of_coords((2 * p + r, 4 * q + 2 * h + j)) for j in (0, 1))
+                  for h in (0, 1) for r in (0, 1))
+        b = tuple(tuple(b_map.slot_of_coords((4 * q + 2 * h + j, s)) for j in (0, 1)) for h in (0, 1))
+        return MmaStep(c, a, b, p, s, q)  # type: ignore[arg-type]
+
+    if not a_stationary:
+        return [step(p, s, q) for p in range(rows // 2) for s in range(col_reps) for q in range(k_steps)]
+    per_load = 2 if col_reps >= 2 else 1
+    return [step(p, s, q) for s0 in range(0, col_reps, per_load) for q in range(k_steps)
+            for p in range(rows // 2) for s in range(s0, min(s0 + per_load, col_reps))]
+
+
+def a_stationary(a_map: LayoutMap) -> bool:
+    """Whether the a fragments of one warp (4 registers per 16 x 16 piece) fit the a-stationary budget."""
+    pieces = (a_map.slots_per_dim[0] // 2) * (a_map.shape[1] // MMA_K)
+    return 4 * pieces <= A_STATIONARY_REGISTERS
 
 
 def b_load_of(step: MmaStep, per_load: int) -> tuple[int, int]:
@@ -87,14 +109,19 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
         b = builder.bitcast(b, ir.VectorType(I16, b.type.count))
     shared = ctx.__dict__.get("shared_operands", {})
     a_shared, b_shared = shared.pop(op.operands[0], None), shared.pop(op.operands[1], None)
+    if isinstance(b_shared, WgmmaOperand):  # a from its wgmma tile, or from registers
+        if isinstance(a_shared, WgmmaOperand):
+            return lower_wgmma_dot(ctx, op, a_shared, b_shared)
+        pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
+        return lower_wgmma_dot(ctx, op, lambda i, q: [_pack(ctx, a, pair) for pair in pieces[(i, q)].a], b_shared)
     col_reps = b_map.slots_per_dim[1]
     per_load = 2 if col_reps >= 2 else 1
-    fragments: dict[tuple, list[ir.Value]] = {}  # ldmatrix results of the current row pair
+    fragments: dict[tuple, list[ir.Value]] = {}  # ldmatrix results still in use
 
     def a_registers(step: MmaStep) -> list[ir.Value]:
         if a_shared is None:
             return [_pack(ctx, a, pair) for pair in step.a]
-        key = ("a", step.q)
+        key = ("a", step.p, step.q)
         if key not in fragments:
             fragments[key] = a_shared.a_registers(ctx, step.p, step.q)
         return fragments[key]
@@ -108,12 +135,16 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
             fragments[key] = b_shared.b_registers(ctx, step.q, s0, per_load)
         return fragments[key][first:first + 2]
 
+    stationary = a_shared is not None and b_shared is not None and a_stationary(a_map)
     registers: dict[int, ir.Value] = {}  # accumulator slot -> its current value
-    row_pair = None
-    for step in mma_steps(a_map, b_map, c_map):
-        if step.p != row_pair:
-            fragments.clear()
-            row_pair = step.p
+    current = None
+    for step in mma_steps(a_map, b_map, c_map, stationary):
+        # fragments live while their row pair (default order) or their n blocks (a stationary) last
+        group = b_load_of(step, per_load)[0] if stationary else step.p
+        if group != current:
+            for key in [k for k in fragments if k[0] == ("b" if stationary else k[0])]:
+                del fragments[key]
+            current = group
         c = [registers[slot] if slot in registers else builder.extract_element(acc, ir.Constant(I32, slot))
              for slot in step.c]
         registers.update(zip(step.c, _mma(ctx, kind, a_registers(step), b_registers(step), c)))

@@ -29,6 +29,8 @@ from ..ir.dot_layouts import DotOperand, NvidiaMma
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from .context import I16, I32, I64, LoweringContext
+from .dot_wgmma import (WgmmaOperand, WgmmaTile, a_in_shared_memory, choose_padding, fence_async_shared,
+                        store_offset, tile_layout, warpgroups, wgmma_dot)
 from .rules_tensor import index_vectors
 
 ROW_PADDING = 8  # elements after each row in shared memory
@@ -94,6 +96,53 @@ def deferred_dot(op: Operation) -> Operation | None:
     return dot if between is dot else None
 
 
+def _wgmma_tile(ctx: LoweringContext, conversion: Operation, op_idx: int, groups: int) -> WgmmaTile:
+    """The shared-memory tile of a wgmma operand conversion (dot_wgmma.py)."""
+    src_map = ctx.layout_map(conversion.operands[0].type)
+    transposed = stored_transposed(src_map)
+    mn_major = transposed if op_idx == 0 else not transposed
+    rows, cols = src_map.shape
+    mn_size, k_size = (rows, cols) if op_idx == 0 else (cols, rows)
+    padding = choose_padding(src_map, op_idx, mn_major, store_run(src_map, transposed), groups)
+    return tile_layout(mn_size, k_size, mn_major, padding)
+
+
+def _store_for_wgmma(ctx: LoweringContext, op: Operation, dot: Operation, value: ir.Value, src_map: LayoutMap,
+                     op_idx: int) -> ir.Value:
+    """Store the tile where wgmma reads it; a's tile first, b's after it (128-byte aligned)."""
+    b = ctx.builder
+    groups = warpgroups(dot)
+    tile = _wgmma_tile(ctx, op, op_idx, groups)
+    offset = 0
+    if op_idx == 1 and a_in_shared_memory(dot):
+        offset = -(-_wgmma_tile(ctx, dot.operands[0].owner, 0, groups).elements // 64) * 64
+    ctx.shared_bytes = max(ctx.shared_bytes, (offset + tile.elements) * 2)
+    base = ctx.target.shared_memory(ctx.module, b, (offset + tile.elements) * 2)
+    if not (op_idx == 1 and _stored_with_partner(op, op.prev_op, dot)):
+        ctx.target.barrier(b)
+    if offset:
+        base = b.gep(base, [ir.Constant(I32, offset)], source_etype=I16)
+    _store_rows(ctx, base, value, src_map, 0, stored_transposed(src_map),
+                offset_of=lambda o, row, col: store_offset(o, tile, op_idx, row, col, groups))
+    if not (op_idx == 0 and _stored_with_partner(op, op.next_op, dot)):
+        fence_async_shared(ctx)
+        ctx.target.barrier(b)
+    ctx.__dict__.setdefault("shared_operands", {})[op.results[0]] = WgmmaOperand(base, tile)
+    dst_map = ctx.layout_map(op.results[0].type)
+    return ir.Constant(ir.VectorType(value.type.element, dst_map.num_slots), None)  # read by the dot only
+
+
+def _stored_with_partner(op: Operation, neighbour: Operation | None, dot: Operation | None) -> bool:
+    """Whether `op` and its neighbour are the two operand conversions, a then b, of the same deferred
+    `dot`: b's region lies after a's, so both are stored between one pair of barriers (the barrier
+    before a also orders b's stores after every earlier reader; the one after b covers a's stores)."""
+    if dot is None or neighbour is None or neighbour.name != "ttg.convert_layout" or mma_operand(neighbour) is None:
+        return False
+    first, second = (op, neighbour) if op.next_op is neighbour else (neighbour, op)
+    return (deferred_dot(neighbour) is dot and first.results[0] is dot.operands[0]
+            and second.results[0] is dot.operands[1])
+
+
 def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Value:
     b = ctx.builder
     layout = mma_operand(op)
@@ -107,6 +156,8 @@ def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Valu
     transposed = stored_transposed(src_map)
     stride = (rows if transposed else cols) + ROW_PADDING
     dot = deferred_dot(op)
+    if dot is not None and wgmma_dot(dot) and (layout.op_idx == 1 or a_in_shared_memory(dot)):
+        return _store_for_wgmma(ctx, op, dot, value, src_map, layout.op_idx)
     offset = 0
     if dot is not None and layout.op_idx == 1:  # b after a's region: a may still be read from it
         a_shape = tuple(dot.operands[0].type.get_shape())
@@ -115,11 +166,13 @@ def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Valu
     size = offset + _tile_elements((rows, cols), transposed)
     ctx.shared_bytes = max(ctx.shared_bytes, size * 2)
     base = ctx.target.shared_memory(ctx.module, b, size * 2)
-    ctx.target.barrier(b)
+    if not (layout.op_idx == 1 and _stored_with_partner(op, op.prev_op, dot)):
+        ctx.target.barrier(b)
     if offset:
         base = b.gep(base, [ir.Constant(I32, offset)], source_etype=I16)
     _store_rows(ctx, base, value, src_map, stride, transposed)
-    ctx.target.barrier(b)
+    if not (layout.op_idx == 0 and _stored_with_partner(op, op.next_op, dot)):
+        ctx.target.barrier(b)
     if dot is not None:
         deferred = ctx.__dict__.setdefault("shared_operands", {})
         deferred[op.results[0]] = SharedOperand(base, stride, transposed, dst_map, layout.parent)
@@ -142,22 +195,31 @@ def smem_row_col(o, first, second, r, transposed: bool):
     return (o.add(second, r), first) if transposed else (o.add(first, r), second)
 
 
-def _store_rows(ctx: LoweringContext, base: ir.Value, value: ir.Value, src_map: LayoutMap, stride: int,
-                transposed: bool) -> None:
-    """Every slot at row * stride + column (column * stride + row when transposed), runs of
-    consecutive elements along the stored rows as vector stores."""
-    b = ctx.builder
-    rows_index, cols_index = index_vectors(ctx, src_map)
-    if transposed:
-        rows_index, cols_index = cols_index, rows_index
+def store_run(src_map: LayoutMap, transposed: bool) -> int:
+    """Consecutive slots of a thread stored as one vector: its run along the stored rows."""
     root = src_map.root
     along = 0 if transposed else 1
     run = root.size_per_thread[along] if root.order[0] == along else 1
-    run = max(1, min(run, MAX_RUN, src_map.shape[along]))
+    return max(1, min(run, MAX_RUN, src_map.shape[along]))
+
+
+def _store_rows(ctx: LoweringContext, base: ir.Value, value: ir.Value, src_map: LayoutMap, stride: int,
+                transposed: bool, offset_of=None) -> None:
+    """Every slot at row * stride + column (column * stride + row when transposed), runs of
+    consecutive elements along the stored rows as vector stores; or at `offset_of(ops, row, column)`
+    (tensor indices) when given."""
+    b = ctx.builder
+    rows_index, cols_index = index_vectors(ctx, src_map)
+    run = store_run(src_map, transposed)
+    if transposed and offset_of is None:
+        rows_index, cols_index = cols_index, rows_index
     for first in range(0, src_map.num_slots, run):
         slot = ir.Constant(I32, first)
-        offset = b.add(b.mul(b.extract_element(rows_index, slot), ir.Constant(I32, stride)),
-                       b.extract_element(cols_index, slot))
+        row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
+        if offset_of is not None:
+            offset = offset_of(IROps(b), row, col)
+        else:
+            offset = b.add(b.mul(row, ir.Constant(I32, stride)), col)
         pointer = b.gep(base, [offset], source_etype=I16)
         if run == 1:
             b.store(b.extract_element(value, slot), pointer)

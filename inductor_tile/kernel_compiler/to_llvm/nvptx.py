@@ -16,10 +16,17 @@ from .ptx_fixups import split_packed_int16
 PTX_VERSION = "84"
 
 
-def nvptx_machine(capability: int) -> llvm.TargetMachine:
+def nvptx_machine(capability: int, arch_specific: bool = False) -> llvm.TargetMachine:
+    """`arch_specific`: PTX for sm_90a (wgmma and its fences exist only there)."""
     llvm_tools.initialize_all()
     target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
-    return target.create_target_machine(cpu=f"sm_{capability}", features=f"+ptx{PTX_VERSION}", opt=3)
+    cpu = f"sm_{capability}{'a' if arch_specific else ''}"
+    return target.create_target_machine(cpu=cpu, features=f"+ptx{PTX_VERSION}", opt=3)
+
+
+def ptx_arch(ptx: str, capability: int) -> str:
+    """The ptxas -arch for `ptx`: sm_90a when it targets the arch-specific features, else sm_<capability>."""
+    return f"sm_{capability}a" if f".target sm_{capability}a" in ptx else f"sm_{capability}"
 
 
 def uses_libdevice(module: llvm.ModuleRef) -> bool:
@@ -44,7 +51,7 @@ def link_libdevice(module: llvm.ModuleRef, entry: str) -> None:
 
 def compile_to_ptx(llvm_ir: str, entry: str, capability: int) -> tuple[str, str]:
     """Return (optimized LLVM IR, PTX); the PTX has ptxas workarounds applied (ptx_fixups.py)."""
-    machine = nvptx_machine(capability)
+    machine = nvptx_machine(capability, arch_specific="wgmma." in llvm_ir)
     module = llvm_tools.parse(llvm_ir)
     if uses_libdevice(module):
         link_libdevice(module, entry)

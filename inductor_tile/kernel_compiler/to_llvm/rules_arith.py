@@ -170,9 +170,13 @@ def lower_negf(ctx: LoweringContext, op: Operation) -> None:
     _float_op(ctx, op, lambda a: ctx.builder.fneg(a))
 
 
-@lowering("arith.maximumf", "arith.minimumf")
+_MINMAX = {"arith.maximumf": "maximum", "arith.minimumf": "minimum", "arith.maxnumf": "maxnum", "arith.minnumf": "minnum"}
+
+
+@lowering(*_MINMAX)
 def lower_float_minmax(ctx: LoweringContext, op: Operation) -> None:
-    name = "maximum" if op.name == "arith.maximumf" else "minimum"
+    """maximum/minimum propagate NaN; maxnum/minnum give the other operand where one is NaN."""
+    name = _MINMAX[op.name]
 
     def compute(a: ir.Value, b: ir.Value) -> ir.Value:
         fn = ctx.intrinsic(f"llvm.{name}.{intrinsic_suffix(a.type)}", a.type, [a.type, a.type])

@@ -2,7 +2,7 @@
 
 A failed assertion and a print call out of the kernel, differently per target (a table):
 - CPU: `tile_device_assert_fail(message, pid x, y, z)` (runtime/device_assert.py records it and
-  the launch raises), and libc's `printf`;
+  the launch raises; the failing program returns at once), and libc's `printf`;
 - NVIDIA: CUDA's `__assertfail(message, file, line, function, char size)` and `vprintf`.
 Each thread checks (or prints) the elements it holds.
 """
@@ -48,6 +48,7 @@ def _cpu_fail(ctx: LoweringContext, message: str) -> None:
     fn = _function(ctx, "tile_device_assert_fail", ir.VoidType(), [I8.as_pointer(), I32, I32, I32])
     pids = [ctx.target.program_id(ctx.builder, ctx.function, axis) for axis in range(3)]
     ctx.builder.call(fn, [_string(ctx, message, "assert_message"), *pids])
+    ctx.builder.ret_void()  # the program ends here (as a GPU's trap ends it): nothing after the check runs
 
 
 def _nvidia_fail(ctx: LoweringContext, message: str) -> None:

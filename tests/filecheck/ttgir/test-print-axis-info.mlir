@@ -146,3 +146,25 @@ func.func @carried(%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %n: i32) {
   }
   func.return
 }
+
+// -----
+
+// The matmul tutorial's `(pid * 128 + arange) % n` with n a multiple of 16 (not a constant):
+// runs of 16 stay runs, starting at multiples of 16 (the wrap-around points are multiples of
+// n); with nothing known of m, nothing is known of the remainder's runs.
+// CHECK-LABEL: func.func @wrapped
+// CHECK: %w = arith.remsi %o, %ns {tt.axis_info = "contiguity = [16], divisibility = [16], constancy = [1]"
+// CHECK: %u = arith.remsi %o, %ms {tt.axis_info = "contiguity = [1], divisibility = [1], constancy = [1]"
+func.func @wrapped(%n: i32 {tt.divisibility = 16 : i32}, %m: i32) {
+  %pid = tt.get_program_id {axis = 0 : i32} : i32
+  %c128 = arith.constant 128 : i32
+  %start = arith.muli %pid, %c128 : i32
+  %ss = tt.splat %start : i32 -> tensor<128xi32>
+  %r = tt.make_range {end = 128 : i32, start = 0 : i32} : tensor<128xi32>
+  %o = arith.addi %ss, %r : tensor<128xi32>
+  %ns = tt.splat %n : i32 -> tensor<128xi32>
+  %w = arith.remsi %o, %ns : tensor<128xi32>
+  %ms = tt.splat %m : i32 -> tensor<128xi32>
+  %u = arith.remsi %o, %ms : tensor<128xi32>
+  func.return
+}

@@ -11,6 +11,7 @@ is `ex2.approx` of x*log2(e); other math calls libdevice (`__nv_*`), linked late
 from __future__ import annotations
 
 import math
+import os
 import re
 
 from llvmlite import ir
@@ -45,6 +46,8 @@ class NvidiaTarget(Target):
     def __init__(self, capability: int = 90):
         self.capability = capability
         self.mma_version = 2 if capability >= 80 else 0  # mma.sync.m16n8k16 for fp16/bf16 dots
+        if capability == 90 and os.environ.get("TILE_WGMMA", "0") == "1":
+            self.mma_version = 3  # wgmma (sm_90a) where a warpgroup can compute the dot: dot_wgmma.py
 
     def triple(self) -> str:
         return "nvptx64-nvidia-cuda"

@@ -1,0 +1,263 @@
+"""`tt.dot` on Hopper's warpgroup MMA: `wgmma.mma_async.m64nNk16` with both operands in shared memory.
+
+Used for a dot whose result has `#ttg.nvidia_mma<{versionMajor = 3}>` (4 warps along M, see
+`passes/accelerate_matmul.py`) when both operands come straight from their conversions
+(`dot_operands.deferred_dot`); otherwise the same layout is computed with mma.sync.
+
+Shared memory ("interleaved", no swizzle): an operand tile is made of 8 x 16-byte core
+matrices, each 128 contiguous bytes. Its two dimensions are MN (M for a, N for b) and K.
+- K-major (a as loaded, b transposed): a core matrix holds 8 MN indices x 8 consecutive k;
+  the element (mn, k) lies at (mn/8) SBO + (k/8) LBO + (mn%8) 16 B + (k%8) 2 B;
+- MN-major (b as loaded, a transposed): a core matrix holds 8 k x 8 consecutive mn;
+  (mn, k) lies at (mn/8) SBO + (k/8) LBO + (k%8) 16 B + (mn%8) 2 B.
+SBO steps along MN and LBO along K in both (the matrix descriptor's two strides). One of
+them gets a padding of a few 16-byte units, chosen so that the 16-byte stores of the source
+layout's threads fall in different banks (`choose_padding`).
+
+The rows of a are permuted on the way in. With W warpgroups (4W warps along M) the mma
+layout gives warp w = 4 wg + wl the tensor rows 64W i + 32W h + 32 wg + 8 wl + g (its
+repetitions 2i + h), and the warpgroup's wgmma instruction i gives warp wl its rows
+16 wl + 8h + g; so tensor row m is stored as row 64 (W i + wg) + 16 wl + 8h + g
+(`wgmma_row`), and warpgroup wg's instruction i reads the 64 rows from 64 (W i + wg). The
+accumulator of instruction i is then, per thread, the slots (2i + h, 2s + j) of the mma
+layout in the order d[4s + 2h + j] (row g, then g + 8, of each 8-column block s).
+
+The stores are followed by `fence.proxy.async.shared::cta` (wgmma reads through the async
+proxy) and a barrier; the dot issues `wgmma.fence`, every instruction (k steps outer), one
+`commit_group` and `wait_group 0`, so that the tiles may be overwritten afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from ..ir.dot_layouts import NvidiaMma
+from ..ir.layouts import LayoutMap
+from ..ir.ttg import layout_of
+from .context import F32, I32, I64, LoweringContext, float_kind
+
+WGMMA_M, WGMMA_K = 64, 16
+CORE_ELEMENTS = 64  # 8 x 8 16-bit elements: 128 bytes
+_TYPES = {"f16": "f16", "bf16": "bf16"}
+
+
+def _stored_for(dot: Operation, index: int) -> bool:
+    """Whether operand `index` of `dot` is a conversion that leaves its tile in shared memory for it."""
+    from .dot_operands import deferred_dot, mma_operand
+
+    conversion = dot.operands[index].owner
+    return (isinstance(conversion, Operation) and conversion.name == "ttg.convert_layout"
+            and mma_operand(conversion) is not None and deferred_dot(conversion) is dot)
+
+
+def wgmma_dot(dot: Operation) -> bool:
+    """Whether `dot` is computed with wgmma: an mma version 3 result whose b is a conversion that
+    leaves its tile in shared memory for it. a is read from shared memory too when its conversion
+    is of the same kind (`a_in_shared_memory`), else from registers (its mma.sync fragments:
+    attention's q, loaded once, and p, computed in registers)."""
+    layout = layout_of(dot.results[0].type)
+    return isinstance(layout, NvidiaMma) and layout.version == 3 and _stored_for(dot, 1)
+
+
+def a_in_shared_memory(dot: Operation) -> bool:
+    return _stored_for(dot, 0)
+
+
+def warpgroups(dot: Operation) -> int:
+    """Warpgroups along M of a wgmma dot (1 or 2)."""
+    layout = layout_of(dot.results[0].type)
+    assert isinstance(layout, NvidiaMma)
+    return layout.warps_per_cta[0] // 4
+
+
+def wgmma_row(o, m, groups: int = 1):
+    """Instruction row order (in shared memory) of tensor row m of operand a, for `groups`
+    (1 or 2) warpgroups along M."""
+    shift = groups.bit_length() - 1  # log2
+    block = o.shr(m, 6 + shift)  # i
+    half = o.and_(o.shr(m, 5 + shift), 1)  # h
+    group = o.and_(o.shr(m, 5), groups - 1)  # wg
+    warp = o.and_(o.shr(m, 3), 3)  # wl
+    first = o.mul(o.add(o.mul(block, groups), group), 64)
+    return o.add(o.add(first, o.mul(warp, 16)), o.add(o.mul(half, 8), o.and_(m, 7)))
+
+
+@dataclass(frozen=True)
+class WgmmaTile:
+    """Where an operand tile lies in shared memory (strides in 16-bit elements)."""
+
+    mn_major: bool
+    sbo: int  # between core matrices along MN
+    lbo: int  # between core matrices along K
+    elements: int  # the tile's size, padding included
+
+    def offset(self, o, mn, k):
+        """Element offset of (mn, k) (mn already permuted for operand a)."""
+        inner = (o.add(o.mul(o.and_(k, 7), 8), o.and_(mn, 7)) if self.mn_major
+                 else o.add(o.mul(o.and_(mn, 7), 8), o.and_(k, 7)))
+        return o.add(o.add(o.mul(o.shr(mn, 3), self.sbo), o.mul(o.shr(k, 3), self.lbo)), inner)
+
+
+def tile_layout(mn_size: int, k_size: int, mn_major: bool, padding: int) -> WgmmaTile:
+    """The tile of mn_size x k_size elements with `padding` elements (a multiple of 8) after each
+    group of core matrices along the outer stride."""
+    if mn_major:  # core matrices along MN first, then K
+        sbo = CORE_ELEMENTS + padding
+        lbo = (mn_size // 8) * sbo
+    else:
+        sbo = CORE_ELEMENTS
+        lbo = (mn_size // 8) * CORE_ELEMENTS + padding
+    return WgmmaTile(mn_major, sbo, lbo, (k_size // 8) * lbo)
+
+
+def choose_padding(src_map: LayoutMap, op_idx: int, mn_major: bool, run: int, groups: int = 1) -> int:
+    """The padding (0..56 elements, multiples of 8) with the fewest bank conflicts for the first
+    vector store of warp 0's threads: each quarter-warp's 16-byte stores should hit 8 different
+    16-byte bank groups."""
+    from .dot_operands import IntOps
+
+    if run != 8:
+        return 8
+    o = IntOps()
+    rows, cols = src_map.shape
+    mn_size, k_size = (rows, cols) if op_idx == 0 else (cols, rows)
+    best, best_cost = 0, None
+    for padding in range(0, 64, 8):
+        tile = tile_layout(mn_size, k_size, mn_major, padding)
+        cost = 0
+        for quarter in range(4):
+            banks: dict[int, set[int]] = {}
+            for lane in range(8 * quarter, 8 * quarter + 8):
+                r, c = src_map.index(0, lane, 0)
+                mn, k = (r, c) if op_idx == 0 else (c, r)
+                if op_idx == 0:
+                    mn = wgmma_row(o, mn, groups)
+                address = tile.offset(o, mn, k) * 2
+                banks.setdefault((address // 16) % 8, set()).add(address)
+            cost += max(len(a) for a in banks.values())
+        if best_cost is None or cost < best_cost:
+            best, best_cost = padding, cost
+    return best
+
+
+@dataclass
+class WgmmaOperand:
+    """An operand tile left in shared memory for a wgmma dot."""
+
+    base: ir.Value
+    tile: WgmmaTile
+
+
+def descriptor(ctx: LoweringContext, base: ir.Value, offset_elements: int | ir.Value, tile: WgmmaTile) -> ir.Value:
+    """The 64-bit matrix descriptor of the core matrices starting `offset_elements` into the tile:
+    start address, LBO and SBO in 16-byte units, no swizzle."""
+    b = ctx.builder
+    offset = ir.Constant(I32, offset_elements) if isinstance(offset_elements, int) else offset_elements
+    address = b.ptrtoint(b.gep(base, [offset], source_etype=ir.IntType(16)), I64)
+    start = b.and_(b.lshr(address, ir.Constant(I64, 4)), ir.Constant(I64, 0x3FFF))
+    strides = (((tile.lbo * 2) >> 4) & 0x3FFF) << 16 | (((tile.sbo * 2) >> 4) & 0x3FFF) << 32
+    return b.or_(start, ir.Constant(I64, strides))
+
+
+def store_offset(o, tile: WgmmaTile, op_idx: int, row, col, groups: int = 1):
+    """Element offset of tensor element (row, col) of operand `op_idx` in its tile."""
+    if op_idx == 0:
+        return tile.offset(o, wgmma_row(o, row, groups), col)
+    return tile.offset(o, col, row)
+
+
+def accumulator_slots(c_map: LayoutMap, block: int) -> list[int]:
+    """The accumulator slots of instruction `block` (rows 64 block ..) in wgmma's register order."""
+    col_blocks = c_map.slots_per_dim[1] // 2
+    return [c_map.slot_of_coords((2 * block + h, 2 * s + j)) for s in range(col_blocks) for h in (0, 1) for j in (0, 1)]
+
+
+def _side_effect(ctx: LoweringContext, text: str) -> None:
+    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "", side_effect=True)
+    ctx.builder.call(asm, [])
+
+
+def fence_async_shared(ctx: LoweringContext) -> None:
+    """Make this thread's st.shared visible to the async proxy wgmma reads through."""
+    _side_effect(ctx, "fence.proxy.async.shared::cta;")
+
+
+def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir.Value, trans_a: int, trans_b: int,
+           acc: list[ir.Value]) -> list[ir.Value]:
+    ty = _TYPES[kind]
+    count = len(acc)
+    outs = ", ".join(f"${i}" for i in range(count))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 2) + ", 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{outs}}}, ${count}, ${count + 1}, p, 1, 1, "
+            f"{trans_a}, {trans_b}; }}")
+    constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I64, I64, I32] + [F32] * count),
+                       text, constraints, side_effect=True)
+    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def _wait(ctx: LoweringContext, acc: list[ir.Value]) -> list[ir.Value]:
+    """wgmma.wait_group 0 with the accumulators passing through it, so that nothing reads them earlier."""
+    count = len(acc)
+    constraints = ",".join(["=f"] * count + [str(i) for i in range(count)])
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [F32] * count),
+                       "wgmma.wait_group.sync.aligned 0;", constraints, side_effect=True)
+    out = ctx.builder.call(asm, acc)
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value], b_desc: ir.Value, trans_b: int,
+                       acc: list[ir.Value]) -> list[ir.Value]:
+    """As `_wgmma` with a's four registers (this warp's 16 rows x 16 k, mma.sync's a fragment)."""
+    ty = _TYPES[kind]
+    count = len(acc)
+    outs = ", ".join(f"${i}" for i in range(count))
+    regs = ", ".join(f"${count + i}" for i in range(4))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 5) + ", 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{outs}}}, {{{regs}}}, ${count + 4}, p, 1, 1, "
+            f"{trans_b}; }}")
+    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count),
+                       text, constraints, side_effect=True)
+    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> ir.Value:
+    """`a`: a WgmmaOperand, or a function (instruction i, k step q) -> its four a registers."""
+    builder = ctx.builder
+    kind = float_kind(op.operands[0].type)
+    c_map = ctx.layout_map(op.results[0].type)
+    m_size, k_size = op.operands[0].type.get_shape()
+    n_size = op.operands[1].type.get_shape()[1]
+    acc = ctx.get(op.operands[2])
+    groups = warpgroups(op)
+    blocks = [accumulator_slots(c_map, i) for i in range(m_size // (WGMMA_M * groups))]
+    registers = [[builder.extract_element(acc, ir.Constant(I32, slot)) for slot in slots] for slots in blocks]
+    # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
+    in_registers = not isinstance(a, WgmmaOperand)
+    if not in_registers:
+        group = builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2))
+        group_offset = builder.mul(group, ir.Constant(I32, 8 * a.tile.sbo))
+    _side_effect(ctx, "wgmma.fence.sync.aligned;")
+    for q in range(k_size // WGMMA_K):
+        b_desc = descriptor(ctx, b.base, 2 * q * b.tile.lbo, b.tile)
+        for i in range(len(blocks)):
+            if in_registers:
+                registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
+                                                  registers[i])
+                continue
+            static = 8 * groups * i * a.tile.sbo + 2 * q * a.tile.lbo
+            a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
+            registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
+                                  registers[i])
+    _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
+    out = acc
+    for slots, values in zip(blocks, registers):
+        for slot, value in zip(slots, _wait(ctx, values)):
+            out = builder.insert_element(out, value, ir.Constant(I32, slot))
+    return out
