@@ -2,6 +2,7 @@
 
 from .kernel_compiler.compiler import CompiledKernel, compile
 from .kernel_compiler.errors import CompilationError, PerformanceWarning
+from .kernel_compiler.runtime.sanitizer import SanitizerError
 from .kernel_compiler.runtime.jit import JITFunction, jit
 from .kernel_compiler.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from . import config, language, metrics, testing
@@ -26,4 +27,4 @@ def __getattr__(name: str):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "PerformanceWarning", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "config", "jit", "language", "metrics", "testing", "__version__"]
+__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "PerformanceWarning", "SanitizerError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "config", "jit", "language", "metrics", "testing", "__version__"]

@@ -45,6 +45,10 @@ variables give the defaults:
 - ``scans`` (``TILE_SCANS``: ``cpu`` (default), ``on``, ``off``): cumsum/cumprod/logcumsumexp/
   cummax/cummin and sort/argsort as generated kernels (``codegen/scans.py``); ``cpu``: on the CPU
   target only, since the GPU lowering of scans has not yet run on a GPU (aten's kernels serve there).
+- ``sanitize`` (``TILE_SANITIZE``, default off): kernels are compiled with run-time checks of
+  every load, store and atomic against the storage of the tensor argument the pointer came from,
+  and of integer division by zero; a violation raises ``inductor_tile.SanitizerError`` after the
+  launch (``kernel_compiler/passes/sanitize.py``, ``runtime/sanitizer.py``). Read at each launch.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -92,6 +96,7 @@ graph_cache: bool = _env_flag("TILE_GRAPH_CACHE", True)
 progress: bool = _env_flag("TILE_PROGRESS", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 perf_warnings: bool = _env_flag("TILE_PERF_WARNINGS", False)
+sanitize: bool = _env_flag("TILE_SANITIZE", False)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "on", "off", "force"))
 scans: str = _env_choice("TILE_SCANS", "cpu", ("cpu", "on", "off"))

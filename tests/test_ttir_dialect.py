@@ -114,7 +114,8 @@ def test_pass_table():
     ttgir = {"convert-to-ttgir", "coalesce", "remove-layout-conversions", "test-print-axis-info"}
     cpu = {"broadcast-compare-operands"}
     dots = {"accelerate-matmul", "pipeline-loads", "pointer-induction"}  # GPU passes for tl.dot
-    assert set(PASSES) == {"canonicalize", "constant-fold", "cse", "dce", "licm"} | cpu | ttgir | dots
+    sanitizer = {"sanitize"}  # TILE_SANITIZE=1
+    assert set(PASSES) == {"canonicalize", "constant-fold", "cse", "dce", "licm"} | cpu | ttgir | dots | sanitizer
     assert all(get_pass(name).name == name for name in PASSES)
     with pytest.raises(KeyError, match="unknown pass"):
         get_pass("inline")

@@ -24,7 +24,8 @@ def compile_task(name: str, source: str, specs: list[tuple], target: str, num_wa
     from .runtime import load_kernel
 
     fn = load_kernel(name, source)
-    compile_specialized(fn, arg_specs(specs), target=target, num_warps=num_warps, load=False)  # no GPU context here
+    compile_specialized(fn, arg_specs(specs), target=target, num_warps=num_warps, load=False,  # no GPU context here
+                        sanitize=os.environ.get("TILE_SANITIZE") == "1")
     return True
 
 

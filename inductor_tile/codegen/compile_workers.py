@@ -207,6 +207,7 @@ def compile_source(name: str, source: str, specs: list[tuple], target: str, num_
     equal_to_1)` per parameter. The future's result is True once the binary is in the disk
     cache.
     """
+    from .. import config
     from ..kernel_compiler.runtime import disk_cache
 
     if disk_cache.cache_dir() is None:  # a worker's compile would be lost
@@ -222,4 +223,5 @@ def compile_source(name: str, source: str, specs: list[tuple], target: str, num_
     # it was started in): code flags, where the cache is, and that it is on
     env = {flag: os.environ.get(flag) for flag in (*disk_cache.CODE_ENV_FLAGS, *TASK_ENV_FLAGS)}
     env["TILE_CACHE_DIR"] = str(disk_cache.cache_dir())
+    env["TILE_SANITIZE"] = "1" if config.sanitize else "0"  # the setting, however it was made
     return workers_pool.submit((name, source, specs, target, num_warps, env))

@@ -9,6 +9,7 @@ Stages: source -> "ttir" (front end + TTIR optimizations) -> "ttgir" (layouts) -
 
 from __future__ import annotations
 
+import json
 import logging
 import operator
 import os
@@ -40,10 +41,17 @@ class CompiledKernel:
     runner: Any = None  # the target's launcher (CPUKernel, CUDARunner); None runs the interpreter
     shared_bytes: int = 0
     entry: str = ""  # the binary's entry symbol
+    # compiled sanitized: asm["sanitizer"] lists its checks (JSON; runtime/sanitizer.py)
     binary: bytes | None = None  # the object file (CPU) or cubin (CUDA) the runner was made from
     cache_key: str | None = None  # its on-disk cache key, when the disk cache was consulted
     from_disk: bool = False  # loaded from the on-disk cache rather than compiled
     perf_findings: list = field(default_factory=list)  # diagnostics/perf_warnings.PerfFinding records
+
+    @property
+    def sanitizer_sites(self) -> list | None:
+        """The checks of a kernel compiled sanitized (kind, kernel line, argument per site); None if not sanitized."""
+        text = self.asm.get("sanitizer")
+        return json.loads(text) if text else None
 
     def launch_values(self, jit_fn: Any, values: tuple, grid: tuple[int, int, int]) -> None:
         """Launch with the arguments in parameter order (constexprs included)."""
@@ -63,8 +71,9 @@ def parse_target(target: str | None) -> str:
 
 
 def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4,
-                        native: bool = True, load: bool = True) -> CompiledKernel | None:
+                        native: bool = True, load: bool = True, sanitize: bool | None = None) -> CompiledKernel | None:
     """Run the pipeline. With `native=False` stop after the last IR stage (no binary, no launcher).
+    `sanitize` (default: `inductor_tile.config.sanitize`) adds the sanitizer's run-time checks.
 
     Native compiles go through the on-disk cache (runtime/disk_cache.py): a valid entry is
     loaded instead of compiling, and a fresh compile is stored. `load=False` (compile workers)
@@ -75,9 +84,13 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
 
     start = time.perf_counter()
     target = parse_target(target)
+    if sanitize is None:
+        from .. import config
+
+        sanitize = config.sanitize
     key = None
     if native and disk_cache.cache_dir() is not None:
-        key = disk_cache.kernel_key(jit_fn, specs, num_warps, target)
+        key = disk_cache.kernel_key(jit_fn, specs, num_warps, target, sanitize=sanitize)
         if not os.environ.get("TILE_DUMP_IR"):  # a dump wants every stage freshly made
             entry = disk_cache.load(key)
             if entry is not None and not load:
@@ -90,7 +103,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
                     log.debug("loaded %s for %s from the disk cache in %.3fs", kernel.name, target,
                               kernel.compile_seconds)
                     return kernel
-    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load)
+    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load, sanitize)
     if load:  # compile workers (load=False) leave warnings to the process that loads the kernel
         perf_warnings.report(kernel.perf_findings, jit_fn)
     if native:
@@ -135,31 +148,43 @@ def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps:
 
 
 def _make_runner(kernel: CompiledKernel) -> Any:
+    sites = kernel.sanitizer_sites
+    if sites is not None:  # the launcher takes the hidden arguments too, and is wrapped
+        from .runtime.sanitizer import SanitizedRunner, hidden_specs
+
+        inner = _target_runner(kernel, kernel.specs + hidden_specs(kernel.specs))
+        return SanitizedRunner(inner, kernel.name, kernel.specs, sites, kernel.target)
+    return _target_runner(kernel, kernel.specs)
+
+
+def _target_runner(kernel: CompiledKernel, specs: list[ArgSpec]) -> Any:
     if kernel.target.split(":")[0] == "cpu":
         from .runtime.cpu_launcher import CPUKernel
 
-        return CPUKernel.from_object(kernel.binary, kernel.entry, kernel.specs)
-    kinds = [spec.type.to_ir_string() for spec in kernel.specs if spec.kind != "constexpr"]
+        return CPUKernel.from_object(kernel.binary, kernel.entry, specs)
+    kinds = [spec.type.to_ir_string() for spec in specs if spec.kind != "constexpr"]
     if kernel.target.split(":")[0] == "hip":
         from .runtime.hip_launcher import HIPKernel
 
-        return CUDARunner(HIPKernel(kernel.binary, kernel.entry, kinds, kernel.num_warps), kernel.specs)
+        return CUDARunner(HIPKernel(kernel.binary, kernel.entry, kinds, kernel.num_warps), specs)
     from .runtime.cuda_launcher import CUDAKernel
 
-    return CUDARunner(CUDAKernel(kernel.binary, kernel.entry, kinds, kernel.num_warps, kernel.shared_bytes),
-                      kernel.specs)
+    return CUDARunner(CUDAKernel(kernel.binary, kernel.entry, kinds, kernel.num_warps, kernel.shared_bytes), specs)
 
 
 def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
-                  start: float, load: bool = True) -> CompiledKernel:
+                  start: float, load: bool = True, sanitize: bool = False) -> CompiledKernel:
     from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
 
     module = generate_ttir(jit_fn, specs, TTIRBuilder())
+    sites = _sanitize(module) if sanitize else None
     module = optimize_ttir(module)
     kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module)
     kernel.asm["ttir"] = print_ir(module)
+    if sites is not None:
+        kernel.asm["sanitizer"] = json.dumps(sites)
     if target.split(":")[0] == "cpu":
         _compile_cpu(kernel, native, load)
     elif target.split(":")[0] == "cuda":
@@ -170,6 +195,16 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     _dump(kernel)
     log.debug("compiled %s for %s in %.3fs", kernel.name, target, kernel.compile_seconds)
     return kernel
+
+
+def _sanitize(module: Any) -> list:
+    """Add the sanitizer's checks before every access and integer division; returns their sites."""
+    from .ir.context import make_context
+    from .passes.sanitize import SanitizePass
+    from .runtime.sanitizer import sites_of
+
+    SanitizePass().apply(make_context(), module)
+    return sites_of(module)
 
 
 #: O3 for the CPU target without loop unrolling: a tile is already one wide vector, so unrolling
@@ -183,7 +218,6 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     from .ir.context import make_context, print_ir
     from .passes.broadcast_compare_operands import BroadcastCompareOperandsPass
     from .passes.pipeline import make_ttgir
-    from .runtime.cpu_launcher import CPUKernel
     from .to_llvm import llvm_tools
     from .to_llvm.lowering import lower_to_llvm
     from .to_llvm.targets import get_target
@@ -207,7 +241,7 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
         kernel.entry = lowered.entry
         kernel.binary = machine.emit_object(module_ref)
         if load:
-            kernel.runner = CPUKernel.from_object(kernel.binary, lowered.entry, kernel.specs)
+            kernel.runner = _make_runner(kernel)
 
 
 def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> None:

@@ -33,6 +33,7 @@ from .tt_dot import DotOp
 from .tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from .tt_permute import PERMUTE_OPS
 from .tt_debug import DEBUG_OPS
+from .tt_sanitize import SANITIZE_OPS
 from .tt_combine import COMBINE_OPS
 from .layouts import SliceEncodingAttr
 from .tt_types import PointerType, element_of, encoding_of_type, expect, i32_attr, numel, shape_of, with_shape
@@ -362,6 +363,8 @@ TT = Dialect(
         *COMBINE_OPS,
         # Matrix products
         DotOp,
+        # Sanitizer checks (passes/sanitize.py)
+        *SANITIZE_OPS,
     ],
     [PointerType],
 )

@@ -17,6 +17,7 @@ from .licm import LoopInvariantCodeMotionPass
 from .pipeline_loads import PipelineLoadsPass
 from .pointer_induction import PointerInductionPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
+from .sanitize import SanitizePass
 from .test_print_axis_info import TestPrintAxisInfoPass
 
 PASSES: dict[str, type[ModulePass]] = {
@@ -27,6 +28,7 @@ PASSES: dict[str, type[ModulePass]] = {
         CommonSubexpressionEliminationPass,
         DeadCodeEliminationPass,
         LoopInvariantCodeMotionPass,
+        SanitizePass,  # TILE_SANITIZE=1, before the TTIR pipeline
         BroadcastCompareOperandsPass,  # CPU target
         # TTGIR
         ConvertToTTGIRPass,

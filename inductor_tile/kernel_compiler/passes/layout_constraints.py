@@ -24,9 +24,11 @@ from ..ir import tt
 from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import Layout, Slice
 from ..ir.tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
+from ..ir.tt_sanitize import PtrToIntOp, SanitizerReportOp
 from ..ir.ttg import layout_of, with_layout
 
-_ELEMENTWISE_TT = (tt.AddPtrOp, tt.BitcastOp, tt.IntToPtrOp, tt.MulhiUIOp, LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp)
+_ELEMENTWISE_TT = (tt.AddPtrOp, tt.BitcastOp, tt.IntToPtrOp, tt.MulhiUIOp, LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp,
+                   PtrToIntOp, SanitizerReportOp)
 
 
 def is_elementwise(op: Operation) -> bool:

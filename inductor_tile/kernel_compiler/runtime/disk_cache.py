@@ -148,8 +148,8 @@ def target_identity(target: str) -> str:
     return target
 
 
-def kernel_key(jit_fn: Any, specs: list[Any], num_warps: int, target: str) -> str:
-    """sha256 of everything that decides a compiled kernel's code."""
+def kernel_key(jit_fn: Any, specs: list[Any], num_warps: int, target: str, sanitize: bool = False) -> str:
+    """sha256 of everything that decides a compiled kernel's code (`sanitize`: the sanitizer's checks)."""
     parts = {
         "source": jit_fn.cache_key,  # the kernel and every @jit function it calls, transitively
         "specs": [list(map(str, s.key())) for s in specs],
@@ -158,6 +158,8 @@ def kernel_key(jit_fn: Any, specs: list[Any], num_warps: int, target: str) -> st
         "compiler": compiler_fingerprint(),
         "env": {name: os.environ.get(name, "") for name in CODE_ENV_FLAGS},
     }
+    if sanitize:
+        parts["sanitize"] = True
     return _sha256(json.dumps(parts, sort_keys=True).encode())
 
 

@@ -16,6 +16,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
+from ... import config as _config
 from ...language.core import constexpr, current_semantic
 from ..frontend.specialization import ArgSpec, specialize
 from . import device_assert
@@ -153,7 +154,7 @@ class JITFunction:
             return self.run_interpreted(args, kwargs, grid, num_warps)
         try:
             key, values = self.binder(*args, **kwargs)
-            compiled = self.launch_cache.get((key, num_warps))
+            compiled = self.launch_cache.get((key, num_warps, _config.sanitize))
         except TypeError:  # wrong arguments, or an unhashable constexpr: the slow path explains or copes
             key, values, compiled = None, None, None
         if compiled is None:
@@ -161,7 +162,7 @@ class JITFunction:
             values = tuple(bound.values())
             compiled = self.compile_for(bound, num_warps)
             if key is not None:
-                self.launch_cache[(key, num_warps)] = compiled
+                self.launch_cache[(key, num_warps, _config.sanitize)] = compiled
         if grid.__class__ is not tuple or not 1 <= len(grid) <= 3:
             grid = resolve_grid(grid, dict(zip(self.arg_names, values)))
         elif len(grid) < 3:
@@ -191,14 +192,15 @@ class JITFunction:
         the binary from the cache); when it returns None, a thread compiles as usual.
         Returns the compile's future (None if this specialization was already started).
         """
-        key = (tuple(s.key() for s in specs), num_warps, target)
+        key = (tuple(s.key() for s in specs), num_warps, target, _config.sanitize)
         if key in self.cache:
             return None
         future = elsewhere() if elsewhere is not None else None
         if future is None:
             from ..compiler import compile_specialized
 
-            future = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps)
+            future = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps,
+                                          sanitize=_config.sanitize)
         self.cache[key] = future
         return future
 
@@ -207,7 +209,8 @@ class JITFunction:
         check_num_warps(self.__name__, num_warps)
         specs = self.specialize(bound)
         target = launch_target(bound)
-        key = (tuple(s.key() for s in specs), num_warps, target)
+        sanitize = _config.sanitize
+        key = (tuple(s.key() for s in specs), num_warps, target, sanitize)
         compiled = self.cache.get(key)
         if isinstance(compiled, Future):
             try:
@@ -220,7 +223,7 @@ class JITFunction:
         if compiled is None:
             from ..compiler import compile_specialized
 
-            compiled = compile_specialized(self, specs, target=target, num_warps=num_warps)
+            compiled = compile_specialized(self, specs, target=target, num_warps=num_warps)  # reads config.sanitize
             self.cache[key] = compiled
         return compiled
 

@@ -10,8 +10,8 @@ After the first launch, the site runs a function generated for the argument clas
 it reads each tensor's address once, and when every address is 16-byte aligned and every
 integer has the same specialization facts as before (divisible by 16, equal to 1, fits
 in 32 bits), it hands the values straight to the compiled kernel's runner. Anything else
-(an unaligned tensor, a new integer fact, `TILE_INTERPRET`, an argument of another class)
-takes the general path, `jit_fn.run`, which specializes, compiles if needed and explains
+(an unaligned tensor, a new integer fact, `TILE_INTERPRET`, `config.sanitize`, an argument of
+another class) takes the general path, `jit_fn.run`, which specializes, compiles if needed and explains
 errors; a general launch with aligned tensors re-arms the fast path for what it compiled.
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import linecache
 from typing import Any
 
+from ... import config as _config
 from . import device_assert
 from .jit import interpret_enabled
 
@@ -61,13 +62,13 @@ class LaunchSite:
         """Launch through `jit_fn.run`, then arm the fast path for what it compiled."""
         fn = self.jit_fn
         fn.run(*args, grid=grid, num_warps=self.num_warps, **self.constexprs)
-        if interpret_enabled() or len(args) != len(self.runtime_names):
+        if interpret_enabled() or _config.sanitize or len(args) != len(self.runtime_names):
             return
         try:
             key, values = fn.binder(*args, **self.constexprs)
         except TypeError:
             return
-        compiled = fn.launch_cache.get((key, self.num_warps))
+        compiled = fn.launch_cache.get((key, self.num_warps, False))
         if compiled is not None and getattr(compiled, "runner", None) is not None:
             self._fast = self._build_fast(args, values, compiled.runner)
 
@@ -104,9 +105,9 @@ class LaunchSite:
         if pointers:
             checks.insert(0, f"({' | '.join(pointers)}) & 15")
         if checks:
-            lines.append(f"    if {' or '.join(checks)} or _interpret():")
+            lines.append(f"    if {' or '.join(checks)} or _interpret() or _config.sanitize:")
         else:
-            lines.append("    if _interpret():")
+            lines.append("    if _interpret() or _config.sanitize:")
         lines.append("        return False")
         values_tuple = f"({', '.join(full)}{',' if len(full) == 1 else ''})"
         if picks_pointers:
@@ -117,7 +118,7 @@ class LaunchSite:
         lines.append("    _site.fast_launches += 1")
         lines.append("    return True")
         source = "\n".join(lines) + "\n"
-        scope.update({"_interpret": interpret_enabled, "_site": self,
+        scope.update({"_interpret": interpret_enabled, "_site": self, "_config": _config,
                       "_assert_failures": device_assert.failures, "_raise_assert_failures": device_assert.raise_failures})
         if picks_pointers:
             scope.update({"_launch": runner.kernel.launch, "_pick": runner.pick})

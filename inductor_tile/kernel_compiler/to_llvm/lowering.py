@@ -16,6 +16,7 @@ from xdsl.dialects.func import FuncOp
 from . import rules_arith, rules_control, rules_memory, rules_reduce, rules_tensor  # noqa: F401 (register rules)
 from . import rules_combine, rules_debug, rules_permute  # noqa: F401 (register rules)
 from . import rules_dot  # noqa: F401 (register rules)
+from . import rules_sanitize  # noqa: F401 (register rules)
 from .context import LoweringContext, LoweringError, lower_block
 from .target import Target
 
