@@ -440,8 +440,7 @@ def codegen(scheduling, template_snode, epilogue: list) -> None:
 def _emit(scheduling, template_snode, epilogue: list) -> None:
     from torch._inductor.virtualized import V
 
-    from ..codegen import runtime
-    from .scheduling import _defined_kernels, _kernel_name
+    from .scheduling import _defined_kernels, _kernel_name, checked_kernel
 
     buf = template_snode.node
     spec, cfg = buf.tile_spec(), buf.tile_config
@@ -463,21 +462,8 @@ def _emit(scheduling, template_snode, epilogue: list) -> None:
             raise Unsupported(f"template codegen error {type(e).__name__}: {e}") from e
         break
     wrapper = V.graph.wrapper_code
-    lines = source.replace(kernel.name, "KERNEL").splitlines()
-    key = ("\n".join(ln for ln in lines if not ln.lstrip().startswith("#")), repr(kernel.signature()), "template")
+    key, name, source, _, reused = checked_kernel(wrapper, name, kernel, source, "template")
     defined = _defined_kernels(wrapper)
-    reused = key in defined
-    if reused:
-        name, source = defined[key]
-    else:
-        name = f"{name}_{wrapper.next_kernel_suffix()}"
-        source = source.replace(kernel.name, name)
-        try:
-            fn = runtime.load_kernel(name, source)
-            runtime.check_frontend(fn, *kernel.signature())
-        except Exception as e:
-            log.warning("tile: template kernel %s does not compile (%s)", name, e)
-            raise Unsupported(f"template kernel does not compile: {type(e).__name__}: {e}") from e
     for elided in sorted(kernel.elided):
         V.graph.removed_buffers.add(elided)
     for snode in nodes:

@@ -125,23 +125,8 @@ class TileScheduling(BaseScheduling):
                     continue
             break
         tune = _autotune_configs(device_type, kernel)
-        # groups with the same code (a model's repeated layers) share one kernel, compiled once
-        lines = source.replace(kernel.name, "KERNEL").splitlines()
-        code = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#"))  # comments name the nodes
-        key = (code, repr(kernel.signature()), repr(tune))
+        key, name, source, fn, reused = checked_kernel(wrapper, name, kernel, source, repr(tune))
         defined = _defined_kernels(wrapper)
-        reused = key in defined
-        if reused:
-            name, source = defined[key]
-        else:
-            name = f"{name}_{wrapper.next_kernel_suffix()}"
-            source = source.replace(kernel.name, name)
-            try:
-                fn = runtime.load_kernel(name, source)
-                runtime.check_frontend(fn, *kernel.signature())
-            except Exception as e:  # a generator bug: fall back rather than fail at run time
-                log.warning("tile: generated kernel %s does not compile (%s); falling back", name, e)
-                raise Unsupported(f"generated kernel does not compile: {type(e).__name__}: {e}") from e
         # only now, with the kernel known to be generated, change Inductor's state
         for size in kernel.int32_guards:  # a larger input recompiles instead of overflowing
             _guard_leq(size, 2**31 - 1)
@@ -270,6 +255,29 @@ def _generates_alone(snode) -> bool:
         return True
     except Unsupported:
         return False
+
+
+def checked_kernel(wrapper, name: str, kernel, source: str, variant: str):
+    """(key, name, source, fn, reused) of a generated kernel: groups with the same code (a model's
+    repeated layers) share one kernel, compiled once; a new one gets its wrapper-unique name and
+    goes through our front end, so a generator bug raises Unsupported (a fallback), not a failed run.
+    `fn` is None for a reused kernel; the caller defines a new one with `define_kernel` once it has
+    committed to it."""
+    lines = source.replace(kernel.name, "KERNEL").splitlines()
+    code = "\n".join(ln for ln in lines if not ln.lstrip().startswith("#"))  # comments name the nodes
+    key = (code, repr(kernel.signature()), variant)
+    defined = _defined_kernels(wrapper)
+    if key in defined:
+        return (key, *defined[key], None, True)
+    name = f"{name}_{wrapper.next_kernel_suffix()}"
+    source = source.replace(kernel.name, name)
+    try:
+        fn = runtime.load_kernel(name, source)
+        runtime.check_frontend(fn, *kernel.signature())
+    except Exception as e:  # a generator bug: fall back rather than fail at run time
+        log.warning("tile: generated kernel %s does not compile (%s); falling back", name, e)
+        raise Unsupported(f"generated kernel does not compile: {type(e).__name__}: {e}") from e
+    return key, name, source, fn, False
 
 
 def _defined_kernels(wrapper) -> dict:
