@@ -49,3 +49,17 @@ def test_a_failure_prints_its_seed_and_replay_command(monkeypatch):
     assert not result.ok
     assert "python -m inductor_tile.tools.fuzz --seed 7" in text and "planted mismatch" in text
     assert fuzz.generate(7).source in text and "1 failed (seeds 7)" in text
+
+
+def test_the_refusal_check_sees_the_marked_inputs():
+    """A mark_dynamic case's inputs for the eager/Inductor refusal check carry the same mark as ours
+    (unmarked inputs made Dynamo's own ConstraintViolationError look like our failure on torch 2.11)."""
+    case = next(c for c in (fuzz.generate(seed, "cpu") for seed in range(200)) if c.mode == "mark_dynamic")
+    inputs = fuzz._inputs(case, case.sizes[0], "cpu", 0, requires_grad=False, mark=True)
+    marked = [(i, d) for i, (t, inp) in enumerate(zip(inputs, case.inputs)) for d, token in enumerate(inp.sig)
+              if token == ("base", case.marked)]
+    assert marked, case.describe()
+    for i, d in marked:
+        assert d in getattr(inputs[i], "_dynamo_dynamic_indices", set()), (i, d)
+    unmarked = fuzz._inputs(case, case.sizes[0], "cpu", 0, requires_grad=False, mark=False)
+    assert all(not getattr(t, "_dynamo_dynamic_indices", set()) for t in unmarked)
