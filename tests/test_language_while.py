@@ -1,0 +1,178 @@
+"""`while cond:` loops on runtime values (scf.while): a scalar loop, a loop carrying a tensor
+and a loop whose trip count comes from memory. Interpreter and CPU target against Python/torch
+references in float64 or exact integers; outputs start as NaN (or a sentinel); the PTX of each
+kernel assembles with ptxas."""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+import torch
+
+import inductor_tile
+import inductor_tile.language as tl
+from inductor_tile.kernel_compiler.errors import CompilationError
+
+N = 32
+
+
+@inductor_tile.jit
+def collatz_kernel(start_ptr, steps_ptr):
+    """The number of Collatz steps from the program's start value down to 1."""
+    pid = tl.program_id(0)
+    n = tl.load(start_ptr + pid)
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    tl.store(steps_ptr + pid, steps)
+
+
+def collatz_steps(n: int) -> int:
+    steps = 0
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        steps += 1
+    return steps
+
+
+@inductor_tile.jit
+def halve_until_small_kernel(x_ptr, out_ptr, rounds_ptr, limit, N: tl.constexpr):
+    """Halves a row until its largest magnitude is below `limit` (a tensor carried through the loop)."""
+    row = tl.program_id(0)
+    offsets = row * N + tl.arange(0, N)
+    x = tl.load(x_ptr + offsets)
+    rounds = 0
+    while tl.max(tl.abs(x), axis=0) >= limit:
+        x = x * 0.5
+        rounds += 1
+    tl.store(out_ptr + offsets, x)
+    tl.store(rounds_ptr + row, rounds)
+
+
+@inductor_tile.jit
+def loaded_trip_count_kernel(x_ptr, count_ptr, out_ptr, N: tl.constexpr):
+    """Accumulates `count[row]` shifted copies of a row: the trip count is a loaded value."""
+    row = tl.program_id(0)
+    offsets = tl.arange(0, N)
+    count = tl.load(count_ptr + row)
+    acc = tl.zeros([N], dtype=tl.float64)
+    i = 0
+    while i < count:
+        acc += tl.load(x_ptr + row * N + (offsets + i) % N) * (i + 1)
+        i += 1
+    tl.store(out_ptr + row * N + offsets, acc)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+def test_collatz_steps_of_each_program(mode, request, gen):
+    request.getfixturevalue(mode)
+    starts = torch.randint(1, 200, (24,), generator=gen, dtype=torch.int32)
+    starts[0] = 1  # a loop that runs zero times
+    steps = torch.full_like(starts, -7)
+    collatz_kernel[(starts.numel(),)](starts, steps)
+    want = torch.tensor([collatz_steps(int(s)) for s in starts], dtype=torch.int32)
+    assert want.max() > 10
+    torch.testing.assert_close(steps, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+def test_halving_a_tensor_until_its_reduction_holds(mode, request, gen):
+    request.getfixturevalue(mode)
+    rows = 6
+    x = torch.randn(rows, N, generator=gen, dtype=torch.float64) * torch.logspace(-1, 3, rows, dtype=torch.float64)[:, None]
+    limit = 0.75
+    out = torch.full_like(x, float("nan"))
+    rounds = torch.full((rows,), float("nan"), dtype=torch.float64)
+    halve_until_small_kernel[(rows,)](x, out, rounds, limit, N=N)
+    want, want_rounds = x.clone(), torch.zeros(rows, dtype=torch.float64)
+    for r in range(rows):
+        while want[r].abs().max() >= limit:
+            want[r] *= 0.5
+            want_rounds[r] += 1
+    assert want_rounds.min() >= 0 and want_rounds.max() > 5
+    torch.testing.assert_close(out, want, rtol=0, atol=0)
+    torch.testing.assert_close(rounds, want_rounds, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+def test_trip_count_from_a_loaded_value(mode, request, gen):
+    request.getfixturevalue(mode)
+    rows = 5
+    x = torch.randn(rows, N, generator=gen, dtype=torch.float64)
+    count = torch.randint(0, 9, (rows,), generator=gen, dtype=torch.int32)
+    count[0] = 0
+    out = torch.full_like(x, float("nan"))
+    loaded_trip_count_kernel[(rows,)](x, count, out, N=N)
+    want = torch.zeros_like(x)
+    for r in range(rows):
+        for i in range(int(count[r])):
+            want[r] += torch.roll(x[r], -i) * (i + 1)
+    torch.testing.assert_close(out, want, rtol=1e-12, atol=1e-12)
+
+
+def _compile(kernel, target):
+    if kernel is collatz_kernel:
+        return inductor_tile.compile(kernel, signature={"start_ptr": "*i32", "steps_ptr": "*i32"}, target=target)
+    if kernel is halve_until_small_kernel:
+        signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "rounds_ptr": "*fp32", "limit": "fp32"}
+    else:
+        signature = {"x_ptr": "*fp64", "count_ptr": "*i32", "out_ptr": "*fp64"}
+    return inductor_tile.compile(kernel, signature=signature, constexprs={"N": N}, target=target)
+
+
+def test_while_becomes_scf_while_in_ttir_and_phis_in_llvm():
+    compiled = _compile(halve_until_small_kernel, "cpu")
+    assert "scf.while" in compiled.asm["ttir"] and "scf.condition" in compiled.asm["ttir"]
+    assert "scf.while" in compiled.asm["ttgir"]
+    assert "while.before" in compiled.asm["llir"] and "phi" in compiled.asm["llir"]
+
+
+@pytest.mark.parametrize("kernel", [collatz_kernel, halve_until_small_kernel, loaded_trip_count_kernel],
+                         ids=lambda k: k.__name__)
+def test_while_kernels_assemble_with_ptxas(kernel):
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        pytest.skip("ptxas exists for Linux x86-64 only")
+    ptx = _compile(kernel, "cuda:90").asm["ptx"]
+    check_ptx(ptx, "sm_90", kernel.__name__)
+
+
+@inductor_tile.jit
+def break_kernel(x_ptr):
+    x = tl.load(x_ptr)
+    while x > 0:
+        x -= 1
+        break
+    tl.store(x_ptr, x)
+
+
+@inductor_tile.jit
+def block_condition_kernel(x_ptr, N: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, N))
+    while x > 0:
+        x -= 1
+    tl.store(x_ptr + tl.arange(0, N), x)
+
+
+@inductor_tile.jit
+def retyped_kernel(x_ptr):
+    x = tl.load(x_ptr)
+    while x > 0:
+        x = x.to(tl.float64) - 1
+    tl.store(x_ptr, x)
+
+
+def test_unsupported_while_forms_name_the_line():
+    with pytest.raises(CompilationError, match="`break`") as info:
+        inductor_tile.compile(break_kernel, signature={"x_ptr": "*fp32"})
+    assert "break" in str(info.value)
+    with pytest.raises(CompilationError, match="scalar condition"):
+        inductor_tile.compile(block_condition_kernel, signature={"x_ptr": "*fp32"}, constexprs={"N": N})
+    with pytest.raises(CompilationError, match="loop-carried variable 'x'"):
+        inductor_tile.compile(retyped_kernel, signature={"x_ptr": "*fp32"})
