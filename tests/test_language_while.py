@@ -9,6 +9,7 @@ import platform
 
 import pytest
 import torch
+from filecheck_tool import filecheck
 
 import inductor_tile
 import inductor_tile.language as tl
@@ -125,11 +126,28 @@ def _compile(kernel, target):
     return inductor_tile.compile(kernel, signature=signature, constexprs={"N": N}, target=target)
 
 
-def test_while_becomes_scf_while_in_ttir_and_phis_in_llvm():
-    compiled = _compile(halve_until_small_kernel, "cpu")
-    assert "scf.while" in compiled.asm["ttir"] and "scf.condition" in compiled.asm["ttir"]
-    assert "scf.while" in compiled.asm["ttgir"]
-    assert "while.before" in compiled.asm["llir"] and "phi" in compiled.asm["llir"]
+def test_while_lowers_to_a_condition_block_with_phis(tmp_path):
+    from inductor_tile.kernel_compiler.passes.pipeline import make_ttgir
+    from inductor_tile.kernel_compiler.to_llvm.lowering import lower_to_llvm
+    from inductor_tile.kernel_compiler.to_llvm.targets import get_target
+
+    compiled = _compile(collatz_kernel, "cpu")
+    filecheck(compiled.asm["ttir"], "CHECK: scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) : (i32, i32) -> (i32, i32)\n"
+                                    "CHECK: scf.condition(%{{.*}}) %{{.*}}, %{{.*}} : i32, i32\n"
+                                    "CHECK: } do {\nCHECK: scf.if\nCHECK: scf.yield\n", tmp_path)
+    ttgir = make_ttgir(compiled.module.clone(), num_warps=1, threads_per_warp=1)
+    llvm_ir = lower_to_llvm(ttgir, get_target("cpu"), num_warps=1).llvm_ir
+    # the carried values are phis of the condition block, fed by the entry and by the body's last block
+    filecheck(llvm_ir, 'CHECK: br label %"while.before"\n'
+                       "CHECK: while.before:\n"
+                       'CHECK-NEXT: phi {{ *}}i32 [%"{{.*}}", %"entry"], [%"[[N:.*]]", %"if.end"]\n'
+                       'CHECK-NEXT: phi {{ *}}i32 [0, %"entry"], [%"[[S:.*]]", %"if.end"]\n'
+                       'CHECK: br i1 %"{{.*}}", label %"while.after", label %"while.exit"\n'
+                       "CHECK: while.after:\n"
+                       "CHECK: while.exit:\n"
+                       'CHECK: %"[[N]]" = phi {{ *}}i32\n'
+                       'CHECK: %"[[S]]" = add i32\n'
+                       'CHECK-NEXT: br label %"while.before"\n', tmp_path)
 
 
 @pytest.mark.parametrize("kernel", [collatz_kernel, halve_until_small_kernel, loaded_trip_count_kernel],
