@@ -5,6 +5,7 @@ kernel assembles with ptxas."""
 
 from __future__ import annotations
 
+import math
 import platform
 
 import pytest
@@ -69,51 +70,84 @@ def loaded_trip_count_kernel(x_ptr, count_ptr, out_ptr, N: tl.constexpr):
     tl.store(out_ptr + row * N + offsets, acc)
 
 
-@pytest.mark.parametrize("mode", ["interpret", "compiled"])
-def test_collatz_steps_of_each_program(mode, request, gen):
-    request.getfixturevalue(mode)
+@inductor_tile.jit
+def gcd_sum_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
+    """Per program: the sum of gcds of N pairs by repeated subtraction (while loops in a while in a for)."""
+    pid = tl.program_id(0)
+    total = 0
+    for k in range(N):
+        a = tl.load(a_ptr + pid * N + k)
+        b = tl.load(b_ptr + pid * N + k)
+        while a != b:
+            while a > b:
+                a -= b
+            while b > a:
+                b -= a
+        total += a
+    tl.store(out_ptr + pid, total)
+
+
+def check_collatz(device: str, gen: torch.Generator) -> None:
     starts = torch.randint(1, 200, (24,), generator=gen, dtype=torch.int32)
     starts[0] = 1  # a loop that runs zero times
-    steps = torch.full_like(starts, -7)
-    collatz_kernel[(starts.numel(),)](starts, steps)
+    steps = torch.full_like(starts, -7).to(device)
+    collatz_kernel[(starts.numel(),)](starts.to(device), steps)
     want = torch.tensor([collatz_steps(int(s)) for s in starts], dtype=torch.int32)
     assert want.max() > 10
-    torch.testing.assert_close(steps, want, rtol=0, atol=0)
+    torch.testing.assert_close(steps.cpu(), want, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("mode", ["interpret", "compiled"])
-def test_halving_a_tensor_until_its_reduction_holds(mode, request, gen):
-    request.getfixturevalue(mode)
-    rows = 6
+def check_halving(device: str, gen: torch.Generator) -> None:
+    rows, limit = 6, 0.75
     x = torch.randn(rows, N, generator=gen, dtype=torch.float64) * torch.logspace(-1, 3, rows, dtype=torch.float64)[:, None]
-    limit = 0.75
-    out = torch.full_like(x, float("nan"))
-    rounds = torch.full((rows,), float("nan"), dtype=torch.float64)
-    halve_until_small_kernel[(rows,)](x, out, rounds, limit, N=N)
+    x[0] *= 0.5 / x[0].abs().max()  # already below the limit: no round
+    out = torch.full_like(x, float("nan")).to(device)
+    rounds = torch.full((rows,), float("nan"), dtype=torch.float64, device=device)
+    halve_until_small_kernel[(rows,)](x.to(device), out, rounds, limit, N=N)
     want, want_rounds = x.clone(), torch.zeros(rows, dtype=torch.float64)
     for r in range(rows):
         while want[r].abs().max() >= limit:
             want[r] *= 0.5
             want_rounds[r] += 1
-    assert want_rounds.min() >= 0 and want_rounds.max() > 5
-    torch.testing.assert_close(out, want, rtol=0, atol=0)
-    torch.testing.assert_close(rounds, want_rounds, rtol=0, atol=0)
+    assert want_rounds[0] == 0 and want_rounds.max() > 5
+    torch.testing.assert_close(out.cpu(), want, rtol=0, atol=0)
+    torch.testing.assert_close(rounds.cpu(), want_rounds, rtol=0, atol=0)
 
 
-@pytest.mark.parametrize("mode", ["interpret", "compiled"])
-def test_trip_count_from_a_loaded_value(mode, request, gen):
-    request.getfixturevalue(mode)
+def check_loaded_trip_count(device: str, gen: torch.Generator) -> None:
     rows = 5
     x = torch.randn(rows, N, generator=gen, dtype=torch.float64)
     count = torch.randint(0, 9, (rows,), generator=gen, dtype=torch.int32)
     count[0] = 0
-    out = torch.full_like(x, float("nan"))
-    loaded_trip_count_kernel[(rows,)](x, count, out, N=N)
+    out = torch.full_like(x, float("nan")).to(device)
+    loaded_trip_count_kernel[(rows,)](x.to(device), count.to(device), out, N=N)
     want = torch.zeros_like(x)
     for r in range(rows):
         for i in range(int(count[r])):
             want[r] += torch.roll(x[r], -i) * (i + 1)
-    torch.testing.assert_close(out, want, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(out.cpu(), want, rtol=1e-12, atol=1e-12)
+
+
+def check_nested_gcd(device: str, gen: torch.Generator) -> None:
+    rows, n = 4, 8
+    a = torch.randint(1, 60, (rows, n), generator=gen, dtype=torch.int32)
+    b = torch.randint(1, 60, (rows, n), generator=gen, dtype=torch.int32)
+    out = torch.full((rows,), -1, dtype=torch.int32, device=device)
+    gcd_sum_kernel[(rows,)](a.to(device), b.to(device), out, N=n)
+    want = torch.tensor([sum(math.gcd(int(x), int(y)) for x, y in zip(ra, rb)) for ra, rb in zip(a, b)],
+                        dtype=torch.int32)
+    torch.testing.assert_close(out.cpu(), want, rtol=0, atol=0)
+
+
+CHECKS = {"collatz": check_collatz, "halving": check_halving, "loaded_trip_count": check_loaded_trip_count,
+          "nested_gcd": check_nested_gcd}
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_while_loops_on_the_cpu(name, mode, request, gen):
+    request.getfixturevalue(mode)
+    CHECKS[name]("cpu", gen)
 
 
 def _compile(kernel, target):
@@ -121,6 +155,8 @@ def _compile(kernel, target):
         return inductor_tile.compile(kernel, signature={"start_ptr": "*i32", "steps_ptr": "*i32"}, target=target)
     if kernel is halve_until_small_kernel:
         signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "rounds_ptr": "*fp32", "limit": "fp32"}
+    elif kernel is gcd_sum_kernel:
+        signature = {"a_ptr": "*i32", "b_ptr": "*i32", "out_ptr": "*i32"}
     else:
         signature = {"x_ptr": "*fp64", "count_ptr": "*i32", "out_ptr": "*fp64"}
     return inductor_tile.compile(kernel, signature=signature, constexprs={"N": N}, target=target)
@@ -150,7 +186,7 @@ def test_while_lowers_to_a_condition_block_with_phis(tmp_path):
                        'CHECK-NEXT: br label %"while.before"\n', tmp_path)
 
 
-@pytest.mark.parametrize("kernel", [collatz_kernel, halve_until_small_kernel, loaded_trip_count_kernel],
+@pytest.mark.parametrize("kernel", [collatz_kernel, halve_until_small_kernel, loaded_trip_count_kernel, gcd_sum_kernel],
                          ids=lambda k: k.__name__)
 def test_while_kernels_assemble_with_ptxas(kernel):
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
