@@ -87,6 +87,18 @@ def gcd_sum_kernel(a_ptr, b_ptr, out_ptr, N: tl.constexpr):
     tl.store(out_ptr + pid, total)
 
 
+@inductor_tile.jit
+def locked_add_kernel(data_ptr, lock_ptr, N: tl.constexpr):
+    """Each program adds pid + 1 to a shared row inside a spin lock (an atomic in the condition)."""
+    offsets = tl.arange(0, N)
+    while tl.atomic_cas(lock_ptr, 0, 1) == 1:
+        pass
+    row = tl.load(data_ptr + offsets)
+    tl.store(data_ptr + offsets, row + (tl.program_id(0) + 1).to(tl.float64))
+    tl.debug_barrier()
+    tl.atomic_xchg(lock_ptr, 0)
+
+
 def check_collatz(device: str, gen: torch.Generator) -> None:
     starts = torch.randint(1, 200, (24,), generator=gen, dtype=torch.int32)
     starts[0] = 1  # a loop that runs zero times
@@ -139,8 +151,18 @@ def check_nested_gcd(device: str, gen: torch.Generator) -> None:
     torch.testing.assert_close(out.cpu(), want, rtol=0, atol=0)
 
 
+def check_spin_lock(device: str, gen: torch.Generator) -> None:
+    programs = 300
+    data = torch.randint(-1000, 1000, (N,), generator=gen).to(torch.float64)  # integers: sums are exact in any order
+    lock = torch.zeros(1, dtype=torch.int32, device=device)
+    out = data.clone().to(device)
+    locked_add_kernel[(programs,)](out, lock, N=N)
+    torch.testing.assert_close(out.cpu(), data + programs * (programs + 1) // 2, rtol=0, atol=0)
+    assert int(lock[0]) == 0
+
+
 CHECKS = {"collatz": check_collatz, "halving": check_halving, "loaded_trip_count": check_loaded_trip_count,
-          "nested_gcd": check_nested_gcd}
+          "nested_gcd": check_nested_gcd, "spin_lock": check_spin_lock}
 
 
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
@@ -155,6 +177,8 @@ def _compile(kernel, target):
         return inductor_tile.compile(kernel, signature={"start_ptr": "*i32", "steps_ptr": "*i32"}, target=target)
     if kernel is halve_until_small_kernel:
         signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "rounds_ptr": "*fp32", "limit": "fp32"}
+    elif kernel is locked_add_kernel:
+        signature = {"data_ptr": "*fp64", "lock_ptr": "*i32"}
     elif kernel is gcd_sum_kernel:
         signature = {"a_ptr": "*i32", "b_ptr": "*i32", "out_ptr": "*i32"}
     else:
@@ -186,7 +210,8 @@ def test_while_lowers_to_a_condition_block_with_phis(tmp_path):
                        'CHECK-NEXT: br label %"while.before"\n', tmp_path)
 
 
-@pytest.mark.parametrize("kernel", [collatz_kernel, halve_until_small_kernel, loaded_trip_count_kernel, gcd_sum_kernel],
+@pytest.mark.parametrize("kernel", [collatz_kernel, halve_until_small_kernel, loaded_trip_count_kernel, gcd_sum_kernel,
+                                    locked_add_kernel],
                          ids=lambda k: k.__name__)
 def test_while_kernels_assemble_with_ptxas(kernel):
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
