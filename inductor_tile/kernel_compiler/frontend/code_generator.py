@@ -358,6 +358,16 @@ class CodeGenerator(ast.NodeVisitor):
         self.visit_statements(node.body)
         self.in_loop -= 1
         self.loop_depth -= 1
+        self.yield_carried(node, carried, init_names, inits)
+        self.builder.insertion_point = saved_ip
+        results = self.builder.insert_for(lb.handle, ub.handle, step.handle, [v.handle for v in inits], body)
+        self.scope = before
+        results = [tensor(result, init.type) for result, init in zip(results, inits)]
+        for name in carried:
+            self.scope[name], results = self.rebuild_value(before[name], results[:len(parts[name])]), results[len(parts[name]):]
+
+    def yield_carried(self, node: ast.AST, carried: list[str], init_names: list[str], inits: list[tensor]) -> None:
+        """End a loop body: yield the carried names' values, which must keep their types."""
         outs = [t for n in carried for t in self.flatten_value(node, self.scope[n], n)]
         if len(outs) != len(inits):
             raise self.error(node, "a loop-carried variable changes kind in the loop (a block pointer and a tensor)")
@@ -367,12 +377,6 @@ class CodeGenerator(ast.NodeVisitor):
                                        "after an iteration; give it its final type before the loop "
                                        "(e.g. tl.zeros([...], dtype=tl.float32))")
         self.builder.create_yield([v.handle for v in outs])
-        self.builder.insertion_point = saved_ip
-        results = self.builder.insert_for(lb.handle, ub.handle, step.handle, [v.handle for v in inits], body)
-        self.scope = before
-        results = [tensor(result, init.type) for result, init in zip(results, inits)]
-        for name in carried:
-            self.scope[name], results = self.rebuild_value(before[name], results[:len(parts[name])]), results[len(parts[name]):]
 
     def visit_While(self, node: ast.While) -> None:
         """`while cond:` on runtime values: an scf.while whose "before" region computes the
@@ -407,15 +411,7 @@ class CodeGenerator(ast.NodeVisitor):
         self.visit_statements(node.body)
         self.in_loop -= 1
         self.loop_depth -= 1
-        outs = [t for n in carried for t in self.flatten_value(node, self.scope[n], n)]
-        if len(outs) != len(inits):
-            raise self.error(node, "a loop-carried variable changes kind in the loop (a block pointer and a tensor)")
-        for name, init, value in zip(init_names, inits, outs):
-            if value.type != init.type:
-                raise self.error(node, f"loop-carried variable '{name}' is {init.type} before the loop but {value.type} "
-                                       "after an iteration; give it its final type before the loop "
-                                       "(e.g. tl.zeros([...], dtype=tl.float32))")
-        self.builder.create_yield([v.handle for v in outs])
+        self.yield_carried(node, carried, init_names, inits)
         self.builder.insertion_point = saved_ip
         results = self.builder.insert_while([v.handle for v in inits], cond_block, body)
         self.scope = before
