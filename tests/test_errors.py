@@ -31,16 +31,18 @@ def assert_points_at(error: CompilationError, source_fragment: str, message: str
 
 
 @inductor_tile.jit
-def while_kernel(x_ptr, n):
+def while_else_kernel(x_ptr, n):
     i = 0
     while i < n:
         i += 1
+    else:
+        i = -1
     tl.store(x_ptr, i)
 
 
 def test_unsupported_construct():
-    error = compile_error(while_kernel, {"x_ptr": "*i32", "n": "i32"})
-    assert_points_at(error, "while i < n:", r"unsupported in a kernel: `while` loops")
+    error = compile_error(while_else_kernel, {"x_ptr": "*i32", "n": "i32"})
+    assert_points_at(error, "while i < n:", r"unsupported in a kernel: `while ... else`")
 
 
 @inductor_tile.jit

@@ -192,6 +192,15 @@ class TTIRBuilder(LanguageOpsBuilder):
         else_region = Region(else_block) if else_block is not None else None
         return list(self._insert(scf.IfOp(cond, types, Region(then_block), else_region)).results)
 
+    def insert_while(self, init_values: list, before: Block, after: Block) -> list[SSAValue]:
+        """`scf.while`: `before` (args: the carried values) ends with scf.condition, forwarding
+        its arguments to `after` (the body, same args) or, when false, to the results."""
+        types = [v.type for v in init_values]
+        return list(self._insert(scf.WhileOp(init_values, types, Region(before), Region(after))).results)
+
+    def create_condition(self, cond: SSAValue, values: list) -> None:
+        self._insert(scf.ConditionOp(cond, *values))
+
     def create_yield(self, values: list) -> None:
         self._insert(scf.YieldOp(*values))
 

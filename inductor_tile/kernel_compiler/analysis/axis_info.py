@@ -161,6 +161,8 @@ class AxisInfoSolver:
                 self._visit_for(op)
             elif isinstance(op, scf.IfOp):
                 self._visit_if(op)
+            elif isinstance(op, scf.WhileOp):
+                self._visit_while(op)
             else:
                 for region in op.regions:
                     for inner in region.blocks:
@@ -191,6 +193,35 @@ class AxisInfoSolver:
                 break
             carried = joined
         for result, info in zip(op.results, carried):
+            self.infos[result] = info
+
+    def _visit_while(self, op: scf.WhileOp) -> None:
+        """As scf.for's carried values: the condition region's arguments start from the inits and
+        join in what the body yields, to a fixpoint; the body's arguments and the results are what
+        scf.condition forwards."""
+        before, after = op.before_region.block, op.after_region.block
+        carried = [self.get(init) for init in op.arguments]
+        forwarded: list[AxisInfo] = []
+        for round_ in range(MAX_LOOP_ROUNDS + 1):
+            if round_ == MAX_LOOP_ROUNDS:
+                carried = [AxisInfo.unknown(info.rank) for info in carried]
+            for arg, info in zip(before.args, carried):
+                self.infos[arg] = info
+            self._visit_block(before)
+            condition = before.last_op
+            forwarded = ([self.get(v) for v in condition.operands[1:]] if isinstance(condition, scf.ConditionOp)
+                         else [AxisInfo.unknown(rank_of(a)) for a in after.args])
+            for arg, info in zip(after.args, forwarded):
+                self.infos[arg] = info
+            self._visit_block(after)
+            yield_op = after.last_op
+            if round_ == MAX_LOOP_ROUNDS or not isinstance(yield_op, scf.YieldOp):
+                break
+            joined = [info.join(self.get(v)) for info, v in zip(carried, yield_op.operands)]
+            if joined == carried:
+                break
+            carried = joined
+        for result, info in zip(op.results, forwarded):
             self.infos[result] = info
 
     def _visit_if(self, op: scf.IfOp) -> None:

@@ -3,7 +3,7 @@
 Python values known at compile time (constexpr arguments, literals, dtypes, modules)
 are evaluated here, in Python; tile values become IR through the language's semantic
 (`language/semantic.py`) and the TTIR builder. Control flow on tile values becomes
-`scf.for` / `scf.if`; `tl.static_range` loops and `if` on compile-time values unroll.
+`scf.for` / `scf.while` / `scf.if`; `tl.static_range` loops and `if` on compile-time values unroll.
 Calls to other @jit functions are inlined.
 """
 
@@ -358,6 +358,16 @@ class CodeGenerator(ast.NodeVisitor):
         self.visit_statements(node.body)
         self.in_loop -= 1
         self.loop_depth -= 1
+        self.yield_carried(node, carried, init_names, inits)
+        self.builder.insertion_point = saved_ip
+        results = self.builder.insert_for(lb.handle, ub.handle, step.handle, [v.handle for v in inits], body)
+        self.scope = before
+        results = [tensor(result, init.type) for result, init in zip(results, inits)]
+        for name in carried:
+            self.scope[name], results = self.rebuild_value(before[name], results[:len(parts[name])]), results[len(parts[name]):]
+
+    def yield_carried(self, node: ast.AST, carried: list[str], init_names: list[str], inits: list[tensor]) -> None:
+        """End a loop body: yield the carried names' values, which must keep their types."""
         outs = [t for n in carried for t in self.flatten_value(node, self.scope[n], n)]
         if len(outs) != len(inits):
             raise self.error(node, "a loop-carried variable changes kind in the loop (a block pointer and a tensor)")
@@ -367,15 +377,59 @@ class CodeGenerator(ast.NodeVisitor):
                                        "after an iteration; give it its final type before the loop "
                                        "(e.g. tl.zeros([...], dtype=tl.float32))")
         self.builder.create_yield([v.handle for v in outs])
+
+    def visit_While(self, node: ast.While) -> None:
+        """`while cond:` on runtime values: an scf.while whose "before" region computes the
+        condition and whose "after" region is the body; the names the body assigns that live
+        before the loop are carried through both regions."""
+        if node.orelse:
+            raise self.unsupported(node, "`while ... else`")
+        before = dict(self.scope)
+        carried = [n for n in assigned_names(node.body) if n in before]
+        parts = {n: self.flatten_value(node, before[n], n) for n in carried}
+        inits = [t for n in carried for t in parts[n]]
+        init_names = [n for n in carried for _ in parts[n]]
+        types = [v.type for v in inits]
+        saved_ip = self.builder.insertion_point
+
+        def enter(block: Any) -> None:  # insert into `block`, the carried names bound to its arguments
+            self.builder.insertion_point = InsertPoint.at_end(block)
+            self.scope = dict(before)
+            args = [tensor(arg, ty) for arg, ty in zip(block.args, types)]
+            for name in carried:
+                self.scope[name], args = self.rebuild_value(before[name], args[:len(parts[name])]), args[len(parts[name]):]
+
+        cond_block = self.builder.new_block(types)
+        enter(cond_block)
+        cond = self.while_condition(node.test)
+        self.builder.create_condition(cond.handle, list(cond_block.args))
+
+        body = self.builder.new_block(types)
+        enter(body)
+        self.loop_depth += 1
+        self.in_loop += 1
+        self.visit_statements(node.body)
+        self.in_loop -= 1
+        self.loop_depth -= 1
+        self.yield_carried(node, carried, init_names, inits)
         self.builder.insertion_point = saved_ip
-        results = self.builder.insert_for(lb.handle, ub.handle, step.handle, [v.handle for v in inits], body)
+        results = self.builder.insert_while([v.handle for v in inits], cond_block, body)
         self.scope = before
-        results = [tensor(result, init.type) for result, init in zip(results, inits)]
+        results = [tensor(result, ty) for result, ty in zip(results, types)]
         for name in carried:
             self.scope[name], results = self.rebuild_value(before[name], results[:len(parts[name])]), results[len(parts[name]):]
 
-    def visit_While(self, node: ast.While) -> None:
-        raise self.unsupported(node, "`while` loops; use `for i in range(...)` or tl.range")
+    def while_condition(self, test: ast.expr) -> tensor:
+        """A `while` condition as a scalar int1 (a block of one element is its element)."""
+        cond = self.visit(test)
+        if not _is_tile(cond):
+            cond = self.semantic.to_tensor(bool(_unwrap(cond)))
+        if cond.type.is_block() and cond.type.numel == 1:
+            cond = self.semantic.reduce(self.semantic.reshape(cond, (1,)), 0, "max")
+        if cond.type.is_block():
+            raise self.error(test, f"`while` needs a scalar condition, got a block {cond.type}; "
+                                   "reduce it first (e.g. tl.max(x < y, 0))")
+        return self.semantic.cast(cond, T.int1)
 
     def visit_Break(self, node: ast.Break) -> None:
         raise self.unsupported(node, "`break`")

@@ -62,6 +62,13 @@ class ConvertToTTGIRPass(ModulePass):
                     if layout is not None:
                         retype(body.args[index + 1], layout)
                         retype(op.results[index], layout)
+            elif isinstance(op, scf.WhileOp):  # both regions' arguments and the results: the init's layout
+                for index, init in enumerate(op.arguments):
+                    layout = value_layout(init)
+                    if layout is not None:
+                        for value in (op.before_region.block.args[index], op.after_region.block.args[index],
+                                      op.results[index]):
+                            retype(value, layout)
             elif isinstance(op, tt.DotOp):
                 shape = tuple(op.result.type.get_shape())
                 retype(op.result, fma_result_layout(shape, self.num_warps, self.threads_per_warp))

@@ -8,7 +8,8 @@ Shared by the layout passes (convert-to-ttgir, coalesce, remove-layout-conversio
 - tt.expand_dims: the operand's layout is the result's, sliced at `axis`;
 - tt.reduce: the result's layout is the operand's, sliced at `axis`;
 - scf.for: init value, block argument, yielded value and result of each loop-carried
-  value share a layout; scf.if: each yielded value has its result's layout;
+  value share a layout; scf.if: each yielded value has its result's layout; scf.while: like scf.for, and
+  scf.condition forwards values in the results' layouts;
 - tt.dot: a and b have the dot-operand layouts of the result's layout, acc the result's;
 - tt.reshape, tt.splat, tt.make_range, constants: any layout.
 """
@@ -66,7 +67,7 @@ def elementwise_layout(op: Operation) -> Layout | None:
 def parent_results(yield_op: Operation) -> list[SSAValue]:
     """The results an scf.yield produces (those of the enclosing scf.for / scf.if)."""
     parent = yield_op.parent_op()
-    return list(parent.results) if isinstance(parent, scf.ForOp | scf.IfOp) else []
+    return list(parent.results) if isinstance(parent, scf.ForOp | scf.IfOp | scf.WhileOp) else []
 
 
 def required_operand_layouts(op: Operation) -> list[Layout | None]:
@@ -86,6 +87,9 @@ def required_operand_layouts(op: Operation) -> list[Layout | None]:
     if isinstance(op, scf.YieldOp):
         results = parent_results(op)
         return [value_layout(r) for r in results] if len(results) == count else [None] * count
+    if isinstance(op, scf.ConditionOp):  # the forwarded values: the loop's layouts, as its results
+        results = parent_results(op)
+        return [None] + [value_layout(r) for r in results] if len(results) == count - 1 else [None] * count
     return [None] * count
 
 

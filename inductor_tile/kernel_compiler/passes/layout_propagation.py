@@ -36,10 +36,10 @@ LOOP_WEIGHT = 8
 
 
 def weight(op: Operation) -> int:
-    """The cost of a conversion placed just before `op`: LOOP_WEIGHT per enclosing scf.for."""
+    """The cost of a conversion placed just before `op`: LOOP_WEIGHT per enclosing loop."""
     depth, parent = 0, op.parent_op()
     while parent is not None:
-        depth += isinstance(parent, scf.ForOp)
+        depth += isinstance(parent, scf.ForOp | scf.WhileOp)
         parent = parent.parent_op()
     return LOOP_WEIGHT**depth
 

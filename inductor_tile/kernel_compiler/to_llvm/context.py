@@ -227,9 +227,10 @@ def constant_like(ty: ir.Type, value: int | float) -> ir.Constant:
 
 
 def lower_block(ctx: LoweringContext, block) -> list[ir.Value]:
-    """Lower a block's ops in order; return the lowered operands of its terminating scf.yield (if any)."""
+    """Lower a block's ops in order; return the lowered operands of its terminating scf.yield
+    or scf.condition (the condition first), if any."""
     for op in block.ops:
-        if op.name == "scf.yield":
+        if op.name in ("scf.yield", "scf.condition"):
             return [ctx.get(v) for v in op.operands]
         rule = RULES.get(op.name)
         if rule is None:

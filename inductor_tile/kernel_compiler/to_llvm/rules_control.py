@@ -1,4 +1,4 @@
-"""Lowering of structured control flow (scf.for, scf.if) to LLVM basic blocks and phis."""
+"""Lowering of structured control flow (scf.for, scf.while, scf.if) to LLVM basic blocks and phis."""
 
 from __future__ import annotations
 
@@ -45,6 +45,43 @@ def lower_for(ctx: LoweringContext, op: Operation) -> None:
     b.position_at_end(exit_block)
     for result, phi in zip(op.results, carried):
         ctx.set(result, phi)
+
+
+@lowering("scf.while")
+def lower_while(ctx: LoweringContext, op: Operation) -> None:
+    """before: phi(carried); cond ? after : exit (both get the forwarded values).
+    after: ...; br before. The forwarded values dominate both successors, so no exit phis."""
+    b = ctx.builder
+    inits = [ctx.get(v) for v in op.arguments]
+    preheader = b.block
+    header = b.append_basic_block("while.before")
+    body = b.append_basic_block("while.after")
+    exit_block = b.append_basic_block("while.exit")
+    b.branch(header)
+
+    b.position_at_end(header)
+    carried = []
+    for init in inits:
+        phi = b.phi(init.type)
+        phi.add_incoming(init, preheader)
+        carried.append(phi)
+    for arg, phi in zip(op.before_region.block.args, carried):
+        ctx.set(arg, phi)
+    cond, *forwarded = lower_block(ctx, op.before_region.block)
+    b.cbranch(cond, body, exit_block)
+
+    b.position_at_end(body)
+    for arg, value in zip(op.after_region.block.args, forwarded):
+        ctx.set(arg, value)
+    yielded = lower_block(ctx, op.after_region.block)
+    latch = b.block
+    for phi, value in zip(carried, yielded):
+        phi.add_incoming(value, latch)
+    b.branch(header)
+
+    b.position_at_end(exit_block)
+    for result, value in zip(op.results, forwarded):
+        ctx.set(result, value)
 
 
 @lowering("scf.if")
