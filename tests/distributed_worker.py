@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import time
 import traceback
 
 import torch
@@ -63,7 +64,7 @@ def _train(model, optimizer, rank, dtype, compiled_step=None):
         loss = step(x.to(dtype), y.to(dtype))
         loss.backward()
         optimizer.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
     return losses
 
 
@@ -180,25 +181,76 @@ def _code_lines(source):
     return [line for line in lines if line and not line.startswith(("#", "def ", "@", "import "))]
 
 
+def whole_step():
+    """forward, backward and the optimizer step in one torch.compile (compiled autograd, DDP's
+    python reducer) against eager float64."""
+    from torch._dynamo.utils import counters
+    from torch.nn.parallel import DistributedDataParallel
+
+    from inductor_tile import metrics
+    from inductor_tile.backend import tile_backend
+
+    torch.manual_seed(0)
+    base = nn.Sequential(Block(), nn.Linear(WIDTH, 4))  # one block: every optimizer update is a kernel to compile
+    ref_model = DistributedDataParallel(copy.deepcopy(base).double())
+    ref_losses = _train(ref_model, torch.optim.SGD(ref_model.parameters(), lr=0.1), dist.get_rank(), torch.float64)
+
+    torch._dynamo.reset()
+    metrics.reset()
+    counters.clear()
+    tile_losses = []
+    # DDP reads optimize_ddp when it is built, torch.compile reads compiled_autograd when it is called
+    with torch._dynamo.config.patch(compiled_autograd=True, optimize_ddp="python_reducer"):
+        tile_model = DistributedDataParallel(copy.deepcopy(base))
+        optimizer = torch.optim.SGD(tile_model.parameters(), lr=0.1)
+
+        def step(x, y):
+            optimizer.zero_grad()
+            loss = F.mse_loss(tile_model(x), y)
+            loss.backward()
+            optimizer.step()
+            return loss
+
+        compiled = torch.compile(step, backend=tile_backend)
+        for i in range(STEPS):
+            x, y = _inputs(dist.get_rank(), i)
+            tile_losses.append(float(compiled(x.float(), y.float()).detach()))
+    return {
+        "max_error": _max_error(_params(tile_model), _params(ref_model)),
+        "loss_error": max(abs(a - b) for a, b in zip(tile_losses, ref_losses)),
+        "generated_kernels": metrics.generated_kernels,
+        "fallback_kernels": metrics.fallback_kernels,
+        "fallback_reasons": list(metrics.fallback_reasons),
+        "compiled_graphs": metrics.compiled_graphs,
+        "compiled_autograd_captures": counters["compiled_autograd"]["captures"],
+    }
+
+
 SCENARIOS = {
     "ddp_sgd": lambda: training("ddp", "sgd"),
     "fsdp2_adam": lambda: training("fsdp2", "adam"),
     "ddp_graph_break": lambda: training("ddp", "sgd", graph_break=True),
     "functional_collectives": functional_collectives,
+    "ddp_whole_step": whole_step,
 }
 
 
 def run(rank, world_size, port, out_dir, names):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     torch.set_num_threads(1)
+    from torch._inductor import config as inductor_config
+
+    inductor_config.compile_threads = 1  # two ranks on a small CI machine: no compile worker pools
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
     results = {}
     try:
         for name in names:
+            start = time.perf_counter()
             try:
                 results[name] = SCENARIOS[name]()
             except Exception:
                 results[name] = {"error": traceback.format_exc()}
+            results[name]["seconds"] = round(time.perf_counter() - start, 1)
             with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
                 json.dump(results, f, indent=1)
     finally:

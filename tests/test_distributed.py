@@ -6,6 +6,8 @@ import per rank); each test checks what both ranks recorded.
   GELU + residual model compiled with backend="tile" (float32) end at the parameters of the same
   model trained eagerly in float64, and the ranks generated tile kernels with no fallback;
 - the same under DDP with a graph break in the model's forward;
+- the whole DDP training step (forward, backward through compiled autograd with DDP's python
+  reducer, SGD's update) in one torch.compile;
 - functional collectives (all_reduce, all_gather_tensor) inside one compiled graph: the result
   matches eager, the collectives stay Inductor's collective calls in the wrapper (never inside a
   tile kernel), and the pointwise ops around them are our kernels.
@@ -100,6 +102,13 @@ def test_ddp_training_with_graph_break(ranks):
     results = _scenario(ranks, "ddp_graph_break")
     _check_training(results)
     assert all(r["compiled_graphs"] >= 2 for r in results), results  # the break split the forward
+
+
+def test_ddp_whole_training_step_compiled(ranks):
+    """forward, backward (compiled autograd, DDP's python reducer) and SGD's update in one torch.compile."""
+    results = _scenario(ranks, "ddp_whole_step")
+    _check_training(results)
+    assert all(r["compiled_autograd_captures"] > 0 for r in results), results
 
 
 def test_functional_collectives_stay_collective_calls(ranks):
