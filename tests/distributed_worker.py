@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import time
 import traceback
 
@@ -167,11 +168,27 @@ def functional_collectives():
         "collective_in_kernel": [line for line in kernel_lines if any(word in line for word in COLLECTIVE_WORDS)],
         "collectives_in_wrapper": sorted({word for word in COLLECTIVE_WORDS if word in wrapper}),
         "tile_launches_in_wrapper": wrapper.count("tile_poi_"),
+        "wrapper_order": _wrapper_order(wrapper),
         "kernel_ops": sorted({op for op in ("sin", "tanh", "where") if any(f"tl.{op}(" in l or f".{op}(" in l for l in kernel_lines)}),
     }
 
 
 COLLECTIVE_WORDS = ("all_reduce", "all_gather", "c10d", "wait_tensor")
+
+
+def _wrapper_order(wrapper):
+    """What the wrapper's ``call`` does, in order: our kernel launches and Inductor's collective calls."""
+    events = []
+    for line in wrapper[wrapper.index("def call("):].splitlines():
+        line = line.strip()
+        if line.startswith("#"):
+            continue
+        if "_launch0(" in line and line.startswith("tile_"):
+            events.append("tile_kernel")
+        call = re.match(r"(\w+ = )?torch\.ops\._c10d_functional\.(\w+)\.", line)
+        if call:
+            events.append(call.group(2))
+    return events
 
 
 def _code_lines(source):

@@ -119,3 +119,6 @@ def test_functional_collectives_stay_collective_calls(ranks):
         assert {"all_reduce", "all_gather", "wait_tensor"} <= set(r["collectives_in_wrapper"]), r
         assert r["kernel_ops"] == ["sin", "tanh", "where"], r  # sin*w+1, relu*2, tanh+3: ours
         assert r["generated_kernels"] == 3 and r["fallback_kernels"] == 0, r
+        # each collective runs between the kernel making its input and the kernel reading its result
+        assert r["wrapper_order"] == ["tile_kernel", "all_reduce_", "wait_tensor", "tile_kernel",
+                                      "all_gather_into_tensor", "wait_tensor", "tile_kernel"], r
