@@ -9,6 +9,7 @@ rank generated (``inductor_tile.metrics``)."""
 from __future__ import annotations
 
 import copy
+import datetime
 import json
 import os
 import re
@@ -21,6 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 STEPS = 3
+COLLECTIVE_TIMEOUT_S = 120
 WIDTH = 16
 
 
@@ -258,7 +260,9 @@ def run(rank, world_size, port, out_dir, names):
     from torch._inductor import config as inductor_config
 
     inductor_config.compile_threads = 1  # two ranks on a small CI machine: no compile worker pools
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size)
+    # a rank whose peer died fails its collectives after this long instead of gloo's 30 minutes
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world_size,
+                            timeout=datetime.timedelta(seconds=COLLECTIVE_TIMEOUT_S))
     results = {}
     try:
         for name in names:
