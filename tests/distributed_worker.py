@@ -204,6 +204,7 @@ def whole_step():
     """forward, backward and the optimizer step in one torch.compile (compiled autograd, DDP's
     python reducer) against eager float64."""
     from torch._dynamo.utils import counters
+    from torch._inductor.utils import run_and_get_code
     from torch.nn.parallel import DistributedDataParallel
 
     from inductor_tile import metrics
@@ -233,7 +234,12 @@ def whole_step():
         compiled = torch.compile(step, backend=tile_backend)
         for i in range(STEPS):
             x, y = _inputs(dist.get_rank(), i)
-            tile_losses.append(float(compiled(x.float(), y.float()).detach()))
+            if i == 0:  # run_and_get_code resets Dynamo: the first step only, which compiles every graph
+                loss, wrappers = run_and_get_code(compiled, x.float(), y.float())
+            else:
+                loss = compiled(x.float(), y.float())
+            tile_losses.append(float(loss.detach()))
+    kernel_lines = [line for source in metrics.kernel_sources.values() for line in _code_lines(source)]
     return {
         "max_error": _max_error(_params(tile_model), _params(ref_model)),
         "loss_error": max(abs(a - b) for a, b in zip(tile_losses, ref_losses)),
@@ -242,6 +248,9 @@ def whole_step():
         "fallback_reasons": list(metrics.fallback_reasons),
         "compiled_graphs": metrics.compiled_graphs,
         "compiled_autograd_captures": counters["compiled_autograd"]["captures"],
+        "collective_in_kernel": [line for line in kernel_lines if any(word in line for word in COLLECTIVE_WORDS)],
+        # DDP's python reducer puts its gradient all-reduces into the compiled backward graph
+        "collectives_in_wrappers": sorted({e for w in wrappers if "def call(" in w for e in _wrapper_order(w)} - {"tile_kernel"}),
     }
 
 

@@ -7,7 +7,8 @@ import per rank); each test checks what both ranks recorded.
   model trained eagerly in float64, and the ranks generated tile kernels with no fallback;
 - the same under DDP with a graph break in the model's forward;
 - the whole DDP training step (forward, backward through compiled autograd with DDP's python
-  reducer, SGD's update) in one torch.compile;
+  reducer, SGD's update) in one torch.compile: the gradient all-reduces are collective calls
+  in the compiled backward's wrapper, never inside a tile kernel;
 - functional collectives (all_reduce, all_gather_tensor) inside one compiled graph: the result
   matches eager, the collectives stay Inductor's collective calls in the wrapper (never inside a
   tile kernel), and the pointwise ops around them are our kernels.
@@ -111,7 +112,11 @@ def test_ddp_whole_training_step_compiled(ranks):
     """forward, backward (compiled autograd, DDP's python reducer) and SGD's update in one torch.compile."""
     results = _scenario(ranks, "ddp_whole_step")
     _check_training(results)
-    assert all(r["compiled_autograd_captures"] > 0 for r in results), results
+    for r in results:
+        assert r["compiled_autograd_captures"] > 0, r
+        # the python reducer's gradient all-reduces are in the compiled backward, as collective calls
+        assert r["collectives_in_wrappers"] == ["all_reduce_", "wait_tensor"], r
+        assert r["collective_in_kernel"] == [], r
 
 
 def test_functional_collectives_stay_collective_calls(ranks):
