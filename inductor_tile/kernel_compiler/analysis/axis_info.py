@@ -178,49 +178,55 @@ class AxisInfoSolver:
         lb, step = self.get(op.lb), self.get(op.step)
         divisibility = math.gcd(lb.divisibility[0], step.divisibility[0])
         self.infos[body.args[0]] = AxisInfo((1,), (divisibility,), (1,))
-        carried = [self.get(init) for init in op.iter_args]
         yield_op = body.last_op
-        for round_ in range(MAX_LOOP_ROUNDS + 1):
-            if round_ == MAX_LOOP_ROUNDS:
-                carried = [AxisInfo.unknown(info.rank) for info in carried]
+
+        def run_once(carried: list[AxisInfo]) -> list[AxisInfo] | None:
             for arg, info in zip(body.args[1:], carried):
                 self.infos[arg] = info
             self._visit_block(body)
-            if round_ == MAX_LOOP_ROUNDS or not isinstance(yield_op, scf.YieldOp):
+            return [self.get(v) for v in yield_op.operands] if isinstance(yield_op, scf.YieldOp) else None
+
+        carried = self._loop_fixpoint([self.get(init) for init in op.iter_args], run_once)
+        for result, info in zip(op.results, carried):
+            self.infos[result] = info
+
+    @staticmethod
+    def _loop_fixpoint(carried: list[AxisInfo], run_once) -> list[AxisInfo]:
+        """Visit a loop with `run_once(carried)` (which returns what the body yields, or None) until the
+        carried infos stop changing; after MAX_LOOP_ROUNDS rounds they are unknown for one last visit."""
+        for round_ in range(MAX_LOOP_ROUNDS + 1):
+            if round_ == MAX_LOOP_ROUNDS:
+                carried = [AxisInfo.unknown(info.rank) for info in carried]
+            yielded = run_once(carried)
+            if round_ == MAX_LOOP_ROUNDS or yielded is None:
                 break
-            joined = [info.join(self.get(v)) for info, v in zip(carried, yield_op.operands)]
+            joined = [info.join(y) for info, y in zip(carried, yielded)]
             if joined == carried:
                 break
             carried = joined
-        for result, info in zip(op.results, carried):
-            self.infos[result] = info
+        return carried
 
     def _visit_while(self, op: scf.WhileOp) -> None:
         """As scf.for's carried values: the condition region's arguments start from the inits and
         join in what the body yields, to a fixpoint; the body's arguments and the results are what
         scf.condition forwards."""
         before, after = op.before_region.block, op.after_region.block
-        carried = [self.get(init) for init in op.arguments]
         forwarded: list[AxisInfo] = []
-        for round_ in range(MAX_LOOP_ROUNDS + 1):
-            if round_ == MAX_LOOP_ROUNDS:
-                carried = [AxisInfo.unknown(info.rank) for info in carried]
+
+        def run_once(carried: list[AxisInfo]) -> list[AxisInfo] | None:
             for arg, info in zip(before.args, carried):
                 self.infos[arg] = info
             self._visit_block(before)
             condition = before.last_op
-            forwarded = ([self.get(v) for v in condition.operands[1:]] if isinstance(condition, scf.ConditionOp)
-                         else [AxisInfo.unknown(rank_of(a)) for a in after.args])
+            forwarded[:] = ([self.get(v) for v in condition.operands[1:]] if isinstance(condition, scf.ConditionOp)
+                            else [AxisInfo.unknown(rank_of(a)) for a in after.args])
             for arg, info in zip(after.args, forwarded):
                 self.infos[arg] = info
             self._visit_block(after)
             yield_op = after.last_op
-            if round_ == MAX_LOOP_ROUNDS or not isinstance(yield_op, scf.YieldOp):
-                break
-            joined = [info.join(self.get(v)) for info, v in zip(carried, yield_op.operands)]
-            if joined == carried:
-                break
-            carried = joined
+            return [self.get(v) for v in yield_op.operands] if isinstance(yield_op, scf.YieldOp) else None
+
+        self._loop_fixpoint([self.get(init) for init in op.arguments], run_once)
         for result, info in zip(op.results, forwarded):
             self.infos[result] = info
 
