@@ -23,6 +23,17 @@ class MathEntry:
     is_intrinsic: bool
 
 
+def define_gpu_entry(module: ir.Module, body: ir.Function, name: str, user_arg_types: list[ir.Type],
+                     calling_convention: str) -> ir.Function:
+    """The kernel entry `name` of a GPU target: takes the user's arguments and calls `body` with them."""
+    entry = ir.Function(module, ir.FunctionType(ir.VoidType(), user_arg_types), name)
+    entry.calling_convention = calling_convention
+    b = ir.IRBuilder(entry.append_basic_block("entry"))
+    b.call(body, list(entry.args))
+    b.ret_void()
+    return entry
+
+
 class Target(ABC):
     """A machine the tile compiler generates code for."""
 

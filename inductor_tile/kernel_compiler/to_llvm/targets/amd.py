@@ -21,7 +21,7 @@ import re
 from llvmlite import ir
 
 from ..context import guarded, lane_by_lane_gather
-from ..target import MathEntry, Target
+from ..target import MathEntry, Target, define_gpu_entry
 from . import amd_math
 
 I1, I16, I32, I64 = ir.IntType(1), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -86,11 +86,7 @@ class AMDTarget(Target):
 
     def finish_kernel(self, module: ir.Module, body: ir.Function, name: str, user_arg_types: list[ir.Type],
                       num_warps: int) -> str:
-        entry = ir.Function(module, ir.FunctionType(ir.VoidType(), user_arg_types), name)
-        entry.calling_convention = "amdgpu_kernel"
-        b = ir.IRBuilder(entry.append_basic_block("entry"))
-        b.call(body, list(entry.args))
-        b.ret_void()
+        define_gpu_entry(module, body, name, user_arg_types, "amdgpu_kernel")
         self.block_size = self.warp_size * num_warps
         amd_math.define_used(module)
         # code object v5: what ROCm 5.x/6.x load and lld 16 links (LLVM 22 would default to v6)

@@ -17,7 +17,7 @@ import re
 from llvmlite import ir
 
 from ..context import byte_size, guarded, lane_by_lane_gather
-from ..target import MathEntry, Target
+from ..target import MathEntry, Target, define_gpu_entry
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -60,11 +60,7 @@ class NvidiaTarget(Target):
 
     def finish_kernel(self, module: ir.Module, body: ir.Function, name: str, user_arg_types: list[ir.Type],
                       num_warps: int) -> str:
-        entry = ir.Function(module, ir.FunctionType(ir.VoidType(), user_arg_types), name)
-        entry.calling_convention = "ptx_kernel"
-        b = ir.IRBuilder(entry.append_basic_block("entry"))
-        b.call(body, list(entry.args))
-        b.ret_void()
+        define_gpu_entry(module, body, name, user_arg_types, "ptx_kernel")
         self.max_threads = 32 * num_warps
         return name
 
