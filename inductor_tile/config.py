@@ -42,9 +42,9 @@ variables give the defaults:
   them fused in (``scheduler/matmul_templates.py``), chosen per shape by timing them against the aten
   kernel; ``auto``: only under ``mode="max-autotune"`` (as Inductor's templates); ``on``: always
   timed; ``force``: the template wherever it fits, untimed (tests); ``off``: aten kernels.
-- ``scans`` (``TILE_SCANS``: ``cpu`` (default), ``on``, ``off``): cumsum/cumprod/logcumsumexp/
+- ``scans`` (``TILE_SCANS``: ``on`` (default), ``cpu``, ``off``): cumsum/cumprod/logcumsumexp/
   cummax/cummin and sort/argsort as generated kernels (``codegen/scans.py``); ``cpu``: on the CPU
-  target only, since the GPU lowering of scans has not yet run on a GPU (aten's kernels serve there).
+  target only (Inductor's Triton kernels serve on GPUs); ``off``: Inductor's kernels everywhere.
 - ``sanitize`` (``TILE_SANITIZE``, default off): kernels are compiled with run-time checks of
   every load, store and atomic against the storage of the tensor argument the pointer came from,
   and of integer division by zero; a violation raises ``inductor_tile.SanitizerError`` after the
@@ -99,7 +99,7 @@ perf_warnings: bool = _env_flag("TILE_PERF_WARNINGS", False)
 sanitize: bool = _env_flag("TILE_SANITIZE", False)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "on", "off", "force"))
-scans: str = _env_choice("TILE_SCANS", "cpu", ("cpu", "on", "off"))
+scans: str = _env_choice("TILE_SCANS", "on", ("on", "cpu", "off"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

@@ -1,8 +1,8 @@
 """TFLOP/s of the tl.dot kernels of `dot_kernels.py` on an NVIDIA GPU (`python -m
 model_benchmarks.gpu_kernels --dots`): the tile compiler, Triton (the same source, imports
 swapped) and torch (cuBLAS for the matmul, SDPA for attention), in one process, each result
-checked against torch first. `TILE_WGMMA=1` puts the tile compiler's dots on Hopper's wgmma
-where one or two warpgroups can compute them (dot_wgmma.py).
+checked against torch first. On Hopper the tile compiler's dots run on wgmma where one or two
+warpgroups can compute them (dot_wgmma.py); `TILE_WGMMA=0` keeps them on mma.sync.
 FLOPs: 2 M N K for a matmul; causal attention counts the half of
 q k^T and p v that the mask keeps, 2 * 2 * heads * seq^2 * head_dim / 2."""
 

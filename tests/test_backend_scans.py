@@ -160,8 +160,8 @@ def test_index_bound_check_becomes_a_device_assert():
         compiled(_rand(45, seed=9), table)  # eager raises an IndexError
 
 
-def test_scans_are_generated_on_gpus_only_when_asked(monkeypatch):
-    """config.scans: "cpu" (default) keeps aten's scan kernels on GPUs until the GPU path has run there."""
+def test_scans_config_picks_the_devices(monkeypatch):
+    """config.scans: "on" (default) everywhere, "cpu" keeps Inductor's scan kernels on GPUs, "off" nowhere."""
     from inductor_tile import config
     from inductor_tile.scheduler.scan_gate import _device_wanted
 

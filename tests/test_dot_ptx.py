@@ -1,6 +1,6 @@
 """tl.dot kernels compiled for NVIDIA without a GPU: fp16/bf16 dots run on tensor cores
 (the expected number of mma.sync.m16n8k16 per thread), fp32 dots on FMAs, and ptxas accepts
-the PTX for sm_80 and sm_90."""
+the PTX for sm_80 and sm_90 (sm_90 with TILE_WGMMA=0: its default, wgmma, is test_dot_wgmma.py's)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,13 @@ pytestmark = pytest.mark.skipif(
     platform.system() != "Linux" or platform.machine() != "x86_64",
     reason="ptxas and libdevice wheels exist for Linux x86-64 only",
 )
+
+
+
+@pytest.fixture(autouse=True)
+def _mma_sync_on_sm90(monkeypatch):
+    monkeypatch.setenv("TILE_WGMMA", "0")
+
 
 MMA = "mma.sync.aligned.m16n8k16.row.col.f32"
 

@@ -223,10 +223,11 @@ def test_timing_drops_configs_that_disagree_with_aten(wrong, interpret, monkeypa
                     reason="ptxas and libdevice wheels exist for Linux x86-64 only")
 def test_template_with_epilogue_compiles_to_ptx_with_tensor_cores(interpret, fresh_choices):
     """The generated fp16 addmm + gelu + residual kernel, built for sm_90 with 64 x 64 x 32 blocks:
-    the dot runs on mma.sync and ptxas accepts the PTX (the GPU tests run it)."""
+    the dot runs on wgmma (Hopper's default) and ptxas accepts the PTX (the GPU tests run it)."""
     from inductor_tile.kernel_compiler.compiler import compile_specialized
     from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+    from inductor_tile.kernel_compiler.to_llvm.nvptx import ptx_arch
 
     x, w = _rand(64, 96, dtype=torch.float16), _rand(128, 96, dtype=torch.float16, seed=1)
     b, r = _rand(128, dtype=torch.float16, seed=2), _rand(64, 128, dtype=torch.float16, seed=3)
@@ -238,5 +239,5 @@ def test_template_with_epilogue_compiles_to_ptx_with_tensor_cores(interpret, fre
     specs = [spec_from_signature(n, "constexpr", blocks[n]) if n in blocks else spec_from_signature(n, "*fp16")
              for n in kernel.arg_names]
     ptx = compile_specialized(kernel, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
-    check_ptx(ptx, "sm_90", name)
-    assert ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32") == 64 * 64 * 32 // (16 * 8 * 16 * 4)
+    check_ptx(ptx, ptx_arch(ptx, 90), name)
+    assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 32 // 16  # one warpgroup, k steps of 16

@@ -19,12 +19,11 @@ _active = threading.local()
 
 
 def _device_wanted(args, kwargs) -> bool:
-    """``config.scans``: ``cpu`` (default) generates scans and sorts for the CPU target only (the GPU
-    lowering of scans has not yet run on a GPU: aten's kernels serve there), ``on`` everywhere,
-    ``off`` nowhere."""
+    """``config.scans``: ``on`` (default) generates scans and sorts everywhere, ``cpu`` for the CPU
+    target only, ``off`` nowhere."""
     from .. import config
 
-    choice = getattr(config, "scans", "cpu")
+    choice = getattr(config, "scans", "on")
     if choice in ("on", "off"):
         return choice == "on"
     device = kwargs.get("device", args[0] if args else None)

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.gpu
 
 @pytest.fixture(autouse=True)
 def _scans_on_gpus(monkeypatch):
-    """The GPU path of generated scans is off by default (config.scans = "cpu") until these pass."""
+    """Whatever the environment says, these tests are about our scans on the GPU."""
     monkeypatch.setattr(config, "scans", "on")
     monkeypatch.setenv("TILE_SCANS", "on")  # for the child processes
 

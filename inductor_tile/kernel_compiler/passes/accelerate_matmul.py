@@ -12,7 +12,7 @@ Warps lie along one dimension: along M ([w, 1]) when M has 16 rows for each warp
 along N ([1, w]) when N has 8 columns for each warp; dots too small for either keep the
 FMA path. Other dots (fp32, fp64, int8, fp16 results, batched) keep the FMA path too.
 
-With `mma_version` 3 (sm_90 with TILE_WGMMA=1), dots that one or two warpgroups can compute with
+With `mma_version` 3 (sm_90 unless TILE_WGMMA=0), dots that one or two warpgroups can compute with
 wgmma.m64nNk16 (4 or 8 warps along M, 16 rows per warp and instruction, N a multiple of 8 up to 256) get
 `versionMajor = 3`: the same registers, computed by `to_llvm/dot_wgmma.py` from shared memory.
 """

@@ -57,7 +57,7 @@ def optimize_ttir(module: ModuleOp, ctx: Context | None = None) -> ModuleOp:
 def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0) -> list[ModulePass]:
     """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes; `mma_version`
     2 puts fp16/bf16 dots on tensor cores (mma.sync, NVIDIA sm_80+), 3 also lets Hopper's wgmma compute
-    the dots a warpgroup can (sm_90, TILE_WGMMA=1), 0 keeps every dot on FMAs."""
+    the dots a warpgroup can (sm_90 unless TILE_WGMMA=0), 0 keeps every dot on FMAs."""
     return [
         # Pointer tiles stepped around loops of dots become functions of the loop index, and
         # loops of dots load the next iteration's operands while this one computes (TTIR still).

@@ -46,7 +46,7 @@ class NvidiaTarget(Target):
     def __init__(self, capability: int = 90):
         self.capability = capability
         self.mma_version = 2 if capability >= 80 else 0  # mma.sync.m16n8k16 for fp16/bf16 dots
-        if capability == 90 and os.environ.get("TILE_WGMMA", "0") == "1":
+        if capability == 90 and os.environ.get("TILE_WGMMA", "1") != "0":
             self.mma_version = 3  # wgmma (sm_90a) where a warpgroup can compute the dot: dot_wgmma.py
 
     def triple(self) -> str:

@@ -1,8 +1,7 @@
-"""tl.dot on Hopper's wgmma (TILE_WGMMA=1, sm_90 only): the matmul and attention kernels of
-dot_kernels.py with the switch on, random inputs, NaN-poisoned outputs, float64 references.
-The kernels' in-memory caches are emptied around each test so that the switch takes effect.
-
-    TILE_WGMMA=1 pytest -q -m gpu tests/gpu/test_dot_wgmma_gpu.py
+"""tl.dot on Hopper with wgmma switched off (TILE_WGMMA=0: the mma.sync path sm_80 GPUs take; on
+sm_90 wgmma is the default, which test_dot_gpu.py covers): the matmul and attention kernels of
+dot_kernels.py, random inputs, NaN-poisoned outputs, float64 references. The kernels' in-memory
+caches are emptied around each test so that the switch takes effect.
 """
 
 from __future__ import annotations
@@ -13,15 +12,15 @@ import torch
 from model_benchmarks import dot_kernels
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(
-    not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0), reason="wgmma needs sm_90")]
+    not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0), reason="the switch exists on sm_90")]
 
 TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 
 @pytest.fixture(autouse=True)
-def wgmma_on(monkeypatch):
+def wgmma_off(monkeypatch):
     monkeypatch.delenv("TILE_INTERPRET", raising=False)
-    monkeypatch.setenv("TILE_WGMMA", "1")
+    monkeypatch.setenv("TILE_WGMMA", "0")
     for kernel in (dot_kernels.matmul_kernel, dot_kernels.attention_fwd_kernel):
         monkeypatch.setattr(kernel, "cache", {})
         monkeypatch.setattr(kernel, "launch_cache", {})
