@@ -216,10 +216,13 @@ def _gpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -
 
 
 def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> list[LaunchConfig]:
-    """Configs to autotune among on a GPU (the chosen one first); the same kernel shape.
+    """Configs to autotune among on a GPU (the chosen one first, at most 5); the same kernel shape.
 
-    Persistent kernels keep RBLOCK (it covers the row) and vary rows per program and
-    warps; looped ones vary RBLOCK.  On the CPU: only the chosen config.
+    Persistent kernels keep RBLOCK (it covers the row) and vary rows per program (more rows
+    share the loads of broadcast operands such as a norm's weight) and warps; looped row
+    reductions vary RBLOCK and warps; column sums also try Inductor's wide tile (64 rows per
+    step, 16 warps), which its autotuner picks for vocabulary-sized bias gradients.
+    On the CPU: only the chosen config.
     """
     if not is_gpu(device_type):
         return [chosen]
@@ -230,21 +233,27 @@ def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> 
         if cand not in out:
             out.append(cand)
 
+    x, r, w = chosen.xblock, chosen.rblock, chosen.num_warps or 4
     if chosen.ysplit:
-        for cand in (replace(chosen, num_warps=max(1, chosen.num_warps // 2)),
+        for cand in (replace(chosen, num_warps=max(1, w // 2)),
                      replace(chosen, yblock=max(1, chosen.yblock // 2)),
-                     replace(chosen, xblock=max(1, chosen.xblock // 2))):
+                     replace(chosen, xblock=max(1, x // 2))):
             if cand not in out:
                 out.append(cand)
     elif not reduction_kind:
-        add(chosen.xblock, 1, chosen.num_warps * 2)
-        add(chosen.xblock // 2, 1, chosen.num_warps)
+        add(x, 1, w * 2)
+        add(x // 2, 1, w)
     elif chosen.persistent:
-        add(chosen.xblock, chosen.rblock, chosen.num_warps * 2)
-        add(chosen.xblock, chosen.rblock, chosen.num_warps // 2)
-        if chosen.xblock > 1:
-            add(chosen.xblock // 2, chosen.rblock, chosen.num_warps // 2)
-    else:
-        add(chosen.xblock, chosen.rblock // 2, chosen.num_warps // 2)
-        add(chosen.xblock, chosen.rblock, chosen.num_warps * 2)
-    return out[:4]
+        add(x, r, w * 2)
+        add(x * 2, r, w)
+        add(x * 4, r, w * 2)
+        add(x, r, w // 2)
+    elif x < r or x <= 16:  # a row reduction's loop (or a column sum with few columns per program)
+        add(x, r // 2, w // 2)
+        add(x, r, w * 2)
+        add(x, r * 4 if x * r * 4 <= 8192 else r, w * 4)
+    else:  # a column sum: 64 columns x 8 rows per step
+        add(x, r * 8, w * 4)
+        add(x // 4, r * 4, w)
+        add(x, r * 2, w)
+    return out[:5]
