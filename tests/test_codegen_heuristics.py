@@ -63,12 +63,16 @@ def test_gpu_pointwise():
 
 def test_gpu_persistent_reductions():
     # one row per program, warps growing with the row: 8 elements per thread, 16 from 4096 on
-    assert heuristics.reduction("cuda", 8192, 1024, 1024) == LaunchConfig(1, 1024, True, 4)
+    assert heuristics.reduction("cuda", 512, 1024, 1024) == LaunchConfig(1, 1024, True, 4)
     assert heuristics.reduction("cuda", 8192, 2048, 2048) == LaunchConfig(1, 2048, True, 8)
     assert heuristics.reduction("cuda", 8192, 3000, 3000) == LaunchConfig(1, 4096, True, 8)
+    # many rows of 256 to 1024: one warp per program, 1024 elements (reductions in shuffles only)
+    assert heuristics.reduction("cuda", 16384, 768, 768) == LaunchConfig(1, 1024, True, 1)
+    assert heuristics.reduction("cuda", 49152, 512, 512) == LaunchConfig(2, 512, True, 1)
+    assert heuristics.reduction("cuda", 1 << 16, 200, 200) == LaunchConfig(4, 256, True, 1)
+    assert heuristics.reduction("cuda", 1000, 768, 768) == LaunchConfig(1, 1024, True, 4)  # few rows
     # short rows: several per program
     assert heuristics.reduction("cuda", 1 << 16, 64, 64) == LaunchConfig(16, 64, True, 4)
-    assert heuristics.reduction("cuda", 1 << 16, 200, 200) == LaunchConfig(4, 256, True, 4)
     # ... but not so many that the grid leaves SMs idle
     assert heuristics.reduction("cuda", 512, 64, 64) == LaunchConfig(2, 64, True, 1)
     # strided reductions are persistent only when short
@@ -106,8 +110,10 @@ def test_gpu_choices_are_sane_for_every_size(gather):
                 assert c.num_warps == next_pow2(c.num_warps) and 1 <= c.num_warps <= 16
                 assert c.xblock <= next_pow2(x)
                 assert c.xblock * c.rblock <= (4096 if not c.persistent else 16384)
-                # at most 16 elements per thread (32 in persistent rows of over 8192 elements)
-                assert c.xblock * c.rblock <= (32 if c.rblock > 8192 else 16) * 32 * c.num_warps
+                # at most 16 elements per thread (32 in persistent rows of over 8192 elements
+                # and in one-warp programs of 1024 elements)
+                wide = c.rblock > 8192 or (c.persistent and c.num_warps == 1)
+                assert c.xblock * c.rblock <= (32 if wide else 16) * 32 * c.num_warps
                 if c.persistent:
                     assert bound is not None and c.rblock >= r
         c = heuristics.pointwise("cuda", x, gather)
@@ -115,7 +121,7 @@ def test_gpu_choices_are_sane_for_every_size(gather):
 
 
 def test_warps_grow_with_the_row():
-    warps = [heuristics.reduction("cuda", 1 << 16, r, r).num_warps for r in (256, 512, 1024, 2048, 4096)]
+    warps = [heuristics.reduction("cuda", 1000, r, r).num_warps for r in (256, 512, 1024, 2048, 4096)]
     assert warps == sorted(warps) and warps[0] < warps[-1] == 8  # persistent: at most 8 warps
     looped = [heuristics.reduction("cuda", 1 << 16, r, None).num_warps for r in (128, 512, 2048)]
     assert looped == sorted(looped) and looped[-1] == 16
