@@ -103,6 +103,8 @@ def test_profile_names_the_script_lines_of_each_fused_op(model_script, tmp_path)
         assert row.info is not None and row.info.nodes
     ln = next(r for r in tile_rows if any(line.line == _line("ln") for line in r.info.lines))
     assert "var_mean" in ln.info.nodes  # the FX nodes it fused
+    assert not ln.bytes_bound  # it reads x twice (statistics, then normalize): x once, exactly
+    assert ln.bytes == ln.calls * (2 * 40 * 96 * 8 + 2 * 96 * 8)  # x in, h out, weight and bias
     extern = next(r for r in p.rows if r.kind == "extern")
     assert extern.name == "aten::addmm" and [line.line for line in extern.info.lines] == [_line("gelu")]
     # the per-line tree adds up to the table's total

@@ -11,7 +11,8 @@ group stay in registers and are not counted; a buffer the group writes is not re
   element per iteration of its loops: the product of all its ranges (the embedding rows a batch
   looks up, not the whole table).  An upper bound.
 - a ``StarDep`` (the whole buffer) counts the buffer; several different accesses of one buffer
-  add up (they may overlap): upper bounds too.
+  add up (they may overlap): upper bounds too, unless one direct access alone covers the buffer
+  (a layernorm reads its input for the statistics and again to normalize): then the buffer, exactly.
 Every buffer's count is at most its size.  The sizes are the graph's size hints: with symbolic
 shapes the model has no number (``None``) and the launch's tensor arguments bound it instead.
 """
@@ -51,19 +52,21 @@ def group_bytes(snodes) -> tuple[int | None, bool]:
             itemsize = V.graph.get_dtype(name).itemsize
         except (KeyError, NotImplementedError, AttributeError):
             return None, True
-        elements = 0
+        counts = []  # (elements, exact) per access
         for dep in deps:
             if isinstance(dep, StarDep):
-                elements, bound = numel, True
-                break
-            if dep.is_indirect():
-                bound = True
-                elements += sympy.Mul(*dep.size)
+                counts.append((numel, False))
+            elif dep.is_indirect():
+                counts.append((sympy.Mul(*dep.size), False))
             else:
                 used = dep.index.free_symbols
-                elements += sympy.Mul(*[size for var, size in zip(dep.var_names, dep.size) if var in used])
-        if len(deps) > 1:
-            bound = True
+                counts.append((sympy.Mul(*[size for var, size in zip(dep.var_names, dep.size) if var in used]), True))
+        whole = [n for n, exact in counts if exact and (sympy.sympify(n) - numel).is_nonnegative]
+        if whole:  # one direct access covers the buffer: the buffer, exactly, whatever the others read
+            elements = numel
+        else:
+            elements = sympy.Add(*[n for n, _ in counts])
+            bound = bound or len(counts) > 1 or not counts[0][1]
         counted = sympy.Min(elements, numel)
         if counted.free_symbols:
             return None, True
