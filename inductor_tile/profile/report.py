@@ -19,6 +19,7 @@ SLOW_SHARE = 0.9  # the slowest kernels that together take this share of the tim
 LOW_ROOFLINE = 0.6  # below this share of copy bandwidth a kernel is "below the roofline"
 TINY_BYTES = 256 << 10  # kernels moving less than this per call are bound by launch cost
 NAME_WIDTH = 64  # longer kernel names (C++ templates: thousands of characters) are cut to this in text
+DIAGNOSIS_WIDTH = 160  # the table's diagnosis cell is cut to this; the details list every finding whole
 
 
 @dataclass
@@ -74,6 +75,10 @@ def short_name(name: str, width: int = NAME_WIDTH) -> str:
         return name
     tail = min(10, width // 4)
     return name[:width - 3 - tail] + "..." + name[len(name) - tail:]
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def roofline_text(row: Row) -> str:
@@ -138,7 +143,7 @@ def table(rows: list[Row], copy_bandwidth: float, device: str, limit: int | None
             f"{100 * row.seconds / total:.1f}",
             bound + _size(row.bytes / row.calls) if row.bytes and row.calls else "-",
             f"{bound}{gbs / 1e9:.1f}" if gbs else "-",
-            roofline_text(row), _lines_text(row), row.diagnosis,
+            roofline_text(row), _lines_text(row), _cut(row.diagnosis, DIAGNOSIS_WIDTH),
         ])
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header) - 1)]
     measured = f"; torch.profiler's device total {_time(device_total)}" if device_total is not None else ""
@@ -193,9 +198,11 @@ def details(rows: list[Row], limit: int | None = None) -> str:
         shown = ", ".join(nodes[:12]) + (f" +{len(nodes) - 12}" if len(nodes) > 12 else "")
         out.append(f"  {short_name(row.name)} ({row.kind}): {shown or '-'}")
         for line in row.info.lines if row.info else ():
-            out.append(f"      {line}  {_source_text(line)}")
+            out.append(f"      {line}  {_source_text(line)}".rstrip())
         for reason in row.info.reasons if row.info else ():
             out.append(f"      fallback: {reason}")
+        for finding in row.findings:
+            out.append(f"      finding: {finding}")
         for name, (calls, seconds) in sorted(launched.items(), key=lambda kv: -kv[1][1]):
             out.append(f"      device: {short_name(name)}  {calls} x {_time(seconds / calls)} = {_time(seconds)}")
     return "\n".join(out)
