@@ -111,6 +111,8 @@ def test_profile_names_the_script_lines_of_each_fused_op(model_script, tmp_path)
     from inductor_tile.profile.report import by_line
 
     assert sum(n.seconds for n in by_line(p.rows)) == pytest.approx(sum(r.seconds for r in p.rows))
+    assert p.device_total is None and "device total" not in text.splitlines()[0]  # the CPU has no device events
+    assert any(e.get("name", "").startswith("tile_") for e in p.session.trace()["traceEvents"])
     files = sorted(os.listdir(tmp_path / "out"))
     assert files == ["chart.html", "profile.json", "profile.txt", "trace.json"]
     packed = p.save(str(tmp_path / "packed"), gzip_trace=True)["trace"]
