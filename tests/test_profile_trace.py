@@ -116,7 +116,8 @@ def test_from_trace_prints_both_totals_and_no_roofline_above_100_percent(tmp_pat
     assert sorted(os.listdir(tmp_path / "again")) == ["chart.html", "profile.json", "profile.txt", "trace.json"]
     with gzip.open(TRACE, "rt") as f, open(tmp_path / "again" / "trace.json") as g:
         assert json.load(f) == json.load(g)
-    assert [str(line) for line in rows["aten::mm"].info.lines] == ["modeling_gpt2.py:697"]  # from the run's profile.json
+    # the source lines come from the run's profile.json
+    assert [str(line) for line in rows["aten::mm"].info.lines] == ["modeling_gpt2.py:697"]
 
 
 def test_roofline_is_never_shown_above_100_percent():

@@ -42,12 +42,14 @@ def _rows_json(profiler) -> dict:
         lines = row.info.line_shares() if row.info else {}
         rows.append({
             "name": row.name, "key": row.key, "kind": row.kind, "calls": row.calls, "seconds": row.seconds, "bytes": row.bytes,
-            "bytes_bound": row.bytes_bound, "roofline": row.roofline, "diagnosis": row.diagnosis, "findings": row.findings,
+            "bytes_bound": row.bytes_bound, "roofline": row.roofline, "diagnosis": row.diagnosis,
+            "findings": row.findings,
             "fx_nodes": row.info.nodes if row.info else [],
             "source_lines": [f"{line.file}:{line.line}" for line in row.info.lines] if row.info else [],
             "line_shares": {f"{line.file}:{line.line}": share for line, share in lines.items() if line is not None},
             "source_text": {f"{line.file}:{line.line}": _source_text(line) for line in lines if line is not None},
-            "device_events": {name: {"count": calls, "seconds": seconds} for name, (calls, seconds) in row.kernels.items()},
+            "device_events": {name: {"count": calls, "seconds": seconds}
+                              for name, (calls, seconds) in row.kernels.items()},
             "reasons": row.info.reasons if row.info else [],
         })
     fallbacks = [{"node": info.name, "reasons": info.reasons,
