@@ -77,6 +77,8 @@ def load_profile(profiler, where: str, json_path: str | None = None):
     trace_path, json_path = paths(where, json_path)
     with open(json_path) as f:
         data = json.load(f)
+    if data.get("device", "cuda") != "cuda":
+        raise ValueError(f"{json_path}: a {data['device']} run; --from-trace reads GPU runs (their time is in the trace)")
     session = OfflineSession(trace_path, data)
     recorded = {}
     for row in data.get("rows", ()):
