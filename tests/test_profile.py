@@ -103,12 +103,16 @@ def test_profile_names_the_script_lines_of_each_fused_op(model_script, tmp_path)
         assert row.info is not None and row.info.nodes
     ln = next(r for r in tile_rows if any(line.line == _line("ln") for line in r.info.lines))
     assert "var_mean" in ln.info.nodes  # the FX nodes it fused
+    assert not ln.bytes_bound  # it reads x twice (statistics, then normalize): x once, exactly
+    assert ln.bytes == ln.calls * (2 * 40 * 96 * 8 + 2 * 96 * 8)  # x in, h out, weight and bias
     extern = next(r for r in p.rows if r.kind == "extern")
     assert extern.name == "aten::addmm" and [line.line for line in extern.info.lines] == [_line("gelu")]
     # the per-line tree adds up to the table's total
     from inductor_tile.profile.report import by_line
 
     assert sum(n.seconds for n in by_line(p.rows)) == pytest.approx(sum(r.seconds for r in p.rows))
+    assert p.device_total is None and "device total" not in text.splitlines()[0]  # the CPU has no device events
+    assert any(e.get("name", "").startswith("tile_") for e in p.session.trace()["traceEvents"])
     files = sorted(os.listdir(tmp_path / "out"))
     assert files == ["chart.html", "profile.json", "profile.txt", "trace.json"]
     packed = p.save(str(tmp_path / "packed"), gzip_trace=True)["trace"]
@@ -237,65 +241,34 @@ def test_a_hand_written_kernel_gets_a_row_with_its_performance_findings():
     assert "_scale_kernel" in p.text()
 
 
-class _FakeEvent:
-    """What collect_rows reads of torch.profiler's FunctionEvent."""
+def test_byte_model_counts_gathered_rows_and_broadcast_inputs_once():
+    # issue 22.3: a gather reads the rows it looks up, not the table; a broadcast input is read once
+    torch._dynamo.reset()
+    rows_, cols, vocab, batch = 32, 64, 5000, 48
+    table = torch.randn(vocab, cols, dtype=torch.float64)
+    idx = torch.randint(0, vocab, (rows_,))
+    w = torch.randn(cols, dtype=torch.float64)
+    x = torch.randn(batch, cols, dtype=torch.float64)
 
-    def __init__(self, name, device, start_us=0.0, end_us=0.0, parent=None, kernels=(), cpu_us=0.0,
-                 annotation=False):
-        from torch.autograd import DeviceType
+    def fn(idx, table, w, x):
+        return table[idx] * w, x + w
 
-        from types import SimpleNamespace
+    with inductor_tile.profile() as p:
+        compiled = torch.compile(fn, backend="tile")
+        for _ in range(3):
+            gathered, added = compiled(idx, table, w, x)
+    torch.testing.assert_close(gathered, table[idx] * w)
+    torch.testing.assert_close(added, x + w)
+    gather = next(r for r in p.rows if r.kind == "tile" and "index" in r.info.nodes)
+    plain = next(r for r in p.rows if r.kind == "tile" and "add" in r.info.nodes)
+    assert gather is not plain
+    # gathered rows + indices + w once + the output; not the 5000-row table (an upper bound: "<=")
+    assert gather.bytes == gather.calls * (rows_ * cols * 8 + rows_ * 8 + cols * 8 + rows_ * cols * 8)
+    assert gather.bytes_bound and vocab * cols * 8 > 10 * gather.bytes // gather.calls
+    assert plain.bytes == plain.calls * (2 * batch * cols * 8 + cols * 8) and not plain.bytes_bound
+    from inductor_tile.profile.report import roofline_text
 
-        self.name = name
-        self.device_type = DeviceType.CUDA if device == "cuda" else DeviceType.CPU
-        self.time_range = SimpleNamespace(start=start_us, end=end_us)
-        self.cpu_parent = parent
-        self.kernels = [SimpleNamespace(name=n, duration=d) for n, d in kernels]
-        self.cpu_time_total = cpu_us
-        self.is_user_annotation = annotation
-
-
-def test_gpu_rows_from_device_events_without_a_gpu():
-    # the GPU path of collect_rows on events shaped like torch.profiler's: device time by kernel
-    # name for tile kernels (a name two kernels share is split by the kernels linked to each
-    # launch), matmul kernels claimed by their aten op, Inductor's triton kernels as fallbacks
-    from inductor_tile.profile import rows as rows_module, session as session_module
-
-    session = session_module.Session(device="cuda")
-    session.torch_profiler = None
-    fn_a, fn_b = (type("F", (), {"__name__": "tile_poi_add_0", "cache": {}})() for _ in range(2))
-    session.note_launch("tile_poi_add_0_aaaa", fn_a, (), {}, None)
-    session.note_launch("tile_poi_add_0_bbbb", fn_b, (), {}, None)
-    session.note_launch("tile_poi_add_0_bbbb", fn_b, (), {}, None)
-    graph = _FakeEvent("## Call CompiledFxGraph x ##", "cpu")
-    events = [
-        graph,
-        _FakeEvent("tile_poi_add_0_aaaa", "cpu", parent=graph, kernels=[("tile_poi_add_0", 10.0)]),
-        _FakeEvent("tile_poi_add_0_bbbb", "cpu", parent=graph,
-                   kernels=[("tile_poi_add_0", 30.0), ("tile_poi_add_0_bbbb", 30.0)]),  # and its own GPU span
-        _FakeEvent("tile_poi_add_0_bbbb", "cpu", parent=graph, kernels=[("tile_poi_add_0", 30.0)]),
-        _FakeEvent("aten::addmm", "cpu", parent=graph, kernels=[("sm90_gemm", 100.0)]),
-        _FakeEvent("tile_poi_add_0", "cuda", 0, 10), _FakeEvent("tile_poi_add_0", "cuda", 20, 50),
-        _FakeEvent("tile_poi_add_0", "cuda", 60, 90), _FakeEvent("sm90_gemm", "cuda", 100, 200),
-        _FakeEvent("triton_poi_fused_sin_0", "cuda", 200, 205), _FakeEvent("memset", "cuda", 300, 301),
-        # the GPU-side spans of record_function ranges are no kernels
-        _FakeEvent("tile_poi_add_0_bbbb", "cuda", 20, 50, annotation=True),
-        _FakeEvent("## Call CompiledFxGraph x ##", "cuda", 0, 300, annotation=True),
-    ]
-    session.events = lambda: events
-    saved = dict(registry.externs)
-    registry.externs["aten::addmm"] = registry.KernelInfo("aten::addmm", "extern")
-    try:
-        rows = {r.name: r for r in rows_module.collect_rows(session)}
-    finally:
-        registry.externs.clear()
-        registry.externs.update(saved)
-    assert rows["tile_poi_add_0#aaaa"].seconds == pytest.approx(10e-6)
-    assert rows["tile_poi_add_0#bbbb"].seconds == pytest.approx(60e-6) and rows["tile_poi_add_0#bbbb"].calls == 2
-    assert rows["aten::addmm"].kind == "extern" and rows["aten::addmm"].seconds == pytest.approx(100e-6)
-    assert "sm90_gemm" not in rows  # claimed by its aten op
-    assert rows["triton_poi_fused_sin_0"].kind == "fallback" and rows["memset"].kind == "other"
-    assert sum(r.seconds for r in rows.values()) == pytest.approx(176e-6)  # every device microsecond, once
+    assert roofline_text(gather).startswith("<=") and not roofline_text(plain).startswith("<=")
 
 
 def test_training_profiles_backward_kernels_and_leaves_nothing_behind():

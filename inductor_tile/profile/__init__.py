@@ -58,14 +58,24 @@ class Profiler:
             diagnose(self._rows, self.copy_bandwidth)
         return self._rows
 
+    @property
+    def device_total(self) -> float | None:
+        """GPU: torch.profiler's total device time (every kernel, memset and memcpy of its trace),
+        which the rows add up to; None on the CPU."""
+        if self.session.device != "cuda":
+            return None
+        from .trace import device_total_seconds
+
+        return device_total_seconds(self.session.trace())
+
     def text(self, limit: int | None = None) -> str:
         """The table, the tree by source line, each kernel's FX nodes and the fallbacks (the slowest
         ``limit`` kernels and lines of each; all when None)."""
         from .report import details, fallbacks_text, table, tree
 
         rows = self.rows
-        return "\n\n".join([table(rows, self.copy_bandwidth, self.session.device, limit), tree(rows, limit),
-                            details(rows, limit), fallbacks_text(self.session.fallbacks())])
+        return "\n\n".join([table(rows, self.copy_bandwidth, self.session.device, limit, self.device_total),
+                            tree(rows, limit), details(rows, limit), fallbacks_text(self.session.fallbacks())])
 
     def print(self, limit: int | None = 30, file=None) -> None:
         """Print ``text(limit)`` (``profile.txt`` of ``save`` has everything)."""
@@ -77,6 +87,15 @@ class Profiler:
         from .outputs import write_directory
 
         return write_directory(self, out_dir, gzip_trace)
+
+
+def from_trace(trace_path: str, json_path: str | None = None) -> Profiler:
+    """The profile of an earlier GPU run, again, from its ``trace.json[.gz]`` and ``profile.json``
+    (default: next to the trace): the rows as this version attributes the trace's device events,
+    with the kernels' FX nodes, source lines and bytes as that run recorded them."""
+    from .offline import load_profile
+
+    return load_profile(Profiler(), trace_path, json_path)
 
 
 def profile(out_dir: str | None = None, device: str | None = None) -> Profiler:
@@ -93,4 +112,4 @@ class _CallableModule(types.ModuleType):
 
 sys.modules[__name__].__class__ = _CallableModule
 
-__all__ = ["Profiler", "profile"]
+__all__ = ["Profiler", "from_trace", "profile"]

@@ -10,7 +10,7 @@ import json
 import os
 import shutil
 
-from .report import by_line
+from .report import _source_text, by_line, roofline_text, short_name
 
 _COLORS = {"tile": "#4878d0", "fallback": "#ee854a", "extern": "#6acc64", "other": "#8c8c8c"}
 
@@ -39,16 +39,24 @@ def write_directory(profiler, out_dir: str, gzip_trace: bool = False) -> dict[st
 def _rows_json(profiler) -> dict:
     rows = []
     for row in profiler.rows:
+        lines = row.info.line_shares() if row.info else {}
         rows.append({
             "name": row.name, "key": row.key, "kind": row.kind, "calls": row.calls, "seconds": row.seconds, "bytes": row.bytes,
-            "roofline": row.roofline, "diagnosis": row.diagnosis, "findings": row.findings,
+            "bytes_bound": row.bytes_bound, "roofline": row.roofline, "diagnosis": row.diagnosis,
+            "findings": row.findings,
             "fx_nodes": row.info.nodes if row.info else [],
             "source_lines": [f"{line.file}:{line.line}" for line in row.info.lines] if row.info else [],
+            "line_shares": {f"{line.file}:{line.line}": share for line, share in lines.items() if line is not None},
+            "source_text": {f"{line.file}:{line.line}": _source_text(line) for line in lines if line is not None},
+            "device_events": {name: {"count": calls, "seconds": seconds}
+                              for name, (calls, seconds) in row.kernels.items()},
+            "reasons": row.info.reasons if row.info else [],
         })
     fallbacks = [{"node": info.name, "reasons": info.reasons,
                   "source_lines": [f"{line.file}:{line.line}" for line in info.lines]}
                  for info in profiler.session.fallbacks()]
     return {"device": profiler.session.device, "copy_bandwidth_bytes_per_second": profiler.copy_bandwidth,
+            "kernel_seconds": sum(row.seconds for row in profiler.rows), "device_total_seconds": profiler.device_total,
             "rows": rows, "fallbacks": fallbacks}
 
 
@@ -74,8 +82,9 @@ def _bars(title: str, items: list[tuple[str, float, str, str]]) -> str:
 
 def chart_html(profiler, top: int = 30) -> str:
     rows = profiler.rows[:top]
-    kernels = [(r.name, r.seconds, _COLORS.get(r.kind, "#8c8c8c"),
-                f"{r.kind}, {r.calls} calls" + (f", {r.roofline:.0%} of copy bandwidth" if r.roofline else "")
+    kernels = [(short_name(r.name, 60), r.seconds, _COLORS.get(r.kind, "#8c8c8c"),
+                f"{short_name(r.name, 200)}: {r.kind}, {r.calls} calls"
+                + (f", {roofline_text(r)} of copy bandwidth" if r.roofline else "")
                 + (f"; {r.diagnosis}" if r.diagnosis else "")) for r in rows]
     lines = []
     for node in by_line(profiler.rows)[:top]:

@@ -48,6 +48,8 @@ class Site:
     lines: list[SourceLine]  # distinct, in order of first appearance
     line_weights: dict[SourceLine, int]  # how many of the FX nodes came from each line
     graph: int = 0  # the graph it belongs to (``graph_id``)
+    bytes: int | None = None  # tile kernels: bytes moved per call (``bytes_model``; None: unknown)
+    bytes_bound: bool = True  # ``bytes`` is only an upper bound
 
 
 @dataclass
@@ -70,6 +72,17 @@ class KernelInfo:
         for site in self.sites:
             seen.update(dict.fromkeys(site.lines))
         return list(seen)
+
+    @property
+    def bytes_per_call(self) -> int | None:
+        """The byte model's count per call (the largest of its sites'), None if a site has none."""
+        counts = [site.bytes for site in self.sites]
+        return max(counts) if counts and None not in counts else None
+
+    @property
+    def bytes_bound(self) -> bool:
+        """Whether ``bytes_per_call`` is only an upper bound (a site's is, or the sites differ)."""
+        return any(site.bytes_bound for site in self.sites) or len({site.bytes for site in self.sites}) > 1
 
     def in_graphs(self, graphs: set[int]) -> "KernelInfo":
         """The same record with only the sites of ``graphs`` (all of them if none is there)."""
@@ -182,8 +195,15 @@ def _origins(snodes) -> list:
 @_never_raises
 def record_kernel(name: str, source: str, snodes) -> None:
     """The tile kernel ``name`` (defined by ``source``) now also runs the fused group ``snodes``."""
+    from .bytes_model import group_bytes
+
     info = kernels.setdefault(kernel_key(name, source), KernelInfo(name, "tile"))
-    info.sites.append(site_of(_origins(snodes), graph_id()))
+    site = site_of(_origins(snodes), graph_id())
+    try:
+        site.bytes, site.bytes_bound = group_bytes(snodes)
+    except Exception:  # noqa: BLE001 - the launch's tensor arguments bound the bytes instead
+        log.debug("inductor_tile.profile: no byte model for %s", name, exc_info=True)
+    info.sites.append(site)
 
 
 @_never_raises

@@ -18,6 +18,8 @@ from .rows import Row
 SLOW_SHARE = 0.9  # the slowest kernels that together take this share of the time get a diagnosis
 LOW_ROOFLINE = 0.6  # below this share of copy bandwidth a kernel is "below the roofline"
 TINY_BYTES = 256 << 10  # kernels moving less than this per call are bound by launch cost
+NAME_WIDTH = 64  # longer kernel names (C++ templates: thousands of characters) are cut to this in text
+DIAGNOSIS_WIDTH = 160  # the table's diagnosis cell is cut to this; the details list every finding whole
 
 
 @dataclass
@@ -66,6 +68,30 @@ def by_line(rows: list[Row]) -> list[LineNode]:
     return sorted(nodes.values(), key=lambda n: n.seconds, reverse=True)
 
 
+def short_name(name: str, width: int = NAME_WIDTH) -> str:
+    """``name`` cut to ``width`` characters: its start, "..." and its last characters (a generated
+    kernel's number, ``_slice_1``, tells it from its neighbour); profile.json keeps it whole."""
+    if len(name) <= width:
+        return name
+    tail = min(10, width // 4)
+    return name[:width - 3 - tail] + "..." + name[len(name) - tail:]
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+def roofline_text(row: Row) -> str:
+    """The roofline cell: never above 100% as a fact.  "<=" where the bytes are only an upper
+    bound; a kernel faster than the copy bandwidth (its inputs were still in the L2 cache) is
+    at the roofline, "~100%"."""
+    if row.roofline is None:
+        return "-"
+    if row.bytes_bound:
+        return f"<={min(row.roofline, 1.0):.0%}"
+    return "~100%" if row.roofline > 1.0 else f"{row.roofline:.0%}"
+
+
 def _time(seconds: float) -> str:
     if seconds >= 1:
         return f"{seconds:.2f} s"
@@ -87,8 +113,11 @@ def _lines_text(row: Row, limit: int = 3) -> str:
     return text + (f" +{len(lines) - limit}" if len(lines) > limit else "")
 
 
+recorded_text: dict[SourceLine, str] = {}  # source text of lines read back from a profile.json (``offline``)
+
+
 def _source_text(line: SourceLine) -> str:
-    return linecache.getline(line.file, line.line).strip()
+    return linecache.getline(line.file, line.line).strip() or recorded_text.get(line, "")
 
 
 def _more(hidden: list[float], total: float, what: str) -> list[str]:
@@ -97,8 +126,10 @@ def _more(hidden: list[float], total: float, what: str) -> list[str]:
     return [f"... {len(hidden)} more {what} ({100 * sum(hidden) / total:.1f}% of the time)"]
 
 
-def table(rows: list[Row], copy_bandwidth: float, device: str, limit: int | None = None) -> str:
-    """The kernel table: one row per kernel, slowest first (the first ``limit``)."""
+def table(rows: list[Row], copy_bandwidth: float, device: str, limit: int | None = None,
+          device_total: float | None = None) -> str:
+    """The kernel table: one row per kernel, slowest first (the first ``limit``).  ``device_total``:
+    torch.profiler's own total of device time (GPU), shown next to the rows' total."""
     total = sum(r.seconds for r in rows) or 1.0
     rows, hidden = rows[:limit], [r.seconds for r in rows[limit:]] if limit is not None else []
     header = ["kernel", "kind", "calls", "total", "mean", "%", "bytes/call", "GB/s", "roofline", "source lines",
@@ -106,17 +137,18 @@ def table(rows: list[Row], copy_bandwidth: float, device: str, limit: int | None
     body = []
     for row in rows:
         gbs = row.bytes_per_second
+        bound = "<=" if row.bytes_bound else ""
         body.append([
-            row.name, row.kind, str(row.calls), _time(row.seconds), _time(row.mean_seconds),
+            short_name(row.name), row.kind, str(row.calls), _time(row.seconds), _time(row.mean_seconds),
             f"{100 * row.seconds / total:.1f}",
-            _size(row.bytes / row.calls) if row.bytes and row.calls else "-",
-            f"{gbs / 1e9:.1f}" if gbs else "-",
-            f"{row.roofline:.0%}" if row.roofline is not None else "-",
-            _lines_text(row), row.diagnosis,
+            bound + _size(row.bytes / row.calls) if row.bytes and row.calls else "-",
+            f"{bound}{gbs / 1e9:.1f}" if gbs else "-",
+            roofline_text(row), _lines_text(row), _cut(row.diagnosis, DIAGNOSIS_WIDTH),
         ])
     widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header) - 1)]
+    measured = f"; torch.profiler's device total {_time(device_total)}" if device_total is not None else ""
     out = [f"inductor_tile profile ({device}; copy bandwidth {copy_bandwidth / 1e9:.1f} GB/s; "
-           f"kernel time {_time(total)})"]
+           f"kernel time {_time(sum(r.seconds for r in rows) + sum(hidden))}{measured})"]
     for cells in [header] + body:
         out.append("  ".join(c.ljust(w) if i in (0, 1, 9) else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
                    + "  " + cells[-1])
@@ -143,7 +175,7 @@ def tree(rows: list[Row], limit: int | None = None) -> str:
             text = _source_text(node.line) if node.line else ""
             out.append(f"{_time(node.seconds):>10}  {100 * node.seconds / total:5.1f}%    {where}  {text}")
             for name, share in sorted(node.kernels.items(), key=lambda kv: -kv[1]):
-                out.append(f"{_time(share):>10}  {100 * share / total:5.1f}%      {name}")
+                out.append(f"{_time(share):>10}  {100 * share / total:5.1f}%      {short_name(name)}")
     return "\n".join([line.rstrip() for line in out] + _more(hidden, total, "source lines"))
 
 
@@ -159,15 +191,20 @@ def details(rows: list[Row], limit: int | None = None) -> str:
     """For each kernel (the slowest ``limit``), the FX nodes it runs and their lines; fallbacks' reasons."""
     out = ["kernels: FX nodes and source lines"]
     for row in rows[:limit]:
-        if row.info is None:
+        launched = {} if row.kind == "tile" or list(row.kernels) == [row.name] else row.kernels
+        if row.info is None and not launched:
             continue
-        nodes = row.info.nodes
+        nodes = row.info.nodes if row.info else []
         shown = ", ".join(nodes[:12]) + (f" +{len(nodes) - 12}" if len(nodes) > 12 else "")
-        out.append(f"  {row.name} ({row.kind}): {shown or '-'}")
-        for line in row.info.lines:
-            out.append(f"      {line}  {_source_text(line)}")
-        for reason in row.info.reasons:
+        out.append(f"  {short_name(row.name)} ({row.kind}): {shown or '-'}")
+        for line in row.info.lines if row.info else ():
+            out.append(f"      {line}  {_source_text(line)}".rstrip())
+        for reason in row.info.reasons if row.info else ():
             out.append(f"      fallback: {reason}")
+        for finding in row.findings:
+            out.append(f"      finding: {finding}")
+        for name, (calls, seconds) in sorted(launched.items(), key=lambda kv: -kv[1][1]):
+            out.append(f"      device: {short_name(name)}  {calls} x {_time(seconds / calls)} = {_time(seconds)}")
     return "\n".join(out)
 
 

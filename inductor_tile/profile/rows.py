@@ -1,13 +1,16 @@
 """A finished session's rows: one per kernel or aten call, from its launches and torch.profiler's events.
 
-- Tile kernels: the session's launch counts and bytes; time from the wall clock (CPU) or from the
-  device kernels of their name (GPU; a name two kernels share is split by the kernels torch.profiler
-  links to each launch's ``record_function`` range).
-- aten/extern calls (``registry.externs``) made by a compiled graph itself: their CPU time, or on
-  a GPU the time of the device kernels linked to them.
+- Tile kernels: the session's launch counts; bytes from the compile-time model (``bytes_model``)
+  or the tensor arguments; time from the wall clock (CPU) or from the device events launched
+  inside each launch's ``record_function`` range (GPU, read from the Chrome trace: ``trace``).
+- aten/extern calls made by a compiled graph itself: their CPU time, or on a GPU the time of every
+  device event launched inside them (cuBLAS' kernels and memsets, cuDNN's attention kernel).
 - Inductor's kernels (fallbacks): ``cpp_fused_*`` ranges on the CPU, ``triton_*`` kernels on a GPU,
   with the reasons of the fallback records whose FX nodes they are named after.
-- GPU kernels that none of these claim: rows of kind "other" (memsets, eager code).
+- GPU events outside compiled graphs: rows of kind "other" (eager code), named by the aten op that
+  launched them, or by the kernel's own name.
+On a GPU each device event of the trace is in exactly one row: the rows add up to torch.profiler's
+device total.
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ class Row:
     calls: int
     seconds: float
     bytes: int = 0  # over all calls (tile kernels only)
+    bytes_bound: bool = False  # ``bytes`` is only an upper bound (gathers, whole tensors): so is the roofline
     info: registry.KernelInfo | None = None
     findings: list[str] = field(default_factory=list)  # compile-time performance findings
     roofline: float | None = None  # achieved / copy bandwidth
     diagnosis: str = ""
     key: str = ""  # tile kernels: the launch key (``launch_key``), their label in the trace
+    kernels: dict[str, tuple[int, float]] = field(default_factory=dict)  # GPU: device events by name: (count, seconds)
 
     @property
     def mean_seconds(self) -> float:
@@ -64,16 +69,6 @@ def _in_compiled_graph_top_level(event) -> bool:
     return inside
 
 
-def _kernels_of(event) -> list:
-    """The device kernels torch.profiler links to a CPU event (without the GPU-side span of the
-    event itself, which a ``record_function`` range also gets)."""
-    return [k for k in event.kernels if k.name != event.name]
-
-
-def _device_seconds(event) -> float:
-    return (event.time_range.end - event.time_range.start) / 1e6
-
-
 def _findings(stats: LaunchStats) -> list[str]:
     """The performance findings (issue 22.1's ``CompiledKernel.perf_findings``) of the kernels launched."""
     from concurrent.futures import Future
@@ -93,66 +88,129 @@ def _findings(stats: LaunchStats) -> list[str]:
 
 def collect_rows(session: Session) -> list[Row]:
     """The session's rows, slowest first."""
-    from torch.autograd import DeviceType
+    if session.device == "cuda":
+        return gpu_rows(session.trace(), session.launches, session.graphs())
+    return _cpu_rows(session)
 
-    events = session.events()
-    rows: dict[str, Row] = {}
-    gpu = session.device == "cuda"
-    kernel_seconds: dict[str, float] = {}  # device kernels by name (GPU)
-    kernel_calls: dict[str, int] = {}
-    if gpu:
-        for event in events:
-            # kernels, memsets and copies; not the GPU-side spans of record_function ranges
-            if event.device_type == DeviceType.CUDA and not getattr(event, "is_user_annotation", False):
-                kernel_seconds[event.name] = kernel_seconds.get(event.name, 0.0) + _device_seconds(event)
-                kernel_calls[event.name] = kernel_calls.get(event.name, 0) + 1
-        tile_seconds = _tile_device_seconds(session, events, kernel_seconds)
-    # tile kernels: our launch counts; time from the device (GPU) or the wall clock (CPU)
-    names = {}
-    for key, stats in session.launches.items():
+
+def _tile_rows(launches: dict[str, LaunchStats], seconds_of) -> dict[str, Row]:
+    """One row per launched tile kernel; ``seconds_of(key, stats)`` gives (seconds, timed calls)."""
+    names: dict[str, list[str]] = {}
+    for key, stats in launches.items():
         names.setdefault(stats.name, []).append(key)
-    for key, stats in session.launches.items():
-        if gpu:
-            seconds, timed_calls = tile_seconds.get(key, 0.0), stats.calls
-        else:
-            seconds, timed_calls = stats.seconds, stats.timed_calls
+    rows = {}
+    for key, stats in launches.items():
+        seconds, timed_calls = seconds_of(key, stats)
         shown = stats.name if len(names[stats.name]) == 1 else _distinct_name(stats.name, key)
         info = registry.kernels.get(key) or _hand_written_info(stats)
-        row = Row(shown, "tile", timed_calls, seconds, info=info, findings=_findings(stats))
-        row.bytes = stats.bytes * timed_calls // stats.calls if stats.calls else 0
-        row.key = key
+        row = Row(shown, "tile", timed_calls, seconds, info=info, findings=_findings(stats), key=key)
+        row.bytes, row.bytes_bound = _tile_bytes(info, stats, timed_calls)
         rows[key] = row
+    return rows
+
+
+def _tile_bytes(info: registry.KernelInfo | None, stats: LaunchStats, calls: int) -> tuple[int, bool]:
+    """(bytes of ``calls`` launches, whether that is only an upper bound): the compile-time model
+    (``bytes_model``) where the backend recorded one for fixed shapes, else every tensor argument
+    whole, once (an upper bound)."""
+    per_call = info.bytes_per_call if info is not None else None
+    if per_call is not None:
+        return per_call * calls, info.bytes_bound
+    return (stats.bytes * calls // stats.calls if stats.calls else 0), True
+
+
+def _cpu_rows(session: Session) -> list[Row]:
+    from torch.autograd import DeviceType
+
+    rows = _tile_rows(session.launches, lambda key, stats: (stats.seconds, stats.timed_calls))
     graphs = session.graphs()  # the graphs that ran: their extern calls and fallbacks are shown
     # aten/extern calls of compiled graphs, and Inductor's own kernels (fallbacks)
-    for event in events:
+    for event in session.events():
         if event.device_type != DeviceType.CPU:
             continue
         name = event.name
         if name in registry.externs and _in_compiled_graph_top_level(event):
-            seconds = event.cpu_time_total / 1e6
-            if gpu:
-                seconds = 0.0
-                for kernel in _kernels_of(event):
-                    seconds += kernel.duration / 1e6
-                    kernel_seconds[kernel.name] = kernel_seconds.get(kernel.name, 0.0) - kernel.duration / 1e6
-            _add(rows, name, "extern", seconds, registry.externs[name].in_graphs(graphs))
-        elif not gpu and _FALLBACK_KERNEL.match(name) and _in_compiled_graph_top_level(event):
+            _add(rows, name, "extern", event.cpu_time_total / 1e6, registry.externs[name].in_graphs(graphs))
+        elif _FALLBACK_KERNEL.match(name) and _in_compiled_graph_top_level(event):
             _add(rows, _FALLBACK_KERNEL.match(name).group(1), "fallback", event.cpu_time_total / 1e6, None)
-    if gpu:  # device kernels neither launched here nor claimed by an aten op of a compiled graph
-        generated = {}  # tile kernels by name, for launches the session did not see (CUDA graph replays)
-        for info in registry.kernels.values():
-            generated.setdefault(info.name, []).append(info)
-        for name, seconds in kernel_seconds.items():
-            if seconds > 1e-9:
-                known = generated.get(name, [])
-                kind = "tile" if len(known) == 1 else "fallback" if name.startswith("triton_") else "other"
-                row = _add(rows, name, kind, seconds, known[0] if len(known) == 1 else None)
-                row.calls = kernel_calls.get(name, row.calls)
+    return _finish(rows, graphs)
+
+
+def _finish(rows: dict, graphs: set[int]) -> list[Row]:
     result = sorted(rows.values(), key=lambda r: r.seconds, reverse=True)
     for row in result:
-        if row.kind == "fallback":
+        if row.kind == "fallback" and row.info is None:
             row.info = _fallback_info(row.name, graphs)
     return result
+
+
+def gpu_rows(trace: dict, launches: dict[str, LaunchStats], graphs: set[int]) -> list[Row]:
+    """Rows from a GPU session's Chrome trace: every device event (kernel, memset, memcpy) counted
+    once, in the row of what launched it (``attribute``)."""
+    from .trace import device_events
+
+    tile_names: dict[str, list[str]] = {}
+    for key, stats in launches.items():
+        tile_names.setdefault(stats.name, []).append(key)
+    generated: dict[str, list[registry.KernelInfo]] = {}  # tile kernels by name, for unlinked launches
+    for info in registry.kernels.values():
+        generated.setdefault(info.name, []).append(info)
+    found: dict[tuple[str, str], Row] = {}
+    uids: dict[tuple[str, str], set] = {}
+    for event in device_events(trace):
+        kind, name, uid = attribute(event, launches, tile_names)
+        if kind == "other" and name == event.name and len(generated.get(name, ())) == 1:
+            kind = "tile"  # a generated kernel launched where the session did not see it (CUDA graph replays)
+        row = found.get((kind, name))
+        if row is None:
+            row = found[(kind, name)] = Row(name, kind, 0, 0.0)
+        row.seconds += event.seconds
+        calls, seconds = row.kernels.get(event.name, (0, 0.0))
+        row.kernels[event.name] = (calls + 1, seconds + event.seconds)
+        seen = uids.setdefault((kind, name), set())
+        seen.add(uid if uid is not None else ("event", len(seen)))
+        row.calls = len(seen)
+    device = {key: row for (kind, key), row in found.items() if kind == "tile" and key in launches}
+    rows = _tile_rows(launches, lambda key, stats: (device[key].seconds if key in device else 0.0, stats.calls))
+    for key, row in rows.items():
+        if key in device:
+            row.kernels = device[key].kernels
+    for (kind, name), row in found.items():
+        if kind == "tile" and name in launches:
+            continue
+        if kind == "extern" and name in registry.externs:
+            row.info = registry.externs[name].in_graphs(graphs)
+        elif kind == "tile":
+            row.info = generated[name][0]
+        rows[f"{kind}:{name}"] = row
+    return _finish(rows, graphs)
+
+
+def attribute(event, launches, tile_names: dict[str, list[str]]) -> tuple[str, str, int | None]:
+    """(kind, row name, call id) of a device event (``trace.DeviceEvent``): a tile launch range
+    around its launch makes it that tile kernel's; in a compiled graph, the outermost aten op
+    around it (the graph's extern call: ``aten::_scaled_dot_product_cudnn_attention`` owns the
+    cuDNN kernel its ``aten::_cudnn_attention_forward`` launched) makes it that op's, else a
+    ``triton_*`` kernel is Inductor's (a fallback); outside compiled graphs it is eager code,
+    "other", named by its outermost aten op where it has one."""
+    ranges = event.launchers
+    for host in reversed(ranges):
+        if host.name in launches:
+            return "tile", host.name, host.uid
+    graph = max((i for i, host in enumerate(ranges) if host.name.startswith(_GRAPH_CALL)), default=None)
+    inside = ranges[graph + 1:] if graph is not None else ranges
+    op = next((host for host in inside if host.name.startswith("aten::")), None)
+    if graph is not None:
+        if op is not None:
+            return "extern", op.name, op.uid
+        if event.name.startswith("triton_"):
+            return "fallback", event.name, None
+    keys = tile_names.get(event.name, [])
+    if not ranges and len(keys) == 1:  # not linked to its launch: by its name
+        return "tile", keys[0], None
+    if op is not None:
+        return "other", op.name, op.uid
+    return "other", event.name, None
 
 
 def _distinct_name(name: str, key: str) -> str:
@@ -171,36 +229,6 @@ def _hand_written_info(stats: LaunchStats) -> registry.KernelInfo | None:
             where = registry.SourceLine(os.path.abspath(filename), int(line))
             return registry.KernelInfo(stats.name, "tile", [registry.Site([], [where], {where: 1})])
     return None
-
-
-def _tile_device_seconds(session: Session, events: list, kernel_seconds: dict[str, float]) -> dict[str, float]:
-    """Device time of each launched tile kernel (by launch key); takes it out of ``kernel_seconds``.
-
-    A kernel name launched under one key gets all the device time of that name.  Names shared by
-    several kernels (two graphs' ``tile_poi_add_0``) are split by the kernels torch.profiler links
-    to each launch's ``record_function`` range, or else in proportion to the calls.
-    """
-    from torch.autograd import DeviceType
-
-    by_name: dict[str, list[str]] = {}
-    for key, stats in session.launches.items():
-        by_name.setdefault(stats.name, []).append(key)
-    linked: dict[str, float] = {}
-    if any(len(keys) > 1 for keys in by_name.values()):
-        for event in events:
-            if event.name in session.launches and event.device_type == DeviceType.CPU:
-                linked[event.name] = linked.get(event.name, 0.0) + sum(k.duration for k in _kernels_of(event)) / 1e6
-    seconds: dict[str, float] = {}
-    for name, keys in by_name.items():
-        total = kernel_seconds.pop(name, 0.0)
-        if len(keys) == 1:
-            seconds[keys[0]] = total
-        elif sum(linked.get(k, 0.0) for k in keys) > 0.95 * total:
-            seconds.update({k: linked.get(k, 0.0) for k in keys})
-        else:
-            calls = sum(session.launches[k].calls for k in keys) or 1
-            seconds.update({k: total * session.launches[k].calls / calls for k in keys})
-    return seconds
 
 
 def _add(rows: dict, name: str, kind: str, seconds: float, info) -> Row:

@@ -3,10 +3,11 @@
 - Tile kernels: ``JITFunction.run`` and ``LaunchSite.__call__`` (the generated wrappers' launch
   path) are replaced on their classes while a session is active (and restored after), so
   launches outside a session cost nothing extra.  The replacements count
-  calls and the bytes of the tensor arguments (inputs read once, outputs written once), marks
+  calls and the bytes of the tensor arguments (each whole, once: the bound used where the
+  compile-time byte model has no number), marks
   each launch in torch.profiler's trace, and on the CPU times the launch with the wall clock
   (launches that compiled first are counted but not timed).  On a GPU, kernel times come from
-  torch.profiler (CUPTI), by kernel name.
+  torch.profiler (CUPTI): the device events launched inside each launch's range (``trace``).
 - Inductor's own kernels (fallbacks: ``cpp_fused_*`` with Inductor's kernel profiling on, which a
   session turns on for graphs compiled inside it; ``triton_*`` on GPUs) and aten/extern calls
   (matmuls) inside compiled graphs come from torch.profiler's events.
@@ -183,8 +184,12 @@ class Session:
 
     def write_trace(self, path: str) -> None:
         """The Chrome trace into ``path`` (torch.profiler exports once: later calls copy that file)."""
-        import atexit
         import shutil
+
+        shutil.copyfile(self._exported_trace(), path)
+
+    def _exported_trace(self) -> str:
+        import atexit
         import tempfile
 
         if getattr(self, "_trace_file", None) is None:
@@ -192,7 +197,15 @@ class Session:
             os.close(handle)
             atexit.register(_remove_quietly, self._trace_file)
             self.torch_profiler.export_chrome_trace(self._trace_file)
-        shutil.copyfile(self._trace_file, path)
+        return self._trace_file
+
+    def trace(self) -> dict:
+        """The Chrome trace, parsed (exported once, like ``write_trace``)."""
+        if getattr(self, "_trace", None) is None:
+            from .trace import load
+
+            self._trace = load(self._exported_trace())
+        return self._trace
 
     def events(self) -> list:
         return list(self.torch_profiler.events() or []) if self.torch_profiler is not None else []
@@ -233,11 +246,17 @@ def _quiet_stderr():
 
 
 def _tensor_bytes(args: tuple, kwargs: dict) -> int:
+    """The bytes of the tensor arguments, each whole and once (a tensor passed twice, as input and
+    output, counts once): what a launch can touch when nothing better is known."""
+    seen = set()
     total = 0
     for value in (*args, *kwargs.values()):
         nbytes = getattr(value, "nbytes", None)
         if nbytes is not None and hasattr(value, "data_ptr"):
-            total += int(nbytes)
+            where = (value.data_ptr(), int(nbytes))
+            if where not in seen:
+                seen.add(where)
+                total += int(nbytes)
     return total
 
 

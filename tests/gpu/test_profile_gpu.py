@@ -1,7 +1,9 @@
 """The profiler on the GPU (issue 22, item 3): kernel times come from torch.profiler (CUPTI).
 
 The total kernel time of the profile's rows must agree with an independent torch.profiler run
-over the same calls within 5%, for our kernels and for all kernels together.
+over the same calls within 5%, for our kernels and for all kernels together, and with the device
+total of the profile's own trace; cuBLAS and the attention kernels are in the rows of their aten
+ops, never rows of their own.
 """
 
 import copy
@@ -12,6 +14,7 @@ import torch.nn.functional as F
 
 import inductor_tile
 from inductor_tile.backend import tile_backend
+from inductor_tile.profile import report
 
 pytestmark = pytest.mark.gpu
 
@@ -27,7 +30,9 @@ class Block(torch.nn.Module):
     def forward(self, x):
         h = self.ln(x)  # LINE:ln
         h = F.gelu(self.fc(h))
-        return x + h
+        q = h.view(8, -1, 8, 128).transpose(1, 2)  # 8 sequences of 1024 tokens, 8 heads of 128
+        a = F.scaled_dot_product_attention(q, q, q, is_causal=True).transpose(1, 2).reshape(x.shape)
+        return x + h + a
 
 
 def _kernel_seconds(prof, names=None) -> float:
@@ -66,12 +71,18 @@ def test_kernel_time_agrees_with_torch_profiler():
     ours = sum(r.seconds for r in tile_rows)
     assert ours == pytest.approx(_kernel_seconds(ref, names), rel=0.05)
     assert sum(r.seconds for r in p.rows) == pytest.approx(_kernel_seconds(ref), rel=0.05)
+    assert sum(r.seconds for r in p.rows) == pytest.approx(p.device_total, rel=0.05)  # the header's two totals
+    assert "torch.profiler's device total" in p.text().splitlines()[0]
+    assert not [r.name for r in p.rows if r.kind == "other"]  # every kernel ran inside the compiled graph
+    attention = next(r for r in p.rows if r.kind == "extern" and "scaled_dot_product" in r.name)
+    assert attention.calls == STEPS and attention.seconds > 0 and attention.kernels
     assert 500e9 < p.copy_bandwidth < 20e12  # a GPU's copy bandwidth, measured once
     for row in tile_rows:
         assert row.calls == STEPS and row.seconds > 0
-        assert 0.01 < row.roofline < 1.3, (row.name, row.roofline)
+        assert 0.01 < row.roofline < 1.3 and not row.bytes_bound, (row.name, row.roofline)  # no gathers here
+        assert not report.roofline_text(row).startswith("<=")
         assert row.info is not None and any(line.file == __file__ for line in row.info.lines)
-    matmul = next(r for r in p.rows if r.kind == "extern")
+    matmul = next(r for r in p.rows if r.kind == "extern" and r.name != attention.name)
     assert matmul.name in ("aten::addmm", "aten::mm") and matmul.calls == STEPS and matmul.seconds > 0
     ln_line = next(i for i, text in enumerate(open(__file__).read().splitlines(), 1) if text.endswith("# LINE:ln"))
     assert f"test_profile_gpu.py:{ln_line}" in p.text()
