@@ -14,8 +14,9 @@ variables give the defaults:
   (the "no inlining" column of the TorchInductor ablation); fusion may still put the
   producer and its consumer into one kernel when they iterate alike.
 - ``autotune`` (``TILE_AUTOTUNE``, default off): on GPUs, generated kernels are benchmarked
-  among 2-4 block-size / num_warps configs at their first launch (results persist in the
-  tuning database); off: the heuristic's choice is used directly.
+  among 2-5 block-size / num_warps configs at their first launch (every candidate precompiled in
+  parallel; results persist in the tuning database; later launches go through the chosen
+  config's launch site); off: the heuristic's choice is used directly.
 - ``precompile`` (``TILE_PRECOMPILE``, default on): each generated kernel starts compiling in
   a background thread as soon as Inductor has generated it, so a graph's kernels compile in
   parallel; off: each compiles at its first launch.

@@ -63,3 +63,23 @@ def test_wrong_arguments_get_the_general_paths_error():
         assert "NoneType" not in type(e).__name__ and not isinstance(e, AttributeError), e
     else:
         raise AssertionError("a None pointer argument must not launch")
+
+
+def test_tuned_site_tunes_once_per_key_then_launches_the_choice():
+    """`autotuner.launcher()`: the first launch of a size tunes (or reads the tuning database),
+    later ones go through a LaunchSite of the chosen config, with Triton's grid(meta)."""
+    tuned = inductor_tile.autotune([inductor_tile.Config({"BLOCK": 32}), inductor_tile.Config({"BLOCK": 128})],
+                                   key=["n"], cache_results=False)(scaled_add.__class__(scaled_add.fn))
+    site = tuned.launcher()
+
+    def grid(meta):
+        return (-(-meta["n"] // meta["BLOCK"]),)
+
+    for n, seed in [(1000, 4), (1000, 5), (1000, 6), (300, 7)]:
+        x, y = _inputs(n, seed)
+        out = torch.full_like(x[:n], float("nan"))
+        site(grid, x, y, out, n, 0.25)
+        torch.testing.assert_close(out.double(), x[:n].double() + 0.25 * y[:n].double(), rtol=1e-6, atol=1e-6)
+    assert len(site._sites) == 2  # n = 1000 and n = 300: each tuned once
+    (_, first), _ = site._sites.values()
+    assert first.fast_launches == 1  # the third launch of n = 1000 (the second armed the fast path)

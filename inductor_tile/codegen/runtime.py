@@ -28,9 +28,13 @@ def load_kernel(name: str, source: str, autotune: list[dict] | None = None):
     ``inductor_tile.autotune`` and launched without those arguments.
     """
     key = hashlib.sha256(source.encode()).hexdigest()[:24]
-    loaded_key = key if not autotune else f"{key}:{autotune!r}"
-    if loaded_key in _loaded:
-        return _loaded[loaded_key]
+    if autotune:  # around the plain kernel, so that what was precompiled for it serves the tuning
+        tuned_key = f"{key}:{autotune!r}"
+        if tuned_key not in _loaded:
+            _loaded[tuned_key] = _autotuned(load_kernel(name, source), autotune)
+        return _loaded[tuned_key]
+    if key in _loaded:
+        return _loaded[key]
     path = os.path.join(kernel_dir(), f"{name}_{key}.py")
     if not os.path.exists(path):
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -40,10 +44,7 @@ def load_kernel(name: str, source: str, autotune: list[dict] | None = None):
     spec = importlib.util.spec_from_file_location(f"inductor_tile_generated.{name}_{key}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    fn = getattr(module, name)
-    if autotune:
-        fn = _autotuned(fn, autotune)
-    _loaded[loaded_key] = fn
+    fn = _loaded[key] = getattr(module, name)
     return fn
 
 

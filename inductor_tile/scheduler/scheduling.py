@@ -139,11 +139,12 @@ class TileScheduling(BaseScheduling):
             extra = f", autotune={tune!r}" if tune else ""
             wrapper.define_kernel(name, f"{loader}({name!r}, {source!r}{extra})", gpu=False)
             defined[key] = (name, source)
-            if not tune and config.precompile:
-                _precompile(fn, kernel, device_type, source)
+            if config.precompile:  # a tuned kernel: every candidate, in parallel
+                for launch in tune or [None]:
+                    _precompile(fn, kernel, device_type, source, launch)
             metrics.kernel_sources[name] = source
             log.debug("tile kernel %s:\n%s", name, source)
-        wrapper.writeline(launch_line(name, kernel, tuned=True) if tune else site_launch(wrapper, name, kernel))
+        wrapper.writeline(site_launch(wrapper, name, kernel, tuned=bool(tune)))
         metrics.launch_lines.setdefault(name, launch_line(name, kernel, tuned=bool(tune)))
         metrics.generated_kernels += 1
         metrics.reused_kernels += reused
@@ -354,10 +355,11 @@ def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str
     return f"{name}[{grid}]({', '.join(args + [f'{k}={v}' for k, v in kwargs.items()])})"
 
 
-def site_launch(wrapper, name: str, kernel: TileKernelSource) -> str:
+def site_launch(wrapper, name: str, kernel: TileKernelSource, tuned: bool = False) -> str:
     """The wrapper's launch: ``name_launchN(grid, args...)`` through a `LaunchSite` defined once
-    per kernel and launch config in the wrapper's header (the cheapest launch on the host)."""
-    grid, args, kwargs = launch_parts(kernel)
+    per kernel and launch config in the wrapper's header (the cheapest launch on the host);
+    ``tuned``: a `TunedLaunchSite` of the autotuned kernel, with Triton's ``grid(meta)``."""
+    grid, args, kwargs = launch_parts(kernel, tuned)
     sites = wrapper.__dict__.setdefault("_tile_launch_sites", {})
     key = (name, tuple(kwargs.items()))
     site = sites.get(key)
@@ -367,9 +369,10 @@ def site_launch(wrapper, name: str, kernel: TileKernelSource) -> str:
     return f"{site}({', '.join([grid] + args)})"
 
 
-def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> None:
+def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str, launch: dict | None = None) -> None:
     """Start compiling the kernel for the launch the wrapper will make, in a compile worker
-    process (``config.compile_workers``) or else a background thread.
+    process (``config.compile_workers``) or else a background thread. ``launch``: an autotune
+    candidate's blocks and ``num_warps`` instead of the kernel's own.
 
     The specialization is predicted as the launch will compute it: tensors 16-byte aligned
     (Inductor's buffers are), sizes at their hint values.  A wrong guess costs only the wasted
@@ -380,6 +383,9 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
     from ..codegen.compile_workers import arg_specs, compile_source
 
     signature, constexprs = kernel.signature()
+    launch = dict(launch or {})
+    num_warps = launch.pop("num_warps", None) or kernel.launch.num_warps or 4
+    constexprs = {**constexprs, **{k: v for k, v in launch.items() if k in constexprs}}
     values = {name: hint(size) for name, size in kernel.numels().items()}
     values.update({s.name: hint(s) for s in kernel.size_args})
     values.update({name: offset for offset, name in kernel.seed_offsets.items()})
@@ -397,7 +403,6 @@ def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str) -> 
             described.append((name, signature[name], None, specialized and value % 16 == 0,
                               specialized and value == 1))
     specs = arg_specs(described)
-    num_warps = kernel.launch.num_warps or 4
     from ..kernel_compiler.to_llvm.targets import gpu_target
 
     target = gpu_target() if device_type == "cuda" else "cpu"

@@ -311,6 +311,13 @@ class Autotuner(KernelInterface):
             config.pre_hook({**self.named_args(args, kwargs), **config.all_kwargs()})
         return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
 
+    def launcher(self) -> Any:
+        """A `TunedLaunchSite`: `site(grid, *runtime_args)`, tuning at the first launch of each
+        tuning key and launching the chosen config through a `LaunchSite` after that."""
+        from .launch_site import TunedLaunchSite
+
+        return TunedLaunchSite(self)
+
     def _config_for(self, args: tuple, kwargs: dict[str, Any], grid: Any) -> Config:
         """The config for this launch's tuning key: remembered, stored in the tuning database, or tuned now."""
         named = self.named_args(args, kwargs)

@@ -129,3 +129,41 @@ class LaunchSite:
         exec(compile(source, filename, "exec"), scope)
         self.fast_source = source
         return scope["fast"]
+
+
+class TunedLaunchSite:
+    """`autotuner.launcher()`: the call site of an autotuned kernel, `site(grid, *runtime_args)`
+    with a grid tuple or Triton's `grid(meta)` callable.
+
+    The first launch with a new tuning key (the key arguments' values and every argument's
+    dtype) goes through `Autotuner.run`, which tunes or finds the stored choice; later launches
+    with that key go straight to a `LaunchSite` of the chosen config. A config with a pre-hook,
+    or a kernel that is not a plain `@jit` function, always takes `Autotuner.run`.
+    """
+
+    def __init__(self, tuner: Any):
+        self.tuner = tuner
+        self.jit_fn = tuner.fn
+        self._runtime_names = [n for n in tuner.arg_names if n not in getattr(tuner.fn, "constexpr_names", ())]
+        self._sites: dict[tuple, tuple[dict, LaunchSite]] = {}
+
+    def __repr__(self) -> str:
+        return f"TunedLaunchSite({self.tuner.__name__}, {len(self._sites)} tuned keys)"
+
+    def __call__(self, grid: Any, *args: Any) -> None:
+        try:
+            key = self.tuner._fast_key(args, {})
+            entry = self._sites.get(key)
+        except TypeError:  # an unhashable key value: the autotuner copes
+            key, entry = None, None
+        if entry is None:
+            self.tuner.run(*args, grid=grid)
+            config = self.tuner.best_config
+            if key is not None and config is not None and config.pre_hook is None and hasattr(self.jit_fn, "launcher"):
+                self._sites[key] = (dict(config.kwargs), self.jit_fn.launcher(config.num_warps, **config.kwargs))
+            return
+        meta, site = entry
+        if callable(grid):  # Triton's grid(meta): the launch's arguments and the chosen config
+            meta.update(zip(self._runtime_names, args))
+            grid = grid(meta)
+        site(tuple(grid) + (1,) * (3 - len(grid)), *args)
