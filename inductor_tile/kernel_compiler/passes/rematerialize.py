@@ -16,6 +16,12 @@ may cost a trip through shared memory. The rebuildable producers are:
 Never rebuilt: other loads, reductions, loop-carried values, reshapes.
 Each rebuilt op is inserted right after its original, so it dominates every use the
 original dominates.
+
+How far up it goes: producers up to ``MAX_DEPTH`` steps above the conversion, when at most
+``MAX_DUPLICATED`` of the ops rebuilt keep other users (those are computed twice; the rest
+move to the new layout and the originals die). So a long chain of elementwise ops that only
+the conversion uses (a Philox random-number chain feeding a dropout mask) is rebuilt, while
+a deep chain that the rest of the kernel also uses is converted once.
 """
 
 from __future__ import annotations
@@ -32,7 +38,8 @@ from ..analysis.axis_info import compute_axis_info
 from ..ir.ttg import ConvertLayoutOp, with_layout
 from .layout_constraints import is_elementwise, is_tensor, value_layout
 
-MAX_DEPTH = 24  # producers further up than this are converted, not rebuilt
+MAX_DEPTH = 160  # producers further up than this are converted, not rebuilt
+MAX_DUPLICATED = 24  # rebuilt ops that keep users elsewhere (computed twice), at most
 
 
 def _operand_layout(op: Operation, layout: Layout) -> Layout:
@@ -97,6 +104,27 @@ class Rematerializer:
             return False
         wanted = _operand_layout(op, layout)
         return all(self.can(v, wanted, depth + 1) for v in op.operands if is_tensor(v))
+
+    def duplicated(self, value: SSAValue, layout: Layout, convert: Operation) -> int:
+        """How many ops rebuilding `value` in `layout` would compute twice: those with users
+        other than the ops rebuilt and `convert` (call only when `can` said yes). Splats and
+        ranges do not count: they cost nothing."""
+        rebuilt: set[Operation] = set()
+        stack = [(value, layout)]
+        while stack:
+            v, wanted = stack.pop()
+            op = v.owner
+            if value_layout(v) == wanted or not isinstance(op, Operation) or op in rebuilt:
+                continue
+            rebuilt.add(op)
+            if isinstance(op, ConvertLayoutOp):
+                stack.append((op.src, wanted))
+            else:
+                stack.extend((w, _operand_layout(op, wanted)) for w in op.operands if is_tensor(w))
+        keep = rebuilt | {convert}
+        free = ConvertLayoutOp | tt.SplatOp | tt.MakeRangeOp
+        return sum(1 for op in rebuilt if not isinstance(op, free)
+                   and any(use.operation not in keep for result in op.results for use in result.uses))
 
     def build(self, value: SSAValue, layout: Layout) -> SSAValue:
         """`value` in `layout` (call only when `can` said yes)."""

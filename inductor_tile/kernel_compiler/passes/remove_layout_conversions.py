@@ -25,7 +25,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from ..ir.ttg import ConvertLayoutOp, launch_shape
 from .layout_constraints import functions, value_layout
 from .layout_propagation import apply_plan, plan_forward
-from .rematerialize import Rematerializer, load_values
+from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values
 
 MAX_ROUNDS = 16
 
@@ -77,6 +77,8 @@ def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict |
         assert wanted is not None
         if convert.parent is None or not remat.can(convert.src, wanted):
             continue
+        if remat.duplicated(convert.src, wanted, convert) > MAX_DUPLICATED:
+            continue  # converting once is cheaper than computing much of the chain twice
         convert.result.replace_all_uses_with(remat.build(convert.src, wanted))
         _erase(convert)
         changed = True

@@ -214,3 +214,178 @@ module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}
     func.return
   }
 }
+
+
+// -----
+
+// A chain of 40 elementwise ops (deeper than any cheap index arithmetic; a Philox random-number
+// chain is like it) that only the conversion uses is rebuilt in the load's layout: its
+// originals die, so nothing is computed twice and no conversion is left.
+// CHECK-LABEL: func.func @deep_chain_rebuilt
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         %h39 = arith.xori %h38, %k : tensor<1024xi32, [[V:#ttg.blocked<\{sizePerThread = .4.[^}]*\}>]]>
+// CHECK-NEXT:    %mask = arith.cmpi sgt, %h39, %k : tensor<1024xi32, [[V]]>
+// CHECK-NOT:     ttg.convert_layout
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @deep_chain_rebuilt(%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %seed: i32) {
+    %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #d>
+    %k = tt.splat %seed : i32 -> tensor<1024xi32, #d>
+    %h0 = arith.muli %r, %k : tensor<1024xi32, #d>
+    %h1 = arith.xori %h0, %k : tensor<1024xi32, #d>
+    %h2 = arith.muli %h1, %k : tensor<1024xi32, #d>
+    %h3 = arith.xori %h2, %k : tensor<1024xi32, #d>
+    %h4 = arith.muli %h3, %k : tensor<1024xi32, #d>
+    %h5 = arith.xori %h4, %k : tensor<1024xi32, #d>
+    %h6 = arith.muli %h5, %k : tensor<1024xi32, #d>
+    %h7 = arith.xori %h6, %k : tensor<1024xi32, #d>
+    %h8 = arith.muli %h7, %k : tensor<1024xi32, #d>
+    %h9 = arith.xori %h8, %k : tensor<1024xi32, #d>
+    %h10 = arith.muli %h9, %k : tensor<1024xi32, #d>
+    %h11 = arith.xori %h10, %k : tensor<1024xi32, #d>
+    %h12 = arith.muli %h11, %k : tensor<1024xi32, #d>
+    %h13 = arith.xori %h12, %k : tensor<1024xi32, #d>
+    %h14 = arith.muli %h13, %k : tensor<1024xi32, #d>
+    %h15 = arith.xori %h14, %k : tensor<1024xi32, #d>
+    %h16 = arith.muli %h15, %k : tensor<1024xi32, #d>
+    %h17 = arith.xori %h16, %k : tensor<1024xi32, #d>
+    %h18 = arith.muli %h17, %k : tensor<1024xi32, #d>
+    %h19 = arith.xori %h18, %k : tensor<1024xi32, #d>
+    %h20 = arith.muli %h19, %k : tensor<1024xi32, #d>
+    %h21 = arith.xori %h20, %k : tensor<1024xi32, #d>
+    %h22 = arith.muli %h21, %k : tensor<1024xi32, #d>
+    %h23 = arith.xori %h22, %k : tensor<1024xi32, #d>
+    %h24 = arith.muli %h23, %k : tensor<1024xi32, #d>
+    %h25 = arith.xori %h24, %k : tensor<1024xi32, #d>
+    %h26 = arith.muli %h25, %k : tensor<1024xi32, #d>
+    %h27 = arith.xori %h26, %k : tensor<1024xi32, #d>
+    %h28 = arith.muli %h27, %k : tensor<1024xi32, #d>
+    %h29 = arith.xori %h28, %k : tensor<1024xi32, #d>
+    %h30 = arith.muli %h29, %k : tensor<1024xi32, #d>
+    %h31 = arith.xori %h30, %k : tensor<1024xi32, #d>
+    %h32 = arith.muli %h31, %k : tensor<1024xi32, #d>
+    %h33 = arith.xori %h32, %k : tensor<1024xi32, #d>
+    %h34 = arith.muli %h33, %k : tensor<1024xi32, #d>
+    %h35 = arith.xori %h34, %k : tensor<1024xi32, #d>
+    %h36 = arith.muli %h35, %k : tensor<1024xi32, #d>
+    %h37 = arith.xori %h36, %k : tensor<1024xi32, #d>
+    %h38 = arith.muli %h37, %k : tensor<1024xi32, #d>
+    %h39 = arith.xori %h38, %k : tensor<1024xi32, #d>
+    %mask = arith.cmpi sgt, %h39, %k : tensor<1024xi32, #d>
+    %vmask = ttg.convert_layout %mask : tensor<1024xi1, #d> -> tensor<1024xi1, #v>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, #v>
+    %vr = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #v>
+    %ptrs = tt.addptr %ps, %vr : tensor<1024x!tt.ptr<f32>, #v>, tensor<1024xi32, #v>
+    %x = tt.load %ptrs mask %vmask : tensor<1024x!tt.ptr<f32>, #v> -> tensor<1024xf32, #v>
+    tt.store %ptrs, %x mask %vmask : tensor<1024x!tt.ptr<f32>, #v>, tensor<1024xf32, #v>
+    func.return
+  }
+}
+
+// -----
+
+// The same chain, but every link is also stored in the old layout: rebuilding would compute
+// 40 ops twice, so the mask is converted once instead.
+// CHECK-LABEL: func.func @shared_chain_converted
+// CHECK:         %h39 = arith.xori %h38, %k : tensor<1024xi32, [[D:#ttg.blocked<\{sizePerThread = .1.[^}]*\}>]]>
+// CHECK:         ttg.convert_layout %mask : tensor<1024xi1, [[D]]> -> tensor<1024xi1, [[V:#ttg.blocked<\{sizePerThread = .4.[^}]*\}>]]>
+// CHECK-NOT:     arith.xori {{.*}}[[V]]
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @shared_chain_converted(%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}, %q: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %seed: i32) {
+    %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #d>
+    %k = tt.splat %seed : i32 -> tensor<1024xi32, #d>
+    %h0 = arith.muli %r, %k : tensor<1024xi32, #d>
+    %h1 = arith.xori %h0, %k : tensor<1024xi32, #d>
+    %h2 = arith.muli %h1, %k : tensor<1024xi32, #d>
+    %h3 = arith.xori %h2, %k : tensor<1024xi32, #d>
+    %h4 = arith.muli %h3, %k : tensor<1024xi32, #d>
+    %h5 = arith.xori %h4, %k : tensor<1024xi32, #d>
+    %h6 = arith.muli %h5, %k : tensor<1024xi32, #d>
+    %h7 = arith.xori %h6, %k : tensor<1024xi32, #d>
+    %h8 = arith.muli %h7, %k : tensor<1024xi32, #d>
+    %h9 = arith.xori %h8, %k : tensor<1024xi32, #d>
+    %h10 = arith.muli %h9, %k : tensor<1024xi32, #d>
+    %h11 = arith.xori %h10, %k : tensor<1024xi32, #d>
+    %h12 = arith.muli %h11, %k : tensor<1024xi32, #d>
+    %h13 = arith.xori %h12, %k : tensor<1024xi32, #d>
+    %h14 = arith.muli %h13, %k : tensor<1024xi32, #d>
+    %h15 = arith.xori %h14, %k : tensor<1024xi32, #d>
+    %h16 = arith.muli %h15, %k : tensor<1024xi32, #d>
+    %h17 = arith.xori %h16, %k : tensor<1024xi32, #d>
+    %h18 = arith.muli %h17, %k : tensor<1024xi32, #d>
+    %h19 = arith.xori %h18, %k : tensor<1024xi32, #d>
+    %h20 = arith.muli %h19, %k : tensor<1024xi32, #d>
+    %h21 = arith.xori %h20, %k : tensor<1024xi32, #d>
+    %h22 = arith.muli %h21, %k : tensor<1024xi32, #d>
+    %h23 = arith.xori %h22, %k : tensor<1024xi32, #d>
+    %h24 = arith.muli %h23, %k : tensor<1024xi32, #d>
+    %h25 = arith.xori %h24, %k : tensor<1024xi32, #d>
+    %h26 = arith.muli %h25, %k : tensor<1024xi32, #d>
+    %h27 = arith.xori %h26, %k : tensor<1024xi32, #d>
+    %h28 = arith.muli %h27, %k : tensor<1024xi32, #d>
+    %h29 = arith.xori %h28, %k : tensor<1024xi32, #d>
+    %h30 = arith.muli %h29, %k : tensor<1024xi32, #d>
+    %h31 = arith.xori %h30, %k : tensor<1024xi32, #d>
+    %h32 = arith.muli %h31, %k : tensor<1024xi32, #d>
+    %h33 = arith.xori %h32, %k : tensor<1024xi32, #d>
+    %h34 = arith.muli %h33, %k : tensor<1024xi32, #d>
+    %h35 = arith.xori %h34, %k : tensor<1024xi32, #d>
+    %h36 = arith.muli %h35, %k : tensor<1024xi32, #d>
+    %h37 = arith.xori %h36, %k : tensor<1024xi32, #d>
+    %h38 = arith.muli %h37, %k : tensor<1024xi32, #d>
+    %h39 = arith.xori %h38, %k : tensor<1024xi32, #d>
+    %mask = arith.cmpi sgt, %h39, %k : tensor<1024xi32, #d>
+    %vmask = ttg.convert_layout %mask : tensor<1024xi1, #d> -> tensor<1024xi1, #v>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<1024x!tt.ptr<f32>, #v>
+    %vr = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #v>
+    %ptrs = tt.addptr %ps, %vr : tensor<1024x!tt.ptr<f32>, #v>, tensor<1024xi32, #v>
+    %x = tt.load %ptrs mask %vmask : tensor<1024x!tt.ptr<f32>, #v> -> tensor<1024xf32, #v>
+    tt.store %ptrs, %x mask %vmask : tensor<1024x!tt.ptr<f32>, #v>, tensor<1024xf32, #v>
+    %dps = tt.splat %q : !tt.ptr<i32> -> tensor<1024x!tt.ptr<i32>, #d>
+    %dptrs = tt.addptr %dps, %r : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h0 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h1 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h2 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h3 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h4 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h5 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h6 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h7 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h8 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h9 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h10 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h11 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h12 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h13 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h14 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h15 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h16 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h17 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h18 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h19 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h20 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h21 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h22 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h23 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h24 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h25 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h26 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h27 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h28 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h29 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h30 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h31 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h32 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h33 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h34 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h35 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h36 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h37 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h38 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    tt.store %dptrs, %h39 : tensor<1024x!tt.ptr<i32>, #d>, tensor<1024xi32, #d>
+    func.return
+  }
+}
