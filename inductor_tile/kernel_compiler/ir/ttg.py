@@ -22,6 +22,7 @@ from xdsl.traits import Pure
 from .dot_layouts import DOT_ENCODINGS, DotOperandData, DotOperandEncodingAttr, MmaData, NvidiaMmaEncodingAttr
 from .layouts import BlockedEncodingAttr, Layout, LayoutData, SliceEncodingAttr, encoding_of, layout_of_encoding
 from .tt_types import expect, i32_attr
+from .ttg_async import ASYNC_OPS, ASYNC_TYPES
 
 NUM_WARPS_ATTR = "ttg.num-warps"
 THREADS_PER_WARP_ATTR = "ttg.threads-per-warp"
@@ -92,7 +93,7 @@ def launch_shape(module: ModuleOp) -> tuple[int, int]:
 
 TTG = Dialect(
     "ttg",
-    [ConvertLayoutOp],
+    [ConvertLayoutOp, *ASYNC_OPS],
     [BlockedEncodingAttr, SliceEncodingAttr, LayoutData,
-     NvidiaMmaEncodingAttr, MmaData, DotOperandEncodingAttr, DotOperandData],
+     NvidiaMmaEncodingAttr, MmaData, DotOperandEncodingAttr, DotOperandData, *ASYNC_TYPES],
 )
