@@ -258,7 +258,8 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
 
     target = get_target(kernel.target)
     ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
-                       mma_version=target.mma_version, num_stages=kernel.num_stages)
+                       mma_version=target.mma_version, num_stages=kernel.num_stages,
+                       shared_limit=target.max_shared_bytes)
     kernel.asm["ttgir"] = print_ir(ttgir)
     kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
     lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)

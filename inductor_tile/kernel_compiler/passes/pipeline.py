@@ -55,6 +55,10 @@ def optimize_ttir(module: ModuleOp, ctx: Context | None = None) -> ModuleOp:
     return module
 
 
+#: shared memory (bytes) left beside the cp.async rings for the exchanges inside the loop
+EXCHANGE_MARGIN = 8192
+
+
 def async_copy_stages(num_stages: int, mma_version: int) -> int:
     """The stages of the cp.async rings for a launch's `num_stages` (tensor-core targets only; 1: none,
     the operands are prefetched through registers instead). TILE_PIPELINE=0 switches the rings off."""
@@ -64,11 +68,12 @@ def async_copy_stages(num_stages: int, mma_version: int) -> int:
 
 
 def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
-                   num_stages: int = 3) -> list[ModulePass]:
+                   num_stages: int = 3, shared_limit: int = 166912) -> list[ModulePass]:
     """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes; `mma_version`
     2 puts fp16/bf16 dots on tensor cores (mma.sync, NVIDIA sm_80+), 3 also lets Hopper's wgmma compute
     the dots a warpgroup can (sm_90 unless TILE_WGMMA=0), 0 keeps every dot on FMAs. `num_stages` >= 2
-    copies the dot operands of loops that many iterations ahead into shared memory (cp.async)."""
+    copies the dot operands of loops that many iterations ahead into shared memory (cp.async), in
+    at most `shared_limit` bytes (the target's) less a margin for the exchanges inside the loop."""
     stages = async_copy_stages(num_stages, mma_version)
     return [
         # Pointer tiles stepped around loops of dots become functions of the loop index, and
@@ -94,19 +99,20 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
         DeadCodeEliminationPass(),
         # Loads feeding dots in loops go through rings of shared-memory slots, filled by cp.async
         # num_stages - 1 iterations ahead (needs the final layouts).
-        *([PipelineAsyncCopiesPass(stages), CommonSubexpressionEliminationPass(), DeadCodeEliminationPass()]
+        *([PipelineAsyncCopiesPass(stages, shared_limit - EXCHANGE_MARGIN), CommonSubexpressionEliminationPass(),
+           DeadCodeEliminationPass()]
           if stages >= 2 else []),
     ]
 
 
 def make_ttgir(module: ModuleOp, num_warps: int, threads_per_warp: int, ctx: Context | None = None,
-               mma_version: int = 0, num_stages: int = 3) -> ModuleOp:
+               mma_version: int = 0, num_stages: int = 3, shared_limit: int = 166912) -> ModuleOp:
     """Turn the (optimized) TTIR `module` into TTGIR in place and return it, verified.
     For the CPU target pass num_warps=1, threads_per_warp=1: one thread holds the whole tile.
     With TILE_VERIFY=1 the module is also verified after every pass."""
     ctx = ctx or make_context()
     verify_each = os.environ.get("TILE_VERIFY") == "1"
-    for module_pass in ttgir_pipeline(num_warps, threads_per_warp, mma_version, num_stages):
+    for module_pass in ttgir_pipeline(num_warps, threads_per_warp, mma_version, num_stages, shared_limit):
         module_pass.apply(ctx, module)
         if verify_each:
             _verify(module, f"after {module_pass.name}")

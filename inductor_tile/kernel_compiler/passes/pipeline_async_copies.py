@@ -25,8 +25,9 @@ may then still be read while the next iteration starts, so the copies come after
 barrier (iteration i - 1's group is finished in every warp by then).
 
 Operands that are not such loads (attention's q, computed operands) keep their conversions.
-num_stages <= 1 leaves the loop alone; the rings are limited to `MAX_RING_BYTES` (fewer stages if
-needed, down to 2). Run last in the TTGIR pipeline: it needs the final layouts.
+num_stages <= 1 leaves the loop alone; the rings of a loop take at most `max_ring_bytes` (fewer
+stages if needed, down to 2; Triton reports an out-of-resources error instead). Run last in the
+TTGIR pipeline: it needs the final layouts.
 """
 
 from __future__ import annotations
@@ -51,9 +52,6 @@ from ..ir.ttg_async import (AsyncCommitGroupOp, AsyncCopyOp, AsyncWaitOp, DotWai
 from .layout_constraints import functions
 from .matchers import scalar_constant
 
-#: shared memory the rings of one loop may take (bytes): fits sm_80 (164 KiB) and sm_90 (227 KiB) beside
-#: the other exchanges; more stages than fit are dropped (Triton reports an out-of-resources error instead)
-MAX_RING_BYTES = 160 * 1024
 
 
 @dataclass
@@ -170,19 +168,19 @@ def _ring_bytes(operands: list[_Operand], stages: int) -> int:
     total = 0
     for operand in operands:
         rows, cols = shape_of(operand.load.result.type)
-        total += stages * (rows * cols + 8 * max(rows, cols)) * 2  # the padded tile (to_llvm/dot_async.py)
+        total += stages * (rows * cols + 8 * max(rows, cols)) * 2  # the most padding a slot gets (to_llvm/dot_async.py)
     return total
 
 
-def _pipeline(loop: scf.ForOp, num_stages: int) -> bool:
+def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int) -> bool:
     body = loop.body.block
     operands = [o for op in body.ops if (o := _operand(op, body)) is not None]
     if not operands:
         return False
     stages = num_stages
-    while stages > 2 and _ring_bytes(operands, stages) > MAX_RING_BYTES:
+    while stages > 2 and _ring_bytes(operands, stages) > max_ring_bytes:
         stages -= 1
-    if _ring_bytes(operands, stages) > MAX_RING_BYTES:
+    if _ring_bytes(operands, stages) > max_ring_bytes:
         return False
     outer = loop.parent_block()
     assert outer is not None
@@ -291,10 +289,11 @@ class PipelineAsyncCopiesPass(ModulePass):
     name = "pipeline-async-copies"
 
     num_stages: int = 3
+    max_ring_bytes: int = 158720  # sm_80's shared memory less a margin
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.num_stages < 2:
             return
         for func_op in functions(op):
             for loop in _innermost_loops(func_op):
-                _pipeline(loop, self.num_stages)
+                _pipeline(loop, self.num_stages, self.max_ring_bytes)
