@@ -9,11 +9,13 @@ import platform
 
 import pytest
 
+import inductor_tile
+import inductor_tile.language as tl
 from filecheck_tool import filecheck
 from inductor_tile.kernel_compiler.compiler import compile_specialized
 from inductor_tile.kernel_compiler.frontend.code_generator import generate_ttir
 from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
-from inductor_tile.kernel_compiler.ir.context import print_ir
+from inductor_tile.kernel_compiler.ir.context import parse_ttir, print_ir
 from inductor_tile.kernel_compiler.ir_builder import TTIRBuilder
 from inductor_tile.kernel_compiler.passes.pipeline import make_ttgir, optimize_ttir, ttgir_pipeline
 from inductor_tile.kernel_compiler.passes.pipeline_async_copies import PipelineAsyncCopiesPass
@@ -57,6 +59,7 @@ def _ttgir(kernel, specs, mma_version: int, num_stages: int, num_warps: int = 4,
 
 def test_wgmma_matmul_copies_ahead_and_keeps_a_group_in_flight(tmp_path):
     text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
+    assert print_ir(parse_ttir(text)) == text  # the new ops and !ttg.ring print and parse back
     filecheck(text, """
 CHECK: %[[A:.*]] = ttg.ring_alloc : !ttg.ring<3x128x32xf16>
 CHECK: %[[B:.*]] = ttg.ring_alloc : !ttg.ring<3x32x128xf16>
@@ -170,6 +173,7 @@ def test_matmul_ptx_copies_with_cp_async(arch, unit_stride, monkeypatch):
     # 128 x 32 + 32 x 128 halves in 16-byte copies over 128 threads: 8 per thread and stage, 3 stages
     assert ptx.count("cp.async.cg.shared.global") == 3 * 8
     assert "cp.async.wait_group 1;" in ptx and "cp.async.wait_group 0;" in ptx
+    assert "tile_rings_offset" not in ptx  # the rings' offset is a constant folded into the addresses
     assert "ld.global" not in ptx.split("cp.async.wait_group 0;")[0]  # the operands arrive by cp.async only
     if arch == 90:
         assert "wgmma.wait_group.sync.aligned 1;" in ptx and "fence.proxy.async.shared::cta;" in ptx
@@ -190,3 +194,59 @@ def test_attention_ptx_copies_with_cp_async(arch, head_dim, monkeypatch):
     assert ptx.count("cp.async.cg.shared.global") == 3 * 2 * 64 * head_dim // (8 * 128)
     assert ("wgmma.mma_async" in ptx) == (arch == 90) and "serialized" not in report
     assert shared >= 3 * 2 * 64 * head_dim * 2  # the rings come after the softmax's exchanges
+
+
+@needs_ptxas
+def test_unaligned_operands_are_copied_element_by_element():
+    """Rows of an odd number of halves: no 16-byte run is aligned, so each element is loaded and stored
+    (synchronously) into its slot; the ring and its waits stay."""
+    specs = _matmul_specs(64, 64, 32)
+    specs = [spec_from_signature(s.name, "i32") if s.name in ("stride_am", "stride_bk") else s for s in specs]
+    ptx, _, _ = _ptx(dot_kernels.matmul_kernel, specs, 90, 3)
+    assert "cp.async.cg" not in ptx and "cp.async.wait_group 1;" in ptx
+    assert "st.shared.b16" in ptx or "st.shared.u16" in ptx
+
+
+@inductor_tile.jit
+def scaled_a_kernel(a_ptr, b_ptr, c_ptr, K, BLOCK: tl.constexpr):
+    rows = tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK, BLOCK), dtype=tl.float32)
+    for k in range(0, K, BLOCK):
+        a = tl.load(a_ptr + rows[:, None] * K + (k + rows)[None, :]) * 2.0
+        b = tl.load(b_ptr + (k + rows)[:, None] * BLOCK + rows[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(c_ptr + rows[:, None] * BLOCK + rows[None, :], acc)
+
+
+def test_a_computed_operand_keeps_the_register_prefetch(tmp_path):
+    """a is scaled after its load: it is prefetched through registers and converted; b gets a ring."""
+    specs = [spec_from_signature("a_ptr", "*fp16", divisible_by_16=True),
+             spec_from_signature("b_ptr", "*fp16", divisible_by_16=True),
+             spec_from_signature("c_ptr", "*fp32", divisible_by_16=True),
+             spec_from_signature("K", "i32", divisible_by_16=True), spec_from_signature("BLOCK", "constexpr", 64)]
+    text = _ttgir(scaled_a_kernel, specs, mma_version=3, num_stages=3)
+    filecheck(text, """
+CHECK: %[[FIRST:.*]] = tt.load
+CHECK-NOT: tt.load
+CHECK: %[[B:.*]] = ttg.ring_alloc : !ttg.ring<3x64x64xf16>
+CHECK-NOT: ttg.ring_alloc
+CHECK: scf.for {{.*}} iter_args({{.*}}, %[[A:[0-9]+]] = %[[FIRST]],
+CHECK: tt.load
+CHECK: %[[X:.*]] = ttg.convert_layout {{.*}} -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0
+CHECK: %[[Y:.*]] = ttg.ring_read %[[B]]
+CHECK: tt.dot %[[X]], %[[Y]]
+""", tmp_path)
+    assert "ttg.dot_wait" not in text  # a's exchange buffer would be overwritten under an in-flight dot
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", [90, 80])
+def test_a_computed_operand_ptx(arch, monkeypatch):
+    monkeypatch.delenv("TILE_WGMMA", raising=False)
+    specs = [spec_from_signature("a_ptr", "*fp16", divisible_by_16=True),
+             spec_from_signature("b_ptr", "*fp16", divisible_by_16=True),
+             spec_from_signature("c_ptr", "*fp32", divisible_by_16=True),
+             spec_from_signature("K", "i32", divisible_by_16=True), spec_from_signature("BLOCK", "constexpr", 64)]
+    ptx, _, _ = _ptx(scaled_a_kernel, specs, arch, 3)
+    assert ptx.count("cp.async.cg.shared.global") == 3 * 4  # b only: 64 x 64 halves over 128 threads
+    assert ("wgmma.mma_async" in ptx) == (arch == 90)

@@ -77,10 +77,10 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
     stages = async_copy_stages(num_stages, mma_version)
     return [
         # Pointer tiles stepped around loops of dots become functions of the loop index, and
-        # (without cp.async rings) loops of dots load the next iteration's operands while this one
-        # computes (TTIR still).
-        *([PointerInductionPass()] if mma_version >= 2 else []),
-        *([PipelineLoadsPass()] if mma_version >= 2 and stages < 2 else []),
+        # loops of dots load the next iteration's operands while this one computes (TTIR still;
+        # with cp.async rings, only the loads that will not go into a ring).
+        *([PointerInductionPass(), PipelineLoadsPass(ring_num_warps=num_warps if stages >= 2 else 0)]
+          if mma_version >= 2 else []),
         # Every tensor gets a layout (one element per thread, reductions as slices) and every
         # op's operands are converted to the layout it needs: the IR is correct from here on.
         ConvertToTTGIRPass(num_warps=num_warps, threads_per_warp=threads_per_warp),

@@ -83,7 +83,8 @@ def _address_slice(load: LoadOp, body: Block) -> list[Operation] | None:
     return [op for op in body.ops if op in needed]
 
 
-def _zero_or_none(value: SSAValue | None) -> bool:
+def zero_or_none(value: SSAValue | None) -> bool:
+    """Whether a load's `other` is absent or zero (cp.async fills masked-off elements with zeros)."""
     if value is None:
         return True
     constant = scalar_constant(value)
@@ -106,7 +107,7 @@ def _operand(conversion: Operation, body: Block) -> _Operand | None:
     ty = load.result.type
     if not (isinstance(ty, TensorType) and len(shape_of(ty)) == 2 and element_of(ty).bitwidth == 16):
         return None
-    if not _zero_or_none(load.other):
+    if not zero_or_none(load.other):
         return None
     slice_ops = _address_slice(load, body)
     return None if slice_ops is None else _Operand(load, conversion, slice_ops)

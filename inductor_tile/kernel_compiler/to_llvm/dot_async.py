@@ -10,7 +10,8 @@ The rings of a loop are alive from their `ring_alloc`s to the `async_wait {pendi
 loop (`passes/pipeline_async_copies.py`). They lie after the other uses of shared memory in that
 range (the exchanges of attention's softmax, reductions): their base is `global_smem` plus an i32
 constant (`tile_rings_offset_<n>`) set when the range ends, to the largest exchange in it rounded up
-to 128 bytes. Outside the range (an epilogue's conversion) shared memory is reused from 0 again.
+to 128 bytes. Outside the range (an epilogue's conversion) shared memory is reused from 0 again: a
+barrier where the range starts lets the first copies overwrite what an exchange before it left.
 Slots are 128-byte aligned.
 
 `async_copy`: each thread's runs of consecutive elements (as the load would read them) become
@@ -98,6 +99,7 @@ def _alive_group(ctx: LoweringContext) -> RingGroup:
         state["count"] += 1
         state["alive"] = RingGroup(base, ctx.shared_bytes)
         ctx.shared_bytes = 0  # from here on: the exchanges below the rings
+        ctx.target.barrier(ctx.builder)  # an exchange before the loop may still be read where the rings go
     return state["alive"]
 
 
@@ -161,19 +163,23 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     if size not in (4, 8, 16) or alignment < size:
         run, size = 1, 2
     rows_index, cols_index = index_vectors(ctx, src_map)
-    for first in range(0, src_map.num_slots, run):
+    n = src_map.num_slots
+    # bytes to read per slot: one select of the whole mask (extracting bits of an i1 vector one by one
+    # makes LLVM pack them into an integer first)
+    sizes = b.select(mask, ir.Constant(ir.VectorType(I32, n), [size] * n), ir.Constant(ir.VectorType(I32, n), [0] * n))
+    for first in range(0, n, run):
         slot = ir.Constant(I32, first)
         row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
         destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
                             source_etype=ir.IntType(8))
-        address, enabled = b.extract_element(addresses, slot), b.extract_element(mask, slot)
+        address, source_size = b.extract_element(addresses, slot), b.extract_element(sizes, slot)
         if run == 1:
             other = ir.Constant(ir.VectorType(I16, 1), [0])
+            enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
             value = ctx.target.load_contiguous(b, address, enabled, other, 2)
             b.store(b.extract_element(value, ir.Constant(I32, 0)), destination)
             continue
         kind = "cg" if size == 16 else "ca"
-        source_size = b.select(enabled, ir.Constant(I32, size), ir.Constant(I32, 0))
         _asm(ctx, f"cp.async.{kind}.shared.global [$0], [$1], {size}, $2;", "l,l,r",
              [b.ptrtoint(destination, I64), address, source_size])
 
