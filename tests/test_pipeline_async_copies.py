@@ -165,8 +165,8 @@ def _ptx(kernel, specs, arch: int, num_stages: int, num_warps: int = 4) -> tuple
 
 
 @needs_ptxas
-@pytest.mark.parametrize("arch", [90, 80])
-@pytest.mark.parametrize("unit_stride", ["k", "mn"], ids=["rows", "transposed"])
+@pytest.mark.parametrize("arch,unit_stride", [(90, "k"), (90, "mn"), (80, "k")],
+                         ids=["sm90-rows", "sm90-transposed", "sm80-rows"])
 def test_matmul_ptx_copies_with_cp_async(arch, unit_stride, monkeypatch):
     monkeypatch.delenv("TILE_WGMMA", raising=False)
     ptx, report, shared = _ptx(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32, unit_stride), arch, 3)
@@ -185,8 +185,7 @@ def test_matmul_ptx_copies_with_cp_async(arch, unit_stride, monkeypatch):
 
 
 @needs_ptxas
-@pytest.mark.parametrize("arch", [90, 80])
-@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("arch,head_dim", [(90, 64), (90, 128), (80, 64)])
 def test_attention_ptx_copies_with_cp_async(arch, head_dim, monkeypatch):
     monkeypatch.delenv("TILE_WGMMA", raising=False)
     ptx, report, shared = _ptx(dot_kernels.attention_fwd_kernel, _attention_specs(head_dim), arch, 3)
