@@ -249,3 +249,30 @@ def test_a_computed_operand_ptx(arch, monkeypatch):
     ptx, _, _ = _ptx(scaled_a_kernel, specs, arch, 3)
     assert ptx.count("cp.async.cg.shared.global") == 3 * 4  # b only: 64 x 64 halves over 128 threads
     assert ("wgmma.mma_async" in ptx) == (arch == 90)
+
+
+def test_the_pass_alone_on_textual_ttgir(tmp_path):
+    """The TTGIR before the pass, printed and parsed back, then `pipeline-async-copies{num-stages=2}` alone."""
+    from inductor_tile.kernel_compiler.ir.context import make_context
+    from inductor_tile.kernel_compiler.passes import parse_pass_pipeline
+
+    module = optimize_ttir(generate_ttir(dot_kernels.matmul_kernel, _matmul_specs(64, 64, 32), TTIRBuilder()))
+    ctx = make_context()
+    for module_pass in ttgir_pipeline(4, 32, 2, 2)[:-3]:  # up to the pass, its cse and dce
+        module_pass.apply(ctx, module)
+    module = parse_ttir(print_ir(module))
+    for module_pass in parse_pass_pipeline("pipeline-async-copies{num-stages=2}"):
+        module_pass.apply(ctx, module)
+    module.verify()
+    filecheck(print_ir(module), """
+CHECK-COUNT-2: ttg.ring_alloc : !ttg.ring<2x
+CHECK: ttg.async_commit_group
+CHECK: scf.for
+CHECK-NEXT: ttg.async_wait {pending = 0 : i32}
+CHECK: ttg.async_commit_group
+CHECK: ttg.ring_read
+CHECK: ttg.ring_read
+CHECK: tt.dot
+CHECK: scf.yield
+CHECK: ttg.async_wait {pending = 0 : i32}
+""", tmp_path)

@@ -1,8 +1,9 @@
 """The `ttg` dialect: TTGIR, the GPU form of TTIR in which every tile has a layout.
 
 A TTGIR tensor is a builtin tensor whose `encoding` is a layout attribute from
-`layouts.py` (`#ttg.blocked<...>` or `#ttg.slice<...>`); scalars have none. The only op
-is the layout change itself:
+`layouts.py` (`#ttg.blocked<...>` or `#ttg.slice<...>`); scalars have none. The op of
+this file is the layout change itself (the shared-memory rings of pipelined loops are in
+`ttg_async.py`):
 
     %y = ttg.convert_layout %x : tensor<128xf32, #ttg.blocked<...>> -> tensor<128xf32, #ttg.blocked<...>>
 
