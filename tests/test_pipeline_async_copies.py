@@ -276,3 +276,11 @@ CHECK: tt.dot
 CHECK: scf.yield
 CHECK: ttg.async_wait {pending = 0 : i32}
 """, tmp_path)
+
+
+@needs_ptxas
+def test_short_runs_use_cp_async_ca():
+    """A 16 x 16 a tile over 128 threads: 2 halves (4 bytes) per thread, copied with cp.async.ca."""
+    ptx, _, _ = _ptx(dot_kernels.matmul_kernel, _matmul_specs(16, 64, 16), 80, 3)
+    assert ptx.count("cp.async.ca.shared.global") == 3 and ", 4, " in ptx  # a, one per stage
+    assert ptx.count("cp.async.cg.shared.global") == 3  # b: 16 x 64 halves, 8 per thread
