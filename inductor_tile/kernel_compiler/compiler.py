@@ -353,12 +353,12 @@ def _dump(kernel: CompiledKernel) -> None:
 
 def compile(fn: Any, signature: dict[str, str], constexprs: dict[str, Any] | None = None, target: str | None = None,
             num_warps: int = 4, divisible_by_16: tuple[str, ...] | list[str] = (),
-            equal_to_1: tuple[str, ...] | list[str] = ()) -> CompiledKernel:
+            equal_to_1: tuple[str, ...] | list[str] = (), num_stages: int = 3) -> CompiledKernel:
     """Compile `fn` (a @jit function) without launching it.
 
     `signature` maps each runtime parameter to a Triton type string (`*fp32`, `i32`, `fp16`, ...);
     `constexprs` gives the tl.constexpr parameters' values. `divisible_by_16` and `equal_to_1` name
-    parameters to specialize as Triton would for such values.
+    parameters to specialize as Triton would for such values. `num_stages` as for a launch.
     """
     from .runtime.jit import JITFunction
 
@@ -383,4 +383,4 @@ def compile(fn: Any, signature: dict[str, str], constexprs: dict[str, Any] | Non
     extra = set(signature) - set(fn.arg_names) | set(constexprs)
     if extra:
         raise TypeError(f"{fn.__name__} has no parameter(s) {sorted(extra)}")
-    return compile_specialized(fn, specs, target=target, num_warps=num_warps, native=False)
+    return compile_specialized(fn, specs, target=target, num_warps=num_warps, native=False, num_stages=num_stages)
