@@ -137,6 +137,9 @@ def test_switched_off_by_the_environment(monkeypatch):
     monkeypatch.setenv("TILE_PIPELINE", "0")
     text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
     assert "ttg.ring_alloc" not in text
+    monkeypatch.setenv("TILE_PIPELINE", "sync")  # rings, but every wgmma dot waits in its iteration
+    text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
+    assert "ttg.ring_alloc" in text and "ttg.dot_wait" not in text and "tt.debug_barrier" not in text
 
 
 def test_cpu_and_fma_pipelines_ignore_num_stages():

@@ -138,6 +138,20 @@ def test_causal_attention(head_dim, blocks, seq, num_stages):
     torch.testing.assert_close(o.double(), ref, atol=2e-3, rtol=2e-3)
 
 
+def test_ptx_of_a_launched_matmul_copies_with_cp_async():
+    """The launched kernel took the cp.async rings (and on sm_90 kept its wgmma groups in flight)."""
+    gen = torch.Generator().manual_seed(9)
+    a, b = _random((256, 256), torch.float16, gen), _random((256, 256), torch.float16, gen)
+    c = torch.full((256, 256), float("nan"), device="cuda")
+    dot_kernels.matmul(a, b, c, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_stages=3)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[torch.float16]
+    ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in getattr(k, "asm", {})
+           and "cp.async.cg.shared.global" in k.asm["ptx"]]
+    assert ptx
+    if torch.cuda.get_device_capability() == (9, 0):
+        assert any("wgmma.wait_group.sync.aligned 1;" in text for text in ptx)
+
+
 def test_ptx_of_a_launched_matmul_uses_mma_sync():
     gen = torch.Generator().manual_seed(4)
     a, b = _random((128, 64), torch.float16, gen), _random((64, 128), torch.float16, gen)

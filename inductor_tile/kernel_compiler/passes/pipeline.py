@@ -61,7 +61,8 @@ EXCHANGE_MARGIN = 8192
 
 def async_copy_stages(num_stages: int, mma_version: int) -> int:
     """The stages of the cp.async rings for a launch's `num_stages` (tensor-core targets only; 1: none,
-    the operands are prefetched through registers instead). TILE_PIPELINE=0 switches the rings off."""
+    the operands are prefetched through registers instead). TILE_PIPELINE=0 switches the rings off,
+    TILE_PIPELINE=sync keeps them but waits for every wgmma dot in its own iteration."""
     if mma_version < 2 or os.environ.get("TILE_PIPELINE", "1") == "0":
         return 1
     return num_stages
@@ -99,8 +100,9 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
         DeadCodeEliminationPass(),
         # Loads feeding dots in loops go through rings of shared-memory slots, filled by cp.async
         # num_stages - 1 iterations ahead (needs the final layouts).
-        *([PipelineAsyncCopiesPass(stages, shared_limit - EXCHANGE_MARGIN), CommonSubexpressionEliminationPass(),
-           DeadCodeEliminationPass()]
+        *([PipelineAsyncCopiesPass(stages, shared_limit - EXCHANGE_MARGIN,
+                                   dots_in_flight=os.environ.get("TILE_PIPELINE") != "sync"),
+           CommonSubexpressionEliminationPass(), DeadCodeEliminationPass()]
           if stages >= 2 else []),
     ]
 

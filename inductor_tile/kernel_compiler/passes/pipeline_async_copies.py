@@ -173,7 +173,7 @@ def _ring_bytes(operands: list[_Operand], stages: int) -> int:
     return total
 
 
-def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int) -> bool:
+def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_flight: bool) -> bool:
     body = loop.body.block
     operands = [o for op in body.ops if (o := _operand(op, body)) is not None]
     if not operands:
@@ -227,7 +227,7 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int) -> bool:
     for operand, ring in zip(operands, rings):
         copies += _copy(operand, ring, write_slot, iv, index.result, ub)
     copies.append(AsyncCommitGroupOp())
-    in_flight = [(dot, acc) for dot in body.ops if isinstance(dot, tt.DotOp)
+    in_flight = [(dot, acc) for dot in body.ops if dots_in_flight and isinstance(dot, tt.DotOp)
                  and (acc := _async_accumulator(dot, body)) is not None]
     wait = AsyncWaitOp(stages - 2)
     body.insert_op_before(wait, body.first_op)  # type: ignore[arg-type]
@@ -291,10 +291,11 @@ class PipelineAsyncCopiesPass(ModulePass):
 
     num_stages: int = 3
     max_ring_bytes: int = 158720  # sm_80's shared memory less a margin
+    dots_in_flight: bool = True  # False: every wgmma dot waits for itself (TILE_PIPELINE=sync)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.num_stages < 2:
             return
         for func_op in functions(op):
             for loop in _innermost_loops(func_op):
-                _pipeline(loop, self.num_stages, self.max_ring_bytes)
+                _pipeline(loop, self.num_stages, self.max_ring_bytes, self.dots_in_flight)
