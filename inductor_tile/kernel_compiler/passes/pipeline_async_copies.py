@@ -1,4 +1,5 @@
-"""pipeline-async-copies: load a loop's dot operands `num_stages - 1` iterations ahead with cp.async (TTGIR, NVIDIA).
+"""pipeline-async-copies: load a loop's dot operands `num_stages - 1` iterations ahead with cp.async
+(TTGIR, NVIDIA).
 
 In an scf.for, a dot operand that is a `tt.load` of the body converted to a tensor-core operand
 layout (`ttg.convert_layout` to `#ttg.dot_op` of `#ttg.nvidia_mma`, used by that dot alone) whose
@@ -18,13 +19,14 @@ zeros (or nothing) for masked-off elements, goes through a ring of `num_stages` 
 Slot w is the one iteration i - 1 read; the barrier of `async_wait` orders every thread's reads of
 it before anyone's new copies. The copies of the last S-1 iterations are masked off (zeros).
 
-With wgmma (mma version 3) a dot whose accumulator only goes around the loop stays in flight into
-the next iteration: `ttg.dot_wait {pending = 1}` after it, `{pending = 0}` after the loop (before
-the last async_wait). Its slot
-may then still be read while the next iteration starts, so the copies come after the dot_wait and a
-barrier (iteration i - 1's group is finished in every warp by then).
+With wgmma (mma version 3) a dot whose accumulator only goes around the loop and whose operands
+both come from rings stays in flight into the next iteration (`dots_in_flight`; TILE_PIPELINE=sync
+turns it off): `ttg.dot_wait {pending = 1}` after it, `{pending = 0}` after the loop (before the
+last async_wait). Its slot may then still be read while the next iteration starts, so the copies
+come after the dot_wait and a barrier (iteration i - 1's group is finished in every warp by then).
 
-Operands that are not such loads (attention's q, computed operands) keep their conversions.
+Operands that are not such loads (attention's q, computed operands) keep their conversions (and
+pipeline-loads' prefetch through registers, which leaves the ring operands to this pass).
 num_stages <= 1 leaves the loop alone; the rings of a loop take at most `max_ring_bytes` (fewer
 stages if needed, down to 2; Triton reports an out-of-resources error instead). Run last in the
 TTGIR pipeline: it needs the final layouts.
