@@ -3,6 +3,7 @@ model_benchmarks.gpu_kernels --dots`): the tile compiler, Triton (the same sourc
 swapped) and torch (cuBLAS for the matmul, SDPA for attention), in one process, each result
 checked against torch first. On Hopper the tile compiler's dots run on wgmma where one or two
 warpgroups can compute them (dot_wgmma.py); `TILE_WGMMA=0` keeps them on mma.sync.
+Both compilers get the same num_stages (3, Triton's default; 4 too for two configs: cp.async rings).
 FLOPs: 2 M N K for a matmul; causal attention counts the half of
 q k^T and p v that the mask keeps, 2 * 2 * heads * seq^2 * head_dim / 2."""
 
@@ -19,6 +20,8 @@ SOURCE = Path(__file__).with_name("dot_kernels.py")
 #: (BLOCK_M, BLOCK_N, BLOCK_K, warps) of the matmul, each reported
 MATMUL_CONFIGS = [(128, 128, 32, 4), (128, 128, 32, 8), (128, 64, 32, 4), (64, 128, 32, 4), (128, 64, 64, 4),
                   (128, 256, 32, 8), (128, 256, 64, 8)]
+#: num_stages (cp.async ring slots, both compilers) of the matmul configs measured with more than the default 3
+MATMUL_STAGES = {(128, 128, 32, 4): (3, 4), (128, 256, 64, 8): (3, 4)}
 #: (BLOCK_M, BLOCK_N, warps) of attention
 ATTENTION_CONFIGS = [(64, 64, 4), (128, 64, 8)]
 
@@ -58,15 +61,18 @@ def run_dot_benchmarks(bench: Callable, load_triton: Callable[[Path], Any], size
         b = torch.randn(size, size, device="cuda", dtype=dtype, generator=g)
         c = torch.empty(size, size, device="cuda", dtype=dtype)
         ref = a @ b
-        for bm, bn, bk, warps in MATMUL_CONFIGS:
-            def tile(m=dot_kernels, bm=bm, bn=bn, bk=bk, warps=warps):
-                return m.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps)
+        for (bm, bn, bk, warps), stages in ((config, s) for config in MATMUL_CONFIGS
+                                            for s in MATMUL_STAGES.get(config, (3,))):
+            def tile(m=dot_kernels, bm=bm, bn=bn, bk=bk, warps=warps, stages=stages):
+                return m.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps,
+                                num_stages=stages)
             if not _checked(f"matmul {bm}x{bn}x{bk}", tile, lambda: torch.testing.assert_close(c, ref, atol=0.5, rtol=2e-2)):
                 continue
-            triton_run = None if triton is None else (lambda t=triton, bm=bm, bn=bn, bk=bk, warps=warps: t.matmul(
-                a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps))
-            _row(f"matmul {str(dtype)[6:]} {size}^3 {bm}x{bn}x{bk}/{warps}w", 2 * size**3, bench, tile, triton_run,
-                 lambda: torch.mm(a, b, out=c))
+            triton_run = None if triton is None else (lambda t=triton, bm=bm, bn=bn, bk=bk, warps=warps, stages=stages: t.matmul(
+                a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps, num_stages=stages))
+            suffix = "" if stages == 3 else f" {stages}st"
+            _row(f"matmul {str(dtype)[6:]} {size}^3 {bm}x{bn}x{bk}/{warps}w{suffix}", 2 * size**3, bench, tile,
+                 triton_run, lambda: torch.mm(a, b, out=c))
         # the Triton tutorial's form (pointer tiles advanced around the loop), at the first config
         bm, bn, bk, warps = MATMUL_CONFIGS[0]
 

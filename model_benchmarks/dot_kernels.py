@@ -112,7 +112,7 @@ def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, scale,
              mask=queries[:, None] < seq_len)
 
 
-def matmul(a, b, out=None, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=4):
+def matmul(a, b, out=None, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_warps=4, num_stages=3):
     """C = A @ B (2-D torch tensors, any strides) with `matmul_kernel`; C is fp32 unless `out` is given."""
     import torch
 
@@ -122,7 +122,7 @@ def matmul(a, b, out=None, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, GROUP_M=8, num_
     grid = (triton_cdiv(M, BLOCK_M) * triton_cdiv(N, BLOCK_N),)
     matmul_kernel[grid](a, b, c, M, N, K, a.stride(0), a.stride(1), b.stride(0), b.stride(1), c.stride(0),
                         c.stride(1), BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, BLOCK_K=BLOCK_K, GROUP_M=GROUP_M,
-                        num_warps=num_warps)
+                        num_warps=num_warps, num_stages=num_stages)
     return c
 
 
@@ -139,7 +139,7 @@ def matmul_pointers(a, b, out=None, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_wa
     return c
 
 
-def attention(q, k, v, scale, out=None, BLOCK_M=64, BLOCK_N=64, num_warps=4):
+def attention(q, k, v, scale, out=None, BLOCK_M=64, BLOCK_N=64, num_warps=4, num_stages=3):
     """Causal softmax(q k^T * scale) v for [batch*heads, seq, head_dim] tensors with `attention_fwd_kernel`."""
     import torch
 
@@ -148,7 +148,7 @@ def attention(q, k, v, scale, out=None, BLOCK_M=64, BLOCK_N=64, num_warps=4):
     grid = (triton_cdiv(seq_len, BLOCK_M), heads)
     attention_fwd_kernel[grid](q, k, v, o, seq_len, scale, q.stride(0), q.stride(1), k.stride(0), k.stride(1),
                                v.stride(0), v.stride(1), o.stride(0), o.stride(1), HEAD_DIM=head_dim,
-                               BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, num_warps=num_warps)
+                               BLOCK_M=BLOCK_M, BLOCK_N=BLOCK_N, num_warps=num_warps, num_stages=num_stages)
     return o
 
 

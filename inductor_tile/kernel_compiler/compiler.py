@@ -36,6 +36,7 @@ class CompiledKernel:
     target: str
     num_warps: int
     asm: dict[str, Any] = field(default_factory=dict)  # text per stage; "hsaco" is bytes
+    num_stages: int = 3  # cp.async ring slots of loops of dots (NVIDIA tensor cores; ignored elsewhere)
     module: Any = None
     compile_seconds: float = 0.0
     runner: Any = None  # the target's launcher (CPUKernel, CUDARunner); None runs the interpreter
@@ -71,9 +72,12 @@ def parse_target(target: str | None) -> str:
 
 
 def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4,
-                        native: bool = True, load: bool = True, sanitize: bool | None = None) -> CompiledKernel | None:
+                        native: bool = True, load: bool = True, sanitize: bool | None = None,
+                        num_stages: int = 3) -> CompiledKernel | None:
     """Run the pipeline. With `native=False` stop after the last IR stage (no binary, no launcher).
     `sanitize` (default: `inductor_tile.config.sanitize`) adds the sanitizer's run-time checks.
+    `num_stages` (as Triton's launch option) sets the shared-memory stages of loops of dots on NVIDIA
+    tensor cores (passes/pipeline_async_copies.py); other targets ignore it.
 
     Native compiles go through the on-disk cache (runtime/disk_cache.py): a valid entry is
     loaded instead of compiling, and a fresh compile is stored. `load=False` (compile workers)
@@ -90,7 +94,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
         sanitize = config.sanitize
     key = None
     if native and disk_cache.cache_dir() is not None:
-        key = disk_cache.kernel_key(jit_fn, specs, num_warps, target, sanitize=sanitize)
+        key = disk_cache.kernel_key(jit_fn, specs, num_warps, target, sanitize=sanitize, num_stages=num_stages)
         if not os.environ.get("TILE_DUMP_IR"):  # a dump wants every stage freshly made
             entry = disk_cache.load(key)
             if entry is not None and not load:
@@ -103,7 +107,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
                     log.debug("loaded %s for %s from the disk cache in %.3fs", kernel.name, target,
                               kernel.compile_seconds)
                     return kernel
-    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load, sanitize)
+    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load, sanitize, num_stages)
     if load:  # compile workers (load=False) leave warnings to the process that loads the kernel
         perf_warnings.report(kernel.perf_findings, jit_fn)
     if native:
@@ -173,7 +177,7 @@ def _target_runner(kernel: CompiledKernel, specs: list[ArgSpec]) -> Any:
 
 
 def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
-                  start: float, load: bool = True, sanitize: bool = False) -> CompiledKernel:
+                  start: float, load: bool = True, sanitize: bool = False, num_stages: int = 3) -> CompiledKernel:
     from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
@@ -181,7 +185,7 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     module = generate_ttir(jit_fn, specs, TTIRBuilder())
     sites = _sanitize(module) if sanitize else None
     module = optimize_ttir(module)
-    kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module)
+    kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module, num_stages=num_stages)
     kernel.asm["ttir"] = print_ir(module)
     if sites is not None:
         kernel.asm["sanitizer"] = json.dumps(sites)
@@ -254,7 +258,8 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
 
     target = get_target(kernel.target)
     ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
-                       mma_version=target.mma_version)
+                       mma_version=target.mma_version, num_stages=kernel.num_stages,
+                       shared_limit=target.max_shared_bytes)
     kernel.asm["ttgir"] = print_ir(ttgir)
     kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
     lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
@@ -348,12 +353,12 @@ def _dump(kernel: CompiledKernel) -> None:
 
 def compile(fn: Any, signature: dict[str, str], constexprs: dict[str, Any] | None = None, target: str | None = None,
             num_warps: int = 4, divisible_by_16: tuple[str, ...] | list[str] = (),
-            equal_to_1: tuple[str, ...] | list[str] = ()) -> CompiledKernel:
+            equal_to_1: tuple[str, ...] | list[str] = (), num_stages: int = 3) -> CompiledKernel:
     """Compile `fn` (a @jit function) without launching it.
 
     `signature` maps each runtime parameter to a Triton type string (`*fp32`, `i32`, `fp16`, ...);
     `constexprs` gives the tl.constexpr parameters' values. `divisible_by_16` and `equal_to_1` name
-    parameters to specialize as Triton would for such values.
+    parameters to specialize as Triton would for such values. `num_stages` as for a launch.
     """
     from .runtime.jit import JITFunction
 
@@ -378,4 +383,4 @@ def compile(fn: Any, signature: dict[str, str], constexprs: dict[str, Any] | Non
     extra = set(signature) - set(fn.arg_names) | set(constexprs)
     if extra:
         raise TypeError(f"{fn.__name__} has no parameter(s) {sorted(extra)}")
-    return compile_specialized(fn, specs, target=target, num_warps=num_warps, native=False)
+    return compile_specialized(fn, specs, target=target, num_warps=num_warps, native=False, num_stages=num_stages)

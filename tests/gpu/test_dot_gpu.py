@@ -50,6 +50,38 @@ def test_matmul(dtype, blocks, shape):
     assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
 
 
+@pytest.mark.parametrize("num_stages", [1, 2, 3, 4])
+@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 256, 64, 8)],
+                         ids=lambda b: "x".join(map(str, b)))
+@pytest.mark.parametrize("shape", [(512, 512, 512), (333, 271, 145), (200, 136, 16)],
+                         ids=["aligned", "edges", "one-step"])
+def test_matmul_num_stages(num_stages, blocks, shape):
+    """cp.async rings of 1..4 slots (passes/pipeline_async_copies.py): masked edges, loops shorter than
+    the ring (one-step: K below BLOCK_K), and wgmma groups in flight across iterations (sm_90)."""
+    gen = torch.Generator().manual_seed(6)
+    M, N, K = shape
+    dtype = torch.float16  # bf16 goes the same way (test_matmul: the default num_stages)
+    a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    bm, bn, bk, warps = blocks
+    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps,
+                       num_stages=num_stages)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("num_stages", [2, 4])
+@pytest.mark.parametrize("transposed", ["a", "b", "both"])
+def test_matmul_num_stages_transposed_operands(num_stages, transposed):
+    """Operands loaded column by column go to their slots transposed (and runs along M/N)."""
+    gen = torch.Generator().manual_seed(7)
+    M, N, K = 200, 136, 96
+    a = _random((K, M), torch.float16, gen).t() if transposed in ("a", "both") else _random((M, K), torch.float16, gen)
+    b = _random((N, K), torch.float16, gen).t() if transposed in ("b", "both") else _random((K, N), torch.float16, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    dot_kernels.matmul(a, b, c, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32, num_stages=num_stages)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[torch.float16]
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("shape", [(512, 256, 384), (333, 271, 145)], ids=["aligned", "edges"])
 def test_tutorial_form_matmul(dtype, shape):
@@ -89,20 +121,35 @@ def test_operand_and_result_types(operand, out_dtype, result, shape):
         assert _relative_error(out, ref) <= max(TOLERANCE[operand], 1e-3 if result == torch.float16 else 0)
 
 
+@pytest.mark.parametrize("num_stages", [1, 2, 3, 4])
 @pytest.mark.parametrize("head_dim", [64, 128])
-@pytest.mark.parametrize("blocks", [(64, 64, 4), (128, 64, 8), (64, 32, 4)], ids=lambda b: "x".join(map(str, b)))
+@pytest.mark.parametrize("blocks", [(64, 64, 4), (128, 64, 8)], ids=lambda b: "x".join(map(str, b)))
 @pytest.mark.parametrize("seq", [1024, 333])
-def test_causal_attention(head_dim, blocks, seq):
+def test_causal_attention(head_dim, blocks, seq, num_stages):
     gen = torch.Generator().manual_seed(3)
     heads = 6
     q, k, v = (_random((heads, seq, head_dim), torch.float16, gen) for _ in range(3))
     o = torch.full_like(q, float("nan"))
     bm, bn, warps = blocks
-    dot_kernels.attention(q, k, v, head_dim**-0.5, o, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps)
+    dot_kernels.attention(q, k, v, head_dim**-0.5, o, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps, num_stages=num_stages)
     ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True,
                                                            scale=head_dim**-0.5)
     assert not o.isnan().any()
     torch.testing.assert_close(o.double(), ref, atol=2e-3, rtol=2e-3)
+
+
+def test_ptx_of_a_launched_matmul_copies_with_cp_async():
+    """The launched kernel took the cp.async rings (and on sm_90 kept its wgmma groups in flight)."""
+    gen = torch.Generator().manual_seed(9)
+    a, b = _random((256, 256), torch.float16, gen), _random((256, 256), torch.float16, gen)
+    c = torch.full((256, 256), float("nan"), device="cuda")
+    dot_kernels.matmul(a, b, c, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32, num_stages=3)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[torch.float16]
+    ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in getattr(k, "asm", {})
+           and "cp.async.cg.shared.global" in k.asm["ptx"]]
+    assert ptx
+    if torch.cuda.get_device_capability() == (9, 0):
+        assert any("wgmma.wait_group.sync.aligned 1;" in text for text in ptx)
 
 
 def test_ptx_of_a_launched_matmul_uses_mma_sync():

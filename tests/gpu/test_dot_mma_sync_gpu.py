@@ -49,7 +49,21 @@ def test_matmul(dtype, blocks, shape):
     dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps)
     assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
     ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in getattr(k, "asm", {})]
-    assert any("wgmma.mma_async" in text for text in ptx)
+    assert ptx and all("mma.sync.aligned" in text and "wgmma" not in text for text in ptx)
+
+
+@pytest.mark.parametrize("num_stages", [1, 2, 4])
+@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4)], ids=lambda b: "x".join(map(str, b)))
+@pytest.mark.parametrize("shape", [(512, 256, 384), (333, 271, 145)], ids=["aligned", "edges"])
+def test_matmul_num_stages(num_stages, blocks, shape):
+    """cp.async rings read with ldmatrix (passes/pipeline_async_copies.py), masked edges."""
+    gen = torch.Generator().manual_seed(8)
+    M, N, K = shape
+    a, b = _random((M, K), torch.float16, gen), _random((K, N), torch.float16, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    bm, bn, bk, warps = blocks
+    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps, num_stages=num_stages)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[torch.float16]
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -68,7 +82,7 @@ def test_matmul_transposed_operands(dtype):
 @pytest.mark.parametrize("blocks", [(64, 64, 4), (128, 64, 8), (64, 32, 4)], ids=lambda b: "x".join(map(str, b)))
 @pytest.mark.parametrize("seq", [1024, 333])
 def test_causal_attention(head_dim, blocks, seq):
-    """Both dots on wgmma with a from registers (q loaded once, p computed)."""
+    """Both dots on mma.sync, k and v through cp.async rings."""
     gen = torch.Generator().manual_seed(3)
     heads = 6
     q, k, v = (_random((heads, seq, head_dim), torch.float16, gen) for _ in range(3))

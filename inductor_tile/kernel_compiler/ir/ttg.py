@@ -1,8 +1,9 @@
 """The `ttg` dialect: TTGIR, the GPU form of TTIR in which every tile has a layout.
 
 A TTGIR tensor is a builtin tensor whose `encoding` is a layout attribute from
-`layouts.py` (`#ttg.blocked<...>` or `#ttg.slice<...>`); scalars have none. The only op
-is the layout change itself:
+`layouts.py` (`#ttg.blocked<...>` or `#ttg.slice<...>`); scalars have none. The op of
+this file is the layout change itself (the shared-memory rings of pipelined loops are in
+`ttg_async.py`):
 
     %y = ttg.convert_layout %x : tensor<128xf32, #ttg.blocked<...>> -> tensor<128xf32, #ttg.blocked<...>>
 
@@ -22,6 +23,7 @@ from xdsl.traits import Pure
 from .dot_layouts import DOT_ENCODINGS, DotOperandData, DotOperandEncodingAttr, MmaData, NvidiaMmaEncodingAttr
 from .layouts import BlockedEncodingAttr, Layout, LayoutData, SliceEncodingAttr, encoding_of, layout_of_encoding
 from .tt_types import expect, i32_attr
+from .ttg_async import ASYNC_OPS, ASYNC_TYPES
 
 NUM_WARPS_ATTR = "ttg.num-warps"
 THREADS_PER_WARP_ATTR = "ttg.threads-per-warp"
@@ -92,7 +94,7 @@ def launch_shape(module: ModuleOp) -> tuple[int, int]:
 
 TTG = Dialect(
     "ttg",
-    [ConvertLayoutOp],
+    [ConvertLayoutOp, *ASYNC_OPS],
     [BlockedEncodingAttr, SliceEncodingAttr, LayoutData,
-     NvidiaMmaEncodingAttr, MmaData, DotOperandEncodingAttr, DotOperandData],
+     NvidiaMmaEncodingAttr, MmaData, DotOperandEncodingAttr, DotOperandData, *ASYNC_TYPES],
 )

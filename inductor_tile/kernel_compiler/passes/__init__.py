@@ -14,6 +14,7 @@ from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .pipeline_async_copies import PipelineAsyncCopiesPass
 from .pipeline_loads import PipelineLoadsPass
 from .pointer_induction import PointerInductionPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
@@ -38,6 +39,7 @@ PASSES: dict[str, type[ModulePass]] = {
         AccelerateMatmulPass,  # NVIDIA sm_80+
         PipelineLoadsPass,  # GPUs, before convert-to-ttgir
         PointerInductionPass,  # GPUs, before pipeline-loads
+        PipelineAsyncCopiesPass,  # NVIDIA sm_80+, last
     )
 }
 

@@ -18,6 +18,7 @@ from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .pipeline_async_copies import PipelineAsyncCopiesPass
 from .pipeline_loads import PipelineLoadsPass
 from .pointer_induction import PointerInductionPass
 from .remove_layout_conversions import RemoveLayoutConversionsPass
@@ -54,14 +55,33 @@ def optimize_ttir(module: ModuleOp, ctx: Context | None = None) -> ModuleOp:
     return module
 
 
-def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0) -> list[ModulePass]:
+#: shared memory (bytes) left beside the cp.async rings for the exchanges inside the loop
+EXCHANGE_MARGIN = 8192
+
+
+def async_copy_stages(num_stages: int, mma_version: int) -> int:
+    """The stages of the cp.async rings for a launch's `num_stages` (tensor-core targets only; 1: none,
+    the operands are prefetched through registers instead). TILE_PIPELINE=0 switches the rings off,
+    TILE_PIPELINE=sync keeps them but waits for every wgmma dot in its own iteration."""
+    if mma_version < 2 or os.environ.get("TILE_PIPELINE", "1") == "0":
+        return 1
+    return num_stages
+
+
+def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
+                   num_stages: int = 3, shared_limit: int = 166912) -> list[ModulePass]:
     """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes; `mma_version`
     2 puts fp16/bf16 dots on tensor cores (mma.sync, NVIDIA sm_80+), 3 also lets Hopper's wgmma compute
-    the dots a warpgroup can (sm_90 unless TILE_WGMMA=0), 0 keeps every dot on FMAs."""
+    the dots a warpgroup can (sm_90 unless TILE_WGMMA=0), 0 keeps every dot on FMAs. `num_stages` >= 2
+    copies the dot operands of loops that many iterations ahead into shared memory (cp.async), in
+    at most `shared_limit` bytes (the target's) less a margin for the exchanges inside the loop."""
+    stages = async_copy_stages(num_stages, mma_version)
     return [
         # Pointer tiles stepped around loops of dots become functions of the loop index, and
-        # loops of dots load the next iteration's operands while this one computes (TTIR still).
-        *([PointerInductionPass(), PipelineLoadsPass()] if mma_version >= 2 else []),
+        # loops of dots load the next iteration's operands while this one computes (TTIR still;
+        # with cp.async rings, only the loads that will not go into a ring).
+        *([PointerInductionPass(), PipelineLoadsPass(ring_num_warps=num_warps if stages >= 2 else 0)]
+          if mma_version >= 2 else []),
         # Every tensor gets a layout (one element per thread, reductions as slices) and every
         # op's operands are converted to the layout it needs: the IR is correct from here on.
         ConvertToTTGIRPass(num_warps=num_warps, threads_per_warp=threads_per_warp),
@@ -78,17 +98,23 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0) 
         CommonSubexpressionEliminationPass(),
         # The producers that were rebuilt in another layout are now unused.
         DeadCodeEliminationPass(),
+        # Loads feeding dots in loops go through rings of shared-memory slots, filled by cp.async
+        # num_stages - 1 iterations ahead (needs the final layouts).
+        *([PipelineAsyncCopiesPass(stages, shared_limit - EXCHANGE_MARGIN,
+                                   dots_in_flight=os.environ.get("TILE_PIPELINE") != "sync"),
+           CommonSubexpressionEliminationPass(), DeadCodeEliminationPass()]
+          if stages >= 2 else []),
     ]
 
 
 def make_ttgir(module: ModuleOp, num_warps: int, threads_per_warp: int, ctx: Context | None = None,
-               mma_version: int = 0) -> ModuleOp:
+               mma_version: int = 0, num_stages: int = 3, shared_limit: int = 166912) -> ModuleOp:
     """Turn the (optimized) TTIR `module` into TTGIR in place and return it, verified.
     For the CPU target pass num_warps=1, threads_per_warp=1: one thread holds the whole tile.
     With TILE_VERIFY=1 the module is also verified after every pass."""
     ctx = ctx or make_context()
     verify_each = os.environ.get("TILE_VERIFY") == "1"
-    for module_pass in ttgir_pipeline(num_warps, threads_per_warp, mma_version):
+    for module_pass in ttgir_pipeline(num_warps, threads_per_warp, mma_version, num_stages, shared_limit):
         module_pass.apply(ctx, module)
         if verify_each:
             _verify(module, f"after {module_pass.name}")

@@ -10,6 +10,9 @@ software-pipelined by one iteration, through registers:
 
 The next iteration's loads are issued at the top of the body, so their latency overlaps the
 tensor-core work of the current one (two stages: Triton's num_stages=2, without cp.async).
+With `ring_num_warps` (the launch's warps, when cp.async rings are on), loads that pipeline-async-copies
+will put in shared-memory rings (fp16/bf16 operands of a tensor-core dot alone, with zeros or nothing
+for masked-off elements) are left to it.
 The last iteration's extra loads are masked off. Loads whose addresses follow a loop-carried
 value (pointer tiles incremented each iteration) are left alone. Run on TTIR, before the
 layouts (the GPU pipeline runs it first in make_ttgir).
@@ -78,11 +81,27 @@ def _clone_load(load: LoadOp, slice_ops: list[Operation], iv: SSAValue, index: S
     return ops
 
 
-def _pipeline(loop: scf.ForOp) -> bool:
+def _ring_operand(load: LoadOp, num_warps: int) -> bool:
+    """Whether pipeline-async-copies will copy `load` into a ring: a tensor-core operand of a dot alone."""
+    from ..ir.tt_types import shape_of
+    from .accelerate_matmul import mma_eligible, mma_warps
+    from .pipeline_async_copies import zero_or_none
+
+    uses = list(load.result.uses)
+    if not (len(uses) == 1 and isinstance(uses[0].operation, tt.DotOp) and uses[0].index < 2):
+        return False
+    dot = uses[0].operation
+    return (mma_eligible(dot) and mma_warps(shape_of(dot.result.type), num_warps) is not None
+            and zero_or_none(load.other))
+
+
+def _pipeline(loop: scf.ForOp, ring_num_warps: int) -> bool:
     body = loop.body.block
     if not any(isinstance(op, tt.DotOp) for op in body.ops):
         return False
-    loads = [(op, s) for op in body.ops if isinstance(op, LoadOp) and (s := _address_slice(op, body)) is not None]
+    loads = [(op, s) for op in body.ops if isinstance(op, LoadOp)
+             and not (ring_num_warps and _ring_operand(op, ring_num_warps))
+             and (s := _address_slice(op, body)) is not None]
     if not loads:
         return False
     iv = body.args[0]
@@ -130,7 +149,9 @@ class PipelineLoadsPass(ModulePass):
 
     name = "pipeline-loads"
 
+    ring_num_warps: int = 0
+
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func_op in functions(op):
             for loop in [o for o in func_op.walk() if isinstance(o, scf.ForOp)]:
-                _pipeline(loop)
+                _pipeline(loop, self.ring_num_warps)

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 #: Environment variables whose values change the generated code; their values are part of every key.
-CODE_ENV_FLAGS = ("TILE_LIBDEVICE_PATH", "TILE_PTXAS_PATH", "TILE_DEBUG", "TILE_WGMMA")  # TILE_DEBUG: device asserts
+CODE_ENV_FLAGS = ("TILE_LIBDEVICE_PATH", "TILE_PTXAS_PATH", "TILE_DEBUG", "TILE_WGMMA", "TILE_PIPELINE")  # TILE_DEBUG: device asserts
 METADATA = "metadata.json"
 FORMAT_VERSION = 1
 
@@ -148,7 +148,8 @@ def target_identity(target: str) -> str:
     return target
 
 
-def kernel_key(jit_fn: Any, specs: list[Any], num_warps: int, target: str, sanitize: bool = False) -> str:
+def kernel_key(jit_fn: Any, specs: list[Any], num_warps: int, target: str, sanitize: bool = False,
+               num_stages: int = 3) -> str:
     """sha256 of everything that decides a compiled kernel's code (`sanitize`: the sanitizer's checks)."""
     parts = {
         "source": jit_fn.cache_key,  # the kernel and every @jit function it calls, transitively
@@ -160,6 +161,8 @@ def kernel_key(jit_fn: Any, specs: list[Any], num_warps: int, target: str, sanit
     }
     if sanitize:
         parts["sanitize"] = True
+    if num_stages != 3:  # the default keeps the keys of earlier entries
+        parts["num_stages"] = num_stages
     return _sha256(json.dumps(parts, sort_keys=True).encode())
 
 

@@ -21,6 +21,9 @@ from ...language.core import constexpr, current_semantic
 from ..frontend.specialization import ArgSpec, specialize
 from . import device_assert
 
+#: shared-memory stages of loops of dots when a launch does not say (Triton's default on sm_80+)
+DEFAULT_NUM_STAGES = 3
+
 log = logging.getLogger("inductor_tile")
 
 
@@ -146,7 +149,7 @@ class JITFunction:
 
         return LaunchSite(self, num_warps, constexprs)
 
-    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
+    def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = DEFAULT_NUM_STAGES, num_ctas: int = 1,
             **kwargs: Any) -> None:
         if num_ctas != 1:
             raise ValueError(f"{self.__name__}: num_ctas={num_ctas}: only one CTA per program is supported")
@@ -154,15 +157,15 @@ class JITFunction:
             return self.run_interpreted(args, kwargs, grid, num_warps)
         try:
             key, values = self.binder(*args, **kwargs)
-            compiled = self.launch_cache.get((key, num_warps, _config.sanitize))
+            compiled = self.launch_cache.get((key, num_warps, num_stages, _config.sanitize))
         except TypeError:  # wrong arguments, or an unhashable constexpr: the slow path explains or copes
             key, values, compiled = None, None, None
         if compiled is None:
             bound = self.bind(args, kwargs)
             values = tuple(bound.values())
-            compiled = self.compile_for(bound, num_warps)
+            compiled = self.compile_for(bound, num_warps, num_stages)
             if key is not None:
-                self.launch_cache[(key, num_warps, _config.sanitize)] = compiled
+                self.launch_cache[(key, num_warps, num_stages, _config.sanitize)] = compiled
         if grid.__class__ is not tuple or not 1 <= len(grid) <= 3:
             grid = resolve_grid(grid, dict(zip(self.arg_names, values)))
         elif len(grid) < 3:
@@ -179,7 +182,8 @@ class JITFunction:
         interpret_launch(self, bound, resolve_grid(grid, bound))
 
     def precompile(self, specs: list[ArgSpec], target: str, num_warps: int = 4,
-                   elsewhere: Callable[[], Future | None] | None = None) -> Future | None:
+                   elsewhere: Callable[[], Future | None] | None = None,
+                   num_stages: int = DEFAULT_NUM_STAGES) -> Future | None:
         """Start compiling one specialization in a background thread.
 
         A launch with exactly this specialization waits for it instead of compiling; if the
@@ -192,7 +196,7 @@ class JITFunction:
         the binary from the cache); when it returns None, a thread compiles as usual.
         Returns the compile's future (None if this specialization was already started).
         """
-        key = (tuple(s.key() for s in specs), num_warps, target, _config.sanitize)
+        key = (tuple(s.key() for s in specs), num_warps, num_stages, target, _config.sanitize)
         if key in self.cache:
             return None
         future = elsewhere() if elsewhere is not None else None
@@ -200,17 +204,18 @@ class JITFunction:
             from ..compiler import compile_specialized
 
             future = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps,
+                                          num_stages=num_stages,
                                           sanitize=_config.sanitize)
         self.cache[key] = future
         return future
 
-    def compile_for(self, bound: dict[str, Any], num_warps: int) -> Any:
+    def compile_for(self, bound: dict[str, Any], num_warps: int, num_stages: int = DEFAULT_NUM_STAGES) -> Any:
         """The slow path: full specialization, then compilation (once per specialization)."""
         check_num_warps(self.__name__, num_warps)
         specs = self.specialize(bound)
         target = launch_target(bound)
         sanitize = _config.sanitize
-        key = (tuple(s.key() for s in specs), num_warps, target, sanitize)
+        key = (tuple(s.key() for s in specs), num_warps, num_stages, target, sanitize)
         compiled = self.cache.get(key)
         if isinstance(compiled, Future):
             try:
@@ -223,7 +228,8 @@ class JITFunction:
         if compiled is None:
             from ..compiler import compile_specialized
 
-            compiled = compile_specialized(self, specs, target=target, num_warps=num_warps)  # reads config.sanitize
+            compiled = compile_specialized(self, specs, target=target, num_warps=num_warps,  # reads config.sanitize
+                                           num_stages=num_stages)
             self.cache[key] = compiled
         return compiled
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from ... import config as _config
 from . import device_assert
-from .jit import interpret_enabled
+from .jit import DEFAULT_NUM_STAGES, interpret_enabled
 
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
@@ -68,7 +68,7 @@ class LaunchSite:
             key, values = fn.binder(*args, **self.constexprs)
         except TypeError:
             return
-        compiled = fn.launch_cache.get((key, self.num_warps, False))
+        compiled = fn.launch_cache.get((key, self.num_warps, DEFAULT_NUM_STAGES, False))
         if compiled is not None and getattr(compiled, "runner", None) is not None:
             self._fast = self._build_fast(args, values, compiled.runner)
 

@@ -74,22 +74,25 @@ class SharedOperand:
                          transposed=not self.transposed)
 
 
-def _tile_elements(shape: tuple[int, ...], transposed: bool) -> int:
+def tile_elements(shape: tuple[int, ...], transposed: bool) -> int:
+    """Elements of a padded-rows tile of `shape` (stored column by column when `transposed`)."""
     rows, cols = shape
     return rows * cols + (cols if transposed else rows) * ROW_PADDING
 
 
 def deferred_dot(op: Operation) -> Operation | None:
     """The dot whose fragments of this conversion it loads itself: when the conversion's only
-    user is a tt.dot of the same block and nothing but the dot's other operand conversion lies
-    between them (nothing else may reuse shared memory before the dot has read it)."""
+    user is a tt.dot of the same block and nothing but the dot's other operand conversion (or its
+    ring_read, ir/ttg_async.py) lies between them (nothing else may reuse shared memory before the
+    dot has read it)."""
     uses = list(op.results[0].uses)
     if len(uses) != 1 or uses[0].operation.name != "tt.dot" or uses[0].index > 1:
         return None
     dot = uses[0].operation
     between = op.next_op
     while between is not None and between is not dot:
-        users = [u.operation for u in between.results[0].uses] if between.name == "ttg.convert_layout" else []
+        operand = between.name in ("ttg.convert_layout", "ttg.ring_read")
+        users = [u.operation for u in between.results[0].uses] if operand else []
         if users != [dot]:  # only the dot's other operand, used by the dot alone
             return None
         between = between.next_op
@@ -98,7 +101,11 @@ def deferred_dot(op: Operation) -> Operation | None:
 
 def _wgmma_tile(ctx: LoweringContext, conversion: Operation, op_idx: int, groups: int) -> WgmmaTile:
     """The shared-memory tile of a wgmma operand conversion (dot_wgmma.py)."""
-    src_map = ctx.layout_map(conversion.operands[0].type)
+    return wgmma_tile(ctx.layout_map(conversion.operands[0].type), op_idx, groups)
+
+
+def wgmma_tile(src_map: LayoutMap, op_idx: int, groups: int) -> WgmmaTile:
+    """The shared-memory tile of a wgmma operand stored from layout `src_map` (dot_wgmma.py)."""
     transposed = stored_transposed(src_map)
     mn_major = transposed if op_idx == 0 else not transposed
     rows, cols = src_map.shape
@@ -161,9 +168,9 @@ def lower_mma_operand_conversion(ctx: LoweringContext, op: Operation) -> ir.Valu
     offset = 0
     if dot is not None and layout.op_idx == 1:  # b after a's region: a may still be read from it
         a_shape = tuple(dot.operands[0].type.get_shape())
-        offset = max(_tile_elements(a_shape, True), _tile_elements(a_shape, False))  # a's region, either padding
+        offset = max(tile_elements(a_shape, True), tile_elements(a_shape, False))  # a's region, either padding
         offset = -(-offset // ROW_PADDING) * ROW_PADDING  # 16-byte aligned
-    size = offset + _tile_elements((rows, cols), transposed)
+    size = offset + tile_elements((rows, cols), transposed)
     ctx.shared_bytes = max(ctx.shared_bytes, size * 2)
     base = ctx.target.shared_memory(ctx.module, b, size * 2)
     if not (layout.op_idx == 1 and _stored_with_partner(op, op.prev_op, dot)):

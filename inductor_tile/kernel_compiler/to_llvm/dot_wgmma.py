@@ -24,7 +24,8 @@ layout in the order d[4s + 2h + j] (row g, then g + 8, of each 8-column block s)
 
 The stores are followed by `fence.proxy.async.shared::cta` (wgmma reads through the async
 proxy) and a barrier; the dot issues `wgmma.fence`, every instruction (k steps outer), one
-`commit_group` and `wait_group 0`, so that the tiles may be overwritten afterwards.
+`commit_group` and `wait_group 0`, so that the tiles may be overwritten afterwards; a dot whose only
+user is a `ttg.dot_wait` (operands in cp.async rings, `dot_async.py`) leaves its group in flight.
 """
 
 from __future__ import annotations
@@ -45,10 +46,13 @@ _TYPES = {"f16": "f16", "bf16": "bf16"}
 
 
 def _stored_for(dot: Operation, index: int) -> bool:
-    """Whether operand `index` of `dot` is a conversion that leaves its tile in shared memory for it."""
+    """Whether operand `index` of `dot` is a conversion that leaves its tile in shared memory for it,
+    or a read of a shared-memory ring (dot_async.py)."""
     from .dot_operands import deferred_dot, mma_operand
 
     conversion = dot.operands[index].owner
+    if isinstance(conversion, Operation) and conversion.name == "ttg.ring_read":
+        return True
     return (isinstance(conversion, Operation) and conversion.name == "ttg.convert_layout"
             and mma_operand(conversion) is not None and deferred_dot(conversion) is dot)
 
@@ -256,8 +260,10 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
                                   registers[i])
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
+    uses = list(op.results[0].uses)
+    in_flight = len(uses) == 1 and uses[0].operation.name == "ttg.dot_wait"  # it waits (dot_async.py)
     out = acc
     for slots, values in zip(blocks, registers):
-        for slot, value in zip(slots, _wait(ctx, values)):
+        for slot, value in zip(slots, values if in_flight else _wait(ctx, values)):
             out = builder.insert_element(out, value, ir.Constant(I32, slot))
     return out

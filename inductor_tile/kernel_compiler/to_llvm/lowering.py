@@ -18,6 +18,7 @@ from . import rules_combine, rules_debug, rules_permute  # noqa: F401 (register 
 from . import rules_dot  # noqa: F401 (register rules)
 from . import rules_sanitize  # noqa: F401 (register rules)
 from .context import LoweringContext, LoweringError, lower_block
+from .dot_async import place_rings  # also registers the ring rules
 from .target import Target
 
 
@@ -58,5 +59,6 @@ def lower_to_llvm(module: ModuleOp, target: Target, num_warps: int) -> LoweredKe
     for arg, value in zip(func.args, body.args):
         ctx.set(arg, value)
     lower_block(ctx, func.body.block)
+    place_rings(ctx)  # the cp.async rings go after every other use of shared memory
     entry = target.finish_kernel(llvm_module, body, name, user_types, num_warps)
     return LoweredKernel(target.finalize_ir(str(llvm_module), entry), entry, ctx.shared_bytes)

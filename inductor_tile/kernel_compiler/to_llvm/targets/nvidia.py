@@ -33,6 +33,10 @@ _INTRINSICS = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "ceil": "llvm.ceil", 
                "trunc": "llvm.trunc", "roundeven": "llvm.rint", "copysign": "llvm.copysign"}
 
 
+#: dynamic shared memory a block may opt in to, by compute capability (CUDA's occupancy tables)
+MAX_SHARED_BYTES = {80: 166912, 86: 101376, 87: 166912, 89: 101376, 90: 232448}
+
+
 class NvidiaTarget(Target):
     name = "cuda"
     warp_size = 32
@@ -45,6 +49,7 @@ class NvidiaTarget(Target):
 
     def __init__(self, capability: int = 90):
         self.capability = capability
+        self.max_shared_bytes = MAX_SHARED_BYTES.get(capability, 101376 if capability > 90 else 49152)
         self.mma_version = 2 if capability >= 80 else 0  # mma.sync.m16n8k16 for fp16/bf16 dots
         if capability == 90 and os.environ.get("TILE_WGMMA", "1") != "0":
             self.mma_version = 3  # wgmma (sm_90a) where a warpgroup can compute the dot: dot_wgmma.py

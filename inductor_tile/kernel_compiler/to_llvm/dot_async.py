@@ -1,0 +1,232 @@
+"""Lowering of the shared-memory rings of `ir/ttg_async.py` (NVIDIA): cp.async into slots, tensor-core
+operands read from them, and wgmma groups left in flight.
+
+A ring's slot holds its tile the way the dot reads it (`dot_operands.py`): for wgmma, the tile of
+core matrices of `dot_wgmma.py`; for mma.sync (ldmatrix), padded rows. Which one follows from the
+ring's `ring_read` (its dot-operand layout and its dot); the copies' layout (the load's, after
+coalescing) decides the padding and whether rows are stored transposed, as for a conversion.
+
+The rings of a loop are alive from their `ring_alloc`s to the `async_wait {pending = 0}` after the
+loop (`passes/pipeline_async_copies.py`). They lie after the other uses of shared memory in that
+range (the exchanges of attention's softmax, reductions): their base is `global_smem` plus an i32
+constant (`tile_rings_offset_<n>`) set when the range ends, to the largest exchange in it rounded up
+to 128 bytes. Outside the range (an epilogue's conversion) shared memory is reused from 0 again: a
+barrier where the range starts lets the first copies overwrite what an exchange before it left.
+Slots are 128-byte aligned.
+
+`async_copy`: each thread's runs of consecutive elements (as the load would read them) become
+`cp.async.cg` (16 bytes) or `cp.async.ca` (4, 8 bytes) with a source size of 0 where the run is
+masked off (the slot gets zeros and nothing is read); single elements are loaded and stored.
+`async_wait {pending}`: `cp.async.wait_group`, then (wgmma reads through the async proxy) a
+`fence.proxy.async.shared::cta`, then a barrier. `dot_wait {pending}`: `wgmma.wait_group` with
+the accumulators passing through it, so that nothing reads them earlier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from ..ir.dot_layouts import DotOperand
+from ..ir.layouts import LayoutMap
+from ..ir.ttg import layout_of
+from .context import F32, I16, I32, I64, LoweringContext, LoweringError, lowering
+from .dot_operands import (ROW_PADDING, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
+from .dot_wgmma import WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups, wgmma_dot
+from .rules_memory import run_length
+from .rules_tensor import index_vectors
+
+SLOT_ALIGNMENT = 128  # bytes
+
+
+@dataclass
+class Ring:
+    """Where a ring's slots lie (from its group's base) and how a slot stores its tile."""
+
+    group: "RingGroup"
+    offset: int  # bytes from the group's base
+    slot_bytes: int
+    op_idx: int
+    transposed: bool  # padded rows: stored column by column
+    stride: int  # padded rows: elements from one stored row to the next
+    tile: WgmmaTile | None  # wgmma's core matrices, else padded rows
+    groups: int  # warpgroups of a wgmma dot
+
+    def element_offset(self, o, row, col):
+        """Element offset of tensor element (row, col) within a slot."""
+        if self.tile is not None:
+            return store_offset(o, self.tile, self.op_idx, row, col, self.groups)
+        if self.transposed:
+            return o.add(o.mul(col, self.stride), row)
+        return o.add(o.mul(row, self.stride), col)
+
+
+@dataclass
+class RingGroup:
+    """The rings alive together (one loop's), placed after the exchanges lowered while they live."""
+
+    base: ir.GlobalVariable  # i32 constant: the group's offset in shared memory, set by `close`
+    outside_bytes: int  # shared memory the kernel needed before the rings came alive
+    total: int = 0
+    wgmma: bool = False  # some dot reads a ring with wgmma (the async proxy)
+
+    def close(self, ctx: LoweringContext) -> None:
+        start = -(-ctx.shared_bytes // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
+        self.base.initializer = ir.Constant(I32, start)
+        ctx.shared_bytes = max(self.outside_bytes, start + self.total)
+
+
+def _state(ctx: LoweringContext) -> dict:
+    """The rings (by SSA value), the group alive now (or None) and the number of groups so far."""
+    return ctx.__dict__.setdefault("rings", {"rings": {}, "alive": None, "count": 0})
+
+
+def _user(op: Operation, name: str) -> Operation:
+    for use in op.results[0].uses:
+        if use.operation.name == name:
+            return use.operation
+    raise LoweringError(f"{op.name}: the ring has no {name}")
+
+
+def _alive_group(ctx: LoweringContext) -> RingGroup:
+    state = _state(ctx)
+    if state["alive"] is None:
+        base = ir.GlobalVariable(ctx.module, I32, f"tile_rings_offset_{state['count']}")
+        base.global_constant = True
+        base.linkage = "internal"
+        state["count"] += 1
+        state["alive"] = RingGroup(base, ctx.shared_bytes)
+        ctx.shared_bytes = 0  # from here on: the exchanges below the rings
+        ctx.target.barrier(ctx.builder)  # an exchange before the loop may still be read where the rings go
+    return state["alive"]
+
+
+@lowering("ttg.ring_alloc")
+def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
+    ring_type = op.results[0].type
+    read, copy = _user(op, "ttg.ring_read"), _user(op, "ttg.async_copy")
+    layout = layout_of(read.results[0].type)
+    assert isinstance(layout, DotOperand)
+    src_map = ctx.layout_map(copy.operands[2].type)
+    dots = [use.operation for use in read.results[0].uses]
+    rows, cols = ring_type.shape
+    transposed = stored_transposed(src_map)
+    tile, groups = None, 1
+    if len(dots) == 1 and wgmma_dot(dots[0]):
+        groups = warpgroups(dots[0])
+        tile = wgmma_tile(src_map, layout.op_idx, groups)
+        elements = tile.elements
+    else:
+        elements = tile_elements((rows, cols), transposed)
+    slot_bytes = -(-elements * 2 // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
+    group = _alive_group(ctx)
+    _state(ctx)["rings"][op.results[0]] = Ring(group, group.total, slot_bytes, layout.op_idx, transposed,
+                                               (rows if transposed else cols) + ROW_PADDING, tile, groups)
+    group.total += slot_bytes * ring_type.stages
+    group.wgmma = group.wgmma or tile is not None
+
+
+def _slot_base(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
+    """The shared-memory address of slot `slot` (an i32) of `ring`."""
+    b = ctx.builder
+    within = b.add(ir.Constant(I32, ring.offset), b.mul(slot, ir.Constant(I32, ring.slot_bytes)))
+    smem = ctx.target.shared_memory(ctx.module, b, 0)
+    return b.gep(smem, [b.add(b.load(ring.group.base), within)], source_etype=ir.IntType(8))
+
+
+def place_rings(ctx: LoweringContext) -> None:
+    """After the whole kernel is lowered: a group still alive (no final async_wait) ends here."""
+    state = ctx.__dict__.get("rings")
+    if state and state["alive"] is not None:
+        state["alive"].close(ctx)
+        state["alive"] = None
+
+
+def _asm(ctx: LoweringContext, text: str, constraints: str = "", args: list[ir.Value] | None = None) -> None:
+    args = args or []
+    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [a.type for a in args]), text, constraints, side_effect=True)
+    ctx.builder.call(asm, args)
+
+
+@lowering("ttg.async_copy")
+def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
+    b, o = ctx.builder, IROps(ctx.builder)
+    ring_ssa, slot_ssa, ptrs_ssa, mask_ssa = op.operands
+    ring = _state(ctx)["rings"][ring_ssa]
+    base = _slot_base(ctx, ring, ctx.get(slot_ssa))
+    src_map: LayoutMap = ctx.layout_map(ptrs_ssa.type)
+    addresses, mask = ctx.get(ptrs_ssa), ctx.get(mask_ssa)
+    run, alignment = run_length(ctx, ptrs_ssa, mask_ssa, I16)
+    size = 2 * run
+    if size not in (4, 8, 16) or alignment < size:
+        run, size = 1, 2
+    rows_index, cols_index = index_vectors(ctx, src_map)
+    n = src_map.num_slots
+    # bytes to read per slot: one select of the whole mask (extracting bits of an i1 vector one by one
+    # makes LLVM pack them into an integer first)
+    sizes = b.select(mask, ir.Constant(ir.VectorType(I32, n), [size] * n), ir.Constant(ir.VectorType(I32, n), [0] * n))
+    for first in range(0, n, run):
+        slot = ir.Constant(I32, first)
+        row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
+        destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
+                            source_etype=ir.IntType(8))
+        address, source_size = b.extract_element(addresses, slot), b.extract_element(sizes, slot)
+        if run == 1:
+            other = ir.Constant(ir.VectorType(I16, 1), [0])
+            enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
+            value = ctx.target.load_contiguous(b, address, enabled, other, 2)
+            b.store(b.extract_element(value, ir.Constant(I32, 0)), destination)
+            continue
+        kind = "cg" if size == 16 else "ca"
+        _asm(ctx, f"cp.async.{kind}.shared.global [$0], [$1], {size}, $2;", "l,l,r",
+             [b.ptrtoint(destination, I64), address, source_size])
+
+
+@lowering("ttg.async_commit_group")
+def lower_async_commit_group(ctx: LoweringContext, op: Operation) -> None:
+    _asm(ctx, "cp.async.commit_group;")
+
+
+@lowering("ttg.async_wait")
+def lower_async_wait(ctx: LoweringContext, op: Operation) -> None:
+    pending = op.pending.value.data
+    _asm(ctx, f"cp.async.wait_group {pending};")
+    state = _state(ctx)
+    group = state["alive"]
+    if group is not None and group.wgmma:
+        fence_async_shared(ctx)
+    ctx.target.barrier(ctx.builder)
+    if group is not None and pending == 0:  # the end of the loop: its rings are free
+        group.close(ctx)
+        state["alive"] = None
+
+
+@lowering("ttg.ring_read")
+def lower_ring_read(ctx: LoweringContext, op: Operation) -> None:
+    ring = _state(ctx)["rings"][op.operands[0]]
+    base = _slot_base(ctx, ring, ctx.get(op.operands[1]))
+    dst_map = ctx.layout_map(op.results[0].type)
+    layout = layout_of(op.results[0].type)
+    assert isinstance(layout, DotOperand)
+    shared = (WgmmaOperand(base, ring.tile) if ring.tile is not None
+              else SharedOperand(base, ring.stride, ring.transposed, dst_map, layout.parent))
+    ctx.__dict__.setdefault("shared_operands", {})[op.results[0]] = shared
+    ctx.set(op.results[0], ir.Constant(ctx.llvm_type(op.results[0].type), None))  # read by the dot only
+
+
+@lowering("ttg.dot_wait")
+def lower_dot_wait(ctx: LoweringContext, op: Operation) -> None:
+    b = ctx.builder
+    value = ctx.get(op.operands[0])
+    count = value.type.count
+    items = [b.extract_element(value, ir.Constant(I32, i)) for i in range(count)]
+    constraints = ",".join(["=f"] * count + [str(i) for i in range(count)])
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [F32] * count),
+                       f"wgmma.wait_group.sync.aligned {op.pending.value.data};", constraints, side_effect=True)
+    out = b.call(asm, items)
+    result = value
+    for i in range(count):
+        result = b.insert_element(result, b.extract_value(out, i), ir.Constant(I32, i))
+    ctx.set(op.results[0], result)
