@@ -29,6 +29,12 @@ needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machin
 SM90_SHARED, SM80_SHARED = 232448, 166912
 
 
+@pytest.fixture(autouse=True)
+def rings_on(monkeypatch):
+    """The rings are opt-in (TILE_PIPELINE=1) until they have run on a GPU; a test may say otherwise."""
+    monkeypatch.setenv("TILE_PIPELINE", "1")
+
+
 def _matmul_specs(block_m: int, block_n: int, block_k: int, unit_stride: str = "k") -> list:
     """fp16 matmul_kernel specs; `unit_stride` "k": a row-major, b row-major; "mn": both transposed."""
     ones = ("stride_ak", "stride_bn") if unit_stride == "k" else ("stride_am", "stride_bk")

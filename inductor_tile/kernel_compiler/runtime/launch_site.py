@@ -159,7 +159,8 @@ class TunedLaunchSite:
         if entry is None:
             self.tuner.run(*args, grid=grid)
             config = self.tuner.best_config
-            if key is not None and config is not None and config.pre_hook is None and hasattr(self.jit_fn, "launcher"):
+            if (key is not None and config is not None and config.pre_hook is None and hasattr(self.jit_fn, "launcher")
+                    and config.num_stages == DEFAULT_NUM_STAGES):  # a LaunchSite launches with the default
                 self._sites[key] = (dict(config.kwargs), self.jit_fn.launcher(config.num_warps, **config.kwargs))
             return
         meta, site = entry
