@@ -108,6 +108,24 @@ def test_compile_equal_to_1_specializes_the_constant():
     assert "tt.splat %2" not in special.asm["ttir"]  # n == 1 is folded into the code
 
 
+@inductor_tile.jit
+def scale_by_count(x_ptr, out_ptr, n, count, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    mask = offs < n
+    x = tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, x * count.to(tl.float32), mask=mask)  # Inductor writes (s0).to(...)
+
+
+@pytest.mark.parametrize("count", [1, 3])
+def test_int_argument_to_float_also_when_specialized_as_1(compiled, count):
+    """`count.to(tl.float32)` on an int argument: count == 1 is specialized into the code (a
+    constexpr), and must convert like any other value (a dynamic-shape addmv crashed on it)."""
+    x = torch.randn(50, generator=torch.Generator().manual_seed(count))
+    out = torch.full_like(x, float("nan"))
+    scale_by_count[(1,)](x, out, 50, count, BLOCK=64)
+    torch.testing.assert_close(out.double(), x.double() * count, rtol=1e-6, atol=1e-6)
+
+
 def test_dump_ir(tmp_path, monkeypatch):
     monkeypatch.setenv("TILE_DUMP_IR", str(tmp_path))
     inductor_tile.compile(aot_kernel, signature={"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32", "scale": "fp32"},

@@ -98,6 +98,13 @@ class constexpr:
             raise AttributeError(name)
         return getattr(self.value, name)
 
+    def to(self, dtype: Any, *args: Any, **kwargs: Any) -> Any:
+        """A number as a tile value of `dtype`: an integer argument specialized because it equals 1
+        is a constexpr in the kernel, and `n.to(tl.float32)` must still work on it."""
+        if not isinstance(self.value, (bool, int, float)):
+            raise AttributeError(f"{type(self.value).__name__} constexpr has no attribute 'to'")
+        return current_semantic().to_tensor(self.value).to(dtype, *args, **kwargs)
+
 
 def _constexpr_binary(op: Callable[[Any, Any], Any], reflected: bool = False):
     def method(self: constexpr, other: Any) -> Any:

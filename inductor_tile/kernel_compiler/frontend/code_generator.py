@@ -531,6 +531,8 @@ class CodeGenerator(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         value = self.visit(node.value)
+        if node.attr == "to" and isinstance(value, constexpr) and isinstance(value.value, (bool, int, float)):
+            return value.to  # a number (an int argument specialized as 1) converted to a tile dtype
         target = value if _is_tile(value) else _unwrap(value)
         return getattr(target, node.attr)
 
