@@ -71,6 +71,35 @@ def test_norm_backward_is_one_kernel(kind, dtype):
         torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol * scale)
 
 
+def _rmsnorm_backward_recomputing_rstd(dy, x, w):
+    """As model_benchmarks' micro case: rstd is a row reduction of this graph, read by the column sum."""
+    rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    g = dy * w
+    dx = rstd * (g - x * rstd.pow(2) * (g * x).mean(-1, keepdim=True))
+    return dx, (dy * x * rstd).sum(0)
+
+
+def test_column_sum_reading_the_row_reduction_with_dynamic_rows():
+    gen = torch.Generator().manual_seed(9)
+    compiled = torch.compile(_rmsnorm_backward_recomputing_rstd, backend=tile_backend)
+    torch._dynamo.reset()
+    for rows in (300, 517):  # one graph, symbolic rows (the programs are counted at run time)
+        dy, x = torch.randn(rows, COLUMNS, generator=gen), torch.randn(rows, COLUMNS, generator=gen) + 0.5
+        w = torch.randn(COLUMNS, generator=gen)
+        torch._dynamo.mark_dynamic(dy, 0)
+        torch._dynamo.mark_dynamic(x, 0)
+        if rows == 300:
+            metrics.reset()
+        with config.patch(mix_order=True):
+            got = compiled(dy, x, w)
+        for value, want in zip(got, _rmsnorm_backward_recomputing_rstd(dy.double(), x.double(), w.double())):
+            torch.testing.assert_close(value.double(), want, rtol=1e-4, atol=1e-4 * want.abs().max().item())
+    assert metrics.compiled_graphs == 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert metrics.mix_order_kernels == metrics.generated_kernels == 1, list(metrics.kernel_sources)
+    (launch,) = metrics.launch_lines.values()
+    assert launch.startswith("tile_mix_") and "// 16" in launch, launch  # the grid: rows over SPLIT, at run time
+
+
 def test_switch_off_keeps_two_kernels():
     gen = torch.Generator().manual_seed(8)
     x = torch.randn(ROWS, COLUMNS, generator=gen)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 import sympy
+from torch.utils._sympy.functions import FloorDiv
 
 from .common import Unsupported
 from .kernel import TileKernelSource, node_comment
@@ -158,4 +159,4 @@ class MixOrderKernelSource(TileKernelSource):
         xnumel = self.plan.xnumel
         if isinstance(xnumel, int):
             return -(-xnumel // self.split)
-        return sympy.floor((xnumel + self.split - 1) / self.split)
+        return FloorDiv(xnumel + self.split - 1, self.split)

@@ -36,7 +36,7 @@ def can_fuse(node1, node2, vertical: bool) -> bool:
     from ..codegen.common import Unsupported
     from ..codegen.plan import plan_group
 
-    if not vertical and config.mix_order:
+    if config.mix_order:
         from .mix_order import can_pair
 
         if can_pair(node1, node2):  # Inductor makes the pair a FusedMixOrderReductions (mix_order.py)

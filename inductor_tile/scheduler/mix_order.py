@@ -53,8 +53,6 @@ def can_pair(node1, node2) -> bool:
         device = node1.get_device()
         if device is None or device != node2.get_device() or device.type not in config.devices:
             return False
-        if node1.ancestors & node2.get_operation_names() or node2.ancestors & node1.get_operation_names():
-            return False
         if not all(hasattr(n, "_body") for n in [*node1.get_nodes(), *node2.get_nodes()]):
             return False
         if not MixOrderReduction.has_mix_reduction_orders(node1, node2):
@@ -67,6 +65,8 @@ def can_pair(node1, node2) -> bool:
             rows, columns = node2, node1
         else:
             return False
+        if rows.ancestors & columns.get_operation_names():
+            return False  # the column sums may read the row group's outputs (rstd), not the reverse
         if any(n.is_reduction() and n.node.get_reduction_type() != "sum" for n in columns.get_nodes()):
             return False
         nrow, ncol = MixOrderReduction.get_numel_rnumel(rows)
@@ -92,18 +92,55 @@ def _max_row(device_type: str) -> int:
 
 @contextlib.contextmanager
 def pairing():
-    """While our compile runs with ``config.mix_order`` on: Inductor pairs with ``can_pair``."""
-    from torch._inductor.scheduler import MixOrderReduction
+    """While our compile runs with ``config.mix_order`` on: Inductor pairs with ``can_pair``.
+
+    Column sums that read the row group's outputs (RMSNorm backward recomputing ``rstd``, a row
+    reduction) pair too: the kernel computes the row values before it adds the columns' values.
+    Inductor's producer/consumer check (``Scheduler.can_fuse_vertical``) wants every read of the
+    producer's buffers at the index it is written, which a column sum's loop order never matches,
+    so for such pairs it is answered here; the kernel checks each read again (``TileKernelSource.load``
+    refuses a read at another index, and the pair becomes two kernels)."""
+    from torch._inductor.scheduler import FusedMixOrderReductions, MixOrderReduction, Scheduler
 
     if not config.mix_order:
         yield
         return
-    saved = MixOrderReduction.__dict__["can_fuse"]
+    saved = (MixOrderReduction.__dict__["can_fuse"], Scheduler.can_fuse_vertical,
+             FusedMixOrderReductions.sub_node_can_fuse)
+    original_vertical = saved[1]
+
+    def can_fuse_vertical(self, node1, node2, *args, **kwargs):
+        return can_pair(node1, node2) or original_vertical(self, node1, node2, *args, **kwargs)
+
     MixOrderReduction.can_fuse = classmethod(lambda cls, node1, node2: can_pair(node1, node2))
+    Scheduler.can_fuse_vertical = can_fuse_vertical
+    FusedMixOrderReductions.sub_node_can_fuse = _sub_node_can_fuse
     try:
         yield
     finally:
-        MixOrderReduction.can_fuse = saved
+        MixOrderReduction.can_fuse, Scheduler.can_fuse_vertical, FusedMixOrderReductions.sub_node_can_fuse = saved
+
+
+def _sub_node_can_fuse(self, node1, node2, other_nodes) -> bool:
+    """``FusedMixOrderReductions.sub_node_can_fuse`` for our pairs: may ``node2`` join ``node1``, one
+    side of the pair (``other_nodes``: the other side)? Inductor's version refuses any dependency
+    between the sides; ours lets the column side read the row side (the kernel runs the row group
+    first), so it refuses only a row-side node that reads the column side, and a column-side node
+    that the row side reads."""
+    from torch._inductor.scheduler import MixOrderReduction
+
+    if not self.scheduler.can_fuse(node1, node2, allow_mix_order_reduction=False):
+        return False
+    if MixOrderReduction.is_contiguous_node(node1) and not MixOrderReduction.is_contiguous_node(node2):
+        return False
+    other_ops = set().union(*(n.get_operation_names() for n in other_nodes)) if other_nodes else set()
+    other_ancestors = set().union(*(n.ancestors for n in other_nodes)) if other_nodes else set()
+    if node1.get_operation_names() <= self.node1.get_operation_names():  # node2 joins the row side
+        if node2.ancestors & other_ops:
+            return False
+    elif other_ancestors & node2.get_operation_names():  # node2 joins the column side
+        return False
+    return not node2.is_reduction() or self.scheduler.score_fusion_memory(node1, node2, count_bytes=False) >= self.numel
 
 
 # -- code generation ------------------------------------------------------------------
@@ -170,7 +207,7 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
     if not launch.persistent:
         raise Unsupported("the row group does not run persistent")
     split = _split(device_type, hint(plan.xnumel), launch.xblock)
-    local = scheduling._kernel_local_buffers(rows)
+    local = scheduling._kernel_local_buffers(rows + [column.snode for column in sums])  # rstd, read by a sum
     name = "tile_mix_" + "_".join(n.get_name() for n in rows[:1] + [s.snode for s in sums])
     while True:
         kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local)
