@@ -31,8 +31,8 @@ class Norms(torch.nn.Module):
     def forward(self, x, kind: str):
         if kind == "layernorm":
             return torch.nn.functional.layer_norm(x, x.shape[-1:], self.ln_weight, self.ln_bias, eps=1e-5)
-        rms = torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + 1e-6)
-        return (x.float() * rms).to(x.dtype) * self.rms_weight
+        xf = x.to(torch.promote_types(x.dtype, torch.float32))  # the float64 reference stays float64
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.rms_weight
 
 
 def _gradients(model, x, dy, kind, compiled: bool):

@@ -78,7 +78,9 @@ class MixOrderKernelSource(TileKernelSource):
         acc = f"colacc{len(self.partials)}"
         self.partials.append(acc)
         masked = self.define(f"tl.where(xmask & rmask, {value}.to(tl.float32), 0.0)")
-        self.emit(f"{acc} = {acc} + tl.sum({masked}, 0)[None, :]")
+        # one row per step (GPUs' long rows): the row is the [1, RBLOCK] addend itself
+        addend = masked if self.xblock == 1 else f"tl.sum({masked}, 0)[None, :]"
+        self.emit(f"{acc} = {acc} + {addend}")
         return acc
 
     def store_column(self, name: str, index, value: str) -> None:
