@@ -218,7 +218,7 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
 
 
 def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sums: list[ColumnSum]) -> None:
-    from .scheduling import _guard_leq, _size_source, checked_kernel
+    from .scheduling import _guard_leq, _heuristics_device, _precompile, _size_source, checked_kernel
 
     wrapper = V.graph.wrapper_code
     key, name, source, fn, reused = checked_kernel(wrapper, kernel.name, kernel, source, "mix-order")
@@ -240,6 +240,8 @@ def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sum
         wrapper.define_kernel(name, f"{loader}({name!r}, {source!r})", gpu=False)
         wrapper._tile_kernels_by_source[key] = (name, source)
         metrics.kernel_sources[name] = source
+        if config.precompile:
+            _precompile(fn, kernel, _heuristics_device(rows), source)
     device = rows[0].get_device()
     programs = _size_source(kernel.programs())
     rnumel = _size_source(kernel.plan.rnumel)
@@ -256,11 +258,11 @@ def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sum
     metrics.generated_kernels += 1
     metrics.reused_kernels += reused
     metrics.mix_order_kernels += 1
+    wrapper.writeline(f"{workspace} = {workspace}.sum(dim=1)")  # [column sums, row length]: every total at once
     for i, target in enumerate(kernel.targets):
-        buffer = V.graph.get_buffer(target)
         if target not in wrapper.allocated:
-            wrapper.codegen_allocation(buffer)
-        wrapper.writeline(f"{target}.copy_({workspace}[{i}].sum(dim=0).view({target}.shape))")
+            wrapper.codegen_allocation(V.graph.get_buffer(target))
+        wrapper.writeline(f"{target}.copy_({workspace}[{i}].view({target}.shape))")
     wrapper.writeline(f"del {workspace}")
 
 
