@@ -91,9 +91,9 @@ def _triton_only_fusions_off():
 
     from . import config
 
-    # with ours on, Inductor's switch stays on too: its lowering then records how it split column sums
-    names = ("nested_reduction",) if config.mix_order else ("mix_order_reduction", "nested_reduction")
-    return inductor_config.patch({f"triton.{k}": False for k in names if hasattr(inductor_config.triton, k)})
+    # with ours on, Inductor's switch is on too: its lowering then records how it split column sums
+    wanted = {"mix_order_reduction": config.mix_order, "nested_reduction": False}
+    return inductor_config.patch({f"triton.{k}": v for k, v in wanted.items() if hasattr(inductor_config.triton, k)})
 
 
 _inlining = threading.local()
