@@ -73,7 +73,8 @@ def can_pair(node1, node2) -> bool:
         if bound(_size(ncol)) is None or heuristics.next_pow2(bound(_size(ncol))) > _max_row(device.type):
             return False  # the row must fit one block
         if heuristics.is_gpu(device.type) and not config_non_strict():
-            if hint(_size(nrow * ncol)) < GPU_MIN_ELEMENTS or hint(_size(nrow)) < max(GPU_MIN_ROWS, 2 * hint(_size(ncol))):
+            nrow, ncol = hint(_size(nrow)), hint(_size(ncol))
+            if nrow * ncol < GPU_MIN_ELEMENTS or nrow < max(GPU_MIN_ROWS, 2 * ncol):
                 return False
     except Unsupported:
         return False
@@ -87,7 +88,7 @@ def config_non_strict() -> bool:
 
 
 def _max_row(device_type: str) -> int:
-    return 16384 if heuristics.is_gpu(device_type) else config.max_rblock
+    return heuristics.GPU_PERSISTENT_RBLOCK if heuristics.is_gpu(device_type) else config.max_rblock
 
 
 @contextlib.contextmanager
@@ -248,7 +249,8 @@ def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sum
     workspace = f"{name}_ws{wrapper.next_kernel_suffix()}"
     wrapper.writeline(f"{workspace} = torch.empty(({len(sums)}, {programs}, {rnumel}), dtype=torch.float32, "
                       f"device='{device}')")
-    args = kernel.call_args() + [workspace] + kernel.size_arg_names() + [_size_source(n) for n in kernel.numels().values()]
+    args = kernel.call_args() + [workspace] + kernel.size_arg_names()
+    args += [_size_source(n) for n in kernel.numels().values()]
     blocks = {"XBLOCK": kernel.xblock, "RBLOCK": kernel.rblock, "SPLIT": kernel.split}
     if kernel.launch.num_warps is not None:
         blocks["num_warps"] = kernel.launch.num_warps
