@@ -100,6 +100,24 @@ def test_column_sum_reading_the_row_reduction_with_dynamic_rows():
     assert launch.startswith("tile_mix_") and "// 16" in launch, launch  # the grid: rows over SPLIT, at run time
 
 
+def test_half_row_and_column_sums_of_one_input():
+    """Sums kept in float16 (no upcast in the graph): the column total is rounded once, from float32."""
+    gen = torch.Generator().manual_seed(10)
+    x, w = torch.randn(ROWS, COLUMNS, generator=gen), torch.randn(COLUMNS, generator=gen)
+
+    def fn(x, w):
+        return (x * w).sum(-1), x.sum(0)
+
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(mix_order=True):
+        got = torch.compile(fn, backend=tile_backend)(x.half(), w.half())
+    assert metrics.mix_order_kernels == metrics.generated_kernels == 1, list(metrics.kernel_sources)
+    for value, want in zip(got, fn(x.half().double(), w.half().double())):
+        assert value.dtype == torch.float16
+        torch.testing.assert_close(value.double(), want, rtol=2e-3, atol=2e-3 * want.abs().max().item())
+
+
 def test_switch_off_keeps_two_kernels():
     gen = torch.Generator().manual_seed(8)
     x = torch.randn(ROWS, COLUMNS, generator=gen)

@@ -260,11 +260,14 @@ def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sum
     metrics.generated_kernels += 1
     metrics.reused_kernels += reused
     metrics.mix_order_kernels += 1
-    wrapper.writeline(f"{workspace} = {workspace}.sum(dim=1)")  # [column sums, row length]: every total at once
-    for i, target in enumerate(kernel.targets):
+    for i, target in enumerate(kernel.targets):  # one torch sum over the programs per column sum
+        buffer = V.graph.get_buffer(target)
         if target not in wrapper.allocated:
-            wrapper.codegen_allocation(V.graph.get_buffer(target))
-        wrapper.writeline(f"{target}.copy_({workspace}[{i}].view({target}.shape))")
+            wrapper.codegen_allocation(buffer)
+        if buffer.get_dtype() == torch.float32:  # straight into the (contiguous) buffer
+            wrapper.writeline(f"torch.sum({workspace}[{i}], dim=0, out={target}.view(-1))")
+        else:
+            wrapper.writeline(f"{target}.copy_({workspace}[{i}].sum(dim=0).view({target}.shape))")
     wrapper.writeline(f"del {workspace}")
 
 
