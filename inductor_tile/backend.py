@@ -89,8 +89,11 @@ def _triton_only_fusions_off():
     codegen has. Our fusion policy decides what shares a kernel, so those pairings are off."""
     import torch._inductor.config as inductor_config
 
-    names = ("mix_order_reduction", "nested_reduction")
-    return inductor_config.patch({f"triton.{k}": False for k in names if hasattr(inductor_config.triton, k)})
+    from . import config
+
+    # with ours on, Inductor's switch is on too: its lowering then records how it split column sums
+    wanted = {"mix_order_reduction": config.mix_order, "nested_reduction": False}
+    return inductor_config.patch({f"triton.{k}": v for k, v in wanted.items() if hasattr(inductor_config.triton, k)})
 
 
 _inlining = threading.local()
@@ -143,6 +146,7 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
 
     from .codegen.compile_workers import start_early
     from .graph_cache import tile_caches
+    from .scheduler.mix_order import pairing as mix_order_pairing
     from .scheduler.scan_gate import scans_gated
     from .scheduler.matmul_templates import lowered as matmul_templates_lowered
 
@@ -150,6 +154,7 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
     with contextlib.ExitStack() as stack:
         stack.enter_context(tile_caches())
         stack.enter_context(_triton_only_fusions_off())
+        stack.enter_context(mix_order_pairing())  # only with config.mix_order on
         stack.enter_context(tile_codegen_registered())
         stack.enter_context(scans_gated())  # Scan/Sort nodes only where our codegen takes them
         stack.enter_context(matmul_templates_lowered())  # mm/addmm/bmm as tile templates where chosen

@@ -50,6 +50,10 @@ variables give the defaults:
   every load, store and atomic against the storage of the tensor argument the pointer came from,
   and of integer division by zero; a violation raises ``inductor_tile.SanitizerError`` after the
   launch (``kernel_compiler/passes/sanitize.py``, ``runtime/sanitizer.py``). Read at each launch.
+- ``mix_order`` (``TILE_MIX_ORDER``, default off): a row reduction and column sums over the same
+  input (layer norm / RMSNorm backward: the input gradient and the weight/bias gradients) become
+  one kernel that reads the input once and writes per-program partial column sums, summed after
+  (``scheduler/mix_order.py``, ``codegen/mix_order.py``); off: two kernels.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -101,6 +105,7 @@ sanitize: bool = _env_flag("TILE_SANITIZE", False)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
 matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "on", "off", "force"))
 scans: str = _env_choice("TILE_SCANS", "on", ("on", "cpu", "off"))
+mix_order: bool = _env_flag("TILE_MIX_ORDER", False)
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

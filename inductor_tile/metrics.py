@@ -18,6 +18,8 @@
   (the wrapper itself launches through a `LaunchSite`: ``name_launch0(grid, args)``).
 - ``template_choices``: each matmul template decision (``scheduler/matmul_templates.py``): the op,
   its sizes and dtype, template or aten, and the timings it was based on.
+- ``mix_order_kernels``: kernels that compute a row reduction and column sums of the same input
+  together (``config.mix_order``, ``scheduler/mix_order.py``).
 - ``template_kernels``: each generated matmul template kernel, its block config and epilogue size.
 """
 
@@ -36,9 +38,12 @@ kernel_sources: dict[str, str] = {}
 launch_lines: dict[str, str] = {}
 template_choices: list[str] = []
 template_kernels: list[str] = []
+mix_order_kernels: int = 0
 
 
 def reset() -> None:
+    global mix_order_kernels
+    mix_order_kernels = 0
     global generated_kernels, reused_kernels, fallback_kernels, graph_cache_hits, graph_cache_misses, compiled_graphs
     generated_kernels = 0
     graph_cache_hits = 0

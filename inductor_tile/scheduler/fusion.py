@@ -36,6 +36,11 @@ def can_fuse(node1, node2, vertical: bool) -> bool:
     from ..codegen.common import Unsupported
     from ..codegen.plan import plan_group
 
+    if config.mix_order:
+        from .mix_order import can_pair
+
+        if can_pair(node1, node2):  # Inductor makes the pair a FusedMixOrderReductions (mix_order.py)
+            return True
     if node1.is_template() or node2.is_template():  # a matmul template takes pointwise epilogues only
         from .matmul_templates import can_fuse_epilogue
 

@@ -68,7 +68,10 @@ class TileScheduling(BaseScheduling):
         self.free_buffers_in_scheduler()
 
     def _codegen_nodes(self, node) -> None:
-        self._codegen_list(list(node.get_nodes()))
+        # a mix-order reduction computed a split sum's second stage already (scheduler/mix_order.py)
+        nodes = [n for n in node.get_nodes() if n.get_name() not in self.scheduler.removed_ops]
+        if nodes:
+            self._codegen_list(nodes)
 
     def _codegen_list(self, nodes) -> None:
         """One kernel for ``nodes``; failing that, kernels for the runs between the nodes
@@ -215,12 +218,21 @@ class TileScheduling(BaseScheduling):
         self.free_buffers_in_scheduler()
 
     def codegen_mix_order_reduction(self, node) -> None:
-        """Inductor paired two reductions of one input itself (off in our compiles, see
-        backend._triton_only_fusions_off): each gets its own kernel."""
+        """Inductor paired a row reduction with column sums of one input (``config.mix_order``,
+        ``mix_order.py``): one kernel; where that kernel cannot be generated, each its own."""
+        from . import mix_order
+
+        if config.mix_order and mix_order.codegen(self, node):
+            self.free_buffers_in_scheduler()
+            return
         self.codegen_node(node.node1)
         self.codegen_node(node.node2)
 
-    codegen_nested_reduction = codegen_mix_order_reduction
+    def codegen_nested_reduction(self, node) -> None:
+        """Inductor paired two nested reductions itself (off in our compiles, see
+        backend._triton_only_fusions_off): each gets its own kernel."""
+        self.codegen_node(node.node1)
+        self.codegen_node(node.node2)
 
     def codegen_sync(self) -> None:
         pass

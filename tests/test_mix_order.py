@@ -1,0 +1,129 @@
+"""Layer norm and RMSNorm backward as one kernel (``config.mix_order``): the input gradient and the
+weight/bias gradients (column sums over all rows) read x and dy once.
+
+Forward and backward run through ``torch.compile(backend="tile")`` with the switch on; every gradient
+is compared with eager in float64. 300 rows are not a multiple of the rows per program (16 here),
+so the last program's rows are masked. The backward graph's only kernel over the rows must be
+the mix-order kernel (in float16 the others cast the weight/bias gradients to float16, pointwise
+over one row), and nothing is handed to Inductor's kernels.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from inductor_tile import config, metrics
+from inductor_tile.backend import tile_backend
+
+ROWS, COLUMNS = 300, 48  # 48 columns: a masked [1, 64] row block
+
+
+class Norms(torch.nn.Module):
+    """Layer norm (weight and bias), then RMSNorm (weight): two mix-order pairs in one backward."""
+
+    def __init__(self, columns: int, generator: torch.Generator):
+        super().__init__()
+        self.ln_weight = torch.nn.Parameter(torch.randn(columns, generator=generator) + 1.0)
+        self.ln_bias = torch.nn.Parameter(torch.randn(columns, generator=generator))
+        self.rms_weight = torch.nn.Parameter(torch.randn(columns, generator=generator) + 1.0)
+
+    def forward(self, x, kind: str):
+        if kind == "layernorm":
+            return torch.nn.functional.layer_norm(x, x.shape[-1:], self.ln_weight, self.ln_bias, eps=1e-5)
+        xf = x.to(torch.promote_types(x.dtype, torch.float32))  # the float64 reference stays float64
+        return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.rms_weight
+
+
+def _gradients(model, x, dy, kind, compiled: bool):
+    x = x.detach().requires_grad_(True)
+    fn = torch.compile(model, backend=tile_backend) if compiled else model
+    out = fn(x, kind)
+    if compiled:
+        metrics.reset()  # count the backward graph's kernels alone
+    params = [p for name, p in model.named_parameters() if name.startswith("ln" if kind == "layernorm" else "rms")]
+    return torch.autograd.grad(out, [x, *params], dy)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("kind", ["layernorm", "rmsnorm"])
+def test_norm_backward_is_one_kernel(kind, dtype):
+    gen = torch.Generator().manual_seed(7)
+    x = torch.randn(ROWS, COLUMNS, generator=gen) * 2.0 + 0.5
+    dy = torch.randn(ROWS, COLUMNS, generator=gen)
+    model = Norms(COLUMNS, gen)
+    reference = _gradients(model.double(), x.double(), dy.double(), kind, compiled=False)
+    torch._dynamo.reset()
+    with config.patch(mix_order=True):
+        grads = _gradients(model.to(dtype), x.to(dtype), dy.to(dtype), kind, compiled=True)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert metrics.mix_order_kernels == 1
+    mix = [name for name in metrics.kernel_sources if name.startswith("tile_mix_")]
+    assert len(mix) == 1, list(metrics.kernel_sources)
+    assert "for xoffset in range(xstart, xstart + SPLIT, XBLOCK):" in metrics.kernel_sources[mix[0]]
+    assert "SPLIT=16" in metrics.launch_lines[mix[0]]
+    for name, launch in metrics.launch_lines.items():  # the rest: fp16 casts of the column sums
+        assert name in mix or (name.startswith("tile_poi_") and f", {COLUMNS}, XBLOCK=" in launch), launch
+    tol = {torch.float32: 1e-4, torch.float16: 2e-2}[dtype]
+    for got, want in zip(grads, reference):
+        assert got.dtype == dtype and torch.isfinite(got).all()
+        scale = want.abs().max().item()
+        torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol * scale)
+
+
+def _rmsnorm_backward_recomputing_rstd(dy, x, w):
+    """As model_benchmarks' micro case: rstd is a row reduction of this graph, read by the column sum."""
+    rstd = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+    g = dy * w
+    dx = rstd * (g - x * rstd.pow(2) * (g * x).mean(-1, keepdim=True))
+    return dx, (dy * x * rstd).sum(0)
+
+
+def test_column_sum_reading_the_row_reduction_with_dynamic_rows():
+    gen = torch.Generator().manual_seed(9)
+    compiled = torch.compile(_rmsnorm_backward_recomputing_rstd, backend=tile_backend)
+    torch._dynamo.reset()
+    for rows in (300, 517):  # one graph, symbolic rows (the programs are counted at run time)
+        dy, x = torch.randn(rows, COLUMNS, generator=gen), torch.randn(rows, COLUMNS, generator=gen) + 0.5
+        w = torch.randn(COLUMNS, generator=gen)
+        torch._dynamo.mark_dynamic(dy, 0)
+        torch._dynamo.mark_dynamic(x, 0)
+        if rows == 300:
+            metrics.reset()
+        with config.patch(mix_order=True):
+            got = compiled(dy, x, w)
+        for value, want in zip(got, _rmsnorm_backward_recomputing_rstd(dy.double(), x.double(), w.double())):
+            torch.testing.assert_close(value.double(), want, rtol=1e-4, atol=1e-4 * want.abs().max().item())
+    assert metrics.compiled_graphs == 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert metrics.mix_order_kernels == metrics.generated_kernels == 1, list(metrics.kernel_sources)
+    (launch,) = metrics.launch_lines.values()
+    assert launch.startswith("tile_mix_") and "// 16" in launch, launch  # the grid: rows over SPLIT, at run time
+
+
+def test_half_row_and_column_sums_of_one_input():
+    """Sums kept in float16 (no upcast in the graph): the column total is rounded once, from float32."""
+    gen = torch.Generator().manual_seed(10)
+    x, w = torch.randn(ROWS, COLUMNS, generator=gen), torch.randn(COLUMNS, generator=gen)
+
+    def fn(x, w):
+        return (x * w).sum(-1), x.sum(0)
+
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(mix_order=True):
+        got = torch.compile(fn, backend=tile_backend)(x.half(), w.half())
+    assert metrics.mix_order_kernels == metrics.generated_kernels == 1, list(metrics.kernel_sources)
+    for value, want in zip(got, fn(x.half().double(), w.half().double())):
+        assert value.dtype == torch.float16
+        torch.testing.assert_close(value.double(), want, rtol=2e-3, atol=2e-3 * want.abs().max().item())
+
+
+def test_switch_off_keeps_two_kernels():
+    gen = torch.Generator().manual_seed(8)
+    x = torch.randn(ROWS, COLUMNS, generator=gen)
+    model = Norms(COLUMNS, gen)
+    torch._dynamo.reset()
+    with config.patch(mix_order=False):
+        _gradients(model, x, torch.randn(ROWS, COLUMNS, generator=gen), "rmsnorm", compiled=True)
+    assert metrics.mix_order_kernels == 0
+    assert metrics.generated_kernels >= 2
