@@ -17,6 +17,7 @@ from .block_pointer import BlockPointerSemantic
 from .semantic_lang import LanguageSemantic
 
 MAX_TENSOR_NUMEL = 1 << 20
+FLOAT32_MAX = (2 - 2**-23) * 2**127
 
 
 class TileTypeError(TypeError):
@@ -291,6 +292,8 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
             if 0 <= x < 2**64:
                 return T.uint64
             raise TileValueError(f"integer constant {x} does not fit in 64 bits")
+        if x != 0.0 and abs(x) != float("inf") and x == x and not 2.0**-126 <= abs(x) <= FLOAT32_MAX:
+            return T.float64  # as in Triton: a float fp32 cannot hold (nor as a normal number) is fp64
         return T.float32
 
     def literal(self, value: Any, ty: dtype) -> tensor:
@@ -533,7 +536,8 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
             raise TileTypeError(
                 "tl.arange bounds must be compile-time integers (tl.constexpr or literals), "
-                f"got {type(start).__name__} and {type(end).__name__}"
+                f"got {type(start).__name__} and {type(end).__name__} (a name assigned a number holds a "
+                "scalar tile; write `n: tl.constexpr = 16` to keep a compile-time number)"
             )
         if end <= start:
             raise TileValueError(f"tl.arange needs end > start, got arange({start}, {end})")

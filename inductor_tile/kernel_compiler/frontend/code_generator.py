@@ -186,10 +186,12 @@ class CodeGenerator(ast.NodeVisitor):
             return None  # docstring
         self.visit(node.value)
 
-    def assign(self, target: ast.expr, value: Any) -> None:
+    def assign(self, target: ast.expr, value: Any, keep_numbers: bool = False) -> None:
+        """Bind `target` to `value`. A Python number becomes a scalar tile (Triton's rule: `x = 0` is an
+        int32 scalar, `x = 1.5` fp32), unless `keep_numbers` (`x: tl.constexpr = 0`, static loop indices)."""
         if isinstance(target, ast.Name):
-            if isinstance(_unwrap(value), (int, float, bool)) and not isinstance(value, constexpr):
-                value = constexpr(value)
+            if isinstance(_unwrap(value), (int, float, bool)):
+                value = constexpr(_unwrap(value)) if keep_numbers else self.semantic.to_tensor(value)
             self.scope[target.id] = value
             return
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -197,7 +199,7 @@ class CodeGenerator(ast.NodeVisitor):
             if not isinstance(values, (tuple, list)) or len(values) != len(target.elts):
                 raise self.error(target, f"cannot unpack {values!r} into {len(target.elts)} names")
             for t, v in zip(target.elts, values):
-                self.assign(t, v)
+                self.assign(t, v, keep_numbers)
             return
         raise self.unsupported(target, "assignment to something other than a name or a tuple of names")
 
@@ -213,7 +215,7 @@ class CodeGenerator(ast.NodeVisitor):
         annotation = self.visit(node.annotation)
         if annotation is constexpr and _is_tile(value):
             raise self.error(node, "a value computed at run time cannot be annotated tl.constexpr")
-        self.assign(node.target, value)
+        self.assign(node.target, value, keep_numbers=annotation is constexpr)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):
@@ -326,7 +328,7 @@ class CodeGenerator(ast.NodeVisitor):
         if not all(isinstance(b, int) for b in bounds):
             raise self.error(node.iter, "tl.static_range bounds must be compile-time integers")
         for i in range(*bounds):
-            self.assign(node.target, constexpr(i))
+            self.assign(node.target, constexpr(i), keep_numbers=True)
             self.visit_statements(node.body)
 
     def dynamic_for(self, node: ast.For, iterator: tl_builtins.range) -> None:

@@ -120,8 +120,10 @@ class JITFunction:
             from ..frontend.inline import inline_jit_call
 
             return inline_jit_call(self, semantic, args, kwargs)
+        from ..interpreter.assignments import interpretable
+
         bound = self.bind(args, kwargs)
-        return self.fn(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
+        return interpretable(self)(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
 
     def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Match launch arguments to parameters, with a clear TypeError on a mismatch."""
