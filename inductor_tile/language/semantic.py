@@ -105,7 +105,10 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
             if div_or_mod or ((a.is_fp16() or b.is_fp16()) and (a.is_bf16() or b.is_bf16())):
                 return T.float32
             return a if a.is_floating() else b
-        # 4) both integers
+        # 4) both integers; Triton refuses /, // and % between signed and unsigned ones
+        if div_or_mod and a.is_int_unsigned() != b.is_int_unsigned() and not (a.is_int1() or b.is_int1()):
+            raise TileTypeError(f"Cannot use /, // or % with {a} and {b} because they have different signedness "
+                                "(the result would hardly be useful); cast them to the same signedness")
         return self.integer_promote(a, b)
 
     # ===--------------------------------------------------------------------===
@@ -384,10 +387,15 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         return self._bitwise("shli", a, b)
 
     def shr(self, a: Any, b: Any) -> tensor:
+        # Triton's rule: the shifted tile's own signedness (the left one's; the right one's when the left is a
+        # Python number) picks an arithmetic or a logical shift, before both are promoted (int32 >> uint32
+        # shifts arithmetically, giving uint32 bits)
+        own = a if isinstance(a, tensor) else b
         a, b = self.binary_operands(a, b)
         if not a.dtype.is_int():
             raise TileTypeError(f"'>>' needs integer operands, got {a.dtype}")
-        return self._arith("shrsi" if a.dtype.is_int_signed() else "shrui", None, a, b)
+        signed = (own if isinstance(own, tensor) else a).dtype.is_int_signed()
+        return self._arith("shrsi" if signed else "shrui", None, a, b)
 
     def minimum(self, a: Any, b: Any, propagate_nan: bool = True) -> tensor:
         """Floats: NaN if either is NaN, or with propagate_nan=False only if both are."""
@@ -590,6 +598,9 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         if value.type.is_block() and not ptr.type.is_block():
             ptr = self.broadcast_to_shape(ptr, value.type.shape)
         if ptr.type.is_block():
+            if value.type.is_block() and len(value.type.shape) != len(ptr.type.shape):  # Triton's rule: no new leading dims
+                raise TileValueError(f"tl.store: a value of shape {list(value.type.shape)} cannot be stored through "
+                                     f"pointers of shape {list(ptr.type.shape)} (ranks differ)")
             value = self.broadcast_to_shape(value, ptr.type.shape)
         value = self.cast(value, ptr.dtype.element_ty)
         mask_t = None
