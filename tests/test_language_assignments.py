@@ -91,3 +91,26 @@ def assigned_bound_kernel(out_ptr):
 def test_an_assigned_number_is_no_longer_a_compile_time_value(compiled):
     with pytest.raises(CompilationError, match=r"tl.arange\(0, n\)"):
         assigned_bound_kernel[(1,)](torch.empty(16, dtype=torch.int32))
+
+
+@inductor_tile.jit
+def doubled_if_asked(x):
+    double = True
+    if double:  # a name assigned a constant: the branch is chosen at compile time, so it may return
+        return x * 2
+    return x
+
+
+@inductor_tile.jit
+def constant_condition_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    offsets = tl.arange(0, N)
+    tl.store(out_ptr + offsets, doubled_if_asked(tl.load(x_ptr + offsets)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_if_on_an_assigned_constant_is_decided_at_compile_time(mode, request, gen):
+    request.getfixturevalue(mode)
+    x = torch.randn(32, generator=gen)
+    out = torch.full((32,), float("nan"))
+    constant_condition_kernel[(1,)](x, out, N=32)
+    torch.testing.assert_close(out.double(), x.double() * 2, rtol=0, atol=0)

@@ -157,10 +157,11 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
             ty = block_type(x.dtype, (1,))
             return tensor(self.builder.create_splat(x.handle, ty), ty)
         rank = len(x.type.shape)
+        given = axis
         if axis < 0:
             axis += rank + 1
         if not 0 <= axis <= rank:
-            raise TileValueError(f"invalid axis {axis}: expand_dims needs an axis in [{-rank - 1}, {rank}] for a block "
+            raise TileValueError(f"invalid axis {given}: expand_dims needs an axis in [{-rank - 1}, {rank}] for a block "
                                  f"of rank {rank}")
         shape = x.type.shape[:axis] + (1,) + x.type.shape[axis:]
         ty = block_type(x.dtype, shape)

@@ -16,6 +16,7 @@ import operator
 import os
 from typing import Any, Callable
 
+from xdsl.dialects import arith
 from xdsl.rewriter import InsertPoint
 
 from ...language import builtins as tl_builtins
@@ -44,6 +45,24 @@ _PYTHON_BUILTINS = {
     for name in ("min", "max", "int", "float", "bool", "len", "range", "isinstance", "getattr", "tuple", "list",
                  "abs", "print", "enumerate", "zip", "ValueError", "TypeError", "hasattr")
 }
+
+
+def _constant_of(x: tensor) -> int | float | None:
+    """The value of a scalar tile that is an `arith.constant` (a name assigned a number), else None."""
+    owner = getattr(x.handle, "owner", None)
+    if x.type.is_block() or not isinstance(owner, arith.ConstantOp):
+        return None
+    return owner.value.value.data
+
+
+def _without_stack(error: BaseException) -> BaseException | None:
+    """A copy of `error` with no traceback and no chained errors (None if it cannot be copied)."""
+    try:
+        copy = type(error)(*error.args)
+    except Exception:
+        return None
+    copy.__suppress_context__ = True
+    return copy
 
 
 class _Unsupported(Exception):
@@ -137,7 +156,9 @@ class CodeGenerator(ast.NodeVisitor):
                 RuntimeError, ZeroDivisionError) as e:
             if os.environ.get("TILE_DEBUG") == "1":
                 raise self.error(node, f"{type(e).__name__}: {e}", e) from e
-            raise self.error(node, str(e) or type(e).__name__, e) from None
+            # the cause is the error itself without its stack (Triton's tests read `__cause__`; users see no
+            # frames of the compiler)
+            raise self.error(node, str(e) or type(e).__name__, e) from _without_stack(e)
         except Exception as e:  # a compiler bug: still point at the user's line, keep the cause
             if os.environ.get("TILE_DEBUG") == "1":
                 raise self.error(node, f"internal compiler error: {type(e).__name__}: {e}", e) from e
@@ -237,6 +258,8 @@ class CodeGenerator(ast.NodeVisitor):
     # ===--------------------------------------------------------------------===
     def visit_If(self, node: ast.If) -> None:
         cond = self.visit(node.test)
+        if _is_tile(cond) and _constant_of(cond) is not None:  # `a = False` ... `if a:` picks its branch now
+            cond = constexpr(_constant_of(cond))
         if not _is_tile(cond):
             self.visit_statements(node.body if _unwrap(cond) else node.orelse)
             return

@@ -107,7 +107,7 @@ class JITFunction:
 
     # --- launching ---------------------------------------------------------
     def __getitem__(self, grid: Any) -> Callable[..., None]:
-        def launcher(*args: Any, **kwargs: Any) -> None:
+        def launcher(*args: Any, **kwargs: Any) -> Any:
             return self.run(*args, grid=grid, **kwargs)
 
         return launcher
@@ -149,7 +149,7 @@ class JITFunction:
         return LaunchSite(self, num_warps, constexprs)
 
     def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = 3, num_ctas: int = 1,
-            **kwargs: Any) -> None:
+            **kwargs: Any) -> Any:
         if num_ctas != 1:
             raise ValueError(f"{self.__name__}: num_ctas={num_ctas}: only one CTA per program is supported")
         if interpret_enabled():
@@ -172,6 +172,7 @@ class JITFunction:
         compiled.launch_values(self, values, grid)
         if device_assert.failures:  # a tl.device_assert failed in a CPU kernel (debug mode)
             device_assert.raise_failures()
+        return compiled  # as Triton's launches do: `.asm`, `.name`
 
     def run_interpreted(self, args: tuple, kwargs: dict[str, Any], grid: Any, num_warps: int) -> None:
         from .interpret import interpret_launch
