@@ -87,3 +87,23 @@ def test_store_value_must_have_the_pointers_rank(mode, request):
     error = CompilationError if mode == "compiled" else TileValueError
     with pytest.raises(error, match=r"ranks differ"):
         store_lower_rank_kernel[(1,)](torch.empty(N * N * N, dtype=torch.int32), torch.ones(N, dtype=torch.int32), N=N)
+
+
+@inductor_tile.jit
+def expand_dims_kernel(out_ptr, CASE: tl.constexpr):
+    offsets = tl.arange(0, 16)
+    if CASE == "below":
+        offsets = tl.expand_dims(offsets, -3)
+    elif CASE == "scalar":
+        offsets = tl.expand_dims(tl.program_id(0), 1)
+    else:
+        offsets = tl.expand_dims(offsets, (0, -3))
+    tl.store(out_ptr + offsets, offsets)
+
+
+@pytest.mark.parametrize("case, message", [("below", "invalid axis -3"), ("scalar", "invalid axis 1"),
+                                           ("duplicate", r"duplicate axes, normalized axes = \[0, 0\]")])
+def test_expand_dims_names_the_axis_given(case, message):
+    with pytest.raises(CompilationError, match=message) as info:
+        inductor_tile.compile(expand_dims_kernel, signature={"out_ptr": "*i32"}, constexprs={"CASE": case}, target="cpu")
+    assert info.value.__cause__ is not None and message.split(" ")[0] in str(info.value.__cause__)

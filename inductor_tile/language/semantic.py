@@ -153,7 +153,7 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
     def expand_dims(self, x: tensor, axis: int) -> tensor:
         if not x.type.is_block():
             if axis not in (0, -1):
-                raise TileValueError(f"expand_dims axis {axis} is out of range for a scalar")
+                raise TileValueError(f"invalid axis {axis}: expand_dims of a scalar needs axis 0 or -1")
             ty = block_type(x.dtype, (1,))
             return tensor(self.builder.create_splat(x.handle, ty), ty)
         rank = len(x.type.shape)
