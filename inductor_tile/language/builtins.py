@@ -165,6 +165,8 @@ def expand_dims(x: Any, axis: Any) -> tensor:
     # several axes: positions in the result (negative ones count from its end), inserted in increasing order
     rank = (len(x.type.shape) if x.type.is_block() else 0) + len(axes)
     positions = sorted(int(_c(a)) + rank if int(_c(a)) < 0 else int(_c(a)) for a in axes)
+    if len(set(positions)) != len(positions):
+        raise ValueError(f"tl.expand_dims: duplicate axes, normalized axes = {positions}")
     for a in positions:
         x = semantic.expand_dims(x, a)
     return x

@@ -17,6 +17,7 @@ from .block_pointer import BlockPointerSemantic
 from .semantic_lang import LanguageSemantic
 
 MAX_TENSOR_NUMEL = 1 << 20
+FLOAT32_MAX = (2 - 2**-23) * 2**127
 
 
 class TileTypeError(TypeError):
@@ -104,7 +105,10 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
             if div_or_mod or ((a.is_fp16() or b.is_fp16()) and (a.is_bf16() or b.is_bf16())):
                 return T.float32
             return a if a.is_floating() else b
-        # 4) both integers
+        # 4) both integers; Triton refuses /, // and % between signed and unsigned ones
+        if div_or_mod and a.is_int_unsigned() != b.is_int_unsigned() and not (a.is_int1() or b.is_int1()):
+            raise TileTypeError(f"Cannot use /, // or % with {a} and {b} because they have different signedness "
+                                "(the result would hardly be useful); cast them to the same signedness")
         return self.integer_promote(a, b)
 
     # ===--------------------------------------------------------------------===
@@ -149,14 +153,15 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
     def expand_dims(self, x: tensor, axis: int) -> tensor:
         if not x.type.is_block():
             if axis not in (0, -1):
-                raise TileValueError(f"expand_dims axis {axis} is out of range for a scalar")
+                raise TileValueError(f"invalid axis {axis}: expand_dims of a scalar needs axis 0 or -1")
             ty = block_type(x.dtype, (1,))
             return tensor(self.builder.create_splat(x.handle, ty), ty)
         rank = len(x.type.shape)
+        given = axis
         if axis < 0:
             axis += rank + 1
         if not 0 <= axis <= rank:
-            raise TileValueError(f"invalid axis {axis}: expand_dims needs an axis in [{-rank - 1}, {rank}] for a block "
+            raise TileValueError(f"invalid axis {given}: expand_dims needs an axis in [{-rank - 1}, {rank}] for a block "
                                  f"of rank {rank}")
         shape = x.type.shape[:axis] + (1,) + x.type.shape[axis:]
         ty = block_type(x.dtype, shape)
@@ -291,6 +296,8 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
             if 0 <= x < 2**64:
                 return T.uint64
             raise TileValueError(f"integer constant {x} does not fit in 64 bits")
+        if x != 0.0 and abs(x) != float("inf") and x == x and not 2.0**-126 <= abs(x) <= FLOAT32_MAX:
+            return T.float64  # as in Triton: a float fp32 cannot hold (nor as a normal number) is fp64
         return T.float32
 
     def literal(self, value: Any, ty: dtype) -> tensor:
@@ -381,10 +388,15 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         return self._bitwise("shli", a, b)
 
     def shr(self, a: Any, b: Any) -> tensor:
+        # Triton's rule: the shifted tile's own signedness (the left one's; the right one's when the left is a
+        # Python number) picks an arithmetic or a logical shift, before both are promoted (int32 >> uint32
+        # shifts arithmetically, giving uint32 bits)
+        own = a if isinstance(a, tensor) else b
         a, b = self.binary_operands(a, b)
         if not a.dtype.is_int():
             raise TileTypeError(f"'>>' needs integer operands, got {a.dtype}")
-        return self._arith("shrsi" if a.dtype.is_int_signed() else "shrui", None, a, b)
+        signed = (own if isinstance(own, tensor) else a).dtype.is_int_signed()
+        return self._arith("shrsi" if signed else "shrui", None, a, b)
 
     def minimum(self, a: Any, b: Any, propagate_nan: bool = True) -> tensor:
         """Floats: NaN if either is NaN, or with propagate_nan=False only if both are."""
@@ -533,7 +545,8 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         if not isinstance(start, int) or not isinstance(end, int) or isinstance(start, bool):
             raise TileTypeError(
                 "tl.arange bounds must be compile-time integers (tl.constexpr or literals), "
-                f"got {type(start).__name__} and {type(end).__name__}"
+                f"got {type(start).__name__} and {type(end).__name__} (a name assigned a number holds a "
+                "scalar tile; write `n: tl.constexpr = 16` to keep a compile-time number)"
             )
         if end <= start:
             raise TileValueError(f"tl.arange needs end > start, got arange({start}, {end})")
@@ -586,6 +599,9 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         if value.type.is_block() and not ptr.type.is_block():
             ptr = self.broadcast_to_shape(ptr, value.type.shape)
         if ptr.type.is_block():
+            if value.type.is_block() and len(value.type.shape) != len(ptr.type.shape):  # Triton's rule: no new leading dims
+                raise TileValueError(f"tl.store: a value of shape {list(value.type.shape)} cannot be stored through "
+                                     f"pointers of shape {list(ptr.type.shape)} (ranks differ)")
             value = self.broadcast_to_shape(value, ptr.type.shape)
         value = self.cast(value, ptr.dtype.element_ty)
         mask_t = None

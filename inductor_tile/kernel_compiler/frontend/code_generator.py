@@ -16,6 +16,7 @@ import operator
 import os
 from typing import Any, Callable
 
+from xdsl.dialects import arith
 from xdsl.rewriter import InsertPoint
 
 from ...language import builtins as tl_builtins
@@ -44,6 +45,24 @@ _PYTHON_BUILTINS = {
     for name in ("min", "max", "int", "float", "bool", "len", "range", "isinstance", "getattr", "tuple", "list",
                  "abs", "print", "enumerate", "zip", "ValueError", "TypeError", "hasattr")
 }
+
+
+def _constant_of(x: tensor) -> int | float | None:
+    """The value of a scalar tile that is an `arith.constant` (a name assigned a number), else None."""
+    owner = getattr(x.handle, "owner", None)
+    if x.type.is_block() or not isinstance(owner, arith.ConstantOp):
+        return None
+    return owner.value.value.data
+
+
+def _without_stack(error: BaseException) -> BaseException | None:
+    """A copy of `error` with no traceback and no chained errors (None if it cannot be copied)."""
+    try:
+        copy = type(error)(*error.args)
+    except Exception:
+        return None
+    copy.__suppress_context__ = True
+    return copy
 
 
 class _Unsupported(Exception):
@@ -137,7 +156,9 @@ class CodeGenerator(ast.NodeVisitor):
                 RuntimeError, ZeroDivisionError) as e:
             if os.environ.get("TILE_DEBUG") == "1":
                 raise self.error(node, f"{type(e).__name__}: {e}", e) from e
-            raise self.error(node, str(e) or type(e).__name__, e) from None
+            # the cause is the error itself without its stack (Triton's tests read `__cause__`; users see no
+            # frames of the compiler)
+            raise self.error(node, str(e) or type(e).__name__, e) from _without_stack(e)
         except Exception as e:  # a compiler bug: still point at the user's line, keep the cause
             if os.environ.get("TILE_DEBUG") == "1":
                 raise self.error(node, f"internal compiler error: {type(e).__name__}: {e}", e) from e
@@ -186,10 +207,12 @@ class CodeGenerator(ast.NodeVisitor):
             return None  # docstring
         self.visit(node.value)
 
-    def assign(self, target: ast.expr, value: Any) -> None:
+    def assign(self, target: ast.expr, value: Any, keep_numbers: bool = False) -> None:
+        """Bind `target` to `value`. A Python number becomes a scalar tile (Triton's rule: `x = 0` is an
+        int32 scalar, `x = 1.5` fp32), unless `keep_numbers` (`x: tl.constexpr = 0`, static loop indices)."""
         if isinstance(target, ast.Name):
-            if isinstance(_unwrap(value), (int, float, bool)) and not isinstance(value, constexpr):
-                value = constexpr(value)
+            if isinstance(_unwrap(value), (int, float, bool)):
+                value = constexpr(_unwrap(value)) if keep_numbers else self.semantic.to_tensor(value)
             self.scope[target.id] = value
             return
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -197,7 +220,7 @@ class CodeGenerator(ast.NodeVisitor):
             if not isinstance(values, (tuple, list)) or len(values) != len(target.elts):
                 raise self.error(target, f"cannot unpack {values!r} into {len(target.elts)} names")
             for t, v in zip(target.elts, values):
-                self.assign(t, v)
+                self.assign(t, v, keep_numbers)
             return
         raise self.unsupported(target, "assignment to something other than a name or a tuple of names")
 
@@ -213,7 +236,7 @@ class CodeGenerator(ast.NodeVisitor):
         annotation = self.visit(node.annotation)
         if annotation is constexpr and _is_tile(value):
             raise self.error(node, "a value computed at run time cannot be annotated tl.constexpr")
-        self.assign(node.target, value)
+        self.assign(node.target, value, keep_numbers=annotation is constexpr)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
         if not isinstance(node.target, ast.Name):
@@ -235,6 +258,8 @@ class CodeGenerator(ast.NodeVisitor):
     # ===--------------------------------------------------------------------===
     def visit_If(self, node: ast.If) -> None:
         cond = self.visit(node.test)
+        if _is_tile(cond) and _constant_of(cond) is not None:  # `a = False` ... `if a:` picks its branch now
+            cond = constexpr(_constant_of(cond))
         if not _is_tile(cond):
             self.visit_statements(node.body if _unwrap(cond) else node.orelse)
             return
@@ -326,7 +351,7 @@ class CodeGenerator(ast.NodeVisitor):
         if not all(isinstance(b, int) for b in bounds):
             raise self.error(node.iter, "tl.static_range bounds must be compile-time integers")
         for i in range(*bounds):
-            self.assign(node.target, constexpr(i))
+            self.assign(node.target, constexpr(i), keep_numbers=True)
             self.visit_statements(node.body)
 
     def dynamic_for(self, node: ast.For, iterator: tl_builtins.range) -> None:

@@ -60,7 +60,8 @@ class Memory:
     def load(self, addrs: torch.Tensor, mask: torch.Tensor | None, dtype: torch.dtype) -> torch.Tensor:
         """Elements of `dtype` at `addrs` (shape of addrs); masked-off lanes are 0."""
         flat, active = _active_lanes(addrs, mask)
-        out = torch.zeros(flat.numel(), dtype=dtype)
+        bits = _SAME_WIDTH_SIGNED.get(dtype, dtype)  # torch cannot index_put uint16/32/64: fill their bits
+        out = torch.zeros(flat.numel(), dtype=bits)
         k = _itemsize(dtype)
         where = active.nonzero().squeeze(1)
         a = flat[where]
@@ -69,8 +70,8 @@ class Memory:
             sel = (buf == b).nonzero().squeeze(1)
             buffer = self._buffers[b]
             bytes_ = buffer.data[_byte_index(a[sel] - buffer.base, k)]
-            out[where[sel]] = _from_bytes(bytes_, dtype)
-        return out.reshape(addrs.shape)
+            out[where[sel]] = _from_bytes(bytes_, bits)
+        return out.view(dtype).reshape(addrs.shape)
 
     def store(self, addrs: torch.Tensor, values: torch.Tensor, mask: torch.Tensor | None) -> None:
         """Write `values` (broadcast to addrs' shape) at the active lanes of `addrs`."""
@@ -148,6 +149,9 @@ class Memory:
         past = addr + k - (nearest.base + nearest.nbytes)
         return (f"{head}: out of bounds, {past} bytes past the end of the {buf} "
                 f"(element {off // k} of {nearest.nbytes // k})")
+
+
+_SAME_WIDTH_SIGNED = {torch.uint16: torch.int16, torch.uint32: torch.int32, torch.uint64: torch.int64}
 
 
 def _itemsize(dtype: torch.dtype) -> int:

@@ -1,7 +1,8 @@
 """Run a kernel in the interpreter: the grid program by program, on CPU torch tensors.
 
-The kernel's Python function is executed as is, with the language's builtins bound to
-a semantic over `InterpreterBuilder`, so `print` and `pdb.set_trace()` work inside it.
+The kernel's Python function is executed (recompiled only so that assignments follow the
+compiler's rule: interpreter/assignments.py), with the language's builtins bound to a semantic
+over `InterpreterBuilder`, so `print` and `pdb.set_trace()` work inside it.
 Tensors on another device are copied to the CPU for the launch and copied back.
 """
 
@@ -18,6 +19,7 @@ from ...language.dtypes import pointer_type
 from ...language.semantic import Semantic
 from ..frontend.specialization import TORCH_TO_TILE
 from ..interpreter import InterpreterBuilder, Memory
+from ..interpreter.assignments import interpretable
 
 
 def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
@@ -29,9 +31,10 @@ def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, i
     with semantic_scope(semantic):
         args = {name: _to_language(jit_fn, name, value, semantic, memory, copies) for name, value in bound.items()}
         builder.grid = grid
+        kernel = interpretable(jit_fn)
         for z, y, x in itertools.product(range(grid[2]), range(grid[1]), range(grid[0])):
             builder.program_id = (x, y, z)
-            jit_fn.fn(**args)
+            kernel(**args)
     for original, cpu_copy in copies:
         original.copy_(cpu_copy)
 

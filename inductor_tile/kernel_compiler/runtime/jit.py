@@ -110,7 +110,7 @@ class JITFunction:
 
     # --- launching ---------------------------------------------------------
     def __getitem__(self, grid: Any) -> Callable[..., None]:
-        def launcher(*args: Any, **kwargs: Any) -> None:
+        def launcher(*args: Any, **kwargs: Any) -> Any:
             return self.run(*args, grid=grid, **kwargs)
 
         return launcher
@@ -123,8 +123,10 @@ class JITFunction:
             from ..frontend.inline import inline_jit_call
 
             return inline_jit_call(self, semantic, args, kwargs)
+        from ..interpreter.assignments import interpretable
+
         bound = self.bind(args, kwargs)
-        return self.fn(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
+        return interpretable(self)(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
 
     def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Match launch arguments to parameters, with a clear TypeError on a mismatch."""
@@ -150,7 +152,7 @@ class JITFunction:
         return LaunchSite(self, num_warps, constexprs)
 
     def run(self, *args: Any, grid: Any, num_warps: int = 4, num_stages: int = DEFAULT_NUM_STAGES, num_ctas: int = 1,
-            **kwargs: Any) -> None:
+            **kwargs: Any) -> Any:
         if num_ctas != 1:
             raise ValueError(f"{self.__name__}: num_ctas={num_ctas}: only one CTA per program is supported")
         if interpret_enabled():
@@ -173,6 +175,7 @@ class JITFunction:
         compiled.launch_values(self, values, grid)
         if device_assert.failures:  # a tl.device_assert failed in a CPU kernel (debug mode)
             device_assert.raise_failures()
+        return compiled  # as Triton's launches do: `.asm`, `.name`
 
     def run_interpreted(self, args: tuple, kwargs: dict[str, Any], grid: Any, num_warps: int) -> None:
         from .interpret import interpret_launch

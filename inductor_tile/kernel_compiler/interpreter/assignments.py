@@ -1,0 +1,84 @@
+"""The interpreter's copy of a kernel, with the compiler's assignment rule.
+
+The compiler binds `x = 0` to an int32 scalar tile (and `x = 1.5` to fp32, `x += 1` likewise), as
+Triton does; only `x: tl.constexpr = ...` keeps a Python number. The interpreter runs the kernel's
+own Python, where `x = 0` would stay a Python int, so `x.to(tl.int64)` or `x.dtype` would fail
+there and promotions would differ. `interpretable(jit_fn)` recompiles the kernel with every
+assignment to a name routed through `as_assigned`, keeping the file name and line numbers (pdb
+and tracebacks still show the user's lines).
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from typing import Any, Callable
+
+from ...language.core import constexpr, current_semantic
+
+HELPER = "__tile_as_assigned__"
+
+
+def as_assigned(value: Any, unpack: bool = False) -> Any:
+    """What a name is bound to: a Python number (or a constexpr of one) becomes a scalar tile."""
+    if unpack and isinstance(value, (tuple, list)):
+        return type(value)(as_assigned(v) for v in value)
+    number = value.value if isinstance(value, constexpr) else value
+    if isinstance(number, (bool, int, float)):
+        return current_semantic().to_tensor(number)
+    return value
+
+
+def _is_constexpr_annotation(annotation: ast.expr) -> bool:
+    return ast.unparse(annotation).split(".")[-1] == "constexpr"
+
+
+def _wrap(value: ast.expr, target: ast.expr) -> ast.expr:
+    unpack = isinstance(target, (ast.Tuple, ast.List))
+    call = ast.Call(func=ast.Name(id=HELPER, ctx=ast.Load()), args=[value], keywords=[])
+    if unpack:
+        call.keywords.append(ast.keyword(arg="unpack", value=ast.Constant(value=True)))
+    return ast.copy_location(call, value)
+
+
+class _RouteAssignments(ast.NodeTransformer):
+    def visit_Assign(self, node: ast.Assign) -> ast.Assign:
+        if len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Tuple, ast.List)):
+            node.value = _wrap(node.value, node.targets[0])
+        return node
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AnnAssign:
+        if node.value is not None and isinstance(node.target, ast.Name) and not _is_constexpr_annotation(node.annotation):
+            node.value = _wrap(node.value, node.target)
+        return node
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> ast.stmt:
+        if not isinstance(node.target, ast.Name):
+            return node
+        current = ast.copy_location(ast.Name(id=node.target.id, ctx=ast.Load()), node.target)
+        value = ast.copy_location(ast.BinOp(left=current, op=node.op, right=node.value), node)
+        return ast.copy_location(ast.Assign(targets=[node.target], value=_wrap(value, node.target)), node)
+
+
+def interpretable(jit_fn: Any) -> Callable[..., Any]:
+    """`jit_fn`'s Python function with the assignment rule (compiled once, closure read per call)."""
+    code = jit_fn.__dict__.get("_interpreter_code")
+    fn = jit_fn.fn
+    if code is None:
+        definition = jit_fn.parse()
+        definition.decorator_list = []
+        definition.returns = None
+        for arg in definition.args.posonlyargs + definition.args.args + definition.args.kwonlyargs:
+            arg.annotation = None  # annotations are read from the original function, never evaluated again
+        _RouteAssignments().visit(definition)
+        outer = ast.parse(f"def __tile_outer__({', '.join((HELPER,) + fn.__code__.co_freevars)}):\n    pass").body[0]
+        outer.body = [definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))]
+        module = ast.Module(body=[outer], type_ignores=[])
+        ast.fix_missing_locations(module)
+        ast.increment_lineno(module, jit_fn.first_line - 1)
+        compiled = compile(module, jit_fn.filename, "exec")
+        code = jit_fn._interpreter_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
+    cells = [cell.cell_contents for cell in fn.__closure__ or ()]
+    rewritten = types.FunctionType(code, fn.__globals__)(as_assigned, *cells)
+    rewritten.__defaults__, rewritten.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    return rewritten
