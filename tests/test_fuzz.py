@@ -63,3 +63,12 @@ def test_the_refusal_check_sees_the_marked_inputs():
         assert d in getattr(inputs[i], "_dynamo_dynamic_indices", set()), (i, d)
     unmarked = fuzz._inputs(case, case.sizes[0], "cpu", 0, requires_grad=False, mark=False)
     assert all(not getattr(t, "_dynamo_dynamic_indices", set()) for t in unmarked)
+
+
+def test_handover_keeps_cpu_scans_ours():
+    """Seed 40217 (a cumsum on the CPU, every node handed over): Inductor's C++ code has no scans, so
+    the handover leaves Scan nodes with us instead of crashing in CppScheduling."""
+    case = fuzz.generate(40217)
+    assert case.handover and "cumsum" in case.source
+    result = fuzz.run_case(case)
+    assert result.ok, result.error
