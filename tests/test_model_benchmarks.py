@@ -47,9 +47,17 @@ def test_full_size_model_builds_on_meta(name):
             assert spec.seq_len <= limit, f"{key}={limit} < sequence length {spec.seq_len}"
 
 
-def test_small_models_run_eagerly():
-    """Every --small config builds and gives a finite loss (forward and backward)."""
+@pytest.fixture
+def one_thread():
+    """torch.set_num_threads(1) for one test (left set, it changed later tests' Inductor cache keys)."""
+    before = torch.get_num_threads()
     torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def test_small_models_run_eagerly(one_thread):
+    """Every --small config builds and gives a finite loss (forward and backward)."""
     for spec in models.SPECS.values():
         model = models.build_model(spec, small=True)
         assert sum(p.numel() for p in model.parameters()) < 1e6, spec.name
