@@ -41,7 +41,7 @@ def suite_specializations():
     seen: dict = {}
     original = compiler.compile_specialized
 
-    def record(jit_fn, specs, target=None, num_warps=4, native=True):
+    def record(jit_fn, specs, target=None, num_warps=4, native=True, num_stages=3):
         seen.setdefault(jit_fn, specs)
         return compiler.CompiledKernel(jit_fn.__name__, specs, "cpu", num_warps)
 

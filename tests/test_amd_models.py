@@ -30,7 +30,7 @@ def generated_gpu_kernels(monkeypatch):
     monkeypatch.setattr(config, "precompile", True)
     recorded = []
 
-    def record(fn, kernel, device_type, source):
+    def record(fn, kernel, device_type, source, launch=None):
         signature, constexprs = kernel.signature()
         recorded.append((fn, signature, constexprs, kernel.launch.num_warps or 4))
 

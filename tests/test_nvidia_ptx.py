@@ -39,7 +39,7 @@ def _suite_specializations(monkeypatch) -> list:
             kernel.launch_cache.clear()
     seen: dict = {}
 
-    def record(jit_fn, specs, target=None, num_warps=4, native=True):
+    def record(jit_fn, specs, target=None, num_warps=4, native=True, num_stages=3):
         seen.setdefault(jit_fn, [])
         if len(seen[jit_fn]) < 2:
             seen[jit_fn].append(specs)

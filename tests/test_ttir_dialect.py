@@ -113,7 +113,7 @@ def test_pure_and_memory_traits():
 def test_pass_table():
     ttgir = {"convert-to-ttgir", "coalesce", "remove-layout-conversions", "test-print-axis-info"}
     cpu = {"broadcast-compare-operands"}
-    dots = {"accelerate-matmul", "pipeline-loads", "pointer-induction"}  # GPU passes for tl.dot
+    dots = {"accelerate-matmul", "pipeline-loads", "pointer-induction", "pipeline-async-copies"}  # GPU passes for tl.dot
     sanitizer = {"sanitize"}  # TILE_SANITIZE=1
     assert set(PASSES) == {"canonicalize", "constant-fold", "cse", "dce", "licm"} | cpu | ttgir | dots | sanitizer
     assert all(get_pass(name).name == name for name in PASSES)

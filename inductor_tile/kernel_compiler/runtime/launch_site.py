@@ -163,8 +163,7 @@ class TunedLaunchSite:
                     and config.num_stages == DEFAULT_NUM_STAGES):  # a LaunchSite launches with the default
                 self._sites[key] = (dict(config.kwargs), self.jit_fn.launcher(config.num_warps, **config.kwargs))
             return
-        meta, site = entry
+        config_kwargs, site = entry
         if callable(grid):  # Triton's grid(meta): the launch's arguments and the chosen config
-            meta.update(zip(self._runtime_names, args))
-            grid = grid(meta)
+            grid = grid({**config_kwargs, **dict(zip(self._runtime_names, args))})  # a fresh dict: holds no tensor
         site(tuple(grid) + (1,) * (3 - len(grid)), *args)
