@@ -71,12 +71,15 @@ def interpretable(jit_fn: Any) -> Callable[..., Any]:
         for arg in definition.args.posonlyargs + definition.args.args + definition.args.kwonlyargs:
             arg.annotation = None  # annotations are read from the original function, never evaluated again
         _RouteAssignments().visit(definition)
-        outer = ast.parse(f"def __tile_outer__({', '.join((HELPER,) + fn.__code__.co_freevars)}):\n    pass").body[0]
-        outer.body = [definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))]
-        module = ast.Module(body=[outer], type_ignores=[])
-        ast.fix_missing_locations(module)
-        ast.increment_lineno(module, jit_fn.first_line - 1)
-        compiled = compile(module, jit_fn.filename, "exec")
+        from ..runtime.jit import AST_LOCK
+
+        with AST_LOCK:  # see AST_LOCK
+            outer = ast.parse(f"def __tile_outer__({', '.join((HELPER,) + fn.__code__.co_freevars)}):\n    pass").body[0]
+            outer.body = [definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))]
+            module = ast.Module(body=[outer], type_ignores=[])
+            ast.fix_missing_locations(module)
+            ast.increment_lineno(module, jit_fn.first_line - 1)
+            compiled = compile(module, jit_fn.filename, "exec")
         code = jit_fn._interpreter_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     cells = [cell.cell_contents for cell in fn.__closure__ or ()]
     rewritten = types.FunctionType(code, fn.__globals__)(as_assigned, *cells)

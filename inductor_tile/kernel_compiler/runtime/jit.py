@@ -21,6 +21,11 @@ from ...language.core import constexpr, current_semantic
 from ..frontend.specialization import ArgSpec, specialize
 from . import device_assert
 
+#: one `ast.parse` at a time: CPython 3.11 keeps the AST conversion's recursion depth per interpreter,
+#: so kernels parsed on two threads at once (a background precompile and codegen's front-end check)
+#: can fail with "SystemError: AST constructor recursion depth mismatch"
+AST_LOCK = threading.Lock()
+
 #: shared-memory stages of loops of dots when a launch does not say (Triton's default on sm_80+)
 DEFAULT_NUM_STAGES = 3
 
@@ -88,7 +93,8 @@ class JITFunction:
 
     # --- source ------------------------------------------------------------
     def parse(self) -> ast.FunctionDef:
-        tree = ast.parse(self.src)
+        with AST_LOCK:
+            tree = ast.parse(self.src)
         fn = tree.body[0]
         assert isinstance(fn, ast.FunctionDef), "a @jit object must wrap a plain function"
         return fn
