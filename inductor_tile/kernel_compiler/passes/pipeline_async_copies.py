@@ -41,7 +41,6 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp, TensorType, i32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import is_side_effect_free
 
 from ..ir import arith_ext, tt
 from ..ir.dot_layouts import DotOperand, NvidiaMma
@@ -53,6 +52,7 @@ from ..ir.ttg_async import (AsyncCommitGroupOp, AsyncCopyOp, AsyncWaitOp, DotWai
                             ring_type)
 from .layout_constraints import functions
 from .matchers import scalar_constant
+from .pipeline_loads import address_slice
 
 
 
@@ -61,28 +61,6 @@ class _Operand:
     load: LoadOp
     conversion: ConvertLayoutOp
     slice_ops: list[Operation]
-
-
-def _address_slice(load: LoadOp, body: Block) -> list[Operation] | None:
-    """The body ops the load's operands are computed from (in body order), or None when they depend
-    on a loop-carried value or on an op with effects or regions."""
-    iv = body.args[0]
-    needed: set[Operation] = set()
-    pending = list(load.operands)
-    while pending:
-        value = pending.pop()
-        if isinstance(value, BlockArgument):
-            if value.block is body and value is not iv:
-                return None
-            continue
-        op = value.owner
-        if op.parent_block() is not body or op in needed:
-            continue
-        if op.regions or isinstance(op, LoadOp) or not is_side_effect_free(op):
-            return None
-        needed.add(op)
-        pending.extend(op.operands)
-    return [op for op in body.ops if op in needed]
 
 
 def zero_or_none(value: SSAValue | None) -> bool:
@@ -111,7 +89,7 @@ def _operand(conversion: Operation, body: Block) -> _Operand | None:
         return None
     if not zero_or_none(load.other):
         return None
-    slice_ops = _address_slice(load, body)
+    slice_ops = address_slice(load, body)
     return None if slice_ops is None else _Operand(load, conversion, slice_ops)
 
 

@@ -34,7 +34,7 @@ from ..ir.tt_memory import LoadOp
 from .layout_constraints import functions
 
 
-def _address_slice(load: LoadOp, body: Block) -> list[Operation] | None:
+def address_slice(load: LoadOp, body: Block) -> list[Operation] | None:
     """The body ops `load`'s operands are computed from (in body order), or None when they
     depend on a loop-carried value or on an op that is not pure."""
     iv = body.args[0]
@@ -101,7 +101,7 @@ def _pipeline(loop: scf.ForOp, ring_num_warps: int) -> bool:
         return False
     loads = [(op, s) for op in body.ops if isinstance(op, LoadOp)
              and not (ring_num_warps and _ring_operand(op, ring_num_warps))
-             and (s := _address_slice(op, body)) is not None]
+             and (s := address_slice(op, body)) is not None]
     if not loads:
         return False
     iv = body.args[0]
