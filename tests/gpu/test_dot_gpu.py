@@ -42,12 +42,18 @@ TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-5, t
                                     (32, 32, 16, 4)], ids=lambda b: "x".join(map(str, b)))
 @pytest.mark.parametrize("shape", [(512, 256, 384), (333, 271, 145)], ids=["aligned", "edges"])
 def test_matmul(dtype, blocks, shape):
-    gen = torch.Generator().manual_seed(0)
+    check_matmul(dtype, blocks, shape)
+
+
+def check_matmul(dtype, blocks, shape, seed: int = 0, **launch) -> None:
+    """dot_kernels.matmul of random (M x K) @ (K x N) operands into a NaN-poisoned output, against
+    float64 (tests/gpu/test_dot_mma_sync_gpu.py runs it too)."""
+    gen = torch.Generator().manual_seed(seed)
     M, N, K = shape
     a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)
     c = torch.full((M, N), float("nan"), device="cuda")
     bm, bn, bk, warps = blocks
-    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps)
+    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps, **launch)
     assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import pytest
 import torch
 
+from gpu.test_dot_gpu import TOLERANCE, _random, _relative_error, check_matmul
 from model_benchmarks import dot_kernels
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(
     not torch.cuda.is_available() or torch.cuda.get_device_capability() != (9, 0), reason="the switch exists on sm_90")]
 
-TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2}
 
 
 @pytest.fixture(autouse=True)
@@ -27,28 +27,13 @@ def wgmma_off(monkeypatch):
         monkeypatch.setattr(kernel, "launch_cache", {})
 
 
-def _random(shape, dtype, gen):
-    return torch.randn(shape, generator=gen).to(dtype).cuda()
-
-
-def _relative_error(out, ref):
-    assert not out.isnan().any(), "NaN left in the output: an element was not written"
-    return float((out.double() - ref).abs().max() / ref.abs().max())
-
-
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 64, 64, 4), (64, 256, 16, 4),
                                     (128, 128, 32, 8), (128, 256, 32, 8)],
                          ids=lambda b: "x".join(map(str, b)))
 @pytest.mark.parametrize("shape", [(512, 256, 384), (333, 271, 145)], ids=["aligned", "edges"])
 def test_matmul(dtype, blocks, shape):
-    gen = torch.Generator().manual_seed(0)
-    M, N, K = shape
-    a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)
-    c = torch.full((M, N), float("nan"), device="cuda")
-    bm, bn, bk, warps = blocks
-    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps)
-    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
+    check_matmul(dtype, blocks, shape)
     ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in getattr(k, "asm", {})]
     assert ptx and all("mma.sync.aligned" in text and "wgmma" not in text for text in ptx)
 
@@ -58,13 +43,7 @@ def test_matmul(dtype, blocks, shape):
 @pytest.mark.parametrize("shape", [(512, 256, 384), (333, 271, 145)], ids=["aligned", "edges"])
 def test_matmul_num_stages(num_stages, blocks, shape):
     """cp.async rings read with ldmatrix (passes/pipeline_async_copies.py), masked edges."""
-    gen = torch.Generator().manual_seed(8)
-    M, N, K = shape
-    a, b = _random((M, K), torch.float16, gen), _random((K, N), torch.float16, gen)
-    c = torch.full((M, N), float("nan"), device="cuda")
-    bm, bn, bk, warps = blocks
-    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps, num_stages=num_stages)
-    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[torch.float16]
+    check_matmul(torch.float16, blocks, shape, seed=8, num_stages=num_stages)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
