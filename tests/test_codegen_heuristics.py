@@ -66,11 +66,10 @@ def test_gpu_persistent_reductions():
     assert heuristics.reduction("cuda", 512, 1024, 1024) == LaunchConfig(1, 1024, True, 4)
     assert heuristics.reduction("cuda", 8192, 2048, 2048) == LaunchConfig(1, 2048, True, 8)
     assert heuristics.reduction("cuda", 8192, 3000, 3000) == LaunchConfig(1, 4096, True, 8)
-    # many rows of 256 to 1024: one warp per program, 1024 elements (reductions in shuffles only)
-    assert heuristics.reduction("cuda", 16384, 768, 768) == LaunchConfig(1, 1024, True, 1)
-    assert heuristics.reduction("cuda", 49152, 512, 512) == LaunchConfig(2, 512, True, 1)
-    assert heuristics.reduction("cuda", 1 << 16, 200, 200) == LaunchConfig(4, 256, True, 1)
-    assert heuristics.reduction("cuda", 1000, 768, 768) == LaunchConfig(1, 1024, True, 4)  # few rows
+    # many rows of 256 to 1024: 1024 elements per program on 4 warps (the one-warp rule is off)
+    assert heuristics.reduction("cuda", 16384, 768, 768) == LaunchConfig(1, 1024, True, 4)
+    assert heuristics.reduction("cuda", 49152, 512, 512) == LaunchConfig(2, 512, True, 4)
+    assert heuristics.reduction("cuda", 1 << 16, 200, 200) == LaunchConfig(4, 256, True, 4)
     # short rows: several per program
     assert heuristics.reduction("cuda", 1 << 16, 64, 64) == LaunchConfig(16, 64, True, 4)
     # ... but not so many that the grid leaves SMs idle
@@ -78,6 +77,17 @@ def test_gpu_persistent_reductions():
     # strided reductions are persistent only when short
     assert heuristics.reduction("cuda", 8192, 32, 32, gather=True).persistent
     assert not heuristics.reduction("cuda", 8192, 128, 128, gather=True).persistent
+
+
+def test_gpu_one_warp_rows_when_on(monkeypatch):
+    # the rule as data: many rows of 256 to 1024 elements take one warp per program, 1024 elements
+    # (reductions in shuffles only); few rows keep 4 warps
+    monkeypatch.setattr(heuristics, "GPU_ONE_WARP_ROWS", (256, 1024))
+    assert heuristics.reduction("cuda", 16384, 768, 768) == LaunchConfig(1, 1024, True, 1)
+    assert heuristics.reduction("cuda", 49152, 512, 512) == LaunchConfig(2, 512, True, 1)
+    assert heuristics.reduction("cuda", 1 << 16, 200, 200) == LaunchConfig(4, 256, True, 1)
+    assert heuristics.reduction("cuda", 1000, 768, 768) == LaunchConfig(1, 1024, True, 4)
+    assert heuristics.reduction("cuda", 16384, 768, 768, gather=True) != LaunchConfig(1, 1024, True, 1)
 
 
 def test_gpu_wide_rows():

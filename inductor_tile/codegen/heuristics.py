@@ -13,8 +13,8 @@ any size, and a kernel compiled for one size hint runs for every size of a dynam
   Reductions whose rows fit one block (static or bounded size, at most
   ``GPU_PERSISTENT_RBLOCK``) run persistent with RBLOCK = next power of two of the row,
   several short rows per program, one warp per 256 elements up to 8 warps (16 warps for
-  rows over 4096 elements: the whole row lives in registers); rows of 256 to 1024 elements, when
-  there are many, take one warp per program (``GPU_ONE_WARP_ROWS``).  Longer or unbounded rows loop with
+  rows over 4096 elements: the whole row lives in registers); rows of 256 to 1024 elements can take
+  one warp per program (``GPU_ONE_WARP_ROWS``, off: see there).  Longer or unbounded rows loop with
   RBLOCK up to ``GPU_LOOP_RBLOCK`` and one warp per 128 elements (up to 16).  Reductions
   along a strided dimension (column sums) loop over rows, 512 elements per step, with 64 columns per
   program, or fewer when there are few columns (Inductor's outer-reduction rule: the grid fills the GPU).
@@ -60,11 +60,11 @@ GPU_PERSISTENT_MAX_WARPS = 8  # Inductor's rule for register-heavy persistent bl
 GPU_WIDE_ROW = 4096  # persistent rows longer than this may take up to GPU_MAX_WARPS warps
 GPU_OUTER_PERSISTENT_RBLOCK = 64  # longest strided reduction done in one block
 GPU_PERSISTENT_BLOCK_ELEMS = 1024  # short rows: several per program, up to this many elements (4 warps)
-# persistent rows of 256 to 1024 elements (many rows): one warp per program, 1024 elements, as
-# Inductor's persistent-reduction rule on CUDA: the reductions are warp shuffles only. sm_90 PTX of
-# a layernorm: 1 warp x 1024 columns, 2 x 512, 4 x 256 use no shared memory and no barrier; 4 warps
-# use 2 to 28 shared loads and stores and 4 to 12 barriers per program. Not yet timed on a GPU.
-GPU_ONE_WARP_ROWS = (256, 1024)
+# persistent rows of 256 to 1024 elements (many rows), one warp per program: (low, high) row lengths, or
+# None (off). Off since session 12 (H200, same process): the forward softmax/layernorm kernels gained
+# 13-23% but softmax+dropout lost 23% and BERT AMP training fell from 0.96x to 0.80x of Inductor
+# (a one-warp block caps an SM at half its warps; the Philox chains need them). NOTES.md, issue 17.
+GPU_ONE_WARP_ROWS: tuple[int, int] | None = None
 GPU_LOOP_RBLOCK = 2048
 GPU_OUTER_XBLOCK = 64  # column sums: columns per program ...
 GPU_OUTER_BLOCK_ELEMS = 512  # ... and rows per loop step, so that a step has this many elements
@@ -208,7 +208,8 @@ def _gpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -
     limit = GPU_OUTER_PERSISTENT_RBLOCK if gather else GPU_PERSISTENT_RBLOCK
     if rbound is not None and next_pow2(rbound) <= limit:
         rblock = next_pow2(rbound)
-        if not gather and GPU_ONE_WARP_ROWS[0] <= rblock <= GPU_ONE_WARP_ROWS[1] and xnumel // 8 >= 128:
+        if (GPU_ONE_WARP_ROWS and not gather and GPU_ONE_WARP_ROWS[0] <= rblock <= GPU_ONE_WARP_ROWS[1]
+                and xnumel // 8 >= 128):
             return LaunchConfig(min(next_pow2(xnumel), GPU_PERSISTENT_BLOCK_ELEMS // rblock), rblock, True, 1)
         xblock = min(next_pow2(xnumel), max(1, GPU_PERSISTENT_BLOCK_ELEMS // rblock))
         xblock = _fewer_rows(xblock, xnumel)
