@@ -16,7 +16,8 @@ variables give the defaults:
 - ``autotune`` (``TILE_AUTOTUNE``, default off): on GPUs, generated kernels are benchmarked
   among 2-5 block-size / num_warps configs at their first launch (every candidate precompiled in
   parallel; results persist in the tuning database; later launches go through the chosen
-  config's launch site); off: the heuristic's choice is used directly.
+  config's launch site); ``reductions``: reduction kernels only (Inductor's default); off: the
+  heuristic's choice is used directly.
 - ``precompile`` (``TILE_PRECOMPILE``, default on): each generated kernel starts compiling in
   a background thread as soon as Inductor has generated it, so a graph's kernels compile in
   parallel; off: each compiles at its first launch.
@@ -90,7 +91,10 @@ def _env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
 devices: tuple[str, ...] = tuple(d.strip() for d in os.environ.get("TILE_DEVICES", "cpu,cuda").split(",") if d.strip())
 fusion: bool = _env_flag("TILE_FUSION", True)
 inlining: bool = _env_flag("TILE_INLINING", True)
-autotune: bool = _env_flag("TILE_AUTOTUNE", False)
+# False, True (every generated kernel) or "reductions" (reductions only, as Inductor's default: it
+# benchmarks its reduction configs at the first launch and takes pointwise ones from heuristics)
+autotune: bool | str = ("reductions" if os.environ.get("TILE_AUTOTUNE", "").strip().lower() == "reductions"
+                        else _env_flag("TILE_AUTOTUNE", False))
 precompile: bool = _env_flag("TILE_PRECOMPILE", True)
 # worker processes that precompile generated kernels into the disk cache (codegen/compile_workers.py);
 # 0: background threads of this process (the GIL lets one compile's Python run at a time)

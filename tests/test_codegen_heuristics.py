@@ -151,6 +151,17 @@ def test_candidates():
     assert heuristics.candidates("cpu", cpu, True) == [cpu]
 
 
+def test_candidates_of_rows_of_256_to_1024_include_one_warp():
+    # the forward norms are faster on one warp, kernels with Philox chains slower: tuning decides
+    for rows, cols in [(16384, 768), (49152, 512), (1 << 16, 256)]:
+        chosen = heuristics.reduction("cuda", rows, cols, cols)
+        cands = heuristics.candidates("cuda", chosen, True)
+        assert cands[0] == chosen and chosen.num_warps == 4 and len(cands) <= 5
+        assert LaunchConfig(chosen.xblock, chosen.rblock, True, 1) in cands
+    wide = heuristics.reduction("cuda", 8192, 2048, 2048)
+    assert all(c.num_warps > 1 for c in heuristics.candidates("cuda", wide, True))
+
+
 # -- CUDA choices in generated code (on the CPU) -------------------------------------------------
 
 
@@ -247,6 +258,18 @@ def test_generated_cuda_kernels_assemble_with_their_warps(cuda_heuristics):
         ptx = compile_specialized(fn, specs, target="cuda:90", num_warps=num_warps, native=False).asm["ptx"]
         assert f".maxntid {32 * num_warps}" in ptx
         check_ptx(ptx, "sm_90", fn.__name__)
+
+
+def test_autotune_reductions_only(cuda_heuristics, monkeypatch):
+    # TILE_AUTOTUNE=reductions: reduction kernels are tuned, pointwise ones keep the heuristic's launch
+    monkeypatch.setattr(config, "autotune", "reductions", raising=False)
+    x, w = _rand(40, 300), _rand(300, seed=1)
+    code = _compile_run(lambda x, w: (torch.relu(w) + 1.0, torch.softmax(x, -1)), x, w)  # two kernels
+    launches = _launches(code)
+    tuned = [line for line in launches.values() if "lambda meta" in line]
+    fixed = [line for line in launches.values() if "lambda meta" not in line]
+    assert tuned and fixed and "autotune=[{" in code
+    assert all("RBLOCK" not in line and "num_warps=" in line for line in fixed)  # the pointwise kernels
 
 
 def test_autotune_among_gpu_configs(cuda_heuristics, monkeypatch):

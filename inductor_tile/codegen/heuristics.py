@@ -65,6 +65,7 @@ GPU_PERSISTENT_BLOCK_ELEMS = 1024  # short rows: several per program, up to this
 # 13-23% but softmax+dropout lost 23% and BERT AMP training fell from 0.96x to 0.80x of Inductor
 # (a one-warp block caps an SM at half its warps; the Philox chains need them). NOTES.md, issue 17.
 GPU_ONE_WARP_ROWS: tuple[int, int] | None = None
+ONE_WARP_CANDIDATE_ROWS = (256, 1024)  # persistent rows whose autotuning candidates include one warp
 GPU_LOOP_RBLOCK = 2048
 GPU_OUTER_XBLOCK = 64  # column sums: columns per program ...
 GPU_OUTER_BLOCK_ELEMS = 512  # ... and rows per loop step, so that a step has this many elements
@@ -228,7 +229,8 @@ def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> 
     """Configs to autotune among on a GPU (the chosen one first, at most 5); the same kernel shape.
 
     Persistent kernels keep RBLOCK (it covers the row) and vary rows per program (more rows
-    share the loads of broadcast operands such as a norm's weight) and warps; looped row
+    share the loads of broadcast operands such as a norm's weight) and warps (one warp for rows
+    of ``ONE_WARP_CANDIDATE_ROWS``); looped row
     reductions vary RBLOCK and warps; column sums also try Inductor's wide tile (64 rows per
     step, 16 warps), which its autotuner picks for vocabulary-sized bias gradients.
     On the CPU: only the chosen config.
@@ -253,6 +255,8 @@ def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> 
         add(x, 1, w * 2)
         add(x // 2, 1, w)
     elif chosen.persistent:
+        if ONE_WARP_CANDIDATE_ROWS[0] <= r <= ONE_WARP_CANDIDATE_ROWS[1]:
+            add(x, r, 1)  # reductions in shuffles only (fast without Philox chains: see GPU_ONE_WARP_ROWS)
         add(x, r, w * 2)
         add(x * 2, r, w)
         add(x * 4, r, w * 2)

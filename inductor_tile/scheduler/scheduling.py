@@ -321,10 +321,12 @@ def _choose_launch(plan: GroupPlan, device_type: str, gather: bool, columns: boo
 
 
 def _autotune_configs(device_type: str, kernel: TileKernelSource) -> list[dict]:
-    """Launch configs to autotune among (``getattr(config, "autotune", False)``), or []."""
-    if not getattr(config, "autotune", False):
-        return []
+    """Launch configs to autotune among (``config.autotune``: on, or "reductions" for reduction
+    kernels only), or []."""
+    setting = getattr(config, "autotune", False)
     reduction = kernel.plan.kind == "reduction"
+    if not setting or (setting == "reductions" and not reduction):
+        return []
     configs = heuristics.candidates(device_type, kernel.launch, reduction)
     return [c.launch_kwargs(reduction) for c in configs] if len(configs) > 1 else []
 
