@@ -1,5 +1,7 @@
+import hashlib
 import os
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -19,6 +21,43 @@ def pytest_configure(config):
     import inductor_tile.config
 
     inductor_tile.config.graph_cache = os.environ["TILE_GRAPH_CACHE"] not in ("0", "false", "off", "no")
+    if not os.environ.get("PYTEST_XDIST_WORKER"):  # the process that reports
+        config.stash[_SOURCES_AT_START] = _package_sources()
+
+
+# ===--------------------------------------------------------------------------===
+# A checkout edited while the suite runs (a merge, an editor's save): processes started after the
+# edit (compile workers, the graph cache test's second process) fingerprint other compiler code
+# than the test processes, so their kernels and graphs are not this process's, and the tests that
+# compare the two fail.  The summary says so, with the files, so that such failures are not taken
+# for the product's.  (Editing a compiler file after the session started fails exactly the four
+# tests that failed in the first `-n 2` run of 2026-11-25, and only those.)
+# ===--------------------------------------------------------------------------===
+_SOURCES_AT_START = pytest.StashKey[dict]()
+
+
+def _package_sources() -> dict[str, str]:
+    import inductor_tile
+
+    package = Path(inductor_tile.__file__).parent
+    return {str(path.relative_to(package)): hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in sorted(package.rglob("*.py"))}
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    before = config.stash.get(_SOURCES_AT_START, None)
+    if before is None:
+        return
+    after = _package_sources()
+    changed = sorted(name for name in before.keys() | after.keys() if before.get(name) != after.get(name))
+    if not changed:
+        return
+    terminalreporter.write_sep("!", "inductor_tile's source files changed on disk during this run", red=True)
+    terminalreporter.write_line(
+        "Processes started after the change (compile workers, the graph cache's second process) compile with "
+        "other code than the test processes: tests comparing the two fail (tests/test_compile_workers.py, "
+        "test_graph_cache.py::test_second_process_hits_the_graph_cache). Rerun on a checkout nobody edits. "
+        f"Changed: {', '.join(changed[:10])}{' ...' if len(changed) > 10 else ''}")
 
 
 def _share_cores_between_xdist_workers() -> None:

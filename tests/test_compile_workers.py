@@ -71,6 +71,56 @@ def test_worker_error_reaches_the_launch_which_reports_it():
         fn[(1,)](x, torch.empty_like(x), 64, XBLOCK=64)
 
 
+def test_a_running_pool_fills_the_cache_directory_of_each_compile(tmp_path, monkeypatch):
+    """TILE_CACHE_DIR may change between compiles (a user's choice, or a test's): workers started
+    under one directory store each kernel where the compiling process looks for it now."""
+    name, source = "worker_moving_dir_kernel", SOURCE.format(name="worker_moving_dir_kernel", scale="1.5")
+    fn = load_kernel(name, source)
+    specs = [spec_from_signature(n, t, v, divisible_by_16=d, equal_to_1=o) for n, t, v, d, o in SPECS]
+    pools = set()
+    for directory in ("first", "second"):
+        monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / directory))
+        assert disk_cache.load(disk_cache.kernel_key(fn, specs, 4, "cpu")) is None
+        future = compile_workers.compile_source(name, source, SPECS, "cpu", 4, workers=2)
+        assert future is not None and future.result(timeout=300) is True
+        assert disk_cache.load(disk_cache.kernel_key(fn, specs, 4, "cpu")) is not None
+        pools.add(id(compile_workers.pool(2)))
+    assert len(pools) == 1  # one pool served both directories
+
+
+def test_a_worker_refuses_a_task_of_another_compiler(monkeypatch, count_compiles):
+    """When the compiler's source files changed on disk between the start of this process and of
+    a worker, the worker's binary would be stored under a key this process never looks up: the
+    worker refuses the task and the launch compiles the kernel here, with its own compiler."""
+    name, source = "worker_other_compiler_kernel", SOURCE.format(name="worker_other_compiler_kernel", scale="0.25")
+    fingerprint = disk_cache.compiler_fingerprint()
+    with monkeypatch.context() as patched:
+        patched.setattr(disk_cache, "compiler_fingerprint", lambda: "f" * 64)  # as if edited after our start
+        future = compile_workers.compile_source(name, source, SPECS, "cpu", 4, workers=2)
+    with pytest.raises(RuntimeError, match="source files changed on disk"):
+        future.result(timeout=300)
+    assert disk_cache.compiler_fingerprint() == fingerprint
+    fn = load_kernel(name, source)
+    specs = [spec_from_signature(n, t, v, divisible_by_16=d, equal_to_1=o) for n, t, v, d, o in SPECS]
+    assert disk_cache.load(disk_cache.kernel_key(fn, specs, 4, "cpu")) is None  # the worker compiled nothing
+    fn.precompile([], "cpu", elsewhere=lambda: future)  # as the backend hands it over
+    x = torch.randn(200, generator=torch.Generator().manual_seed(5))
+    out = torch.full_like(x, float("nan"))
+    fn[((200 + 63) // 64,)](x, out, 200, XBLOCK=64)
+    torch.testing.assert_close(out.double(), x.double().exp() * 0.25 - x.double(), rtol=1e-6, atol=1e-6)
+    assert count_compiles == [name]
+
+
+def test_a_worker_fingerprints_the_compiler_it_imports_at_its_start(monkeypatch):
+    """Taken at the first task instead, an edit in between would file the old compiler's binaries
+    under the new source's key, where later processes would load them."""
+    from inductor_tile.codegen import compile_worker
+
+    monkeypatch.setattr(disk_cache, "_fingerprint", None)
+    compile_worker.warm_up()
+    assert disk_cache._fingerprint is not None
+
+
 def test_no_worker_without_a_disk_cache(monkeypatch):
     monkeypatch.setenv("TILE_CACHE_DISABLE", "1")
     assert compile_workers.compile_source("k", SOURCE.format(name="k", scale="2.0"), SPECS, "cpu", 4, workers=2) is None

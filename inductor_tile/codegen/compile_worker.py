@@ -2,7 +2,14 @@
 
 Reads tasks from stdin (compile_workers.write_message framing) until stdin closes, compiles
 each kernel into the disk cache and answers ("ok", True) or ("error", text) on stdout.
-A task: (kernel name, kernel source, parameter specs, target, num_warps, environment).
+A task: (kernel name, kernel source, parameter specs, target, num_warps, environment, compiler
+fingerprint of the launching process).
+
+The worker's compiler fingerprint (the disk cache's name for the compiler's code) is taken when
+it starts, from the source files it imports then.  A task from a process whose fingerprint differs
+is refused: their compilers' source files changed on disk between the two starts (a checkout
+edited while a program or the test suite runs), so a kernel compiled here would be stored under a
+key the launching process never looks up; it compiles where it is launched instead.
 """
 
 from __future__ import annotations
@@ -12,8 +19,17 @@ import sys
 import traceback
 
 
+class CompilerChanged(RuntimeError):
+    """The launching process runs other compiler code than this worker."""
+
+
 def compile_task(name: str, source: str, specs: list[tuple], target: str, num_warps: int,
-                 env: dict[str, str | None]) -> bool:
+                 env: dict[str, str | None], compiler: str | None = None) -> bool:
+    from ..kernel_compiler.runtime import disk_cache
+
+    if compiler is not None and compiler != disk_cache.compiler_fingerprint():
+        raise CompilerChanged("inductor_tile's compiler source files changed on disk between the start of the "
+                              "launching process and of this compile worker; the kernel compiles at its launch")
     for flag, value in env.items():  # the settings that enter the cache key, as the parent had them
         if value is None:
             os.environ.pop(flag, None)
@@ -36,9 +52,11 @@ def warm_up() -> None:
     from ..kernel_compiler import compiler  # noqa: F401
     from ..kernel_compiler.ir_builder import TTIRBuilder  # noqa: F401
     from ..kernel_compiler.passes import pipeline  # noqa: F401
+    from ..kernel_compiler.runtime import disk_cache
     from ..kernel_compiler.to_llvm import llvm_tools, lowering  # noqa: F401
     from . import runtime  # noqa: F401
 
+    disk_cache.compiler_fingerprint()  # of the source files just imported, not of later edits
     llvm_tools.initialize_all()
 
 

@@ -224,4 +224,5 @@ def compile_source(name: str, source: str, specs: list[tuple], target: str, num_
     env = {flag: os.environ.get(flag) for flag in (*disk_cache.CODE_ENV_FLAGS, *TASK_ENV_FLAGS)}
     env["TILE_CACHE_DIR"] = str(disk_cache.cache_dir())
     env["TILE_SANITIZE"] = "1" if config.sanitize else "0"  # the setting, however it was made
-    return workers_pool.submit((name, source, specs, target, num_warps, env))
+    # a worker whose compiler is not this process's would store the kernel under a key never looked up here
+    return workers_pool.submit((name, source, specs, target, num_warps, env, disk_cache.compiler_fingerprint()))
