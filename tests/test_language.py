@@ -168,7 +168,7 @@ def test_grid_callable_and_helpers(interpret):
 def test_readme_test_command_is_what_ci_runs():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
-    command = 'pip install -e ".[test]" && python -m pytest -q tests'
+    command = 'pip install -e ".[test]" && python -m pytest -q -n 2 --dist loadfile tests'
     assert command in readme
     assert ci.strip().splitlines()[-1] == command
 
