@@ -20,10 +20,16 @@ masked off (the slot gets zeros and nothing is read); single elements are loaded
 `async_wait {pending}`: `cp.async.wait_group`, then (wgmma reads through the async proxy) a
 `fence.proxy.async.shared::cta`, then a barrier. `dot_wait {pending}`: `wgmma.wait_group` with
 the accumulators passing through it, so that nothing reads them earlier.
+
+The fence is what the PTX memory model asks for (cp.async writes through the generic proxy), but
+Triton 3.6 and CUTLASS's cp.async + wgmma main loops leave it out, and in SASS it is a
+`MEMBAR.ALL.CTA` in every iteration, issued while the next stages' copies are in flight.
+TILE_PIPELINE=nofence leaves it out too, so that the GPU can tell what it costs.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -195,7 +201,7 @@ def lower_async_wait(ctx: LoweringContext, op: Operation) -> None:
     _asm(ctx, f"cp.async.wait_group {pending};")
     state = _state(ctx)
     group = state["alive"]
-    if group is not None and group.wgmma:
+    if group is not None and group.wgmma and os.environ.get("TILE_PIPELINE") != "nofence":
         fence_async_shared(ctx)
     ctx.target.barrier(ctx.builder)
     if group is not None and pending == 0:  # the end of the loop: its rings are free
