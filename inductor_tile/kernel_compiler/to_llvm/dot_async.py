@@ -25,6 +25,13 @@ The fence is what the PTX memory model asks for (cp.async writes through the gen
 Triton 3.6 and CUTLASS's cp.async + wgmma main loops leave it out, and in SASS it is a
 `MEMBAR.ALL.CTA` in every iteration, issued while the next stages' copies are in flight.
 TILE_PIPELINE=nofence leaves it out too, so that the GPU can tell what it costs.
+
+A group left in flight is fragile: where ptxas finds other instructions reading an accumulator
+between a wgmma and the wait that retires it, it serializes every wgmma of the kernel (its
+"C7514" note in `ptxas -v`). Scalar `cvt.rn.f16.f32` pairs rounding the accumulator after the
+loop did (ptxas fuses them into one packed conversion); targets/nvidia.py's `emit_truncf` rounds
+two elements per `cvt.rn.f16x2.f32`, as Triton does. tests/test_pipeline_async_copies.py reads
+ptxas's report for the benchmark's matmuls.
 """
 
 from __future__ import annotations
