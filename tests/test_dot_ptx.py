@@ -37,9 +37,9 @@ def _ptx(kernel, signature: dict[str, str], constexprs: dict, arch: int, num_war
     return ptx
 
 
-def _matmul_signature(dtype: str) -> dict[str, str]:
+def _matmul_signature(dtype: str, out: str = "fp32") -> dict[str, str]:
     ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
-    return {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": "*fp32", **{name: "i32" for name in ints}}
+    return {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "c_ptr": f"*{out}", **{name: "i32" for name in ints}}
 
 
 @pytest.mark.parametrize("arch,dtype,kind", [(80, "fp16", "f16"), (90, "fp16", "f16"), (80, "bf16", "bf16")])
@@ -68,3 +68,16 @@ def test_attention_uses_mma_sync(arch):
     ptx = _ptx(dot_kernels.attention_fwd_kernel, signature, {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32}, arch)
     # q k^T: 64 x 32 x 64, then p v: 64 x 64 x 32, over 4 warps
     assert ptx.count(f"{MMA}.f16.f16.f32") == (64 * 32 * 64 + 64 * 64 * 32) // (16 * 8 * 16 * 4)
+
+
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("dtype,kind", [("fp16", "f16"), ("bf16", "bf16")])
+def test_half_results_round_two_elements_per_cvt(arch, dtype, kind):
+    """The fp32 accumulator stored to fp16/bf16 rounds two elements per cvt.rn.f16x2.f32 (sm_80+), as
+    Triton does: half the instructions, and wgmma groups left in flight by cp.async rings stay
+    asynchronous (test_pipeline_async_copies.py)."""
+    M, N, K, warps = 64, 64, 32, 4
+    ptx = _ptx(dot_kernels.matmul_kernel, _matmul_signature(dtype, out=dtype),
+               {"BLOCK_M": M, "BLOCK_N": N, "BLOCK_K": K, "GROUP_M": 8}, arch, warps)
+    assert ptx.count(f"cvt.rn.{kind}x2.f32") == M * N // (32 * warps) // 2
+    assert f"cvt.rn.{kind}.f32" not in ptx

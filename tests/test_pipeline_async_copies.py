@@ -35,11 +35,13 @@ def rings_on(monkeypatch):
     monkeypatch.setenv("TILE_PIPELINE", "1")
 
 
-def _matmul_specs(block_m: int, block_n: int, block_k: int, unit_stride: str = "k") -> list:
-    """fp16 matmul_kernel specs; `unit_stride` "k": a row-major, b row-major; "mn": both transposed."""
+def _matmul_specs(block_m: int, block_n: int, block_k: int, unit_stride: str = "k", out: str = "fp32",
+                  operands: str = "fp16") -> list:
+    """matmul_kernel specs (`operands` a and b, `out` c); `unit_stride` "k": a row-major, b row-major;
+    "mn": both transposed."""
     ones = ("stride_ak", "stride_bn") if unit_stride == "k" else ("stride_am", "stride_bk")
     ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
-    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32", **{name: "i32" for name in ints}}
+    signature = {"a_ptr": f"*{operands}", "b_ptr": f"*{operands}", "c_ptr": f"*{out}", **{name: "i32" for name in ints}}
     constexprs = {"BLOCK_M": block_m, "BLOCK_N": block_n, "BLOCK_K": block_k, "GROUP_M": 8}
     return [spec_from_signature(n, signature[n], divisible_by_16=n not in ones + ("stride_cn",),
                                 equal_to_1=n in ones + ("stride_cn",))
@@ -146,6 +148,9 @@ def test_switched_off_by_the_environment(monkeypatch):
     monkeypatch.setenv("TILE_PIPELINE", "sync")  # rings, but every wgmma dot waits in its iteration
     text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
     assert "ttg.ring_alloc" in text and "ttg.dot_wait" not in text and "tt.debug_barrier" not in text
+    monkeypatch.setenv("TILE_PIPELINE", "nofence")  # as 1 (the proxy fence is the lowering's: a PTX test)
+    text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
+    assert "ttg.ring_alloc" in text and "ttg.dot_wait" in text
 
 
 def test_cpu_and_fma_pipelines_ignore_num_stages():
@@ -293,3 +298,52 @@ def test_short_runs_use_cp_async_ca():
     ptx, _, _ = _ptx(dot_kernels.matmul_kernel, _matmul_specs(16, 64, 16), 80, 3)
     assert ptx.count("cp.async.ca.shared.global") == 3 and ", 4, " in ptx  # a, one per stage
     assert ptx.count("cp.async.cg.shared.global") == 3  # b: 16 x 64 halves, 8 per thread
+
+
+def _tutorial_specs(out: str) -> list:
+    """matmul_pointers_kernel (pointer tiles advanced around the loop), fp16 operands, 128 x 128 x 32."""
+    ones = ("stride_ak", "stride_bn", "stride_cn")
+    pointers = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": f"*{out}"}
+    constexprs = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32}
+    return [spec_from_signature(n, pointers[n], divisible_by_16=True) if n in pointers
+            else spec_from_signature(n, "constexpr", constexprs[n]) if n in constexprs
+            else spec_from_signature(n, "i32", divisible_by_16=n not in ones, equal_to_1=n in ones)
+            for n in dot_kernels.matmul_pointers_kernel.arg_names]
+
+
+@needs_ptxas
+@pytest.mark.parametrize("out", ["fp16", "bf16"])
+@pytest.mark.parametrize("kernel,blocks", [("matmul", (128, 128, 32, 4)), ("matmul", (128, 256, 64, 8)),
+                                           ("tutorial", (128, 128, 32, 4))],
+                         ids=["128x128x32-4w", "128x256x64-8w", "tutorial"])
+def test_wgmma_groups_stay_asynchronous_with_a_half_result(kernel, blocks, out, monkeypatch):
+    """The benchmark's matmuls store fp16/bf16: the accumulator leaves the loop with its last wgmma group
+    in flight and is rounded after `wgmma.wait_group 0`. Rounded with scalar cvt.rn.f16.f32, ptxas
+    serialized every wgmma of the kernel (C7514: 'non wgmma instructions reading accumulator registers');
+    two elements per cvt.rn.f16x2.f32 (as Triton rounds) keep the groups asynchronous."""
+    monkeypatch.delenv("TILE_WGMMA", raising=False)
+    block_m, block_n, block_k, warps = blocks
+    specs = (_tutorial_specs(out) if kernel == "tutorial"
+             else _matmul_specs(block_m, block_n, block_k, out=out, operands=out))
+    jit_fn = dot_kernels.matmul_pointers_kernel if kernel == "tutorial" else dot_kernels.matmul_kernel
+    ptx, report, _ = _ptx(jit_fn, specs, 90, 3, num_warps=warps)
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx  # a group in flight across iterations
+    assert "serialized" not in report, report
+    kind = {"fp16": "f16", "bf16": "bf16"}[out]
+    assert ptx.count(f"cvt.rn.{kind}x2.f32") == block_m * block_n // (32 * warps) // 2
+    assert f"cvt.rn.{kind}.f32" not in ptx
+
+
+@needs_ptxas
+def test_nofence_leaves_out_the_proxy_fence(monkeypatch):
+    """TILE_PIPELINE=nofence: the rings and groups in flight of TILE_PIPELINE=1, without the
+    fence.proxy.async (a MEMBAR.ALL.CTA) after each cp.async wait, as Triton 3.6 emits the loop."""
+    monkeypatch.delenv("TILE_WGMMA", raising=False)
+    specs = _matmul_specs(128, 128, 32, out="fp16")
+    fenced, _, _ = _ptx(dot_kernels.matmul_kernel, specs, 90, 3)
+    assert fenced.count("fence.proxy.async.shared::cta;") == 2  # in the loop and after it
+    monkeypatch.setenv("TILE_PIPELINE", "nofence")
+    ptx, report, _ = _ptx(dot_kernels.matmul_kernel, specs, 90, 3)
+    assert "fence.proxy.async" not in ptx
+    assert "cp.async.wait_group 1;" in ptx and "wgmma.wait_group.sync.aligned 1;" in ptx
+    assert "serialized" not in report

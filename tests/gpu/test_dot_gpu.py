@@ -10,7 +10,10 @@ from __future__ import annotations
 import pytest
 import torch
 
+import inductor_tile
+import inductor_tile.language as tl
 from model_benchmarks import dot_kernels
+from model_benchmarks.dot_kernels import triton_cdiv
 from test_dot import TYPE_CASES, tile_dot_kernel
 
 pytestmark = pytest.mark.gpu
@@ -99,6 +102,48 @@ def test_tutorial_form_matmul(dtype, shape):
     c = torch.full((M, N), float("nan"), device="cuda")
     dot_kernels.matmul_pointers(a, b, c, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32)
     assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
+
+
+@pytest.mark.parametrize("pipeline", ["1", "nofence"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (128, 256, 64, 8)], ids=lambda b: "x".join(map(str, b)))
+def test_matmul_half_result_with_groups_in_flight(blocks, dtype, pipeline, monkeypatch):
+    """The benchmark's form: fp16/bf16 operands and result, wgmma groups in flight across iterations
+    (sm_90), the accumulator rounded two elements per cvt; with and without the proxy fence."""
+    monkeypatch.setenv("TILE_PIPELINE", pipeline)
+    gen = torch.Generator().manual_seed(8)
+    M, N, K = 333, 520, 392
+    a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)
+    c = torch.full((M, N), float("nan"), device="cuda", dtype=dtype)
+    bm, bn, bk, warps = blocks
+    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps, num_stages=3)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype] + 1e-3
+
+
+@inductor_tile.jit
+def round_to_half_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets, mask=offsets < n), mask=offsets < n)  # rounds on the store
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_packed_rounding_matches_torch_bit_for_bit(dtype):
+    """fp32 -> fp16/bf16 two elements per cvt.rn.{f16,bf16}x2.f32: each element lands in its own lane
+    (the first of a pair in the low half), ties round to even, overflow gives inf, NaN stays NaN."""
+    gen = torch.Generator().manual_seed(9)
+    n = 5000
+    scale = torch.tensor([1e-8, 1e-3, 1.0, 3e4, 7e4, 1e38])[torch.randint(0, 6, (n,), generator=gen)]
+    x = torch.randn(n, generator=gen) * scale
+    ulp = 2.0**-10 if dtype == torch.float16 else 2.0**-7
+    x[:64] = 1 + ulp * (torch.arange(64) / 2)  # halfway cases: ties to even
+    x[64:68] = torch.tensor([float("inf"), -float("inf"), float("nan"), -0.0])
+    x = x.cuda()
+    y = torch.full((n,), float("nan"), device="cuda", dtype=dtype)
+    round_to_half_kernel[(triton_cdiv(n, 1024),)](x, y, n, BLOCK=1024)
+    ref = x.to(dtype)
+    assert torch.equal(y.isnan(), ref.isnan())
+    keep = ~ref.isnan()
+    assert torch.equal(y[keep].view(torch.int16), ref[keep].view(torch.int16))
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])

@@ -20,10 +20,23 @@ masked off (the slot gets zeros and nothing is read); single elements are loaded
 `async_wait {pending}`: `cp.async.wait_group`, then (wgmma reads through the async proxy) a
 `fence.proxy.async.shared::cta`, then a barrier. `dot_wait {pending}`: `wgmma.wait_group` with
 the accumulators passing through it, so that nothing reads them earlier.
+
+The fence is what the PTX memory model asks for (cp.async writes through the generic proxy), but
+Triton 3.6 and CUTLASS's cp.async + wgmma main loops leave it out, and in SASS it is a
+`MEMBAR.ALL.CTA` in every iteration, issued while the next stages' copies are in flight.
+TILE_PIPELINE=nofence leaves it out too, so that the GPU can tell what it costs.
+
+A group left in flight is fragile: where ptxas finds other instructions reading an accumulator
+between a wgmma and the wait that retires it, it serializes every wgmma of the kernel (its
+"C7514" note in `ptxas -v`). Scalar `cvt.rn.f16.f32` pairs rounding the accumulator after the
+loop did (ptxas fuses them into one packed conversion); targets/nvidia.py's `emit_truncf` rounds
+two elements per `cvt.rn.f16x2.f32`, as Triton does. tests/test_pipeline_async_copies.py reads
+ptxas's report for the benchmark's matmuls.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -195,7 +208,7 @@ def lower_async_wait(ctx: LoweringContext, op: Operation) -> None:
     _asm(ctx, f"cp.async.wait_group {pending};")
     state = _state(ctx)
     group = state["alive"]
-    if group is not None and group.wgmma:
+    if group is not None and group.wgmma and os.environ.get("TILE_PIPELINE") != "nofence":
         fence_async_shared(ctx)
     ctx.target.barrier(ctx.builder)
     if group is not None and pending == 0:  # the end of the loop: its rings are free

@@ -241,6 +241,11 @@ def lower_float_cast(ctx: LoweringContext, op: Operation) -> None:
     src, dst = _source_float(op), _result_float(ctx, op)
     if ctx.soft_half(src):
         x, src = half.half_to_f32(b, x, src), "f32"
+    if src == "f32" and dst in ("f16", "bf16"):
+        packed = ctx.target.emit_truncf(b, x, dst, ctx.llvm_type(op.results[0].type))
+        if packed is not None:
+            _set(ctx, op, packed)
+            return
     if ctx.soft_half(dst):
         if src == "f64":
             _set(ctx, op, half.f64_to_half(b, x, dst))

@@ -212,6 +212,21 @@ class NvidiaTarget(Target):
                                                                 builder.extract_element(b, index)]), index)
         return out
 
+    def emit_truncf(self, builder: ir.IRBuilder, x: ir.Value, kind: str, ty: ir.Type) -> ir.Value | None:
+        """f32 vectors round to f16/bf16 two elements at a time (`cvt.rn.f16x2.f32`, sm_80+): half the
+        instructions, and ptxas keeps wgmma groups asynchronous across a loop whose accumulator is
+        converted this way (scalar `cvt.rn.f16.f32` pairs of a wgmma accumulator after such a loop make
+        it serialize every wgmma: ptxas C7514, dot_async.py)."""
+        if self.capability < 80 or not isinstance(x.type, ir.VectorType) or x.type.count % 2:
+            return None
+        pair = ir.InlineAsm(ir.FunctionType(I32, [F32, F32]), f"cvt.rn.{kind}x2.f32 $0, $1, $2;", "=r,f,f")
+        words = ir.Constant(ir.VectorType(I32, x.type.count // 2), None)
+        for i in range(0, x.type.count, 2):
+            low, high = (builder.extract_element(x, ir.Constant(I32, i + j)) for j in (0, 1))
+            # `cvt d, a, b` puts a in the upper half: element i + 1 (little-endian lanes of the i32 word)
+            words = builder.insert_element(words, builder.call(pair, [high, low]), ir.Constant(I32, i // 2))
+        return builder.bitcast(words, ty)
+
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; everything else uses `math`."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
