@@ -197,21 +197,34 @@ def _run_sample(op, sample, dtype):
 
     torch._dynamo.reset()
     metrics.reset()
-    compiled = torch.compile(call, backend=tile_backend, dynamic=True if OPTIONS["dynamic"] else None)
+    dynamic = True if OPTIONS["dynamic"] else None
+    compiled = torch.compile(call, backend=tile_backend, dynamic=dynamic)
     torch.manual_seed(0)
-    out = compiled(*inputs())
+    try:
+        out = compiled(*inputs())
+    except Exception as e:  # noqa: BLE001 - a crash: say whether Inductor's own backend shares it
+        return "failed", [_crash_reason(e) + _inductor_note(call, inputs, dynamic, None)], 0, 0
     problem = _mismatch(out, eager, reference)
     if problem is not None:
         generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels
         reasons = [_strip_node(r) for r in metrics.fallback_reasons]
-        if _inductor_agrees(call, inputs, out):
-            problem += " (backend='inductor' gives the same)"
-        return "failed", [problem] + reasons, generated, fallbacks
+        return "failed", [problem + _inductor_note(call, inputs, dynamic, out)] + reasons, generated, fallbacks
     if OPTIONS["backward"] and op.supports_autograd and dtype.is_floating_point:
-        problem = _backward_mismatch(call, compiled, inputs)
+        try:
+            problem = _backward_mismatch(call, compiled, inputs)
+        except Exception as e:  # noqa: BLE001
+            problem = "backward: " + _crash_reason(e)
         if problem is not None:
             reasons = [_strip_node(r) for r in metrics.fallback_reasons]
-            return "failed", [problem] + reasons, metrics.generated_kernels, metrics.fallback_kernels
+            theirs = torch.compile(call, backend="inductor", dynamic=dynamic)
+            try:
+                shared = _backward_mismatch(call, theirs, inputs) is not None
+            except Exception:  # noqa: BLE001
+                shared = True
+            finally:
+                torch._dynamo.reset()
+            note = " (backend='inductor' fails too)" if shared else ""
+            return "failed", [problem + note] + reasons, metrics.generated_kernels, metrics.fallback_kernels
     generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels
     reasons = [_strip_node(r) for r in metrics.fallback_reasons]
     if fallbacks:
@@ -252,19 +265,22 @@ def _backward_mismatch(call, compiled, inputs) -> str | None:
     return None if problem is None else f"backward: {problem}"
 
 
-def _inductor_agrees(call, inputs, out) -> bool:
-    """Whether Inductor's own backend returns what we returned (a lowering that differs from eager)."""
+def _inductor_note(call, inputs, dynamic, out) -> str:
+    """What Inductor's own backend does with the sample, when it shares our failure: for a crash
+    (`out` None) it crashes too; for a result off eager's it returns exactly what we returned."""
     import torch
 
     torch._dynamo.reset()
     try:
         torch.manual_seed(0)
-        theirs = torch.compile(call, backend="inductor")(*inputs())
+        theirs = torch.compile(call, backend="inductor", dynamic=dynamic)(*inputs())
     except Exception:  # noqa: BLE001
-        return False
+        return " (backend='inductor' crashes too)" if out is None else ""
     finally:
         torch._dynamo.reset()
-    return _mismatch(out, theirs, None, exact=True) is None
+    if out is not None and _mismatch(out, theirs, None, exact=True) is None:
+        return " (backend='inductor' gives the same)"
+    return ""
 
 
 def _strip_node(reason: str) -> str:
