@@ -11,6 +11,7 @@ import io
 import os
 
 import pytest
+import torch
 
 from inductor_tile.tools import fuzz
 
@@ -72,3 +73,56 @@ def test_handover_keeps_cpu_scans_ours():
     assert case.handover and "cumsum" in case.source
     result = fuzz.run_case(case)
     assert result.ok, result.error
+
+
+def _rounded_through(low):
+    def graph(x):
+        y = x.to(low).to(x.dtype)
+        return y.sum(0), torch.sin(y) * 2.0 - y
+
+    return graph
+
+
+@pytest.mark.parametrize("low", [torch.float16, torch.bfloat16])
+def test_a_round_trip_read_by_our_kernel_and_a_fallback_rounds_in_both(monkeypatch, low):
+    """Seed 40250 (a gradient rounded through fp16, read by our scan kernel and by a handed-over
+    pointwise kernel): Inductor's C++ code reused the fp32 value for the upcast of its fp16 cast,
+    ours rounded, and the two disagreed by an fp16 rounding.  Here the column sums are ours and
+    the pointwise node goes to the C++ fallback; both must read the rounded value (fp64 reference)."""
+    from inductor_tile import metrics
+    from inductor_tile.backend import tile_backend
+    from inductor_tile.codegen.common import Unsupported
+    from inductor_tile.scheduler import fallback
+    from inductor_tile.scheduler.scheduling import TileScheduling
+
+    original = TileScheduling._codegen_group
+
+    def pointwise_handed_over(self, nodes):
+        if all(fallback.reduction_type(n) is None for n in nodes):
+            raise Unsupported("pointwise handed over by the test")
+        return original(self, nodes)
+
+    monkeypatch.setattr(TileScheduling, "_codegen_group", pointwise_handed_over)
+    g = torch.Generator().manual_seed(40250)
+    x = torch.randn(37, 45, generator=g, dtype=torch.float64).to(torch.float32)
+    graph = _rounded_through(low)
+    torch._dynamo.reset()
+    metrics.reset()
+    out = torch.compile(graph, backend=tile_backend)(x)
+    ref = graph(x.double())  # the same rounding of the same values, then float64 math
+    for o, r in zip(out, ref):
+        assert o.dtype == torch.float32
+        torch.testing.assert_close(o.double(), r, rtol=1e-6, atol=1e-5)
+    assert metrics.fallback_kernels >= 1 and metrics.generated_kernels >= 1, metrics.fallback_reasons
+
+
+def test_the_handover_compiles_afresh(monkeypatch):
+    """A handed-over graph is never served from (or stored in) the graph cache, whose key does not
+    know the handover: a cached graph of our kernels would make the case test nothing."""
+    from inductor_tile import config, graph_cache
+
+    monkeypatch.setattr(config, "graph_cache", True)  # as in a developer's fuzz run (tests turn it off)
+    assert graph_cache.enabled()
+    with fuzz._forced_handover():
+        assert not graph_cache.enabled()
+    assert graph_cache.enabled()

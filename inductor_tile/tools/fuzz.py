@@ -342,11 +342,16 @@ def _function(case: Case):
 def _forced_handover():
     """Every scheduler node goes to Inductor's own scheduling while this is active, except scans
     and sorts on the CPU: Inductor's C++ code has none (it lowers them to aten calls, and only
-    our scan gate makes them Scan/Sort nodes there), so they stay ours."""
+    our scan gate makes them Scan/Sort nodes there), so they stay ours.
+
+    The graph cache is off meanwhile: its key knows our source and config, not this patch, so a
+    handed-over graph would be served our own kernels from an earlier run (a test of nothing),
+    and its kernels would be served to later runs of the same graph without the handover."""
     import contextlib
 
     from torch._inductor import ir
 
+    from .. import config
     from ..codegen.common import Unsupported
     from ..scheduler.scheduling import TileScheduling
 
@@ -356,18 +361,18 @@ def _forced_handover():
 
     @contextlib.contextmanager
     def patch():
-        original = TileScheduling._codegen_group
+        original, cache = TileScheduling._codegen_group, config.graph_cache
 
         def refuse(self, nodes):
             if only_ours(nodes):
                 return original(self, nodes)
             raise Unsupported("fuzz: every node handed over")
 
-        TileScheduling._codegen_group = refuse
+        TileScheduling._codegen_group, config.graph_cache = refuse, False
         try:
             yield
         finally:
-            TileScheduling._codegen_group = original
+            TileScheduling._codegen_group, config.graph_cache = original, cache
 
     return patch()
 
