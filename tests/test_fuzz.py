@@ -126,3 +126,44 @@ def test_the_handover_compiles_afresh(monkeypatch):
     with fuzz._forced_handover():
         assert not graph_cache.enabled()
     assert graph_cache.enabled()
+
+
+def _past_midpoints(low, n: int, seed: int):
+    """float64 values within half a float32 ulp of a `low` rounding midpoint (either side), then
+    random ones and specials: where a direct rounding and one through float32 differ."""
+    g = torch.Generator().manual_seed(seed)
+    a = (torch.randn(n, generator=g, dtype=torch.float64) * 8).to(low)
+    b = torch.nextafter(a, torch.full_like(a, float("inf")))
+    mid = (a.double() + b.double()) / 2
+    mid32 = mid.float()
+    ulp32 = (torch.nextafter(mid32, torch.full_like(mid32, float("inf"))) - mid32).double()
+    side = torch.randint(0, 2, (n,), generator=g) * 2 - 1
+    x = mid + side * torch.rand(n, generator=g, dtype=torch.float64) * 0.45 * ulp32
+    nearest = torch.where((x - a.double()).abs() < (x - b.double()).abs(), a, b)
+    specials = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 1e-30, 7e4, -7e4, 3.3e38],
+                            dtype=torch.float64)
+    return torch.cat([x, torch.randn(n, generator=g, dtype=torch.float64), specials]), nearest
+
+
+@pytest.mark.parametrize("low", [torch.float16, torch.bfloat16])
+def test_float64_rounds_to_half_through_float32_as_eager(low):
+    """Seed 40730 (a float64 gradient rounded through fp16): eager builds a Half/BFloat16 from a
+    float, so float64 -> float16 rounds to float32 first; a value just past a midpoint rounds
+    twice, to the even neighbour.  Our kernels rounded once (to the nearest), one element in
+    ~20000 apart.  The kernel writes into a NaN-poisoned buffer; results equal eager bit for bit."""
+    from inductor_tile import metrics
+    from inductor_tile.backend import tile_backend
+
+    def cast_into(x, out):
+        out.copy_(x.to(low) * 2)  # x * 2 in `low` is exact: the rounding is the cast's
+
+    x, nearest = _past_midpoints(low, 500, seed=40730)
+    ref = torch.empty_like(x, dtype=low)
+    cast_into(x, ref)
+    assert (ref[: len(nearest)] != nearest * 2).sum() > 50  # the inputs tell the two roundings apart
+    torch._dynamo.reset()
+    metrics.reset()
+    out = torch.full_like(x, float("nan"), dtype=low)
+    torch.compile(cast_into, backend=tile_backend)(x, out)
+    assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+    torch.testing.assert_close(out, ref, rtol=0, atol=0, equal_nan=True)
