@@ -78,6 +78,7 @@ ADJUSTMENTS = {
     ],
 }
 
+
 def _eager_precision_casts():
     """Inductor's C++ code keeps every fp32 -> fp16/bf16 -> fp32 rounding (no reuse of the fp32 value)."""
     import torch._inductor.config as inductor_config
