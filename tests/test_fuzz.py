@@ -11,6 +11,7 @@ import io
 import os
 
 import pytest
+import torch
 
 from inductor_tile.tools import fuzz
 
@@ -72,3 +73,122 @@ def test_handover_keeps_cpu_scans_ours():
     assert case.handover and "cumsum" in case.source
     result = fuzz.run_case(case)
     assert result.ok, result.error
+
+
+def _rounded_through(low):
+    def graph(x):
+        y = x.to(low).to(x.dtype)
+        return y.sum(0), torch.sin(y) * 2.0 - y
+
+    return graph
+
+
+@pytest.mark.parametrize("low", [torch.float16, torch.bfloat16])
+def test_a_round_trip_read_by_our_kernel_and_a_fallback_rounds_in_both(monkeypatch, low):
+    """Seed 40250 (a gradient rounded through fp16, read by our scan kernel and by a handed-over
+    pointwise kernel): Inductor's C++ code reused the fp32 value for the upcast of its fp16 cast,
+    ours rounded, and the two disagreed by an fp16 rounding.  Here the column sums are ours and
+    the pointwise node goes to the C++ fallback; both must read the rounded value (fp64 reference)."""
+    from inductor_tile import metrics
+    from inductor_tile.backend import tile_backend
+    from inductor_tile.codegen.common import Unsupported
+    from inductor_tile.scheduler import fallback
+    from inductor_tile.scheduler.scheduling import TileScheduling
+
+    original = TileScheduling._codegen_group
+
+    def pointwise_handed_over(self, nodes):
+        if all(fallback.reduction_type(n) is None for n in nodes):
+            raise Unsupported("pointwise handed over by the test")
+        return original(self, nodes)
+
+    monkeypatch.setattr(TileScheduling, "_codegen_group", pointwise_handed_over)
+    g = torch.Generator().manual_seed(40250)
+    x = torch.randn(37, 45, generator=g, dtype=torch.float64).to(torch.float32)
+    graph = _rounded_through(low)
+    torch._dynamo.reset()
+    metrics.reset()
+    out = torch.compile(graph, backend=tile_backend)(x)
+    ref = graph(x.double())  # the same rounding of the same values, then float64 math
+    for o, r in zip(out, ref):
+        assert o.dtype == torch.float32
+        torch.testing.assert_close(o.double(), r, rtol=1e-6, atol=1e-5)
+    assert metrics.fallback_kernels >= 1 and metrics.generated_kernels >= 1, metrics.fallback_reasons
+
+
+def test_the_handover_compiles_afresh(monkeypatch):
+    """A handed-over graph is never served from (or stored in) the graph cache, whose key does not
+    know the handover: a cached graph of our kernels would make the case test nothing."""
+    from inductor_tile import config, graph_cache
+
+    monkeypatch.setattr(config, "graph_cache", True)  # as in a developer's fuzz run (tests turn it off)
+    assert graph_cache.enabled()
+    with fuzz._forced_handover():
+        assert not graph_cache.enabled()
+    assert graph_cache.enabled()
+
+
+def _past_midpoints(low, n: int, seed: int):
+    """float64 values within half a float32 ulp of a `low` rounding midpoint (either side), then
+    random ones and specials: where a direct rounding and one through float32 differ."""
+    g = torch.Generator().manual_seed(seed)
+    a = (torch.randn(n, generator=g, dtype=torch.float64) * 8).to(low)
+    b = torch.nextafter(a, torch.full_like(a, float("inf")))
+    mid = (a.double() + b.double()) / 2
+    mid32 = mid.float()
+    ulp32 = (torch.nextafter(mid32, torch.full_like(mid32, float("inf"))) - mid32).double()
+    side = torch.randint(0, 2, (n,), generator=g) * 2 - 1
+    x = mid + side * torch.rand(n, generator=g, dtype=torch.float64) * 0.45 * ulp32
+    nearest = torch.where((x - a.double()).abs() < (x - b.double()).abs(), a, b)
+    specials = torch.tensor([float("nan"), float("inf"), -float("inf"), -0.0, 1e-30, 7e4, -7e4, 3.3e38],
+                            dtype=torch.float64)
+    return torch.cat([x, torch.randn(n, generator=g, dtype=torch.float64), specials]), nearest
+
+
+@pytest.mark.parametrize("low", [torch.float16, torch.bfloat16])
+def test_float64_rounds_to_half_through_float32_as_eager(low):
+    """Seed 40730 (a float64 gradient rounded through fp16): eager builds a Half/BFloat16 from a
+    float, so float64 -> float16 rounds to float32 first; a value just past a midpoint rounds
+    twice, to the even neighbour.  Our kernels rounded once (to the nearest), one element in
+    ~20000 apart.  The kernel writes into a NaN-poisoned buffer; results equal eager bit for bit."""
+    from inductor_tile import metrics
+    from inductor_tile.backend import tile_backend
+
+    def cast_into(x, out):
+        out.copy_(x.to(low) * 2)  # x * 2 in `low` is exact: the rounding is the cast's
+
+    x, nearest = _past_midpoints(low, 500, seed=40730)
+    ref = torch.empty_like(x, dtype=low)
+    cast_into(x, ref)
+    assert (ref[: len(nearest)] != nearest * 2).sum() > 50  # the inputs tell the two roundings apart
+    torch._dynamo.reset()
+    metrics.reset()
+    out = torch.full_like(x, float("nan"), dtype=low)
+    torch.compile(cast_into, backend=tile_backend)(x, out)
+    assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+    torch.testing.assert_close(out, ref, rtol=0, atol=0, equal_nan=True)
+
+
+def test_an_element_off_eager_but_on_float64_is_no_failure():
+    """Seed 40772 (``cos`` then a cast to int): eager's float32 cos(2.67e-4) is 1.0, not the nearest
+    float32 1 - 2**-24, and ``8 * cos`` casts to 8 where float64 (and our kernel) casts to 7.  The
+    tolerance model accepts an element close to eager's or to the float64 evaluation of the graph;
+    an element close to neither still fails."""
+    case = fuzz.generate(40772)
+    assert case.dtype == "float32" and "torch.int64" in case.source
+    sizes = case.sizes[2]
+    fn = fuzz._function(case)
+    ref = fuzz._results(fn, case, sizes, "cpu", 2)
+    case64 = fuzz.Case(**{**case.__dict__, "source": case.source.replace("torch.float32", "torch.float64")})
+    ref64 = fuzz._results(fuzz._function(case64), case, sizes, "cpu", 2, upcast=True)
+    assert ref64[0][0].dtype == torch.float64
+    as_float64 = ((ref64[0][0].to(torch.float32),), None)
+    with pytest.raises(AssertionError):  # float64 and eager differ here: the case tells them apart
+        fuzz._compare_results(as_float64, ref, case)
+    assert fuzz._float64_agrees(case, sizes, "cpu", 2, as_float64, ref)
+    off_both = ref[0][0].clone()
+    agree = (ref[0][0].double() == ref64[0][0]).nonzero()[0]
+    off_both[tuple(agree)] += 1.0
+    assert not fuzz._float64_agrees(case, sizes, "cpu", 2, ((off_both,), None), ref)
+    float64_case = fuzz.Case(**{**case.__dict__, "dtype": "float64"})  # no higher precision to ask
+    assert not fuzz._float64_agrees(float64_case, sizes, "cpu", 2, as_float64, ref)

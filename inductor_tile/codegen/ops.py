@@ -167,6 +167,10 @@ class TileOps:
             # eager on the CPU converts through a wide integer and wraps (-1.0 -> 255 as uint8,
             # 300.0 -> 44 as int8); a direct cast would saturate
             return self._def(f"{self._src(x)}.to(tl.int64).to({tl_dtype(dtype)})", dtype)
+        if dtype in (torch.float16, torch.bfloat16) and src == torch.float64:
+            # eager builds a Half/BFloat16 from a float: float64 rounds to float32 first, and a
+            # value just past a float16 midpoint rounds twice, to the even neighbour
+            return self._def(f"{self._src(x)}.to(tl.float32).to({tl_dtype(dtype)})", dtype)
         return self._def(f"{self._src(x)}.to({tl_dtype(dtype)})", dtype)
 
     def to_dtype_bitcast(self, x, dtype, src_dtype):

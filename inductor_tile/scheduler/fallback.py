@@ -15,6 +15,14 @@ a tuple (issue 23's crash), and the scalar kernel builds each partial as
 node, a context manager to generate it under, and why.  On top of that, a fallback that still
 raises is retried once under the device's ``SAFE`` context (the C++ scalar kernel), logged
 and counted, before any error reaches the user.
+
+``EVERY_NODE`` lists what every fallback kernel of a device generates under, so that it
+computes what our kernel of the node would.  Our kernels round an explicit low-precision
+round trip (``x.to(float16).to(float32)``) as eager does; Inductor's C++ code, unless
+``emulate_precision_casts`` is on, caches the fp32 value as the upcast of its fp16 cast and
+skips the rounding.  A rounded value read by one of our kernels and by a fallback kernel then
+has two values in one graph: seed 40250 of the fuzzer, a gradient ``g`` rounded through fp16,
+``reverse_cumsum(g) - g`` (ours, the fallback) is 3e-4 where both sides are exactly equal.
 """
 
 from __future__ import annotations
@@ -70,6 +78,20 @@ ADJUSTMENTS = {
     ],
 }
 
+
+def _eager_precision_casts():
+    """Inductor's C++ code keeps every fp32 -> fp16/bf16 -> fp32 rounding (no reuse of the fp32 value)."""
+    import torch._inductor.config as inductor_config
+
+    return inductor_config.patch({"emulate_precision_casts": True})
+
+
+# device type -> the contexts every fallback kernel of the device is generated under.  (Inductor's
+# Triton code rounds or not as the lowering decided, ``use_compute_types``: nothing to set here.)
+EVERY_NODE = {
+    "cpu": [_eager_precision_casts],
+}
+
 # device type -> the context of the fallback's most conservative code (retried on an error)
 SAFE = {
     "cpu": _scalar_cpp,
@@ -92,7 +114,7 @@ def run_fallback(scheduling, snode, device_type: str, on_retry) -> None:
             scheduling.codegen_node(snode)
             scheduling.flush()
 
-    contexts = [context for context, _ in adjustments_for(snode, device_type)]
+    contexts = EVERY_NODE.get(device_type, []) + [context for context, _ in adjustments_for(snode, device_type)]
     safe = SAFE.get(device_type)
     try:
         generate(contexts)

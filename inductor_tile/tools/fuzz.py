@@ -329,6 +329,7 @@ class Result:
     graphs: int = 0
     seconds: float = 0.0
     inductor_agrees: int = 0  # outputs that differ from eager exactly as backend="inductor"'s do
+    float64_agrees: int = 0  # calls whose elements off eager are on the float64 evaluation (float32 graphs)
 
 
 def _function(case: Case):
@@ -342,11 +343,16 @@ def _function(case: Case):
 def _forced_handover():
     """Every scheduler node goes to Inductor's own scheduling while this is active, except scans
     and sorts on the CPU: Inductor's C++ code has none (it lowers them to aten calls, and only
-    our scan gate makes them Scan/Sort nodes there), so they stay ours."""
+    our scan gate makes them Scan/Sort nodes there), so they stay ours.
+
+    The graph cache is off meanwhile: its key knows our source and config, not this patch, so a
+    handed-over graph would be served our own kernels from an earlier run (a test of nothing),
+    and its kernels would be served to later runs of the same graph without the handover."""
     import contextlib
 
     from torch._inductor import ir
 
+    from .. import config
     from ..codegen.common import Unsupported
     from ..scheduler.scheduling import TileScheduling
 
@@ -356,18 +362,18 @@ def _forced_handover():
 
     @contextlib.contextmanager
     def patch():
-        original = TileScheduling._codegen_group
+        original, cache = TileScheduling._codegen_group, config.graph_cache
 
         def refuse(self, nodes):
             if only_ours(nodes):
                 return original(self, nodes)
             raise Unsupported("fuzz: every node handed over")
 
-        TileScheduling._codegen_group = refuse
+        TileScheduling._codegen_group, config.graph_cache = refuse, False
         try:
             yield
         finally:
-            TileScheduling._codegen_group = original
+            TileScheduling._codegen_group, config.graph_cache = original, cache
 
     return patch()
 
@@ -389,7 +395,7 @@ def run_case(case: Case, device: str = "cpu") -> Result:
     kwargs = {"dynamic": True} if case.mode == "dynamic" else {}
     compiled = torch.compile(fn, backend=tile_backend, **kwargs)
     stage = "compile"
-    inductor_agrees = 0
+    inductor_agrees = float64_agrees = 0
     try:
         with _forced_handover() if case.handover else contextlib.nullcontext():
             for call, sizes in enumerate(case.sizes):
@@ -408,6 +414,9 @@ def run_case(case: Case, device: str = "cpu") -> Result:
                 try:
                     _compare_results(ours, ref, case)
                 except AssertionError:
+                    if _float64_agrees(case, sizes, device, call, ours, ref):
+                        float64_agrees += 1
+                        continue
                     if not _inductor_agrees(fn, case, sizes, device, call, ours, ref):
                         raise
                     inductor_agrees += 1
@@ -417,7 +426,7 @@ def run_case(case: Case, device: str = "cpu") -> Result:
         return Result(case.seed, False, f"{stage}: {detail[-2000:]}", metrics.fallback_kernels,
                       metrics.generated_kernels, counters["stats"]["unique_graphs"], time.perf_counter() - start)
     return Result(case.seed, True, "", metrics.fallback_kernels, metrics.generated_kernels,
-                  counters["stats"]["unique_graphs"], time.perf_counter() - start, inductor_agrees)
+                  counters["stats"]["unique_graphs"], time.perf_counter() - start, inductor_agrees, float64_agrees)
 
 
 def _inputs(case: Case, sizes, device: str, call: int, requires_grad: bool, mark: bool):
@@ -433,32 +442,59 @@ def _inputs(case: Case, sizes, device: str, call: int, requires_grad: bool, mark
     return inputs
 
 
-def _results(fn, case: Case, sizes, device: str, call: int, mark: bool = False):
+def _results(fn, case: Case, sizes, device: str, call: int, mark: bool = False, upcast: bool = False):
     """(outputs, input gradients or None) of one call of `fn` on the call's inputs; gradients
     through ``sum(out * weight)`` with the call's seeded weights when the case has backward.
-    ``mark``: the dim of ``mark_dynamic`` cases is marked on the inputs."""
+    ``mark``: the dim of ``mark_dynamic`` cases is marked on the inputs.  ``upcast``: the same
+    input values and weights in float64 (for the float64 evaluation, ``_float64_agrees``)."""
     import torch
 
-    inputs = _inputs(case, sizes, device, call, case.backward, mark)
+    inputs = _inputs(case, sizes, device, call, case.backward and not upcast, mark)
+    if upcast:
+        inputs = [t.to(torch.float64).requires_grad_(case.backward) if t.is_floating_point() else t for t in inputs]
     out = fn(*inputs)
     differentiable = [i for i, r in enumerate(out) if r.requires_grad]  # not a cast to bool, say
     if not (case.backward and differentiable):
         return out, None
     g = torch.Generator().manual_seed(case.seed + 7 * call)
-    weights = {i: torch.randn(out[i].shape, generator=g, dtype=torch.float64).to(out[i].dtype).to(device)
+    dtype = getattr(torch, case.dtype)
+    weights = {i: torch.randn(out[i].shape, generator=g, dtype=torch.float64).to(dtype).to(out[i].dtype).to(device)
                for i in differentiable}
     loss = sum((out[i] * w).sum() for i, w in weights.items())
     leaves = [a for a in inputs if a.requires_grad]
     return out, torch.autograd.grad(loss, leaves, allow_unused=True)
 
 
-def _compare_results(ours, ref, case: Case, against: str = "") -> None:
-    _compare(ours[0], ref[0], case, f"output{against}")
+def _compare_results(ours, ref, case: Case, against: str = "", ref64=None) -> None:
+    """``ref64``: the float64 evaluation; an element close to it need not be close to ``ref``."""
+    _compare(ours[0], ref[0], case, f"output{against}", ref64[0] if ref64 else None)
     if (ours[1] is None) != (ref[1] is None):
         raise AssertionError(f"gradients{against}: {'none' if ours[1] is None else 'some'} where the reference has "
                              f"{'none' if ref[1] is None else 'some'}")
     if ref[1] is not None:
-        _compare(ours[1], ref[1], case, f"gradient{against}")
+        _compare(ours[1], ref[1], case, f"gradient{against}", ref64[1] if ref64 else None)
+
+
+def _float64_agrees(case: Case, sizes, device: str, call: int, ours, ref) -> bool:
+    """Whether each element of a float32 graph's results that is off eager's is on the float64
+    evaluation of the graph (the same input values, weights and low-precision round trips).
+
+    Eager float32 and our kernels are two float32 approximations of one function; where the
+    function jumps (a cast to int or bool, a rounding to float16) a last-bit difference upstream
+    moves the result across the jump.  Eager's float32 ``cos`` is not correctly rounded (seed
+    40772: ``cos(2.67e-4)`` is 1.0, the nearest float32 is 1 - 2**-24; ours, and float64, cast
+    ``8 * cos`` to 7, eager to 8).  An element that float64 computes as we do is no error of ours."""
+    if case.dtype != "float32":
+        return False
+    import dataclasses
+
+    case64 = dataclasses.replace(case, source=case.source.replace("torch.float32", "torch.float64"))
+    ref64 = _results(_function(case64), case, sizes, device, call, upcast=True)
+    try:
+        _compare_results(ours, ref, case, ref64=ref64)
+    except AssertionError:
+        return False
+    return True
 
 
 def _dynamo_refuses(error: Exception, fn, make_marked_inputs) -> bool:
@@ -506,7 +542,8 @@ def _inductor_agrees(fn, case: Case, sizes, device: str, call: int, ours, ref) -
         torch._dynamo.reset()
 
 
-def _compare(out, ref, case: Case, what: str) -> None:
+def _compare(out, ref, case: Case, what: str, ref64=None) -> None:
+    """``ref64``: the float64 evaluation; an element close to it need not be close to ``ref``."""
     import torch
 
     if len(out) != len(ref):
@@ -518,8 +555,14 @@ def _compare(out, ref, case: Case, what: str) -> None:
             continue
         if o.shape != r.shape or o.dtype != r.dtype:
             raise AssertionError(f"{what} {i}: {tuple(o.shape)} {o.dtype}, eager {tuple(r.shape)} {r.dtype}")
-        torch.testing.assert_close(o.detach().cpu(), r.detach().cpu(), equal_nan=True, msg=lambda m: f"{what} {i}: {m}",
-                                   **_tolerance(case))
+        o, r = o.detach().cpu(), r.detach().cpu()
+        r64 = ref64[i] if ref64 is not None and i < len(ref64) else None
+        if r64 is not None:
+            near = torch.isclose(o, r, equal_nan=True, **_tolerance(case))
+            near |= torch.isclose(o.double(), r64.detach().cpu(), equal_nan=True, **_tolerance(case))
+            if bool(near.all()):
+                continue
+        torch.testing.assert_close(o, r, equal_nan=True, msg=lambda m: f"{what} {i}: {m}", **_tolerance(case))
 
 
 def _is_zero(t) -> bool:
@@ -549,7 +592,8 @@ def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: 
     print(f"fuzz: {len(results)} graphs in {time.perf_counter() - start:.0f} s on {device}, "
           f"{len(failed)} failed{' (seeds ' + ' '.join(map(str, failed)) + ')' if failed else ''}, "
           f"{sum(r.fallbacks > 0 for r in results)} with fallbacks, "
-          f"{sum(r.inductor_agrees > 0 for r in results)} differing from eager as Inductor does", file=out, flush=True)
+          f"{sum(r.inductor_agrees > 0 for r in results)} differing from eager as Inductor does, "
+          f"{sum(r.float64_agrees > 0 for r in results)} off eager where float64 agrees", file=out, flush=True)
     return results
 
 
