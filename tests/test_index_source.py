@@ -10,7 +10,9 @@ from __future__ import annotations
 import pytest
 import sympy
 import torch
-from torch.utils._sympy.functions import FloorDiv, Identity, ModularIndexing, PythonMod
+from torch.utils._sympy.functions import (CeilToInt, FloorDiv, FloorToInt, Identity, ModularIndexing, PythonMod,
+                                          ToFloat, TruncToInt)
+from torch.utils._sympy.functions import Mod as TorchMod
 
 from inductor_tile.codegen.common import Unsupported, index_to_source
 from inductor_tile.codegen.runtime import load_kernel
@@ -36,6 +38,10 @@ CASES = {
     "pythonmod_negative": PythonMod(t + 3, 7),
     "identity_of_another_class": 6144 * x + OtherIdentity(x) + 18,  # partial rotary (torch 2.11)
     "floordiv_by_size": FloorDiv(t, n),
+    "sympy_mod_negative": sympy.Mod(t + 3, 7),
+    "torch_mod": ModularIndexing(x + TorchMod(n + FloorDiv(n, 2), n), 1, n),  # fft.fftshift's shift
+    "trunc_to_int": TruncToInt(1.7 * ToFloat(n)) * x + TruncToInt(-0.3 * ToFloat(t)),  # interpolate's sizes
+    "floor_and_ceil_to_int": FloorToInt(0.5 * ToFloat(t)) + 3 * CeilToInt(0.25 * ToFloat(t - n)),
 }
 
 

@@ -100,9 +100,12 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     infinity; the language's `//` and `%` truncate (as C does), so a dividend that is not
     provably non-negative gets the floor-rounding form; divisors must be provably positive
     (by sympy's assumptions or, for size expressions such as ``s0 - 2``, by the ShapeEnv).
+    TruncToInt/FloorToInt/CeilToInt of a float size expression (interpolation's scale factors)
+    compute it in float64, as the host does, then round.
     """
-    from torch.utils._sympy.functions import (CeilDiv, FloorDiv, ModularIndexing, PowByNatural,
-                                              PythonMod, Where)
+    from torch.utils._sympy.functions import (CeilDiv, CeilToInt, FloorDiv, FloorToInt, ModularIndexing,
+                                              PowByNatural, PythonMod, TruncToInt, Where)
+    from torch.utils._sympy.functions import Mod as NonnegativeMod
 
     # Identity only keeps sympy from reordering a term; it hides the term's sign from sympy.
     # Matched by name: torch versions define it in more than one place (torch 2.11's lowering
@@ -166,8 +169,14 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
             if known_nonnegative(x):  # the quotient is too, whatever sympy makes of it
                 return f"({floor_div(x, div)} % {positive(mod)})"
             return floor_mod(quotient, mod)
-        if isinstance(e, PythonMod):
+        # sympy's Mod has Python's sign rule too; torch's Mod is for non-negative dividends
+        if isinstance(e, (PythonMod, sympy.Mod, NonnegativeMod)):
             return floor_mod(*e.args)
+        if isinstance(e, (TruncToInt, FloorToInt, CeilToInt)):  # a float size expression made an int
+            value = float_index_to_source(e.args[0])  # float64, as the host computes it
+            if not isinstance(e, TruncToInt):
+                value = f"tl.{'floor' if isinstance(e, FloorToInt) else 'ceil'}({value})"
+            return f"({value}).to({'tl.int64' if wide else 'tl.int32'})"  # truncates, as C's cast
         if type(e).__name__ in ("Min", "Max"):  # sympy's and torch's own
             fn = "tl.minimum" if type(e).__name__ == "Min" else "tl.maximum"
             args = [visit(a) for a in e.args]
@@ -198,7 +207,7 @@ def float_index_to_source(expr: sympy.Expr) -> str:
     Eager computes these on the host as Python floats (doubles); integer subterms are exact
     int64 index arithmetic converted once, float arithmetic is float64 like Python's.
     """
-    from torch.utils._sympy.functions import FloatPow, FloatTrueDiv, IntTrueDiv, ToFloat, TruncToFloat
+    from torch.utils._sympy.functions import FloatPow, FloatTrueDiv, IntTrueDiv, ToFloat, TruncToFloat, TruncToInt
 
     def visit(e) -> str:
         if e.is_integer and not e.atoms(sympy.Float):
@@ -209,7 +218,7 @@ def float_index_to_source(expr: sympy.Expr) -> str:
             return f"({visit(e.args[0])} / {visit(e.args[1])})"
         if isinstance(e, ToFloat):
             return visit(e.args[0])
-        if isinstance(e, TruncToFloat):  # toward zero, as C's cast: an int64 round trip
+        if isinstance(e, (TruncToFloat, TruncToInt)):  # toward zero, as C's cast: an int64 round trip
             return f"({visit(e.args[0])}).to(tl.int64).to(tl.float64)"
         if isinstance(e, sympy.Add):
             return "(" + " + ".join(visit(a) for a in e.args) + ")"
