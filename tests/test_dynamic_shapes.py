@@ -230,3 +230,14 @@ def test_training_with_dynamic_shapes():
         _close((out, x.grad, w.grad), (ref, x2.grad, w2.grad))
     assert c.graphs == 1 and metrics.generated_kernels >= 2
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+
+
+def zero_dim_from_sizes(x):
+    return torch.scalar_tensor(x.shape[0] * x.shape[1], dtype=torch.float64), x * 2.0
+
+
+def test_a_zero_dim_output_from_size_symbols():
+    # one element stored from a scalar value: the kernel stores a block of its address (a scalar
+    # pointer with a block mask did not compile, and the kernel fell back)
+    c = Compiled(zero_dim_from_sizes, dynamic=True)
+    _run_sizes(c, lambda m, n: (_rand(m, n),), [(7, 33), (16, 64), (3, 5)])

@@ -325,7 +325,10 @@ class TileKernelSource:
         else:
             ptr = self._arg(name, out=True)
             mask = self.mask(reduced) if bounds is None else f"{self.mask(reduced)} & ({bounds})"
-            self.emit(f"tl.store({ptr} + {idx}, {value}, mask={mask})")
+            address = f"{ptr} + {idx}"
+            if not sympy.sympify(index).free_symbols:  # one element (a 0-d output): a block of its address
+                address += f" + tl.zeros_like({mask}).to(tl.int32)"
+            self.emit(f"tl.store({address}, {value}, mask={mask})")
         self.stored[(name, idx)] = value
         self.written.setdefault(name, set()).add(idx)
 
