@@ -241,3 +241,4 @@ def test_a_zero_dim_output_from_size_symbols():
     # pointer with a block mask did not compile, and the kernel fell back)
     c = Compiled(zero_dim_from_sizes, dynamic=True)
     _run_sizes(c, lambda m, n: (_rand(m, n),), [(7, 33), (16, 64), (3, 5)])
+

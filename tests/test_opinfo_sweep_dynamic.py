@@ -21,3 +21,14 @@ def test_opinfo_sweep_dynamic_backward_has_no_failures():
     assert sum(r.status == "correct" for r in results) >= len(OPS) - 1, [(r.op, r.status, r.reasons) for r in results]
     assert opinfo_sweep.OPTIONS == {"dynamic": False, "backward": False}  # restored
 
+
+# ops that fell back in the full sweep of session 12 (every op, --dynamic --backward): a precomputed
+# size (`ps0`), a 0-d store, torch's Mod, TruncToInt of a float size expression
+FELL_BACK = ["constant_pad_nd", "scalar_tensor", "fft.fftshift", "nn.functional.interpolate.nearest"]
+
+
+def test_opinfo_ops_that_fell_back_are_ours_now():
+    results = opinfo_sweep.sweep(FELL_BACK, "float32", max_samples=3, jobs=0, dynamic=True, backward=True)
+    assert {r.op: r.status for r in results} == dict.fromkeys(FELL_BACK, "correct"), \
+        [(r.op, r.status, r.reasons) for r in results]
+

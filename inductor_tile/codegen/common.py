@@ -237,3 +237,15 @@ def float_index_to_source(expr: sympy.Expr) -> str:
         raise Unsupported(f"float index expression {type(e).__name__}: {expr}")
 
     return visit(expr)
+
+
+def without_precomputed_sizes(expr):
+    """`expr` with Inductor's precomputed size symbols (``ps0``: a size expression the wrapper
+    computes once on the host) replaced by their expressions of the graph's size symbols, which
+    are what a kernel receives."""
+    from torch._inductor.virtualized import V
+    from torch.utils._sympy.symbol import SymT, symbol_is_type
+
+    if not any(symbol_is_type(sym, SymT.PRECOMPUTED_SIZE) for sym in expr.free_symbols):
+        return expr
+    return expr.subs(V.graph.sizevars.inv_precomputed_replacements)

@@ -39,7 +39,8 @@ import sympy
 from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
 from . import reductions, scans
-from .common import _INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype
+from .common import (_INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype,
+                     without_precomputed_sizes)
 from .heuristics import LaunchConfig
 from .ops import TileOps
 from .plan import GroupPlan, NodePlan, hint, is_static, plan_group
@@ -61,6 +62,7 @@ def node_comment(node) -> str:
 def _step(index, sym):
     """How much `index` grows when `sym` grows by one (0 when it does not use `sym`)."""
     return sympy.expand(index.subs(sym, sym + 1) - index)
+
 
 
 class TileKernelSource:
@@ -172,7 +174,7 @@ class TileKernelSource:
         return var
 
     def index(self, expr) -> str:
-        expr = sympy.sympify(expr)
+        expr = without_precomputed_sizes(sympy.sympify(expr))
         self._note_size_symbols(expr)
         source = index_to_source(expr)
         self.index_exprs[source] = expr

@@ -27,7 +27,8 @@ import sympy
 import torch
 
 from . import reductions, scans
-from .common import Unsupported, float_index_to_source, index_to_source, literal, tl_dtype
+from .common import (Unsupported, float_index_to_source, index_to_source, literal, tl_dtype,
+                     without_precomputed_sizes)
 
 _BOOL = torch.bool
 
@@ -108,7 +109,7 @@ class TileOps:
         return self._def(f"tl.full({self.k.scalar_shape}, {literal(value, dtype)}, {tl_dtype(dtype)})", dtype)
 
     def index_expr(self, expr, dtype):
-        expr = sympy.sympify(expr)
+        expr = without_precomputed_sizes(sympy.sympify(expr))
         if expr.free_symbols and (not expr.is_integer or expr.atoms(sympy.Float)):  # a float-valued size expression
             self.k._note_size_symbols(expr)
             return self._def(f"({float_index_to_source(expr)}).to({tl_dtype(dtype)})", dtype)
