@@ -10,6 +10,11 @@ from dataclasses import dataclass
 from functools import reduce
 
 
+#: the module path dtype reprs start with: where the language is imported from (the Triton import shim,
+#: tools/triton_shim.py, makes it `triton.language`)
+LANGUAGE_MODULE = "inductor_tile.language"
+
+
 class dtype:
     """A scalar element type. Instances are interned: compare with `==` or `is`."""
 
@@ -105,7 +110,8 @@ class dtype:
         return _SIGNATURE_OF[self.name]
 
     def __repr__(self) -> str:
-        return f"tl.{_PUBLIC_NAME[self.name]}"
+        """An expression that evaluates to this dtype (Triton's rule), e.g. `inductor_tile.language.float32`."""
+        return f"{LANGUAGE_MODULE}.{_PUBLIC_NAME[self.name]}"
 
     def __str__(self) -> str:
         return _PUBLIC_NAME[self.name]
@@ -152,7 +158,7 @@ class pointer_type(dtype):
         return "*" + self.element_ty.to_ir_string()
 
     def __repr__(self) -> str:
-        return f"tl.pointer_type({self.element_ty!r})"
+        return f"{LANGUAGE_MODULE}.pointer_type({self.element_ty!r})"
 
     def __str__(self) -> str:
         return f"pointer<{self.element_ty}>"

@@ -48,9 +48,10 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
     flow (`if x:`, `range(n)`) may read; the compiler's handles have no value yet.
     """
 
-    def __init__(self, builder: Builder, concrete: bool = False):
+    def __init__(self, builder: Builder, concrete: bool = False, num_warps: int = 4):
         self.builder = builder
         self.concrete = concrete
+        self.num_warps = num_warps  # the launch's (tl.extra.cuda.num_warps())
 
     # ===--------------------------------------------------------------------===
     # Conversions

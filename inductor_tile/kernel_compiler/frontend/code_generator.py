@@ -618,15 +618,16 @@ class CodeGenerator(ast.NodeVisitor):
             raise
 
 
-def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any) -> Any:
-    """Build the TTIR module of `jit_fn` specialized for `specs` (one per parameter)."""
+def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any, num_warps: int = 4) -> Any:
+    """Build the TTIR module of `jit_fn` specialized for `specs` (one per parameter), launched with
+    `num_warps` (which `tl.extra.cuda.num_warps()` gives)."""
     from ...language.core import semantic_scope
 
-    semantic = Semantic(builder)
+    semantic = Semantic(builder, num_warps=num_warps)
     semantic.debug = os.environ.get("TILE_DEBUG") == "1" or jit_fn.debug
     runtime = [s for s in specs if s.kind != "constexpr"]
     arg_attrs = [{"tt.divisibility": 16} if s.divisible_by_16 else {} for s in runtime]
-    handles = builder.create_function(jit_fn.__name__, [s.type for s in runtime], arg_attrs)
+    handles = builder.create_function(jit_fn.kernel_name(specs), [s.type for s in runtime], arg_attrs)
     handle_of = dict(zip([s.name for s in runtime], handles))
     scope: dict[str, Any] = {}
     for spec in specs:

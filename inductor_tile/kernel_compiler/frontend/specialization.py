@@ -55,6 +55,9 @@ def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool 
     if isinstance(value, bool):
         return ArgSpec(name, "scalar", T.int1)
     if isinstance(value, int):
+        if not -2**63 <= value < 2**64:  # Triton's error type for an int no 64-bit argument holds
+            raise OverflowError(f"argument '{name}': the integer {value} does not fit in 64 bits "
+                                "(int64 or uint64)")
         ty = Semantic.literal_dtype(value)  # the same rule as an integer literal in a kernel
         if not specialize_ints:
             return ArgSpec(name, "scalar", ty)

@@ -22,10 +22,10 @@ from ..interpreter import InterpreterBuilder, Memory
 from ..interpreter.assignments import interpretable
 
 
-def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
+def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int], num_warps: int = 4) -> None:
     memory = Memory()
     builder = InterpreterBuilder(memory)
-    semantic = Semantic(builder, concrete=True)
+    semantic = Semantic(builder, concrete=True, num_warps=num_warps)
     semantic.debug = os.environ.get("TILE_DEBUG") == "1" or jit_fn.debug
     copies: list[tuple[torch.Tensor, torch.Tensor]] = []
     with semantic_scope(semantic):
