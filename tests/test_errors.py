@@ -245,7 +245,7 @@ def test_launch_with_bad_grid_and_num_warps():
     x = torch.randn(8)
     with pytest.raises(ValueError, match=r"grid must have 1 to 3 dimensions"):
         copy_kernel[(1, 1, 1, 1)](x, x, 8, BLOCK=8)
-    with pytest.raises(ValueError, match=r"num_warps must be a power of two, got 3"):
+    with pytest.raises(ValueError, match=r"num_warps must be a power of 2, got 3"):
         copy_kernel[(1,)](x, x, 8, BLOCK=8, num_warps=3)
 
 
