@@ -126,7 +126,7 @@ def if_branch_types_kernel(x_ptr, flag):
 
 def test_if_branches_with_different_types():
     error = compile_error(if_branch_types_kernel, {"x_ptr": "*fp32", "flag": "i32"})
-    assert_points_at(error, "if flag > 0:", r"variable 'y' has type float32 in the `if` branch but int32")
+    assert_points_at(error, "if flag > 0:", r"Mismatched type for y: float32 in the `if` branch but int32")
 
 
 @inductor_tile.jit

@@ -22,7 +22,7 @@ from xdsl.rewriter import InsertPoint
 from ...language import builtins as tl_builtins
 from ...language import dtypes as T
 from ...language.core import constexpr, is_builtin, tensor
-from ...language.semantic import Semantic
+from ...language.semantic import Semantic, _is_literal
 from ..errors import CompilationError
 from .specialization import ArgSpec
 
@@ -128,6 +128,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.returned = False
         self.loop_depth = 0  # enclosing loops and branches on runtime values
         self.in_loop = 0  # enclosing loops on runtime values
+        self.at_tail = True  # the statement being generated is the last one the function runs on its path
+        self.is_kernel = False  # the launched function (not an inlined helper): it returns no value
         first = linecache.getline(jit_fn.filename, jit_fn.first_line)  # the source was dedented by this much
         self.indent = len(first) - len(first.lstrip()) if first.strip() else 0
 
@@ -175,17 +177,23 @@ class CodeGenerator(ast.NodeVisitor):
     # Functions and statements
     # ===--------------------------------------------------------------------===
     def visit_statements(self, stmts: list[ast.stmt]) -> None:
-        for i, stmt in enumerate(stmts):
-            if self.returned:
-                break
-            rest = stmts[i + 1:]
-            if rest and isinstance(stmt, ast.If) and _has_return(stmt):
-                # an early `return` in a branch: what follows the `if` runs in the branches that go on
-                # (as if written there), so a branch on a runtime value needs no jump out of it
-                body, orelse = _then(stmt.body, rest), _then(stmt.orelse, rest)
-                self.visit(ast.copy_location(ast.If(test=stmt.test, body=body, orelse=orelse), stmt))
-                break
-            self.visit(stmt)
+        outer_tail = self.at_tail
+        try:
+            for i, stmt in enumerate(stmts):
+                if self.returned:
+                    break
+                rest = stmts[i + 1:]
+                self.at_tail = outer_tail and not rest
+                if rest and isinstance(stmt, ast.If) and _has_return(stmt):
+                    # an early `return` in a branch: what follows the `if` runs in the branches that go on
+                    # (as if written there), so a branch on a runtime value needs no jump out of it
+                    body, orelse = _then(stmt.body, rest), _then(stmt.orelse, rest)
+                    self.at_tail = outer_tail
+                    self.visit(ast.copy_location(ast.If(test=stmt.test, body=body, orelse=orelse), stmt))
+                    break
+                self.visit(stmt)
+        finally:
+            self.at_tail = outer_tail
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         self.visit_statements(node.body)
@@ -194,8 +202,8 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         if self.in_loop:
             raise self.unsupported(node, "`return` inside a loop on a runtime value")
-        if self.loop_depth and node.value is not None:
-            raise self.unsupported(node, "returning a value from a branch on a runtime value")
+        if self.is_kernel and node.value is not None:
+            raise self.error(node, "a kernel cannot return a value; write results with tl.store")
         self.return_value = None if node.value is None else self.visit(node.value)
         self.returned = True
 
@@ -258,8 +266,10 @@ class CodeGenerator(ast.NodeVisitor):
     # ===--------------------------------------------------------------------===
     def visit_If(self, node: ast.If) -> None:
         cond = self.visit(node.test)
-        if _is_tile(cond) and _constant_of(cond) is not None:  # `a = False` ... `if a:` picks its branch now
-            cond = constexpr(_constant_of(cond))
+        if _is_tile(cond) and _constant_of(cond) is not None and not _has_return(node):
+            cond = constexpr(_constant_of(cond))  # `a = False` ... `if a:` picks its branch now
+        # (with a `return` inside, it stays a branch on a runtime value, as in Triton: the paths that
+        # return nothing then give an undefined value of the returned type)
         if not _is_tile(cond):
             self.visit_statements(node.body if _unwrap(cond) else node.orelse)
             return
@@ -272,16 +282,23 @@ class CodeGenerator(ast.NodeVisitor):
     def dynamic_if(self, node: ast.If, cond: tensor) -> None:
         before = dict(self.scope)
         saved_ip = self.builder.insertion_point
-        branches = []
+        at_tail = self.at_tail
+        branches, outcomes = [], []
         for body in (node.body, node.orelse):
             block = self.builder.new_block([])
             self.builder.insertion_point = InsertPoint.at_end(block)
             self.scope = dict(before)
             self.loop_depth += 1
+            self.returned, self.return_value = False, None
+            self.at_tail = at_tail
             self.visit_statements(body)
             self.loop_depth -= 1
+            outcomes.append((self.returned, self.return_value))
             self.returned = False  # a `return` in a branch ends only the branch (see visit_statements)
             branches.append((block, self.scope))
+        self.at_tail = at_tail
+        if any(returned and value is not None for returned, value in outcomes):
+            return self.dynamic_if_returning(node, cond, branches, outcomes, at_tail, saved_ip, before)
         names = [n for n in assigned_names(node.body + node.orelse)
                  if all(n in scope for _, scope in branches)
                  and not all(scope[n] is before.get(n) for _, scope in branches)]
@@ -295,6 +312,65 @@ class CodeGenerator(ast.NodeVisitor):
             count = len(self.flatten_value(node, branches[0][1][name], name))
             self.scope[name] = self.rebuild_value(branches[0][1][name], results[:count])
             results = results[count:]
+        if all(returned for returned, _ in outcomes):  # `return` (no value) on both paths
+            self.returned, self.return_value = True, None
+
+    def dynamic_if_returning(self, node: ast.If, cond: tensor, branches: list, outcomes: list, at_tail: bool,
+                             saved_ip: Any, before: dict) -> None:
+        """A branch on a runtime value that returns a value on at least one path: the returned value is
+        the `scf.if`'s results. A path that falls off the end of the function gives an undefined value
+        (`ub.poison`) of the same type, as in Triton; paths returning different types are an error."""
+        values = [value for returned, value in outcomes if returned]
+        if not all(returned for returned, _ in outcomes) and not at_tail:
+            raise self.unsupported(node, "a value returned on some paths of a branch on a runtime value while the "
+                                         "others go on to more statements (return on every path, or move them)")
+        kinds = [self.return_type(node, value) for value in values]
+        if any(kind != kinds[0] for kind in kinds):
+            raise self.error(node, f"Inconsistent return types: {kinds[0]} and "
+                                   f"{next(k for k in kinds if k != kinds[0])} (every `return` of a function must "
+                                   "give the same type)")
+        template = values[0]
+        parts = self.flatten_return(node, template)
+        for (block, _), (returned, value) in zip(branches, outcomes):
+            self.builder.insertion_point = InsertPoint.at_end(block)
+            if returned:
+                handles = [t.handle for t in self.flatten_return(node, value)]
+            else:
+                handles = [self.poison(t.type) for t in parts]
+            self.builder.create_yield(handles)
+        self.builder.insertion_point = saved_ip
+        results = self.builder.insert_if(cond.handle, branches[0][0], branches[1][0], [t.type for t in parts])
+        self.scope = before
+        self.returned = True
+        self.return_value = self.rebuild_return(template, [tensor(r, t.type) for r, t in zip(results, parts)])
+
+    def poison(self, ty: Any) -> Any:
+        """An undefined value of type `ty` (a block: the undefined scalar, splat)."""
+        scalar = self.builder.create_poison(ty.scalar)
+        return self.builder.create_splat(scalar, ty) if ty.is_block() else scalar
+
+    def return_type(self, node: ast.AST, value: Any) -> str:
+        """How a returned value's type is shown and compared ("void" for no value)."""
+        if value is None:
+            return "void"
+        if isinstance(_unwrap(value), (tuple, list)):
+            return "(" + ", ".join(self.return_type(node, v) for v in _unwrap(value)) + ")"
+        return ", ".join(str(t.type) for t in self.flatten_value(node, value, "the returned value"))
+
+    def flatten_return(self, node: ast.AST, value: Any) -> list[tensor]:
+        if isinstance(_unwrap(value), (tuple, list)):
+            return [t for v in _unwrap(value) for t in self.flatten_return(node, v)]
+        return self.flatten_value(node, value, "the returned value")
+
+    def rebuild_return(self, template: Any, tensors: list[tensor]) -> Any:
+        if isinstance(_unwrap(template), (tuple, list)):
+            parts = []
+            for v in _unwrap(template):
+                count = len(self.flatten_return(None, v))
+                parts.append(self.rebuild_return(v, tensors[:count]))
+                tensors = tensors[count:]
+            return tuple(parts)
+        return self.rebuild_value(template, tensors)
 
     def yield_values(self, node: ast.AST, branch: tuple[Any, dict], names: list[str], types: list | None) -> list[tensor]:
         block, scope = branch
@@ -309,8 +385,8 @@ class CodeGenerator(ast.NodeVisitor):
                 raise self.error(node, "a variable holds different kinds of values in the `if` and `else` branches")
             for name, value, ty in zip(value_names, values, types):
                 if value.type != ty:
-                    raise self.error(node, f"variable '{name}' has type {ty} in the `if` branch but {value.type} in the "
-                                           "`else` branch; both branches must give it the same type")
+                    raise self.error(node, f"Mismatched type for {name}: {ty} in the `if` branch but {value.type} in "
+                                           "the `else` branch; both branches must give it the same type")
         self.builder.create_yield([v.handle for v in values])
         return values
 
@@ -350,9 +426,13 @@ class CodeGenerator(ast.NodeVisitor):
         bounds = [_unwrap(v) for v in (iterator.start, iterator.end, iterator.step)]
         if not all(isinstance(b, int) for b in bounds):
             raise self.error(node.iter, "tl.static_range bounds must be compile-time integers")
-        for i in range(*bounds):
-            self.assign(node.target, constexpr(i), keep_numbers=True)
-            self.visit_statements(node.body)
+        at_tail, self.at_tail = self.at_tail, False  # more iterations may follow a path's last statement
+        try:
+            for i in range(*bounds):
+                self.assign(node.target, constexpr(i), keep_numbers=True)
+                self.visit_statements(node.body)
+        finally:
+            self.at_tail = at_tail
 
     def dynamic_for(self, node: ast.For, iterator: tl_builtins.range) -> None:
         step = _unwrap(iterator.step)
@@ -552,7 +632,59 @@ class CodeGenerator(ast.NodeVisitor):
         cond = self.visit(node.test)
         if not _is_tile(cond):
             return self.visit(node.body if _unwrap(cond) else node.orelse)
-        return self.semantic.where(cond, self.visit(node.body), self.visit(node.orelse))
+        if cond.type.is_block() and cond.type.numel != 1:  # a block condition chooses element by element
+            then_value, else_value = self.visit(node.body), self.visit(node.orelse)
+            self.check_ternary_types(node, then_value, else_value)
+            return self.semantic.where(cond, then_value, else_value)
+        if cond.type.is_block():  # a block of one element is its element
+            cond = self.semantic.reduce(self.semantic.reshape(cond, (1,)), 0, "max")
+        return self.dynamic_if_exp(node, self.semantic.cast(cond, T.int1))
+
+    def dynamic_if_exp(self, node: ast.IfExp, cond: tensor) -> Any:
+        """`a if c else b` on a runtime scalar `c`: an `scf.if`, so only the chosen side runs (its stores and
+        atomics too). Numbers and tiles of different types meet in the type an operator would give them."""
+        saved_ip = self.builder.insertion_point
+        blocks, values = [], []
+        for arm in (node.body, node.orelse):
+            blocks.append(self.builder.new_block([]))
+            self.builder.insertion_point = InsertPoint.at_end(blocks[-1])
+            values.append(self.visit(arm))
+        if all(_unwrap(v) is None for v in values):  # for the side effects only
+            for block in blocks:
+                self.builder.insertion_point = InsertPoint.at_end(block)
+                self.builder.create_yield([])
+            self.builder.insertion_point = saved_ip
+            self.builder.insert_if(cond.handle, blocks[0], blocks[1], [])
+            return None
+        self.check_ternary_types(node, *values)
+        literal = [_is_literal(v) for v in values]
+        types = [self.semantic.literal_dtype(v) if lit else v.dtype for v, lit in zip(values, literal)]
+        ty = types[0] if types[0].is_ptr() else self.semantic.computation_type(types[0], literal[0], types[1],
+                                                                                literal[1], False)
+        shapes = [tuple(v.type.shape) for v in values if _is_tile(v) and v.type.is_block()]
+        shape = shapes[0] if shapes else ()
+        for other in shapes[1:]:
+            shape = self.semantic.broadcast_shapes(shape, other)
+        for block, value, lit in zip(blocks, values, literal):
+            self.builder.insertion_point = InsertPoint.at_end(block)
+            value = self.semantic.literal(value, ty) if lit else value if ty.is_ptr() else self.semantic.cast(value, ty)
+            if shape:
+                value = self.semantic.broadcast_to_shape(value, shape)
+            self.builder.create_yield([value.handle])
+        self.builder.insertion_point = saved_ip
+        result_type = T.block_type(ty, shape) if shape else ty
+        (result,) = self.builder.insert_if(cond.handle, blocks[0], blocks[1], [result_type])
+        return tensor(result, result_type)
+
+    def check_ternary_types(self, node: ast.IfExp, then_value: Any, else_value: Any) -> None:
+        """The two sides of a ternary on a runtime value must be numbers or tiles, and pointers of one type."""
+        values = (then_value, else_value)
+        pointers = [v.dtype for v in values if _is_tile(v) and v.dtype.is_ptr()]
+        mismatch = pointers and (len(pointers) == 1 or pointers[0] != pointers[1])  # pointers are never converted
+        if mismatch or not all(_is_tile(v) or _is_literal(v) for v in values):
+            then_type, else_type = (v.type if _is_tile(v) else type(_unwrap(v)).__name__ for v in values)
+            raise self.error(node, f"Ternary expression with dynamic condition has inconsistent types {then_type} "
+                                   f"and {else_type}")
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         value = self.visit(node.value)
@@ -638,10 +770,8 @@ def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any, num_warps: in
         else:
             scope[spec.name] = tensor(handle_of[spec.name], spec.type)
     generator = CodeGenerator(jit_fn, semantic, scope)
+    generator.is_kernel = True
     with semantic_scope(semantic):
-        tree = jit_fn.parse()
-        if tree.body and isinstance(tree.body[-1], ast.Return) and tree.body[-1].value is not None:
-            raise generator.error(tree.body[-1], "a kernel cannot return a value; write results with tl.store")
-        generator.visit(tree)
+        generator.visit(jit_fn.parse())
     builder.create_return()
     return builder.module

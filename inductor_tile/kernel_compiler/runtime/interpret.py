@@ -52,7 +52,8 @@ def _to_language(jit_fn: Any, name: str, value: Any, semantic: Semantic, memory:
             copies.append((value, cpu_copy))
             value = cpu_copy
         address = memory.register(value)
-        return tensor(torch.tensor(address, dtype=torch.int64), pointer_type(element))
+        const = name in getattr(jit_fn, "const_names", ())
+        return tensor(torch.tensor(address, dtype=torch.int64), pointer_type(element, const=const))
     if isinstance(value, (bool, int, float)):
         return semantic.to_tensor(value)
     raise TypeError(

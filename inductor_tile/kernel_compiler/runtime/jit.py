@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from ... import config as _config
-from ...language.core import constexpr, current_semantic
+from ...language.core import const, constexpr, current_semantic
 from ..frontend.specialization import ArgSpec, specialize
 from . import device_assert
 
@@ -63,6 +63,13 @@ def _is_constexpr_annotation(annotation: Any) -> bool:
     return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
 
 
+def _is_const_annotation(annotation: Any) -> bool:
+    if annotation is const:
+        return True
+    # a string annotation (quoted, or made a string by `from __future__ import annotations`)
+    return isinstance(annotation, str) and annotation.strip("'\"").split(".")[-1] == "const"
+
+
 class JITFunction:
     """A kernel (or helper) written in the tile language."""
 
@@ -78,6 +85,9 @@ class JITFunction:
         self.arg_names = list(self.signature.parameters)
         self.constexpr_names = {
             name for name, p in self.signature.parameters.items() if _is_constexpr_annotation(p.annotation)
+        }
+        self.const_names = {  # pointers the kernel only reads (`ptr: tl.const`)
+            name for name, p in self.signature.parameters.items() if _is_const_annotation(p.annotation)
         }
         self.do_not_specialize = set(do_not_specialize)
         lines, self.first_line = inspect.getsourcelines(fn)
@@ -158,7 +168,8 @@ class JITFunction:
 
     def specialize(self, bound: dict[str, Any]) -> list[ArgSpec]:
         return [
-            specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize)
+            specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize,
+                       name in self.const_names)
             for name, value in bound.items()
         ]
 
