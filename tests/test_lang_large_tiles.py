@@ -91,3 +91,23 @@ def test_permute_and_reductions_through_memory(memory_shuffles, gen):
     assert "shuffle_indices" in kernel.asm["llir"]
     permuted = x.permute(2, 1, 0, 3)
     assert torch.equal(out, permuted.max(1).values.sum(0, dtype=torch.int32))
+
+
+@inductor_tile.jit
+def gather_rows_kernel(x_ptr, index_ptr, y_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, M)[:, None] * N + tl.arange(0, N)[None, :])
+    where = tl.arange(0, K)[:, None] * N + tl.arange(0, N)[None, :]
+    picked = tl.gather(x, tl.load(index_ptr + where), 0)  # [K, N]: y[k, n] = x[index[k, n], n]
+    tl.store(y_ptr + where, picked)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int16])
+def test_gather_through_memory_loops(memory_shuffles, dtype, gen):
+    """The CPU gather's stores to and loads from its scratch array run as loops past the threshold."""
+    K = 2 * M
+    x = torch.randn(M, N, generator=gen).to(dtype) if dtype.is_floating_point else \
+        torch.randint(-1000, 1000, (M, N), generator=gen).to(dtype)
+    index = torch.randint(0, M, (K, N), generator=gen, dtype=torch.int32)
+    y = torch.full((K, N), -5, dtype=dtype)
+    gather_rows_kernel[(1,)](x, index, y, M, N, K)
+    assert torch.equal(y, torch.gather(x, 0, index.long()))

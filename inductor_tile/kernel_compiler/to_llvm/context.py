@@ -158,31 +158,51 @@ class LoweringContext:
         LLVM's code generation of a shufflevector grows with its length (a 16384-element one took
         tens of seconds)."""
         b = self.builder
-        element, count = vector.type.element, len(indices)
-        memory = I8 if element == I1 else element  # an i1 vector in memory would be bit-packed
-        if element == I1:
-            vector = b.zext(vector, ir.VectorType(I8, vector.type.count))
-        source, result = self.stack_array(memory, vector.type.count, 0), self.stack_array(memory, count, 1)
-        align = 8 if isinstance(memory, ir.PointerType) else byte_size(memory)  # the arrays': not the vector's
-        b.store(vector, b.bitcast(source, vector.type.as_pointer()), align=align)
+        count = len(indices)
+        source = self.vector_to_stack(vector, 0)
+        result = self.stack_array(source.type.pointee.element, count, 1)
         table_type = ir.ArrayType(I32, count)
         table = ir.GlobalVariable(self.module, table_type, name=self.module.get_unique_name("shuffle_indices"))
         table.global_constant, table.linkage, table.initializer = True, "private", ir.Constant(table_type, indices)
         zero = ir.Constant(I32, 0)
-        entry, loop, done = b.block, b.append_basic_block("shuffle.loop"), b.append_basic_block("shuffle.done")
+
+        def move(i: ir.Value) -> None:
+            index = b.load(b.gep(table, [zero, i], inbounds=True))
+            b.store(b.load(b.gep(source, [zero, index], inbounds=True)), b.gep(result, [zero, i], inbounds=True))
+
+        self.counted_loop(count, move)
+        return self.vector_from_stack(result, vector.type.element)
+
+    def vector_to_stack(self, vector: ir.Value, slot: int) -> ir.Value:
+        """A stack array (see stack_array) holding `vector`'s elements; i1 elements as bytes (an i1 vector in
+        memory would be bit-packed)."""
+        memory = I8 if vector.type.element == I1 else vector.type.element
+        if vector.type.element == I1:
+            vector = self.builder.zext(vector, ir.VectorType(I8, vector.type.count))
+        array = self.stack_array(memory, vector.type.count, slot)
+        self.builder.store(vector, self.builder.bitcast(array, vector.type.as_pointer()), align=_align(memory))
+        return array
+
+    def vector_from_stack(self, array: ir.Value, element: ir.Type) -> ir.Value:
+        """The vector of elements `element` a stack array holds (the inverse of vector_to_stack)."""
+        memory, count = array.type.pointee.element, array.type.pointee.count
+        out = self.builder.load(self.builder.bitcast(array, ir.VectorType(memory, count).as_pointer()),
+                                align=_align(memory))
+        return self.builder.trunc(out, ir.VectorType(I1, count)) if element == I1 else out
+
+    def counted_loop(self, count: int, body: Callable[[ir.Value], None]) -> None:
+        """Emit `for i in range(count): body(i)` (i an i32) as an LLVM loop; the builder ends after it."""
+        b = self.builder
+        entry, loop, done = b.block, b.append_basic_block("elements.loop"), b.append_basic_block("elements.done")
         b.branch(loop)
         b.position_at_end(loop)
         i = b.phi(I32)
-        i.add_incoming(zero, entry)
-        index = b.load(b.gep(table, [zero, i], inbounds=True))
-        item = b.load(b.gep(source, [zero, index], inbounds=True))
-        b.store(item, b.gep(result, [zero, i], inbounds=True))
+        i.add_incoming(ir.Constant(I32, 0), entry)
+        body(i)
         following = b.add(i, ir.Constant(I32, 1))
-        i.add_incoming(following, loop)
+        i.add_incoming(following, b.block)
         b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
         b.position_at_end(done)
-        out = b.load(b.bitcast(result, ir.VectorType(memory, count).as_pointer()), align=align)
-        return b.trunc(out, ir.VectorType(I1, count)) if element == I1 else out
 
     def stack_array(self, element: ir.Type, count: int, slot: int) -> ir.Value:
         """A stack array of `count` elements allocated once in the entry block and shared by every user of
@@ -211,6 +231,11 @@ class LoweringContext:
 
 
 _NO_ENCODING = TensorType(IntegerType(1), [1]).encoding
+
+
+def _align(memory: ir.Type) -> int:
+    """The alignment of a stack array of `memory` elements (not the larger one of a vector of them)."""
+    return 8 if isinstance(memory, ir.PointerType) else byte_size(memory)
 
 
 def byte_size(ty: ir.Type) -> int:
