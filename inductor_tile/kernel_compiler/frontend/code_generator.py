@@ -380,14 +380,23 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
 
     def dynamic_for(self, node: ast.For, iterator: tl_builtins.range) -> None:
         step = _unwrap(iterator.step)
-        if isinstance(step, int) and step <= 0:
-            raise self.error(node.iter, f"loop step must be positive, got {step}")
-        lb, ub, step = (self.semantic.to_tensor(v) for v in (iterator.start, iterator.end, iterator.step))
+        if isinstance(step, int) and step == 0:
+            raise self.error(node.iter, "loop step must not be 0")
+        descending = isinstance(step, int) and step < 0  # a compile-time negative step counts down
+        lb, ub, step = (self.semantic.to_tensor(v) for v in (iterator.start, iterator.end,
+                                                                 -step if descending else iterator.step))
         for bound in (lb, ub, step):
             if bound.type.is_block() or not bound.dtype.is_int():
                 raise self.error(node.iter, f"loop bounds must be integer scalars, got {bound.type}")
         index_type = T.int64 if any(b.dtype.int_bitwidth == 64 for b in (lb, ub, step)) else T.int32
         lb, ub, step = (self.semantic.cast(b, index_type) for b in (lb, ub, step))
+        first, stride = lb, step
+        if descending:  # i = first - k * |step| for k in [0, cdiv(first - end, |step|)), none when first <= end
+            span = self.semantic.sub(lb, ub)
+            count = self.semantic.floordiv(self.semantic.add(span, self.semantic.sub(step, 1)), step)
+            lb = self.semantic.cast(self.semantic.to_tensor(0), index_type)
+            ub = self.semantic.where(self.semantic.gt(span, 0), count, 0)
+            step = self.semantic.cast(self.semantic.to_tensor(1), index_type)
 
         before = dict(self.scope)
         carried = [n for n in assigned_names(node.body) if n in before and n != node.target.id]
@@ -399,6 +408,8 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
         self.builder.insertion_point = InsertPoint.at_end(body)
         self.scope = dict(before)
         self.scope[node.target.id] = tensor(body.args[0], index_type)
+        if descending:
+            self.scope[node.target.id] = self.semantic.sub(first, self.semantic.mul(self.scope[node.target.id], stride))
         args = [tensor(arg, init.type) for arg, init in zip(body.args[1:], inits)]
         for name in carried:
             self.scope[name], args = self.rebuild_value(before[name], args[:len(parts[name])]), args[len(parts[name]):]
