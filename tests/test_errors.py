@@ -126,7 +126,7 @@ def if_branch_types_kernel(x_ptr, flag):
 
 def test_if_branches_with_different_types():
     error = compile_error(if_branch_types_kernel, {"x_ptr": "*fp32", "flag": "i32"})
-    assert_points_at(error, "if flag > 0:", r"variable 'y' has type float32 in the `if` branch but int32")
+    assert_points_at(error, "if flag > 0:", r"Mismatched type for y: float32 in the `if` branch but int32")
 
 
 @inductor_tile.jit
@@ -245,7 +245,7 @@ def test_launch_with_bad_grid_and_num_warps():
     x = torch.randn(8)
     with pytest.raises(ValueError, match=r"grid must have 1 to 3 dimensions"):
         copy_kernel[(1, 1, 1, 1)](x, x, 8, BLOCK=8)
-    with pytest.raises(ValueError, match=r"num_warps must be a power of two, got 3"):
+    with pytest.raises(ValueError, match=r"num_warps must be a power of 2, got 3"):
         copy_kernel[(1,)](x, x, 8, BLOCK=8, num_warps=3)
 
 

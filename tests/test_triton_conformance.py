@@ -62,3 +62,10 @@ def test_tool_classifies_and_survives_crashes(tmp_path: Path, capsys):
     report(results, 1.0)
     out = capsys.readouterr().out
     assert "2 passed, 2 failed, 2 not applicable" in out
+
+
+def test_tests_that_refuse_cpu_tensors_are_not_applicable():
+    from inductor_tile.tools.triton_conformance import _family_reason
+
+    assert "CPU tensors" in _family_reason("test_core.py::test_pointer_arguments")
+    assert _family_reason("test_core.py::test_pointer_arguments_extra") is None

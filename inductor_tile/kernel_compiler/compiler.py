@@ -130,7 +130,7 @@ def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps:
     from .runtime import disk_cache
 
     meta = entry.metadata
-    kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, asm=dict(entry.asm),
+    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, asm=dict(entry.asm),
                             shared_bytes=int(meta.get("shared_bytes", 0)), entry=meta["entry"], binary=entry.binary,
                             cache_key=entry.key, from_disk=True,
                             perf_findings=perf_warnings.from_json(meta.get("perf_findings", []), jit_fn))
@@ -182,10 +182,10 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
 
-    module = generate_ttir(jit_fn, specs, TTIRBuilder())
+    module = generate_ttir(jit_fn, specs, TTIRBuilder(), num_warps)
     sites = _sanitize(module) if sanitize else None
     module = optimize_ttir(module)
-    kernel = CompiledKernel(jit_fn.__name__, specs, target, num_warps, module=module, num_stages=num_stages)
+    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, module=module, num_stages=num_stages)
     kernel.asm["ttir"] = print_ir(module)
     if sites is not None:
         kernel.asm["sanitizer"] = json.dumps(sites)

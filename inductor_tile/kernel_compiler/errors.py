@@ -32,6 +32,7 @@ class CompilationError(Exception):
         self.fn_name = fn_name
         self.filename = filename
         self.message = message
+        self.error_message = message  # Triton's name for it
         self.internal = internal
         self.lineno = first_line + getattr(node, "lineno", 1) - 1
         self.col = getattr(node, "col_offset", 0)

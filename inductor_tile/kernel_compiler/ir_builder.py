@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects import arith, func, math, scf
+from xdsl.dialects import arith, func, math, scf, ub
 from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
@@ -231,6 +231,10 @@ class TTIRBuilder(LanguageOpsBuilder):
 
     def create_make_range(self, start: int, end: int, ty: block_type) -> SSAValue:
         return self._value(tt.MakeRangeOp(start, end))
+
+    def create_poison(self, ty: dtype) -> SSAValue:
+        """An undefined scalar (`ub.poison`): what a function path that returns nothing gives."""
+        return self._value(ub.PoisonOp(to_ir_type(ty)))
 
     def create_splat(self, x: SSAValue, ty: block_type) -> SSAValue:
         return self._value(tt.SplatOp(x, to_ir_type(ty)))

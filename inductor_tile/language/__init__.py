@@ -11,7 +11,7 @@ from .builtins import (
     store, sum, view, where, zeros, zeros_like,
     atomic_add, atomic_and, atomic_cas, atomic_max, atomic_min, atomic_or, atomic_xchg, atomic_xor,
 )
-from .core import constexpr, tensor
+from .core import const, constexpr, tensor
 from . import extra
 from .dtypes import (
     bfloat16, block_type, dtype, float16, float32, float64, int1, int8, int16, int32, int64, pointer_type,
@@ -20,7 +20,7 @@ from .dtypes import (
 
 __all__ = [
     "abs", "arange", "argmax", "argmin", "bfloat16", "block_type", "broadcast", "broadcast_to", "cdiv", "ceil",
-    "constexpr", "cos", "div_rn", "dtype", "erf", "exp", "exp2", "expand_dims", "extra", "float16", "float32", "float64",
+    "const", "constexpr", "cos", "div_rn", "dtype", "erf", "exp", "exp2", "expand_dims", "extra", "float16", "float32", "float64",
     "floor", "fma", "full", "int1", "int8", "int16", "int32", "int64", "load", "log", "log2", "max",
     "max_contiguous", "maximum", "min", "minimum", "multiple_of", "num_programs", "pointer_type", "program_id",
     "range", "reshape", "rsqrt", "sigmoid", "sin", "sqrt", "sqrt_rn", "static_assert", "static_print",

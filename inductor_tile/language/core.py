@@ -63,6 +63,11 @@ def _unwrap(x: Any) -> Any:
     return x.value if isinstance(x, constexpr) else x
 
 
+class const:
+    """The annotation `ptr: tl.const`: the kernel only reads through this pointer argument. Its type is
+    then a const pointer (`*kfp32`): storing through it is a compile error."""
+
+
 class constexpr:
     """A value known when the kernel is compiled. Also the annotation `BLOCK: tl.constexpr`.
 

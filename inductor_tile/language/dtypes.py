@@ -10,6 +10,11 @@ from dataclasses import dataclass
 from functools import reduce
 
 
+#: the module path dtype reprs start with: where the language is imported from (the Triton import shim,
+#: tools/triton_shim.py, makes it `triton.language`)
+LANGUAGE_MODULE = "inductor_tile.language"
+
+
 class dtype:
     """A scalar element type. Instances are interned: compare with `==` or `is`."""
 
@@ -74,6 +79,9 @@ class dtype:
     def is_ptr(self) -> bool:
         return False
 
+    def is_const(self) -> bool:
+        return False
+
     def is_block(self) -> bool:
         return False
 
@@ -105,7 +113,8 @@ class dtype:
         return _SIGNATURE_OF[self.name]
 
     def __repr__(self) -> str:
-        return f"tl.{_PUBLIC_NAME[self.name]}"
+        """An expression that evaluates to this dtype (Triton's rule), e.g. `inductor_tile.language.float32`."""
+        return f"{LANGUAGE_MODULE}.{_PUBLIC_NAME[self.name]}"
 
     def __str__(self) -> str:
         return _PUBLIC_NAME[self.name]
@@ -122,25 +131,36 @@ class dtype:
 
 
 class pointer_type(dtype):
-    """Pointer to `element_ty` in global memory: `tl.pointer_type(tl.float32)` is `*fp32`."""
+    """Pointer to `element_ty` in global memory: `tl.pointer_type(tl.float32)` is `*fp32`.
 
-    _cache: dict[str, "pointer_type"] = {}
+    `const=True` (a parameter annotated `tl.const`) points to data the kernel only reads: `*kfp32`.
+    Constness is part of the type: a store through it is an error, and a variable cannot be a const
+    pointer on one path and a plain one on another."""
 
-    def __new__(cls, element_ty: dtype):
-        key = element_ty.name
+    _cache: dict[tuple[str, bool], "pointer_type"] = {}
+
+    def __new__(cls, element_ty: dtype, address_space: int = 1, const: bool = False):
+        if address_space != 1:
+            raise ValueError(f"pointer_type: only global memory (address_space=1) is supported, got {address_space}")
+        key = (element_ty.to_ir_string(), bool(const))
         if key not in cls._cache:
             obj = object.__new__(cls)
             obj.name = "ptr"
             obj.element_ty = element_ty
             obj.primitive_bitwidth = 64
+            obj.const = bool(const)
+            obj.address_space = 1
             cls._cache[key] = obj
         return cls._cache[key]
 
-    def __init__(self, element_ty: dtype):
+    def __init__(self, element_ty: dtype, address_space: int = 1, const: bool = False):
         pass
 
     def is_ptr(self) -> bool:
         return True
+
+    def is_const(self) -> bool:
+        return self.const
 
     def is_int(self) -> bool:
         return False
@@ -149,16 +169,17 @@ class pointer_type(dtype):
         return False
 
     def to_ir_string(self) -> str:
-        return "*" + self.element_ty.to_ir_string()
+        return ("*k" if self.const else "*") + self.element_ty.to_ir_string()
 
     def __repr__(self) -> str:
-        return f"tl.pointer_type({self.element_ty!r})"
+        const = ", const=True" if self.const else ""
+        return f"{LANGUAGE_MODULE}.pointer_type({self.element_ty!r}{const})"
 
     def __str__(self) -> str:
-        return f"pointer<{self.element_ty}>"
+        return f"{'const ' if self.const else ''}pointer<{self.element_ty}>"
 
     def __reduce__(self):
-        return (pointer_type, (self.element_ty,))
+        return (pointer_type, (self.element_ty, 1, self.const))
 
 
 @dataclass(frozen=True)
@@ -226,6 +247,8 @@ def _lookup_dtype(name: str) -> dtype:
 def dtype_from_signature(text: str) -> dtype:
     """Parse a Triton signature string: `*fp16` -> pointer_type(float16), `i32` -> int32."""
     text = text.strip()
+    if text.startswith("*k"):
+        return pointer_type(dtype_from_signature(text[2:]), const=True)
     if text.startswith("*"):
         return pointer_type(dtype_from_signature(text[1:]))
     if text in _FROM_SIGNATURE:

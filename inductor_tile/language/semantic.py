@@ -41,6 +41,13 @@ def _with_shape(scalar_ty: dtype, like: dtype | block_type) -> dtype | block_typ
     return block_type(scalar_ty, like.shape) if like.is_block() else scalar_ty
 
 
+def _check_writable(ptr: tensor, what: str) -> None:
+    """Stores and atomics refuse pointers to constant data (parameters annotated tl.const)."""
+    if ptr.dtype.is_const():
+        raise TileValueError(f"{what}: Cannot store to a constant pointer ({ptr.dtype}: the parameter is "
+                             "annotated tl.const)")
+
+
 class Semantic(LanguageSemantic, BlockPointerSemantic):
     """The language's rules, building through `builder`.
 
@@ -48,9 +55,10 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
     flow (`if x:`, `range(n)`) may read; the compiler's handles have no value yet.
     """
 
-    def __init__(self, builder: Builder, concrete: bool = False):
+    def __init__(self, builder: Builder, concrete: bool = False, num_warps: int = 4):
         self.builder = builder
         self.concrete = concrete
+        self.num_warps = num_warps  # the launch's (tl.extra.cuda.num_warps())
 
     # ===--------------------------------------------------------------------===
     # Conversions
@@ -595,6 +603,7 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         ptr = self.to_tensor(ptr)
         if not ptr.dtype.is_ptr():
             raise TileTypeError(f"tl.store expects a pointer or a block of pointers, got {ptr.dtype}")
+        _check_writable(ptr, "tl.store")
         value = self.to_tensor(value)
         if value.type.is_block() and not ptr.type.is_block():
             ptr = self.broadcast_to_shape(ptr, value.type.shape)
@@ -656,6 +665,7 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         ptr = self.to_tensor(ptr)
         if not ptr.dtype.is_ptr():
             raise TileTypeError(f"{name} expects a pointer or a block of pointers, got {ptr.dtype}")
+        _check_writable(ptr, name)
         elt = ptr.dtype.element_ty
         if elt.is_int() and elt.int_bitwidth not in (32, 64):
             raise TileTypeError(

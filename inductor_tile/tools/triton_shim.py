@@ -100,7 +100,7 @@ class JITFunction(_JITFunction):
 
 def jit(fn: Any = None, **options: Any) -> Any:
     def make(f: Any) -> JITFunction:
-        kernel = JITFunction(f, tuple(options.get("do_not_specialize", ()) or ()))
+        kernel = JITFunction(f, tuple(options.get("do_not_specialize", ()) or ()), repr=options.get("repr"))
         kernel.debug = bool(options.get("debug", False))
         return kernel
 
@@ -223,8 +223,11 @@ def install(device: str = "cpu") -> None:
     """Make `import triton...` resolve to inductor_tile for the rest of this process."""
     global _device
     _device = device
+    from inductor_tile.language import dtypes
+
+    dtypes.LANGUAGE_MODULE = "triton.language"  # dtype reprs evaluate where the language is imported from
     libdevice = _Proxy("triton.language.extra.libdevice", _tl.extra.libdevice)
-    cuda = _Proxy("triton.language.extra.cuda", None, libdevice=libdevice)
+    cuda = _Proxy("triton.language.extra.cuda", _tl.extra.cuda, libdevice=libdevice)
     extra = _Proxy("triton.language.extra", _tl.extra, libdevice=libdevice, cuda=cuda)
     _language.__dict__.update(extra=extra, core=_language, math=_Proxy("triton.language.math", _tl.math),
                               standard=_language, semantic=_Proxy("triton.language.semantic"))

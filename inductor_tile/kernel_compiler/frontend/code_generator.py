@@ -24,6 +24,7 @@ from ...language import dtypes as T
 from ...language.core import constexpr, is_builtin, tensor
 from ...language.semantic import Semantic
 from ..errors import CompilationError
+from .branch_values import BranchValues
 from .specialization import ArgSpec
 
 _BINARY_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -114,7 +115,7 @@ def _then(branch: list[ast.stmt], rest: list[ast.stmt]) -> list[ast.stmt]:
     return branch if _ends_in_return(branch) else branch + rest
 
 
-class CodeGenerator(ast.NodeVisitor):
+class CodeGenerator(BranchValues, ast.NodeVisitor):
     """Generates one function body (the kernel, or an inlined @jit helper)."""
 
     def __init__(self, jit_fn: Any, semantic: Semantic, scope: dict[str, Any]):
@@ -128,6 +129,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.returned = False
         self.loop_depth = 0  # enclosing loops and branches on runtime values
         self.in_loop = 0  # enclosing loops on runtime values
+        self.at_tail = True  # the statement being generated is the last one the function runs on its path
+        self.is_kernel = False  # the launched function (not an inlined helper): it returns no value
         first = linecache.getline(jit_fn.filename, jit_fn.first_line)  # the source was dedented by this much
         self.indent = len(first) - len(first.lstrip()) if first.strip() else 0
 
@@ -175,17 +178,23 @@ class CodeGenerator(ast.NodeVisitor):
     # Functions and statements
     # ===--------------------------------------------------------------------===
     def visit_statements(self, stmts: list[ast.stmt]) -> None:
-        for i, stmt in enumerate(stmts):
-            if self.returned:
-                break
-            rest = stmts[i + 1:]
-            if rest and isinstance(stmt, ast.If) and _has_return(stmt):
-                # an early `return` in a branch: what follows the `if` runs in the branches that go on
-                # (as if written there), so a branch on a runtime value needs no jump out of it
-                body, orelse = _then(stmt.body, rest), _then(stmt.orelse, rest)
-                self.visit(ast.copy_location(ast.If(test=stmt.test, body=body, orelse=orelse), stmt))
-                break
-            self.visit(stmt)
+        outer_tail = self.at_tail
+        try:
+            for i, stmt in enumerate(stmts):
+                if self.returned:
+                    break
+                rest = stmts[i + 1:]
+                self.at_tail = outer_tail and not rest
+                if rest and isinstance(stmt, ast.If) and _has_return(stmt):
+                    # an early `return` in a branch: what follows the `if` runs in the branches that go on
+                    # (as if written there), so a branch on a runtime value needs no jump out of it
+                    body, orelse = _then(stmt.body, rest), _then(stmt.orelse, rest)
+                    self.at_tail = outer_tail
+                    self.visit(ast.copy_location(ast.If(test=stmt.test, body=body, orelse=orelse), stmt))
+                    break
+                self.visit(stmt)
+        finally:
+            self.at_tail = outer_tail
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> Any:
         self.visit_statements(node.body)
@@ -194,8 +203,8 @@ class CodeGenerator(ast.NodeVisitor):
     def visit_Return(self, node: ast.Return) -> None:
         if self.in_loop:
             raise self.unsupported(node, "`return` inside a loop on a runtime value")
-        if self.loop_depth and node.value is not None:
-            raise self.unsupported(node, "returning a value from a branch on a runtime value")
+        if self.is_kernel and node.value is not None:
+            raise self.error(node, "a kernel cannot return a value; write results with tl.store")
         self.return_value = None if node.value is None else self.visit(node.value)
         self.returned = True
 
@@ -258,8 +267,10 @@ class CodeGenerator(ast.NodeVisitor):
     # ===--------------------------------------------------------------------===
     def visit_If(self, node: ast.If) -> None:
         cond = self.visit(node.test)
-        if _is_tile(cond) and _constant_of(cond) is not None:  # `a = False` ... `if a:` picks its branch now
-            cond = constexpr(_constant_of(cond))
+        if _is_tile(cond) and _constant_of(cond) is not None and not _has_return(node):
+            cond = constexpr(_constant_of(cond))  # `a = False` ... `if a:` picks its branch now
+        # (with a `return` inside, it stays a branch on a runtime value, as in Triton: the paths that
+        # return nothing then give an undefined value of the returned type)
         if not _is_tile(cond):
             self.visit_statements(node.body if _unwrap(cond) else node.orelse)
             return
@@ -272,16 +283,23 @@ class CodeGenerator(ast.NodeVisitor):
     def dynamic_if(self, node: ast.If, cond: tensor) -> None:
         before = dict(self.scope)
         saved_ip = self.builder.insertion_point
-        branches = []
+        at_tail = self.at_tail
+        branches, outcomes = [], []
         for body in (node.body, node.orelse):
             block = self.builder.new_block([])
             self.builder.insertion_point = InsertPoint.at_end(block)
             self.scope = dict(before)
             self.loop_depth += 1
+            self.returned, self.return_value = False, None
+            self.at_tail = at_tail
             self.visit_statements(body)
             self.loop_depth -= 1
+            outcomes.append((self.returned, self.return_value))
             self.returned = False  # a `return` in a branch ends only the branch (see visit_statements)
             branches.append((block, self.scope))
+        self.at_tail = at_tail
+        if any(returned and value is not None for returned, value in outcomes):
+            return self.dynamic_if_returning(node, cond, branches, outcomes, at_tail, saved_ip, before)
         names = [n for n in assigned_names(node.body + node.orelse)
                  if all(n in scope for _, scope in branches)
                  and not all(scope[n] is before.get(n) for _, scope in branches)]
@@ -295,6 +313,8 @@ class CodeGenerator(ast.NodeVisitor):
             count = len(self.flatten_value(node, branches[0][1][name], name))
             self.scope[name] = self.rebuild_value(branches[0][1][name], results[:count])
             results = results[count:]
+        if all(returned for returned, _ in outcomes):  # `return` (no value) on both paths
+            self.returned, self.return_value = True, None
 
     def yield_values(self, node: ast.AST, branch: tuple[Any, dict], names: list[str], types: list | None) -> list[tensor]:
         block, scope = branch
@@ -309,8 +329,8 @@ class CodeGenerator(ast.NodeVisitor):
                 raise self.error(node, "a variable holds different kinds of values in the `if` and `else` branches")
             for name, value, ty in zip(value_names, values, types):
                 if value.type != ty:
-                    raise self.error(node, f"variable '{name}' has type {ty} in the `if` branch but {value.type} in the "
-                                           "`else` branch; both branches must give it the same type")
+                    raise self.error(node, f"Mismatched type for {name}: {ty} in the `if` branch but {value.type} in "
+                                           "the `else` branch; both branches must give it the same type")
         self.builder.create_yield([v.handle for v in values])
         return values
 
@@ -350,20 +370,33 @@ class CodeGenerator(ast.NodeVisitor):
         bounds = [_unwrap(v) for v in (iterator.start, iterator.end, iterator.step)]
         if not all(isinstance(b, int) for b in bounds):
             raise self.error(node.iter, "tl.static_range bounds must be compile-time integers")
-        for i in range(*bounds):
-            self.assign(node.target, constexpr(i), keep_numbers=True)
-            self.visit_statements(node.body)
+        at_tail, self.at_tail = self.at_tail, False  # more iterations may follow a path's last statement
+        try:
+            for i in range(*bounds):
+                self.assign(node.target, constexpr(i), keep_numbers=True)
+                self.visit_statements(node.body)
+        finally:
+            self.at_tail = at_tail
 
     def dynamic_for(self, node: ast.For, iterator: tl_builtins.range) -> None:
         step = _unwrap(iterator.step)
-        if isinstance(step, int) and step <= 0:
-            raise self.error(node.iter, f"loop step must be positive, got {step}")
-        lb, ub, step = (self.semantic.to_tensor(v) for v in (iterator.start, iterator.end, iterator.step))
+        if isinstance(step, int) and step == 0:
+            raise self.error(node.iter, "loop step must not be 0")
+        descending = isinstance(step, int) and step < 0  # a compile-time negative step counts down
+        lb, ub, step = (self.semantic.to_tensor(v) for v in (iterator.start, iterator.end,
+                                                                 -step if descending else iterator.step))
         for bound in (lb, ub, step):
             if bound.type.is_block() or not bound.dtype.is_int():
                 raise self.error(node.iter, f"loop bounds must be integer scalars, got {bound.type}")
         index_type = T.int64 if any(b.dtype.int_bitwidth == 64 for b in (lb, ub, step)) else T.int32
         lb, ub, step = (self.semantic.cast(b, index_type) for b in (lb, ub, step))
+        first, stride = lb, step
+        if descending:  # i = first - k * |step| for k in [0, cdiv(first - end, |step|)), none when first <= end
+            span = self.semantic.sub(lb, ub)
+            count = self.semantic.floordiv(self.semantic.add(span, self.semantic.sub(step, 1)), step)
+            lb = self.semantic.cast(self.semantic.to_tensor(0), index_type)
+            ub = self.semantic.where(self.semantic.gt(span, 0), count, 0)
+            step = self.semantic.cast(self.semantic.to_tensor(1), index_type)
 
         before = dict(self.scope)
         carried = [n for n in assigned_names(node.body) if n in before and n != node.target.id]
@@ -375,6 +408,8 @@ class CodeGenerator(ast.NodeVisitor):
         self.builder.insertion_point = InsertPoint.at_end(body)
         self.scope = dict(before)
         self.scope[node.target.id] = tensor(body.args[0], index_type)
+        if descending:
+            self.scope[node.target.id] = self.semantic.sub(first, self.semantic.mul(self.scope[node.target.id], stride))
         args = [tensor(arg, init.type) for arg, init in zip(body.args[1:], inits)]
         for name in carried:
             self.scope[name], args = self.rebuild_value(before[name], args[:len(parts[name])]), args[len(parts[name]):]
@@ -552,7 +587,13 @@ class CodeGenerator(ast.NodeVisitor):
         cond = self.visit(node.test)
         if not _is_tile(cond):
             return self.visit(node.body if _unwrap(cond) else node.orelse)
-        return self.semantic.where(cond, self.visit(node.body), self.visit(node.orelse))
+        if cond.type.is_block() and cond.type.numel != 1:  # a block condition chooses element by element
+            then_value, else_value = self.visit(node.body), self.visit(node.orelse)
+            self.check_ternary_types(node, then_value, else_value)
+            return self.semantic.where(cond, then_value, else_value)
+        if cond.type.is_block():  # a block of one element is its element
+            cond = self.semantic.reduce(self.semantic.reshape(cond, (1,)), 0, "max")
+        return self.dynamic_if_exp(node, self.semantic.cast(cond, T.int1))
 
     def visit_Attribute(self, node: ast.Attribute) -> Any:
         value = self.visit(node.value)
@@ -618,15 +659,16 @@ class CodeGenerator(ast.NodeVisitor):
             raise
 
 
-def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any) -> Any:
-    """Build the TTIR module of `jit_fn` specialized for `specs` (one per parameter)."""
+def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any, num_warps: int = 4) -> Any:
+    """Build the TTIR module of `jit_fn` specialized for `specs` (one per parameter), launched with
+    `num_warps` (which `tl.extra.cuda.num_warps()` gives)."""
     from ...language.core import semantic_scope
 
-    semantic = Semantic(builder)
+    semantic = Semantic(builder, num_warps=num_warps)
     semantic.debug = os.environ.get("TILE_DEBUG") == "1" or jit_fn.debug
     runtime = [s for s in specs if s.kind != "constexpr"]
     arg_attrs = [{"tt.divisibility": 16} if s.divisible_by_16 else {} for s in runtime]
-    handles = builder.create_function(jit_fn.__name__, [s.type for s in runtime], arg_attrs)
+    handles = builder.create_function(jit_fn.kernel_name(specs), [s.type for s in runtime], arg_attrs)
     handle_of = dict(zip([s.name for s in runtime], handles))
     scope: dict[str, Any] = {}
     for spec in specs:
@@ -637,10 +679,8 @@ def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any) -> Any:
         else:
             scope[spec.name] = tensor(handle_of[spec.name], spec.type)
     generator = CodeGenerator(jit_fn, semantic, scope)
+    generator.is_kernel = True
     with semantic_scope(semantic):
-        tree = jit_fn.parse()
-        if tree.body and isinstance(tree.body[-1], ast.Return) and tree.body[-1].value is not None:
-            raise generator.error(tree.body[-1], "a kernel cannot return a value; write results with tl.store")
-        generator.visit(tree)
+        generator.visit(jit_fn.parse())
     builder.create_return()
     return builder.module

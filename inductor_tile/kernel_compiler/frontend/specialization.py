@@ -43,18 +43,24 @@ class ArgSpec:
         return (self.name, self.type.to_ir_string(), self.divisible_by_16, self.equal_to_1)
 
 
-def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool = True) -> ArgSpec:
-    """The ArgSpec of one launch argument (raises TypeError for values a kernel cannot take)."""
+def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool = True,
+               is_const: bool = False) -> ArgSpec:
+    """The ArgSpec of one launch argument (raises TypeError for values a kernel cannot take).
+    `is_const`: the parameter is annotated `tl.const` (a tensor becomes a const pointer)."""
     if is_constexpr or value is None:
         return ArgSpec(name, "constexpr", value=value)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         element = TORCH_TO_TILE.get(value.dtype)
         if element is None:
             raise TypeError(f"argument '{name}': tensors of dtype {value.dtype} are not supported")
-        return ArgSpec(name, "pointer", pointer_type(element), divisible_by_16=value.data_ptr() % 16 == 0)
+        return ArgSpec(name, "pointer", pointer_type(element, const=is_const),
+                       divisible_by_16=value.data_ptr() % 16 == 0)
     if isinstance(value, bool):
         return ArgSpec(name, "scalar", T.int1)
     if isinstance(value, int):
+        if not -2**63 <= value < 2**64:  # Triton's error type for an int no 64-bit argument holds
+            raise OverflowError(f"argument '{name}': the integer {value} does not fit in 64 bits "
+                                "(int64 or uint64)")
         ty = Semantic.literal_dtype(value)  # the same rule as an integer literal in a kernel
         if not specialize_ints:
             return ArgSpec(name, "scalar", ty)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import builtin, func, math, scf
+from xdsl.dialects import builtin, func, math, scf, ub
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
@@ -13,9 +13,9 @@ from .ttg import TTG
 
 
 def make_context() -> Context:
-    """A context with builtin, arith (tile-capable, see `arith_ext`), math, scf, func, tt and ttg."""
+    """A context with builtin, arith (tile-capable, see `arith_ext`), math, scf, func, ub, tt and ttg."""
     ctx = Context()
-    for dialect in (builtin.Builtin, Arith, math.Math, scf.Scf, func.Func, TT, TTG):
+    for dialect in (builtin.Builtin, Arith, math.Math, scf.Scf, func.Func, ub.UB, TT, TTG):
         ctx.load_dialect(dialect)
     return ctx
 

@@ -22,10 +22,10 @@ from ..interpreter import InterpreterBuilder, Memory
 from ..interpreter.assignments import interpretable
 
 
-def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int]) -> None:
+def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int], num_warps: int = 4) -> None:
     memory = Memory()
     builder = InterpreterBuilder(memory)
-    semantic = Semantic(builder, concrete=True)
+    semantic = Semantic(builder, concrete=True, num_warps=num_warps)
     semantic.debug = os.environ.get("TILE_DEBUG") == "1" or jit_fn.debug
     copies: list[tuple[torch.Tensor, torch.Tensor]] = []
     with semantic_scope(semantic):
@@ -52,7 +52,8 @@ def _to_language(jit_fn: Any, name: str, value: Any, semantic: Semantic, memory:
             copies.append((value, cpu_copy))
             value = cpu_copy
         address = memory.register(value)
-        return tensor(torch.tensor(address, dtype=torch.int64), pointer_type(element))
+        const = name in getattr(jit_fn, "const_names", ())
+        return tensor(torch.tensor(address, dtype=torch.int64), pointer_type(element, const=const))
     if isinstance(value, (bool, int, float)):
         return semantic.to_tensor(value)
     raise TypeError(

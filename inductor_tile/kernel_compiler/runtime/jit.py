@@ -17,7 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from ... import config as _config
-from ...language.core import constexpr, current_semantic
+from ...language.core import const, constexpr, current_semantic
 from ..frontend.specialization import ArgSpec, specialize
 from . import device_assert
 
@@ -63,13 +63,21 @@ def _is_constexpr_annotation(annotation: Any) -> bool:
     return isinstance(annotation, str) and annotation.split(".")[-1] == "constexpr"
 
 
+def _is_const_annotation(annotation: Any) -> bool:
+    if annotation is const:
+        return True
+    # a string annotation (quoted, or made a string by `from __future__ import annotations`)
+    return isinstance(annotation, str) and annotation.strip("'\"").split(".")[-1] == "const"
+
+
 class JITFunction:
     """A kernel (or helper) written in the tile language."""
 
     debug = False  # @jit(debug=True): device assertions are compiled in (as with TILE_DEBUG=1)
 
-    def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = ()):
+    def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = (), repr: Callable | None = None):
         self.fn = fn
+        self.repr_fn = repr  # @jit(repr=f): f(specialization) names each compiled kernel (Triton's option)
         self.__name__ = fn.__name__
         self.__doc__ = fn.__doc__
         self.__module__ = fn.__module__
@@ -77,6 +85,9 @@ class JITFunction:
         self.arg_names = list(self.signature.parameters)
         self.constexpr_names = {
             name for name, p in self.signature.parameters.items() if _is_constexpr_annotation(p.annotation)
+        }
+        self.const_names = {  # pointers the kernel only reads (`ptr: tl.const`)
+            name for name, p in self.signature.parameters.items() if _is_const_annotation(p.annotation)
         }
         self.do_not_specialize = set(do_not_specialize)
         lines, self.first_line = inspect.getsourcelines(fn)
@@ -90,6 +101,18 @@ class JITFunction:
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__name__})"
+
+    def kernel_name(self, specs: list[Any]) -> str:
+        """The compiled kernel's name: the function's, or what `@jit(repr=f)`'s `f` gives for this
+        specialization. `f` gets an object with `signature` (parameter -> type string: `*fp32`, `i32`,
+        `constexpr`) and `constants` (parameter -> value, for constexprs and ints specialized as 1)."""
+        if self.repr_fn is None:
+            return self.__name__
+        name = self.repr_fn(Specialization.of(specs))
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"@jit(repr=...) of `{self.__name__}` must return an identifier (a kernel name), "
+                             f"got {name!r}")
+        return name
 
     # --- source ------------------------------------------------------------
     def parse(self) -> ast.FunctionDef:
@@ -145,7 +168,8 @@ class JITFunction:
 
     def specialize(self, bound: dict[str, Any]) -> list[ArgSpec]:
         return [
-            specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize)
+            specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize,
+                       name in self.const_names)
             for name, value in bound.items()
         ]
 
@@ -188,7 +212,7 @@ class JITFunction:
 
         bound = self.bind(args, kwargs)
         check_num_warps(self.__name__, num_warps)
-        interpret_launch(self, bound, resolve_grid(grid, bound))
+        interpret_launch(self, bound, resolve_grid(grid, bound), num_warps)
 
     def precompile(self, specs: list[ArgSpec], target: str, num_warps: int = 4,
                    elsewhere: Callable[[], Future | None] | None = None,
@@ -243,6 +267,30 @@ class JITFunction:
         return compiled
 
 
+class Specialization:
+    """What `@jit(repr=f)` passes to `f`: `signature` (parameter -> type string) and `constants`
+    (parameter -> value of every constexpr and of every int argument specialized as 1)."""
+
+    def __init__(self, signature: dict[str, str], constants: dict[str, Any]):
+        self.signature = signature
+        self.constants = constants
+
+    @classmethod
+    def of(cls, specs: list[Any]) -> "Specialization":
+        signature, constants = {}, {}
+        for spec in specs:
+            if spec.kind == "constexpr":
+                signature[spec.name], constants[spec.name] = "constexpr", spec.value
+            elif spec.equal_to_1:  # compiled as the constant 1
+                signature[spec.name], constants[spec.name] = "constexpr", 1
+            else:
+                signature[spec.name] = spec.type.to_ir_string()
+        return cls(signature, constants)
+
+    def __repr__(self) -> str:
+        return f"Specialization(signature={self.signature}, constants={self.constants})"
+
+
 _PLAIN_CONSTANTS = (int, float, bool, str, type(None), constexpr)
 
 
@@ -291,9 +339,14 @@ def _source_hash(jit_fn: JITFunction, visiting: set[int]) -> str:
     return h.hexdigest()
 
 
+class NumWarpsError(ValueError, AssertionError):
+    """A launch's num_warps is not a power of two. Triton raises AssertionError here, our launches raised
+    ValueError: this is both, so code written against either catches it."""
+
+
 def check_num_warps(name: str, num_warps: int) -> None:
     if not _is_power_of_two(num_warps):
-        raise ValueError(f"{name}[grid](...): num_warps must be a power of two, got {num_warps}")
+        raise NumWarpsError(f"{name}[grid](...): num_warps must be a power of 2, got {num_warps}")
 
 
 def launch_target(bound: dict[str, Any]) -> str:
@@ -329,10 +382,12 @@ def resolve_grid(grid: Any, bound: dict[str, Any]) -> tuple[int, int, int]:
     return grid + (1,) * (3 - len(grid))  # type: ignore[return-value]
 
 
-def jit(fn: Callable | None = None, *, do_not_specialize: tuple[str, ...] = (), **unused: Any) -> Any:
-    """Decorator: compile `fn` as a tile kernel (or helper). Usable as @jit or @jit(...)."""
+def jit(fn: Callable | None = None, *, do_not_specialize: tuple[str, ...] = (), repr: Callable | None = None,
+        **unused: Any) -> Any:
+    """Decorator: compile `fn` as a tile kernel (or helper). Usable as @jit or @jit(...).
+    `repr`: a function of the specialization naming each compiled kernel (see `JITFunction.kernel_name`)."""
     def make(f: Callable) -> JITFunction:
-        kernel = JITFunction(f, tuple(do_not_specialize))
+        kernel = JITFunction(f, tuple(do_not_specialize), repr=repr)
         kernel.debug = bool(unused.get("debug", False))  # tl.device_assert compiled in
         return kernel
 

@@ -19,6 +19,9 @@ from ..ir.tt_types import PointerType
 from .target import Target
 
 I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
+
+#: longer element shuffles go through a stack array on the CPU (LoweringContext.shuffle_through_memory)
+MAX_REGISTER_SHUFFLE = 4096
 F32, F64 = ir.FloatType(), ir.DoubleType()
 
 Rule = Callable[["LoweringContext", Operation], None]
@@ -70,6 +73,7 @@ class LoweringContext:
     values: dict[SSAValue, ir.Value] = field(default_factory=dict)
     shared_bytes: int = 0  # dynamic shared memory the kernel needs (the largest exchange)
     scalar_lanes: int = 0  # >0 while a combine region runs on vectors: scalar types lower to this many lanes
+    stack_arrays: dict[tuple, ir.Value] = field(default_factory=dict)  # see stack_array
 
     # --- values -----------------------------------------------------------------------
     def get(self, ssa: SSAValue) -> ir.Value:
@@ -143,8 +147,71 @@ class LoweringContext:
         """New vector whose element i is vector[indices[i]] (returns `vector` for the identity)."""
         if indices == list(range(vector.type.count)):
             return vector
+        if self.single_thread and len(indices) > MAX_REGISTER_SHUFFLE:
+            return self.shuffle_through_memory(vector, indices)
         mask = ir.Constant(ir.VectorType(I32, len(indices)), indices)
         return self.builder.shuffle_vector(vector, vector, mask)
+
+    def shuffle_through_memory(self, vector: ir.Value, indices: list[int]) -> ir.Value:
+        """`shuffle` for long vectors: store the vector in a stack array, copy element indices[i] to i in a
+        loop over a constant index table, load the result. Code size and compile time stay constant;
+        LLVM's code generation of a shufflevector grows with its length (a 16384-element one took
+        tens of seconds)."""
+        b = self.builder
+        count = len(indices)
+        source = self.vector_to_stack(vector, 0)
+        result = self.stack_array(source.type.pointee.element, count, 1)
+        table_type = ir.ArrayType(I32, count)
+        table = ir.GlobalVariable(self.module, table_type, name=self.module.get_unique_name("shuffle_indices"))
+        table.global_constant, table.linkage, table.initializer = True, "private", ir.Constant(table_type, indices)
+        zero = ir.Constant(I32, 0)
+
+        def move(i: ir.Value) -> None:
+            index = b.load(b.gep(table, [zero, i], inbounds=True))
+            b.store(b.load(b.gep(source, [zero, index], inbounds=True)), b.gep(result, [zero, i], inbounds=True))
+
+        self.counted_loop(count, move)
+        return self.vector_from_stack(result, vector.type.element)
+
+    def vector_to_stack(self, vector: ir.Value, slot: int) -> ir.Value:
+        """A stack array (see stack_array) holding `vector`'s elements; i1 elements as bytes (an i1 vector in
+        memory would be bit-packed)."""
+        memory = I8 if vector.type.element == I1 else vector.type.element
+        if vector.type.element == I1:
+            vector = self.builder.zext(vector, ir.VectorType(I8, vector.type.count))
+        array = self.stack_array(memory, vector.type.count, slot)
+        self.builder.store(vector, self.builder.bitcast(array, vector.type.as_pointer()), align=_align(memory))
+        return array
+
+    def vector_from_stack(self, array: ir.Value, element: ir.Type) -> ir.Value:
+        """The vector of elements `element` a stack array holds (the inverse of vector_to_stack)."""
+        memory, count = array.type.pointee.element, array.type.pointee.count
+        out = self.builder.load(self.builder.bitcast(array, ir.VectorType(memory, count).as_pointer()),
+                                align=_align(memory))
+        return self.builder.trunc(out, ir.VectorType(I1, count)) if element == I1 else out
+
+    def counted_loop(self, count: int, body: Callable[[ir.Value], None]) -> None:
+        """Emit `for i in range(count): body(i)` (i an i32) as an LLVM loop; the builder ends after it."""
+        b = self.builder
+        entry, loop, done = b.block, b.append_basic_block("elements.loop"), b.append_basic_block("elements.done")
+        b.branch(loop)
+        b.position_at_end(loop)
+        i = b.phi(I32)
+        i.add_incoming(ir.Constant(I32, 0), entry)
+        body(i)
+        following = b.add(i, ir.Constant(I32, 1))
+        i.add_incoming(following, b.block)
+        b.cbranch(b.icmp_unsigned("<", following, ir.Constant(I32, count)), loop, done)
+        b.position_at_end(done)
+
+    def stack_array(self, element: ir.Type, count: int, slot: int) -> ir.Value:
+        """A stack array of `count` elements allocated once in the entry block and shared by every user of
+        the same (element, count, slot): the kernel's stack stays bounded however many use it."""
+        key = (str(element), count, slot)
+        if key not in self.stack_arrays:
+            with self.builder.goto_entry_block():
+                self.stack_arrays[key] = self.builder.alloca(ir.ArrayType(element, count))
+        return self.stack_arrays[key]
 
     def map_elements(self, vector: ir.Value, fn) -> ir.Value:
         """Apply a scalar function to every element of a vector (or to a scalar)."""
@@ -164,6 +231,11 @@ class LoweringContext:
 
 
 _NO_ENCODING = TensorType(IntegerType(1), [1]).encoding
+
+
+def _align(memory: ir.Type) -> int:
+    """The alignment of a stack array of `memory` elements (not the larger one of a vector of them)."""
+    return 8 if isinstance(memory, ir.PointerType) else byte_size(memory)
 
 
 def byte_size(ty: ir.Type) -> int:

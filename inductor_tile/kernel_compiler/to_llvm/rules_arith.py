@@ -55,6 +55,15 @@ def lower_constant(ctx: LoweringContext, op: Operation) -> None:
         raise NotImplementedError(f"arith.constant with value {attr}")
 
 
+@lowering("ub.poison")
+def lower_poison(ctx: LoweringContext, op: Operation) -> None:
+    """An undefined scalar: LLVM's `poison` (what a function path returning nothing gives). Given by an
+    instruction (`select true, poison, poison`, which LLVM folds), so that rules folding constants
+    (splats) treat it as any other value."""
+    poison = ir.FormattedConstant(ctx.llvm_type(op.results[0].type), "poison")
+    _set(ctx, op, ctx.builder.select(ir.Constant(I1, 1), poison, poison))
+
+
 # ===------------------------------------------------------------------------===
 # Integer arithmetic
 # ===------------------------------------------------------------------------===

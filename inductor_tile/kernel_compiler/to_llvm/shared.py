@@ -15,6 +15,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..ir.layouts import LayoutMap
+from . import context as _context
 from .context import I1, I8, I32, LoweringContext, byte_size
 from .rules_tensor import index_vectors
 
@@ -29,6 +30,12 @@ def linear_indices(ctx: LoweringContext, lmap: LayoutMap, shape: tuple[int, ...]
     return linear
 
 
+def _in_a_loop(ctx: LoweringContext, count: int) -> bool:
+    """Long slot vectors of the CPU move element by element in a loop: one extract/insert per element
+    made LLVM's code generation slow (Triton's test_gather: a 16384-element gather timed out)."""
+    return ctx.single_thread and count > _context.MAX_REGISTER_SHUFFLE
+
+
 def _splat(like: ir.Value, value: int) -> ir.Constant:
     return ir.Constant(like.type, [value] * like.type.count)
 
@@ -38,6 +45,15 @@ def store_slots(ctx: LoweringContext, base: ir.Value, value: ir.Value, offsets: 
     b = ctx.builder
     element = value.type.element
     memory = I8 if element == I1 else element
+    if _in_a_loop(ctx, value.type.count):
+        values, places, zero = ctx.vector_to_stack(value, 4), ctx.vector_to_stack(offsets, 5), ir.Constant(I32, 0)
+
+        def store(i: ir.Value) -> None:
+            pointer = b.gep(base, [b.load(b.gep(places, [zero, i], inbounds=True))], source_etype=memory)
+            b.store(b.load(b.gep(values, [zero, i], inbounds=True)), pointer)
+
+        ctx.counted_loop(value.type.count, store)
+        return
     for i in range(value.type.count):
         index = ir.Constant(I32, i)
         item = b.extract_element(value, index)
@@ -50,6 +66,16 @@ def store_slots(ctx: LoweringContext, base: ir.Value, value: ir.Value, offsets: 
 def load_slots(ctx: LoweringContext, base: ir.Value, offsets: ir.Value, element: ir.Type) -> ir.Value:
     b = ctx.builder
     memory = I8 if element == I1 else element
+    if _in_a_loop(ctx, offsets.type.count):
+        places, zero = ctx.vector_to_stack(offsets, 2), ir.Constant(I32, 0)
+        loaded = ctx.stack_array(memory, offsets.type.count, 3)
+
+        def load(i: ir.Value) -> None:
+            pointer = b.gep(base, [b.load(b.gep(places, [zero, i], inbounds=True))], source_etype=memory)
+            b.store(b.load(pointer, typ=memory), b.gep(loaded, [zero, i], inbounds=True))
+
+        ctx.counted_loop(offsets.type.count, load)
+        return ctx.vector_from_stack(loaded, element)
     out = ir.Constant(ir.VectorType(element, offsets.type.count), None)
     for i in range(offsets.type.count):
         index = ir.Constant(I32, i)

@@ -3,6 +3,6 @@
 `reductions` is this project's own (not Triton API): reductions Triton builds with `tl.reduce`.
 """
 
-from . import libdevice, reductions
+from . import cuda, libdevice, reductions
 
-__all__ = ["libdevice", "reductions"]
+__all__ = ["cuda", "libdevice", "reductions"]
