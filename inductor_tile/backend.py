@@ -160,7 +160,33 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
         stack.enter_context(matmul_templates_lowered())  # mm/addmm/bmm as tile templates where chosen
         if not config.inlining:
             stack.enter_context(_inlining_disabled())
-        return compile_fx_inner(gm, example_inputs, **kwargs)
+        try:
+            return compile_fx_inner(gm, example_inputs, **kwargs)
+        except Exception as error:  # noqa: BLE001 - Inductor's passes failed on this graph
+            if not config.eager_fallback or _dynamo_control_flow(error):
+                raise
+            from torch._functorch.aot_autograd import make_boxed_func
+
+            _note_eager_graph("an AOTAutograd graph", error)
+            return make_boxed_func(gm.forward)  # the graph's ATen ops, one by one
+
+
+def _dynamo_control_flow(error: Exception) -> bool:
+    """Exceptions Dynamo expects from a backend to restart or skip its analysis: never swallowed."""
+    from torch._dynamo import exc
+
+    return isinstance(error, (exc.RestartAnalysis, exc.SkipFrame))
+
+
+def _note_eager_graph(which: str, error: Exception) -> None:
+    """Count and report a graph that runs eagerly because it could not be compiled."""
+    from . import metrics
+
+    first = (str(error).strip().splitlines() or [""])[0][:300]
+    reason = f"{type(error).__name__}: {first}"
+    metrics.eager_graphs.append(reason)
+    log.warning("tile: %s could not be compiled and runs eagerly (TILE_EAGER_FALLBACK=0 raises instead): %s",
+                which, reason)
 
 
 def _note_compile(gm) -> None:
@@ -200,8 +226,16 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     if mode is not None and mode != "default":
         config_patches.update(torch._inductor.list_mode_options(mode))
     _note_compile(gm)
-    with tile_caches():
-        return compile_fx(gm, example_inputs, inner_compile=_tile_inner_compile, config_patches=config_patches)
+    from . import config
+
+    try:
+        with tile_caches():
+            return compile_fx(gm, example_inputs, inner_compile=_tile_inner_compile, config_patches=config_patches)
+    except Exception as error:  # noqa: BLE001 - AOTAutograd or Inductor failed before any kernel existed
+        if not config.eager_fallback or _dynamo_control_flow(error):
+            raise
+        _note_eager_graph("a Dynamo graph", error)
+        return gm.forward  # as backend="eager"
 
 
 __all__ = ["tile_backend", "tile_codegen_registered"]

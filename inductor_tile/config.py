@@ -27,6 +27,9 @@ variables give the defaults:
 - ``progress`` (``TILE_PROGRESS``, default on): while generated kernels compile for more than a
   second, one updating line on stderr says how many are done (only on a terminal, and not when
   the ``inductor_tile`` logger is set above WARNING).
+- ``eager_fallback`` (``TILE_EAGER_FALLBACK``, default on): a graph whose compilation raises
+  (Inductor's lowering or its symbolic-shape reasoning fails on it) runs eagerly, with a warning that
+  names the error; off: the error propagates, as with ``backend="inductor"``.
 - ``graph_cache`` (``TILE_GRAPH_CACHE``, default on): compiled graphs are stored on disk beside the
   kernel cache and reused by later processes (``graph_cache.py``); off: every process compiles anew.
 - ``elide_local_buffers`` (``TILE_ELIDE_LOCAL_BUFFERS``, default on): a buffer written and
@@ -102,6 +105,9 @@ precompile: bool = _env_flag("TILE_PRECOMPILE", True)
 compile_workers: int = int(os.environ.get("TILE_COMPILE_WORKERS")
                            or (min(8, (os.cpu_count() or 1) // 2) if (os.cpu_count() or 1) >= 4 else 0))
 graph_cache: bool = _env_flag("TILE_GRAPH_CACHE", True)
+# a graph that Inductor's passes cannot compile (a lowering error, a symbolic-shape bug) runs eagerly
+# with a warning instead of raising; off (TILE_EAGER_FALLBACK=0): the error propagates
+eager_fallback: bool = _env_flag("TILE_EAGER_FALLBACK", True)
 progress: bool = _env_flag("TILE_PROGRESS", True)
 elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 perf_warnings: bool = _env_flag("TILE_PERF_WARNINGS", False)

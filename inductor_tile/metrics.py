@@ -11,6 +11,8 @@
 - ``fallback_retries``: fallbacks whose first attempt Inductor's codegen refused, retried with
   its safe code (the C++ scalar kernel); the error, one entry per retry.
 - ``compiled_graphs``: graphs Dynamo handed to the backend (each forward and each recompilation).
+- ``eager_graphs``: graphs (Dynamo's, or AOTAutograd's forward/backward) that could not be compiled and
+  run eagerly instead (``config.eager_fallback``), one entry with the error each.
 - ``recompiles``: one entry per recompilation, with Dynamo's guard failure (why the earlier graphs
   did not serve the new inputs: new sizes, an int32 size guard, a dtype).
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
@@ -33,6 +35,7 @@ graph_cache_hits: int = 0
 graph_cache_misses: int = 0
 fallback_retries: list[str] = []
 compiled_graphs: int = 0
+eager_graphs: list[str] = []
 recompiles: list[str] = []
 kernel_sources: dict[str, str] = {}
 launch_lines: dict[str, str] = {}
@@ -52,6 +55,7 @@ def reset() -> None:
     fallback_kernels = 0
     fallback_reasons.clear()
     fallback_retries.clear()
+    eager_graphs.clear()
     compiled_graphs = 0
     recompiles.clear()
     kernel_sources.clear()

@@ -225,8 +225,8 @@ def _run_sample(op, sample, dtype):
                 torch._dynamo.reset()
             note = " (backend='inductor' fails too)" if shared else ""
             return "failed", [problem + note] + reasons, metrics.generated_kernels, metrics.fallback_kernels
-    generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels
-    reasons = [_strip_node(r) for r in metrics.fallback_reasons]
+    generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels + len(metrics.eager_graphs)
+    reasons = [_strip_node(r) for r in metrics.fallback_reasons] + [f"ran eagerly: {r}" for r in metrics.eager_graphs]
     if fallbacks:
         return "fell back", reasons, generated, fallbacks
     return ("correct" if generated else "no kernel"), [], generated, fallbacks
