@@ -17,10 +17,15 @@ def pytest_configure(config):
     # tests exercise codegen: a graph compiled by an earlier test must not come from the graph
     # cache (tests/test_graph_cache.py turns it on where it is the subject)
     os.environ.setdefault("TILE_GRAPH_CACHE", "0")
+    # a compile error in a test is a failure, not a graph quietly run eagerly (test_eager_fallback.py
+    # turns the fallback on where it is the subject)
+    os.environ.setdefault("TILE_EAGER_FALLBACK", "0")
     _share_cores_between_xdist_workers()
     import inductor_tile.config
 
-    inductor_tile.config.graph_cache = os.environ["TILE_GRAPH_CACHE"] not in ("0", "false", "off", "no")
+    off = ("0", "false", "off", "no")
+    inductor_tile.config.graph_cache = os.environ["TILE_GRAPH_CACHE"] not in off
+    inductor_tile.config.eager_fallback = os.environ["TILE_EAGER_FALLBACK"] not in off
     if not os.environ.get("PYTEST_XDIST_WORKER"):  # the process that reports
         config.stash[_SOURCES_AT_START] = _package_sources()
 

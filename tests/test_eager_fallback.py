@@ -22,6 +22,11 @@ def _inputs():
     return x, w
 
 
+@pytest.fixture(autouse=True)
+def fallback_on(monkeypatch):
+    monkeypatch.setattr(config, "eager_fallback", True)  # conftest turns it off for the other tests
+
+
 def _run(monkeypatch, target: str):
     def broken(*args, **kwargs):
         raise RuntimeError("simulated failure of Inductor's lowering")
