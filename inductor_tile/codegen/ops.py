@@ -482,6 +482,9 @@ class TileOps:
     atanh = _math("tl.extra.libdevice.atanh")
     trunc = _math("tl.extra.libdevice.trunc")
     round = _math("tl.extra.libdevice.nearbyint")  # torch.round: halfway cases to even
+    erfc = _math("tl.extra.libdevice.erfc")
+    lgamma = _math("tl.extra.libdevice.lgamma")
+    erfinv = _math("tl.extra.libdevice.erfinv")
     del _math
 
     def _math_binary(fn_name):
@@ -494,7 +497,15 @@ class TileOps:
 
     atan2 = _math_binary("tl.extra.libdevice.atan2")
     copysign = _math_binary("tl.extra.libdevice.copysign")
+    hypot = _math_binary("tl.extra.libdevice.hypot")
+    _nextafter = _math_binary("tl.extra.libdevice.nextafter")
     del _math_binary
+
+    def nextafter(self, a, b):
+        dtype = self._promote(a, b)
+        if dtype in (torch.float16, torch.bfloat16):  # computed in fp32, the step would round away
+            raise Unsupported(f"nextafter on {dtype}")
+        return self._nextafter(a, b)
 
     def fma(self, a, b, c):
         dtype = self._promote(a, b, c)

@@ -37,7 +37,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from inductor_tile.language.dtypes import block_type, dtype
 
-from .ir import arith_ext, tt, tt_memory
+from .ir import arith_ext, math_ext, tt, tt_memory
 from .ir.tt_types import PointerType, element_of
 from .ir.types import to_ir_type, wrap_int
 from .ir_builder_lang import LanguageOpsBuilder
@@ -75,6 +75,8 @@ BINARY_OPS: dict[str, type[Operation]] = {
     "powf": math.PowFOp,
     "atan2": math.Atan2Op,
     "copysign": math.CopySignOp,
+    "hypot": math_ext.HypotOp,
+    "nextafter": math_ext.NextafterOp,
 }
 UNARY_OPS: dict[str, type[Operation]] = {
     "exp": math.ExpOp,
@@ -107,6 +109,9 @@ UNARY_OPS: dict[str, type[Operation]] = {
     "trunc": math.TruncOp,
     "roundeven": math.RoundEvenOp,
     "round": math.RoundOp,
+    "erfc": math_ext.ErfcOp,
+    "lgamma": math_ext.LgammaOp,
+    "erfinv": math_ext.ErfinvOp,
 }
 CAST_OPS: dict[str, type[Operation]] = {
     "extf": arith.ExtFOp,

@@ -224,6 +224,8 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "powf": torch.pow,
     "atan2": torch.atan2,
     "copysign": torch.copysign,
+    "hypot": torch.hypot,
+    "nextafter": torch.nextafter,
 }
 
 def _sqrt(x: Tensor) -> Tensor:
@@ -245,7 +247,8 @@ _FLOAT_UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "tanh": torch.tanh, "log1p": torch.log1p, "expm1": torch.expm1, "log10": torch.log10, "tan": torch.tan,
     "sinh": torch.sinh, "cosh": torch.cosh, "asin": torch.asin, "acos": torch.acos, "atan": torch.atan,
     "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh, "trunc": torch.trunc,
-    "roundeven": torch.round, "round": _round_half_away,
+    "roundeven": torch.round, "round": _round_half_away, "erfc": torch.erfc, "lgamma": torch.lgamma,
+    "erfinv": torch.erfinv,
 }
 
 

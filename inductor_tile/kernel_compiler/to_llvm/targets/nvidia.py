@@ -28,7 +28,9 @@ _LIBDEVICE = {"exp": "__nv_exp", "exp2": "__nv_exp2", "log": "__nv_log", "log2":
               "cos": "__nv_cos", "erf": "__nv_erf", "tanh": "__nv_tanh", "log1p": "__nv_log1p", "expm1": "__nv_expm1",
               "log10": "__nv_log10", "tan": "__nv_tan", "sinh": "__nv_sinh", "cosh": "__nv_cosh", "asin": "__nv_asin",
               "acos": "__nv_acos", "atan": "__nv_atan", "asinh": "__nv_asinh", "acosh": "__nv_acosh",
-              "atanh": "__nv_atanh", "round": "__nv_round", "pow": "__nv_pow", "atan2": "__nv_atan2"}
+              "atanh": "__nv_atanh", "round": "__nv_round", "pow": "__nv_pow", "atan2": "__nv_atan2",
+              "erfc": "__nv_erfc", "lgamma": "__nv_lgamma", "erfinv": "__nv_erfinv", "hypot": "__nv_hypot",
+              "nextafter": "__nv_nextafter"}
 _INTRINSICS = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs",
                "trunc": "llvm.trunc", "roundeven": "llvm.rint", "copysign": "llvm.copysign"}
 

@@ -1,0 +1,40 @@
+"""The `math` dialect of TTIR: xdsl's math ops plus special functions it lacks.
+
+`math.erfc`, `math.lgamma`, `math.erfinv` (one float) and `math.hypot`, `math.nextafter`
+(two floats) have no MLIR op in xdsl; each is one pure elementwise op of the operand type,
+printed and parsed as `%r = math.erfc %x : f32`, lowered through the targets' math tables
+as the other math ops are.
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import math
+from xdsl.dialects.math import FloatingPointLikeBinaryMathOperation, FloatingPointLikeUnaryMathOperation
+from xdsl.ir import Dialect
+from xdsl.irdl import irdl_op_definition, traits_def
+from xdsl.traits import Pure, SameOperandsAndResultType
+
+
+def _unary(op_name: str, doc: str) -> type[FloatingPointLikeUnaryMathOperation]:
+    cls = type(f"{op_name.capitalize()}Op", (FloatingPointLikeUnaryMathOperation,),
+               {"name": f"math.{op_name}", "__doc__": doc, "__module__": __name__,
+                "traits": traits_def(Pure(), SameOperandsAndResultType())})
+    return irdl_op_definition(cls)
+
+
+def _binary(op_name: str, doc: str) -> type[FloatingPointLikeBinaryMathOperation]:
+    cls = type(f"{op_name.capitalize()}Op", (FloatingPointLikeBinaryMathOperation,),
+               {"name": f"math.{op_name}", "__doc__": doc, "__module__": __name__,
+                "traits": traits_def(Pure(), SameOperandsAndResultType())})
+    return irdl_op_definition(cls)
+
+
+ErfcOp = _unary("erfc", "1 - erf(x), accurate where erf(x) is near 1.")
+LgammaOp = _unary("lgamma", "log|Gamma(x)|.")
+ErfinvOp = _unary("erfinv", "The inverse of erf on (-1, 1); +-inf at +-1, NaN outside.")
+HypotOp = _binary("hypot", "sqrt(x^2 + y^2) without overflow or underflow on the way.")
+NextafterOp = _binary("nextafter", "The float next to x in the direction of y (y itself when x == y).")
+
+EXTRA_OPS = [ErfcOp, LgammaOp, ErfinvOp, HypotOp, NextafterOp]
+
+Math = Dialect("math", list(math.Math.operations) + EXTRA_OPS, list(math.Math.attributes))
