@@ -1,4 +1,4 @@
-"""Special functions in kernels: libdevice.erfc, lgamma, erfinv, hypot and nextafter.
+"""Special functions in kernels: libdevice.erfc, lgamma, digamma, erfinv, hypot and nextafter.
 
 Each runs in the interpreter and compiled for the CPU on float32 and float64, on random
 inputs plus edge values (+-0, +-inf, NaN, poles, the ends of erfinv's domain), into outputs
@@ -23,6 +23,7 @@ INF, NAN = math.inf, math.nan
 EDGES = {
     "erfc": [0.0, -0.0, INF, -INF, NAN, 30.0, -30.0, 1e-30, 9.0, 26.5],
     "lgamma": [0.0, -0.0, 1.0, 2.0, -1.0, -2.5, INF, -INF, NAN, 1e-30, 1e30, 0.5],
+    "digamma": [0.0, -0.0, -1.0, -2.0, INF, -INF, NAN, 1e-30, -1e-30, 1e30, -1e7 - 0.5, 0.5, 1.0, -2.5, 1.4616321],
     "erfinv": [0.0, -0.0, 1.0, -1.0, 1.5, -1.0000001, NAN, 0.5, 0.999999, -0.9999999, 1e-30, 0.0299],
 }
 BINARY_EDGES = [(3.0, 4.0), (INF, NAN), (NAN, -INF), (NAN, 1.0), (1e30, 1e30), (1e-30, 1e-30), (-0.0, 0.0),
@@ -35,10 +36,12 @@ def special_unary_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     mask = offs < n
     erfc_in = tl.load(x_ptr + offs, mask=mask)
     lgamma_in = tl.load(x_ptr + n + offs, mask=mask)
-    erfinv_in = tl.load(x_ptr + 2 * n + offs, mask=mask)
+    digamma_in = tl.load(x_ptr + 2 * n + offs, mask=mask)
+    erfinv_in = tl.load(x_ptr + 3 * n + offs, mask=mask)
     tl.store(out_ptr + offs, libdevice.erfc(erfc_in), mask=mask)
     tl.store(out_ptr + n + offs, libdevice.lgamma(lgamma_in), mask=mask)
-    tl.store(out_ptr + 2 * n + offs, libdevice.erfinv(erfinv_in), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, libdevice.digamma(digamma_in), mask=mask)
+    tl.store(out_ptr + 3 * n + offs, libdevice.erfinv(erfinv_in), mask=mask)
 
 
 @inductor_tile.jit
@@ -53,8 +56,8 @@ def special_binary_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 def _unary_inputs(dtype, n=300, seed=0):
     gen = torch.Generator().manual_seed(seed)
-    u = torch.rand(3, n, generator=gen, dtype=torch.float64) * 2 - 1
-    x = torch.stack([u[0] * 6.0, u[1] * 12.0, u[2]])  # erfc on (-6, 6), lgamma on (-12, 12), erfinv on (-1, 1)
+    u = torch.rand(4, n, generator=gen, dtype=torch.float64) * 2 - 1
+    x = torch.stack([u[0] * 6.0, u[1] * 12.0, u[2] * 12.0, u[3]])  # erfc on (-6, 6), (di)lgamma on (-12, 12), erfinv on (-1, 1)
     for row, name in enumerate(EDGES):
         x[row, :len(EDGES[name])] = torch.tensor(EDGES[name], dtype=torch.float64)
     return x.to(dtype)
@@ -83,14 +86,15 @@ def _set_mode(mode, monkeypatch):
 
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
-def test_erfc_lgamma_erfinv_match_torch(mode, dtype, monkeypatch):
+def test_erfc_lgamma_digamma_erfinv_match_torch(mode, dtype, monkeypatch):
     _set_mode(mode, monkeypatch)
     n = 300
     x = _unary_inputs(dtype, n)
-    out = torch.full((3, n), NAN, dtype=dtype)
+    out = torch.full((4, n), NAN, dtype=dtype)
     special_unary_kernel[(tl.cdiv(n, 64),)](x, out, n, BLOCK=64)
     xd = x.double()
-    refs = {"erfc": torch.erfc(xd[0]), "lgamma": torch.lgamma(xd[1]), "erfinv": torch.erfinv(xd[2])}
+    refs = {"erfc": torch.erfc(xd[0]), "lgamma": torch.lgamma(xd[1]), "digamma": torch.digamma(xd[2]),
+            "erfinv": torch.erfinv(xd[3])}
     for row, (name, ref) in enumerate(refs.items()):
         torch.testing.assert_close(out[row].double(), ref.to(dtype).double(), equal_nan=True, **_tolerance(dtype),
                                    msg=lambda m, name=name: f"libdevice.{name} {dtype} {mode}: {m}")
@@ -133,7 +137,7 @@ def test_math_ops_print_and_parse_in_ttir():
     from inductor_tile.kernel_compiler.ir.context import parse_ttir
 
     ttir = compiled.asm["ttir"]
-    for op in ("math.erfc", "math.lgamma", "math.erfinv"):
+    for op in ("math.erfc", "math.lgamma", "math.digamma", "math.erfinv"):
         assert op in ttir
     parse_ttir(ttir).verify()
 

@@ -485,6 +485,7 @@ class TileOps:
     erfc = _math("tl.extra.libdevice.erfc")
     lgamma = _math("tl.extra.libdevice.lgamma")
     erfinv = _math("tl.extra.libdevice.erfinv")
+    digamma = _math("tl.extra.libdevice.digamma")
     del _math
 
     def _math_binary(fn_name):

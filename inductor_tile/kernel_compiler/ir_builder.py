@@ -111,6 +111,7 @@ UNARY_OPS: dict[str, type[Operation]] = {
     "round": math.RoundOp,
     "erfc": math_ext.ErfcOp,
     "lgamma": math_ext.LgammaOp,
+    "digamma": math_ext.DigammaOp,
     "erfinv": math_ext.ErfinvOp,
 }
 CAST_OPS: dict[str, type[Operation]] = {

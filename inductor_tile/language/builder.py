@@ -40,7 +40,7 @@ UNARY_OPS = (
 # libdevice-style functions of one float (`inductor_tile.language.extra.libdevice`), also through `create_unary`
 MATH_UNARY_OPS = (
     "tanh", "log1p", "expm1", "log10", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-    "trunc", "roundeven", "round", "erfc", "lgamma", "erfinv",
+    "trunc", "roundeven", "round", "erfc", "lgamma", "digamma", "erfinv",
 )
 # arith casts, by the name used in `create_cast`.
 CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")

@@ -248,7 +248,7 @@ _FLOAT_UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "sinh": torch.sinh, "cosh": torch.cosh, "asin": torch.asin, "acos": torch.acos, "atan": torch.atan,
     "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh, "trunc": torch.trunc,
     "roundeven": torch.round, "round": _round_half_away, "erfc": torch.erfc, "lgamma": torch.lgamma,
-    "erfinv": torch.erfinv,
+    "digamma": torch.digamma, "erfinv": torch.erfinv,
 }
 
 

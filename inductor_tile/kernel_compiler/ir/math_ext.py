@@ -1,6 +1,6 @@
 """The `math` dialect of TTIR: xdsl's math ops plus special functions it lacks.
 
-`math.erfc`, `math.lgamma`, `math.erfinv` (one float) and `math.hypot`, `math.nextafter`
+`math.erfc`, `math.lgamma`, `math.digamma`, `math.erfinv` (one float) and `math.hypot`, `math.nextafter`
 (two floats) have no MLIR op in xdsl; each is one pure elementwise op of the operand type,
 printed and parsed as `%r = math.erfc %x : f32`, lowered through the targets' math tables
 as the other math ops are.
@@ -31,10 +31,11 @@ def _binary(op_name: str, doc: str) -> type[FloatingPointLikeBinaryMathOperation
 
 ErfcOp = _unary("erfc", "1 - erf(x), accurate where erf(x) is near 1.")
 LgammaOp = _unary("lgamma", "log|Gamma(x)|.")
+DigammaOp = _unary("digamma", "psi(x), the derivative of lgamma.")
 ErfinvOp = _unary("erfinv", "The inverse of erf on (-1, 1); +-inf at +-1, NaN outside.")
 HypotOp = _binary("hypot", "sqrt(x^2 + y^2) without overflow or underflow on the way.")
 NextafterOp = _binary("nextafter", "The float next to x in the direction of y (y itself when x == y).")
 
-EXTRA_OPS = [ErfcOp, LgammaOp, ErfinvOp, HypotOp, NextafterOp]
+EXTRA_OPS = [ErfcOp, LgammaOp, DigammaOp, ErfinvOp, HypotOp, NextafterOp]
 
 Math = Dialect("math", list(math.Math.operations) + EXTRA_OPS, list(math.Math.attributes))

@@ -320,7 +320,7 @@ _MATH_OPS = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.lo
              "math.log10": "log10", "math.tan": "tan", "math.sinh": "sinh", "math.cosh": "cosh", "math.asin": "asin",
              "math.acos": "acos", "math.atan": "atan", "math.asinh": "asinh", "math.acosh": "acosh",
              "math.atanh": "atanh", "math.trunc": "trunc", "math.roundeven": "roundeven", "math.round": "round",
-             "math.erfc": "erfc", "math.lgamma": "lgamma", "math.erfinv": "erfinv"}
+             "math.erfc": "erfc", "math.lgamma": "lgamma", "math.digamma": "digamma", "math.erfinv": "erfinv"}
 _MATH_BINARY_OPS = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign", "math.hypot": "hypot",
                     "math.nextafter": "nextafter"}
 

@@ -60,6 +60,7 @@ atan2 = _binary("atan2", "atan2", "C's atan2(y, x): the angle in radians of the 
 copysign = _binary("copysign", "copysign", "The magnitude of x with the sign of y.")
 erfc = _unary("erfc", "erfc", "1 - erf(x), accurate where erf(x) is near 1.")
 lgamma = _unary("lgamma", "lgamma", "log|Gamma(x)| (inf at 0 and the negative integers).")
+digamma = _unary("digamma", "digamma", "psi(x), the derivative of lgamma (an extension: Triton's libdevice has none).")
 erfinv = _unary("erfinv", "erfinv", "The inverse error function: erf(erfinv(x)) == x on (-1, 1), +-inf at +-1, NaN outside.")
 hypot = _binary("hypot", "hypot", "sqrt(x^2 + y^2) without overflow or underflow on the way.")
 nextafter = _binary("nextafter", "nextafter", "The float next to x in the direction of y (y when x == y).")
@@ -74,7 +75,7 @@ def fmod(x: Any, y: Any) -> tensor:
 fabs = _unary("absf", "fabs", "Absolute value of a float.")
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "erf", "erfc",
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "digamma", "erf", "erfc",
     "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot", "lgamma", "log", "log10", "log1p", "log2",
     "nearbyint", "nextafter", "pow", "rint", "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
 ]

@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
-from . import cpu_erfinv, cpu_math, cpu_memory
+from . import cpu_erfinv, cpu_math, cpu_memory, digamma
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -146,11 +146,12 @@ class CPUTarget(Target):
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """float32 exp and tanh as vector polynomials (cpu_math.py): LLVM would scalarize them;
-        other library math on wide vectors as a loop of scalar calls (cpu_memory.map_elements); erfinv,
-        which the C library lacks, as a function of this module (cpu_erfinv.py)."""
+        other library math on wide vectors as a loop of scalar calls (cpu_memory.map_elements); erfinv and
+        digamma, which the C library lacks, as functions of this module (cpu_erfinv.py, digamma.py)."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
-        if op == "erfinv":  # not in the C library: our own scalar function (cpu_erfinv.py)
-            fn = cpu_erfinv.erfinv_function(builder.module, element)
+        if op in ("erfinv", "digamma"):  # not in the C library: our own scalar functions
+            fn = (cpu_erfinv.erfinv_function(builder.module, element) if op == "erfinv" else
+                  digamma.digamma_function(builder.module, element, lambda name: _MATH[name][0]))
             return cpu_memory.map_elements(builder, x, fn) if isinstance(x.type, ir.VectorType) else builder.call(fn, [x])
         emit = cpu_math.FLOAT32.get(op) if element == ir.FloatType() else None
         if emit:

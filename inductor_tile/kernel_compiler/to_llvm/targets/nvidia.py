@@ -18,6 +18,7 @@ from llvmlite import ir
 
 from ..context import byte_size, guarded, lane_by_lane_gather
 from ..target import MathEntry, Target, define_gpu_entry
+from . import digamma
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -230,8 +231,18 @@ class NvidiaTarget(Target):
         return builder.bitcast(words, ty)
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
-        """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; everything else uses `math`."""
+        """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma (not in libdevice) is a
+        function of the module built on __nv_log and __nv_tan (digamma.py); everything else uses `math`."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        if op == "digamma":
+            fn = digamma.digamma_function(builder.module, element, lambda name: _LIBDEVICE[name])
+            if not isinstance(x.type, ir.VectorType):
+                return builder.call(fn, [x])
+            out = x
+            for i in range(x.type.count):
+                index = ir.Constant(I32, i)
+                out = builder.insert_element(out, builder.call(fn, [builder.extract_element(x, index)]), index)
+            return out
         if op != "exp" or element != F32:
             return None
         module = builder.module
