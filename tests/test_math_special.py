@@ -1,4 +1,5 @@
-"""Special functions in kernels: libdevice.erfc, lgamma, digamma, erfinv, hypot and nextafter.
+"""Special functions in kernels: libdevice.erfc, lgamma, digamma, erfinv, hypot, nextafter, the Bessel
+functions j0, j1, y0, y1 and cyl_bessel_i0 (torch.i0).
 
 Each runs in the interpreter and compiled for the CPU on float32 and float64, on random
 inputs plus edge values (+-0, +-inf, NaN, poles, the ends of erfinv's domain), into outputs
@@ -12,6 +13,7 @@ import math
 import platform
 import re
 
+import mpmath
 import pytest
 import torch
 
@@ -26,6 +28,36 @@ EDGES = {
     "digamma": [0.0, -0.0, -1.0, -2.0, INF, -INF, NAN, 1e-30, -1e-30, 1e30, -1e7 - 0.5, 0.5, 1.0, -2.5, 1.4616321],
     "erfinv": [0.0, -0.0, 1.0, -1.0, 1.5, -1.0000001, NAN, 0.5, 0.999999, -0.9999999, 1e-30, 0.0299],
 }
+BESSEL_EDGES = {
+    "j0": [0.0, -0.0, INF, -INF, NAN, 1e-30, 2.404825557695773, 100.0, -5.0],
+    "j1": [0.0, -0.0, INF, -INF, NAN, 1e-30, 3.8317059702075125, 100.0, -5.0],
+    "y0": [0.0, -0.0, INF, NAN, -1.0, 1e-30, 0.8935769662791675, 100.0],
+    "y1": [0.0, -0.0, INF, NAN, -1.0, 1e-30, 2.197141326031017, 100.0],
+    "cyl_bessel_i0": [0.0, -0.0, INF, -INF, NAN, 1e-30, 20.0, -20.0, 700.0, 710.0, 19.99],
+}
+
+
+TORCH_BESSEL = {"j0": torch.special.bessel_j0, "j1": torch.special.bessel_j1, "y0": torch.special.bessel_y0,
+                "y1": torch.special.bessel_y1, "cyl_bessel_i0": torch.i0}
+
+
+def _bessel_reference(name: str, x: float) -> float:
+    """The Bessel function at x by mpmath, rounded to float64 (torch's float64 Bessel functions are
+    only good to ~1e-9, and give NaN at +-inf where the limits are 0, or inf for I0)."""
+    if math.isnan(x) or (name in ("y0", "y1") and x < 0):
+        return NAN
+    if name in ("y0", "y1") and x == 0:
+        return -INF
+    if math.isinf(x):
+        return INF if name == "cyl_bessel_i0" else math.copysign(0.0, x) if name == "j1" else 0.0
+    if x == 0:
+        return 1.0 if name in ("j0", "cyl_bessel_i0") else x  # j1(+-0) = +-0
+    fn = {"j0": lambda v: mpmath.besselj(0, v), "j1": lambda v: mpmath.besselj(1, v),
+          "y0": lambda v: mpmath.bessely(0, v), "y1": lambda v: mpmath.bessely(1, v),
+          "cyl_bessel_i0": lambda v: mpmath.besseli(0, v)}[name]
+    with mpmath.workdps(30):
+        value = fn(mpmath.mpf(x))
+    return float(value) if abs(value) < 1.8e308 else INF
 BINARY_EDGES = [(3.0, 4.0), (INF, NAN), (NAN, -INF), (NAN, 1.0), (1e30, 1e30), (1e-30, 1e-30), (-0.0, 0.0),
                 (1.0, 1.0), (0.0, -1.0), (1.0, INF), (-1.0, 2.0), (-0.0, -0.0)]
 
@@ -42,6 +74,17 @@ def special_unary_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + n + offs, libdevice.lgamma(lgamma_in), mask=mask)
     tl.store(out_ptr + 2 * n + offs, libdevice.digamma(digamma_in), mask=mask)
     tl.store(out_ptr + 3 * n + offs, libdevice.erfinv(erfinv_in), mask=mask)
+
+
+@inductor_tile.jit
+def bessel_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    tl.store(out_ptr + offs, libdevice.j0(tl.load(x_ptr + offs, mask=mask)), mask=mask)
+    tl.store(out_ptr + n + offs, libdevice.j1(tl.load(x_ptr + n + offs, mask=mask)), mask=mask)
+    tl.store(out_ptr + 2 * n + offs, libdevice.y0(tl.load(x_ptr + 2 * n + offs, mask=mask)), mask=mask)
+    tl.store(out_ptr + 3 * n + offs, libdevice.y1(tl.load(x_ptr + 3 * n + offs, mask=mask)), mask=mask)
+    tl.store(out_ptr + 4 * n + offs, libdevice.cyl_bessel_i0(tl.load(x_ptr + 4 * n + offs, mask=mask)), mask=mask)
 
 
 @inductor_tile.jit
@@ -73,6 +116,25 @@ def _binary_inputs(dtype, n=300, seed=1):
     return x, y
 
 
+def _bessel_inputs(dtype, n=300, seed=2):
+    gen = torch.Generator().manual_seed(seed)
+    u = torch.rand(5, n, generator=gen, dtype=torch.float64)
+    # j0, j1 on (-30, 30); y0, y1 on (0, 30); i0 on (-50, 50)
+    x = torch.stack([u[0] * 60 - 30, u[1] * 60 - 30, u[2] * 30, u[3] * 30, u[4] * 100 - 50])
+    for row, name in enumerate(BESSEL_EDGES):
+        x[row, :len(BESSEL_EDGES[name])] = torch.tensor(BESSEL_EDGES[name], dtype=torch.float64)
+    return x.to(dtype)
+
+
+def _assert_edges_exact(name, got, want, dtype):
+    """Where the result is exact (+-0, +-inf, NaN), bit for bit, the sign of zero included."""
+    special = ~torch.isfinite(want) | (want == 0)
+    assert torch.equal(got[special].isnan(), want[special].isnan()), f"{name}: {got} vs {want}"
+    finite = special & ~want.isnan()
+    assert torch.equal(got[finite], want[finite]) and torch.equal(got[finite].signbit(), want[finite].signbit()), \
+        f"{name} {dtype}: {got[finite]} vs {want[finite]}"
+
+
 def _tolerance(dtype):
     return {torch.float32: dict(rtol=2e-6, atol=1e-6), torch.float64: dict(rtol=1e-13, atol=1e-14)}[dtype]
 
@@ -98,14 +160,27 @@ def test_erfc_lgamma_digamma_erfinv_match_torch(mode, dtype, monkeypatch):
     for row, (name, ref) in enumerate(refs.items()):
         torch.testing.assert_close(out[row].double(), ref.to(dtype).double(), equal_nan=True, **_tolerance(dtype),
                                    msg=lambda m, name=name: f"libdevice.{name} {dtype} {mode}: {m}")
-    # the edge values exactly where the result is exact: signs of zero, infinities and NaN
     for row, name in enumerate(EDGES):
-        got, want = out[row, :len(EDGES[name])], refs[name][:len(EDGES[name])].to(dtype)
-        special = ~torch.isfinite(want) | (want == 0)
-        assert torch.equal(got[special].isnan(), want[special].isnan()), f"{name}: {got} vs {want}"
-        finite = special & ~want.isnan()
-        assert torch.equal(got[finite], want[finite]) and torch.equal(got[finite].signbit(), want[finite].signbit()), \
-            f"{name} {dtype}: {got[finite]} vs {want[finite]}"
+        _assert_edges_exact(name, out[row, :len(EDGES[name])], refs[name][:len(EDGES[name])].to(dtype), dtype)
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_bessel_functions_match_torch(mode, dtype, monkeypatch):
+    _set_mode(mode, monkeypatch)
+    n = 300
+    x = _bessel_inputs(dtype, n)
+    out = torch.full((5, n), NAN, dtype=dtype)
+    bessel_kernel[(tl.cdiv(n, 64),)](x, out, n, BLOCK=64)
+    for row, name in enumerate(BESSEL_EDGES):
+        if mode == "interpret":  # the interpreter computes with torch, in the kernel's dtype
+            ref = TORCH_BESSEL[name](x[row])
+        else:
+            ref = torch.tensor([_bessel_reference(name, v) for v in x[row].double().tolist()], dtype=torch.float64)
+            ref = ref.to(dtype)
+        torch.testing.assert_close(out[row].double(), ref.double(), equal_nan=True, **_tolerance(dtype),
+                                   msg=lambda m, name=name: f"libdevice.{name} {dtype} {mode}: {m}")
+        _assert_edges_exact(name, out[row, :len(BESSEL_EDGES[name])], ref[:len(BESSEL_EDGES[name])], dtype)
 
 
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
@@ -148,7 +223,7 @@ def test_math_ops_print_and_parse_in_ttir():
 def test_special_functions_call_libdevice_and_assemble_with_ptxas(dtype):
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
 
-    for kernel, pointers in ((special_unary_kernel, ("x_ptr", "out_ptr")),
+    for kernel, pointers in ((special_unary_kernel, ("x_ptr", "out_ptr")), (bessel_kernel, ("x_ptr", "out_ptr")),
                              (special_binary_kernel, ("x_ptr", "y_ptr", "out_ptr"))):
         signature = {p: f"*{dtype}" for p in pointers} | {"n": "i32"}
         compiled = inductor_tile.compile(kernel, signature=signature, constexprs={"BLOCK": 256}, target="cuda:90",

@@ -486,6 +486,12 @@ class TileOps:
     lgamma = _math("tl.extra.libdevice.lgamma")
     erfinv = _math("tl.extra.libdevice.erfinv")
     digamma = _math("tl.extra.libdevice.digamma")
+    bessel_j0 = _math("tl.extra.libdevice.j0")
+    bessel_j1 = _math("tl.extra.libdevice.j1")
+    bessel_y0 = _math("tl.extra.libdevice.y0")
+    bessel_y1 = _math("tl.extra.libdevice.y1")
+    i0 = _math("tl.extra.libdevice.cyl_bessel_i0")
+    modified_bessel_i0 = _math("tl.extra.libdevice.cyl_bessel_i0")
     del _math
 
     def _math_binary(fn_name):

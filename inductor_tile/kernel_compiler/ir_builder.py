@@ -113,6 +113,11 @@ UNARY_OPS: dict[str, type[Operation]] = {
     "lgamma": math_ext.LgammaOp,
     "digamma": math_ext.DigammaOp,
     "erfinv": math_ext.ErfinvOp,
+    "j0": math_ext.J0Op,
+    "j1": math_ext.J1Op,
+    "y0": math_ext.Y0Op,
+    "y1": math_ext.Y1Op,
+    "cyl_bessel_i0": math_ext.CylBesselI0Op,
 }
 CAST_OPS: dict[str, type[Operation]] = {
     "extf": arith.ExtFOp,

@@ -61,6 +61,11 @@ copysign = _binary("copysign", "copysign", "The magnitude of x with the sign of 
 erfc = _unary("erfc", "erfc", "1 - erf(x), accurate where erf(x) is near 1.")
 lgamma = _unary("lgamma", "lgamma", "log|Gamma(x)| (inf at 0 and the negative integers).")
 digamma = _unary("digamma", "digamma", "psi(x), the derivative of lgamma (an extension: Triton's libdevice has none).")
+j0 = _unary("j0", "j0", "The Bessel function of the first kind of order 0.")
+j1 = _unary("j1", "j1", "The Bessel function of the first kind of order 1.")
+y0 = _unary("y0", "y0", "The Bessel function of the second kind of order 0 (NaN below 0, -inf at 0).")
+y1 = _unary("y1", "y1", "The Bessel function of the second kind of order 1 (NaN below 0, -inf at 0).")
+cyl_bessel_i0 = _unary("cyl_bessel_i0", "cyl_bessel_i0", "The modified Bessel function of the first kind of order 0.")
 erfinv = _unary("erfinv", "erfinv", "The inverse error function: erf(erfinv(x)) == x on (-1, 1), +-inf at +-1, NaN outside.")
 hypot = _binary("hypot", "hypot", "sqrt(x^2 + y^2) without overflow or underflow on the way.")
 nextafter = _binary("nextafter", "nextafter", "The float next to x in the direction of y (y when x == y).")
@@ -75,7 +80,7 @@ def fmod(x: Any, y: Any) -> tensor:
 fabs = _unary("absf", "fabs", "Absolute value of a float.")
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "digamma", "erf", "erfc",
-    "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot", "lgamma", "log", "log10", "log1p", "log2",
-    "nearbyint", "nextafter", "pow", "rint", "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "cyl_bessel_i0", "copysign", "cos", "cosh", "digamma", "erf", "erfc",
+    "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2",
+    "nearbyint", "nextafter", "pow", "rint", "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
 ]

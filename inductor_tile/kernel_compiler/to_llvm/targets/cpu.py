@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
-from . import cpu_erfinv, cpu_math, cpu_memory, digamma
+from . import cpu_bessel_i0, cpu_erfinv, cpu_math, cpu_memory, digamma
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -32,8 +32,11 @@ _MATH = {
     "atanh": ("atanh", False), "trunc": ("llvm.trunc", True), "roundeven": ("llvm.rint", True),
     "round": ("llvm.round", True), "pow": ("pow", False), "atan2": ("atan2", False),
     "copysign": ("llvm.copysign", True), "erfc": ("erfc", False), "lgamma": ("lgamma", False),
-    "hypot": ("hypot", False), "nextafter": ("nextafter", False),
+    "hypot": ("hypot", False), "nextafter": ("nextafter", False), "j0": ("j0", False), "j1": ("j1", False),
+    "y0": ("y0", False), "y1": ("y1", False),
 }
+# float32 computed by the float64 library function and rounded once (glibc's j0f... are far less accurate)
+_WIDENED_F32 = frozenset({"j0", "j1", "y0", "y1"})
 
 # unary math without a vector instruction: one scalar call per element whatever LLVM is given
 _LIBRARY_MATH = frozenset(op for op, (_, is_intrinsic) in _MATH.items() if not is_intrinsic) | {
@@ -146,13 +149,14 @@ class CPUTarget(Target):
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """float32 exp and tanh as vector polynomials (cpu_math.py): LLVM would scalarize them;
-        other library math on wide vectors as a loop of scalar calls (cpu_memory.map_elements); erfinv and
-        digamma, which the C library lacks, as functions of this module (cpu_erfinv.py, digamma.py)."""
+        other library math on wide vectors as a loop of scalar calls (cpu_memory.map_elements); math the C
+        library lacks (or has poorly in float32) as functions of this module (`_scalar_function`)."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
-        if op in ("erfinv", "digamma"):  # not in the C library: our own scalar functions
-            fn = (cpu_erfinv.erfinv_function(builder.module, element) if op == "erfinv" else
-                  digamma.digamma_function(builder.module, element, lambda name: _MATH[name][0]))
-            return cpu_memory.map_elements(builder, x, fn) if isinstance(x.type, ir.VectorType) else builder.call(fn, [x])
+        fn = self._scalar_function(builder.module, op, element)
+        if fn is not None:
+            if isinstance(x.type, ir.VectorType):
+                return cpu_memory.map_elements(builder, x, fn)
+            return builder.call(fn, [x])
         emit = cpu_math.FLOAT32.get(op) if element == ir.FloatType() else None
         if emit:
             return emit(builder, x)
@@ -163,6 +167,22 @@ class CPUTarget(Target):
             fn = builder.module.globals.get(name) or ir.Function(builder.module, ir.FunctionType(element, [element]),
                                                                   name)
             return cpu_memory.map_elements(builder, x, fn)
+        return None
+
+    @staticmethod
+    def _scalar_function(module: ir.Module, op: str, element: ir.Type) -> ir.Function | None:
+        """The module's own scalar function for `op` on `element`, where the C library has none
+        (erfinv, digamma, cyl_bessel_i0) or only a poor float32 version (j0, j1, y0, y1)."""
+        if op == "erfinv":
+            return cpu_erfinv.erfinv_function(module, element)
+        if op == "digamma":
+            return digamma.digamma_function(module, element, lambda name: _MATH[name][0])
+        if op == "cyl_bessel_i0":
+            return cpu_bessel_i0.bessel_i0_function(module, element)
+        if op in _WIDENED_F32 and element == ir.FloatType():
+            f64_type = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
+            f64 = module.globals.get(op) or ir.Function(module, f64_type, op)
+            return cpu_bessel_i0.widened(module, f64, f"__tile_cpu_{op}_f32")
         return None
 
     def math(self, op: str, type_name: str) -> MathEntry:
