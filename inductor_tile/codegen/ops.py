@@ -492,6 +492,8 @@ class TileOps:
     bessel_y1 = _math("tl.extra.libdevice.y1")
     i0 = _math("tl.extra.libdevice.cyl_bessel_i0")
     modified_bessel_i0 = _math("tl.extra.libdevice.cyl_bessel_i0")
+    i1 = _math("tl.extra.libdevice.cyl_bessel_i1")
+    modified_bessel_i1 = _math("tl.extra.libdevice.cyl_bessel_i1")
     del _math
 
     def _math_binary(fn_name):

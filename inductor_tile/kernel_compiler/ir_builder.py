@@ -118,6 +118,7 @@ UNARY_OPS: dict[str, type[Operation]] = {
     "y0": math_ext.Y0Op,
     "y1": math_ext.Y1Op,
     "cyl_bessel_i0": math_ext.CylBesselI0Op,
+    "cyl_bessel_i1": math_ext.CylBesselI1Op,
 }
 CAST_OPS: dict[str, type[Operation]] = {
     "extf": arith.ExtFOp,

@@ -66,6 +66,7 @@ j1 = _unary("j1", "j1", "The Bessel function of the first kind of order 1.")
 y0 = _unary("y0", "y0", "The Bessel function of the second kind of order 0 (NaN below 0, -inf at 0).")
 y1 = _unary("y1", "y1", "The Bessel function of the second kind of order 1 (NaN below 0, -inf at 0).")
 cyl_bessel_i0 = _unary("cyl_bessel_i0", "cyl_bessel_i0", "The modified Bessel function of the first kind of order 0.")
+cyl_bessel_i1 = _unary("cyl_bessel_i1", "cyl_bessel_i1", "The modified Bessel function of the first kind of order 1.")
 erfinv = _unary("erfinv", "erfinv", "The inverse error function: erf(erfinv(x)) == x on (-1, 1), +-inf at +-1, NaN outside.")
 hypot = _binary("hypot", "hypot", "sqrt(x^2 + y^2) without overflow or underflow on the way.")
 nextafter = _binary("nextafter", "nextafter", "The float next to x in the direction of y (y when x == y).")
@@ -80,7 +81,8 @@ def fmod(x: Any, y: Any) -> tensor:
 fabs = _unary("absf", "fabs", "Absolute value of a float.")
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "cyl_bessel_i0", "copysign", "cos", "cosh", "digamma", "erf", "erfc",
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "cyl_bessel_i0",
+    "cyl_bessel_i1", "copysign", "cos", "cosh", "digamma", "erf", "erfc",
     "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2",
     "nearbyint", "nextafter", "pow", "rint", "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
 ]

@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
-from . import cpu_bessel_i0, cpu_erfinv, cpu_math, cpu_memory, digamma
+from . import cpu_bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -172,17 +172,17 @@ class CPUTarget(Target):
     @staticmethod
     def _scalar_function(module: ir.Module, op: str, element: ir.Type) -> ir.Function | None:
         """The module's own scalar function for `op` on `element`, where the C library has none
-        (erfinv, digamma, cyl_bessel_i0) or only a poor float32 version (j0, j1, y0, y1)."""
+        (erfinv, digamma, cyl_bessel_i0/i1) or only a poor float32 version (j0, j1, y0, y1)."""
         if op == "erfinv":
             return cpu_erfinv.erfinv_function(module, element)
         if op == "digamma":
             return digamma.digamma_function(module, element, lambda name: _MATH[name][0])
-        if op == "cyl_bessel_i0":
-            return cpu_bessel_i0.bessel_i0_function(module, element)
+        if op in ("cyl_bessel_i0", "cyl_bessel_i1"):
+            return cpu_bessel_i.bessel_i_function(module, int(op[-1]), element)
         if op in _WIDENED_F32 and element == ir.FloatType():
             f64_type = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
             f64 = module.globals.get(op) or ir.Function(module, f64_type, op)
-            return cpu_bessel_i0.widened(module, f64, f"__tile_cpu_{op}_f32")
+            return cpu_bessel_i.widened(module, f64, f"__tile_cpu_{op}_f32")
         return None
 
     def math(self, op: str, type_name: str) -> MathEntry:

@@ -32,7 +32,7 @@ _LIBDEVICE = {"exp": "__nv_exp", "exp2": "__nv_exp2", "log": "__nv_log", "log2":
               "atanh": "__nv_atanh", "round": "__nv_round", "pow": "__nv_pow", "atan2": "__nv_atan2",
               "erfc": "__nv_erfc", "lgamma": "__nv_lgamma", "erfinv": "__nv_erfinv", "hypot": "__nv_hypot",
               "nextafter": "__nv_nextafter", "j0": "__nv_j0", "j1": "__nv_j1", "y0": "__nv_y0", "y1": "__nv_y1",
-              "cyl_bessel_i0": "__nv_cyl_bessel_i0"}
+              "cyl_bessel_i0": "__nv_cyl_bessel_i0", "cyl_bessel_i1": "__nv_cyl_bessel_i1"}
 _INTRINSICS = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs",
                "trunc": "llvm.trunc", "roundeven": "llvm.rint", "copysign": "llvm.copysign"}
 
