@@ -83,3 +83,15 @@ def test_special_function_gradient_without_fallback(name):
     x_eager = x.clone().requires_grad_(True)
     fn(x_eager).sum().backward()
     torch.testing.assert_close(x_compiled.grad, x_eager.grad, rtol=1e-11, atol=1e-11)
+
+
+def test_special_functions_fall_back_on_the_amd_target(monkeypatch):
+    """amd_math.py has no erfc, hypot, ...: on that target their nodes fall back instead of failing to compile."""
+    from inductor_tile.codegen import ops
+
+    monkeypatch.setattr(ops, "asserts_compile", lambda kernel: False)  # what a hip build's kernels see
+    x, y = _uniform((8, 8), 0.5, 3.0, torch.float64, 3), _uniform((8, 8), 0.5, 3.0, torch.float64, 4)
+    out = _compile(lambda a, b: torch.hypot(torch.erfc(a), b))(x, y)
+    assert metrics.fallback_kernels >= 1
+    assert any("on the AMD target" in reason for reason in metrics.fallback_reasons), metrics.fallback_reasons
+    torch.testing.assert_close(out, torch.hypot(torch.erfc(x), y), rtol=1e-12, atol=1e-12)

@@ -236,3 +236,12 @@ def test_special_functions_call_libdevice_and_assemble_with_ptxas(dtype):
         assert not re.search(r"^declare .*@__nv_", llir, re.MULTILINE), re.findall(r"^declare .*", llir, re.MULTILINE)
         check_ptx(ptx, "sm_90", kernel.__name__)
         assert ptx.count(".func") < 60, "all of libdevice was linked into the kernel"
+
+
+def test_amd_target_refuses_special_functions_clearly():
+    from inductor_tile.kernel_compiler.errors import CompilationError
+    from inductor_tile.kernel_compiler.to_llvm.context import LoweringError
+
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+    with pytest.raises((LoweringError, CompilationError), match="erfc is not available on the AMD"):
+        inductor_tile.compile(special_unary_kernel, signature=signature, constexprs={"BLOCK": 64}, target="hip:gfx942")
