@@ -1,9 +1,9 @@
 """torch.compile(backend="tile") of the special functions (erfc, lgamma, digamma, erfinv, hypot,
-nextafter, the Bessel functions, i0/i1): every kernel is ours (no fallback) and matches eager.
+nextafter, the Bessel functions, i0/i1/i0e/i1e): every kernel is ours (no fallback) and matches eager.
 
 Random inputs in each function's domain; float64 results are compared with eager float64,
 float32 results with eager computed in float64 from the same inputs. Gradients too where the
-backward needs another special function (lgamma -> digamma, i0 -> i1, erfinv -> exp).
+backward needs another special function (lgamma -> digamma, i0 -> i1, i0e -> i1e, erfinv -> exp).
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ UNARY = {
     "bessel_y1": (torch.special.bessel_y1, (0.1, 25.0), 1e-6),
     "i0": (torch.i0, (-30.0, 30.0), 1e-12),
     "i1": (torch.special.i1, (-30.0, 30.0), 1e-12),
+    "i0e": (torch.special.i0e, (-30.0, 30.0), 1e-12),
+    "i1e": (torch.special.i1e, (-30.0, 30.0), 1e-12),
 }
 
 
@@ -73,7 +75,7 @@ def test_hypot_and_nextafter_compile_without_fallback(dtype):
     assert torch.equal(nxt, torch.nextafter(x, y))  # exact
 
 
-@pytest.mark.parametrize("name", ["lgamma", "i0", "erfinv"])
+@pytest.mark.parametrize("name", ["lgamma", "i0", "i0e", "erfinv"])
 def test_special_function_gradient_without_fallback(name):
     fn, (low, high), _ = UNARY[name]
     x = _uniform((23, 31), low, high, torch.float64, seed=7)

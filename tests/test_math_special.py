@@ -1,5 +1,5 @@
 """Special functions in kernels: libdevice.erfc, lgamma, digamma, erfinv, hypot, nextafter, the Bessel
-functions j0, j1, y0, y1, cyl_bessel_i0 and cyl_bessel_i1 (torch.i0, torch.special.i1).
+functions j0, j1, y0, y1, cyl_bessel_i0, cyl_bessel_i1, i0e and i1e (torch.i0, torch.special.i1/i0e/i1e).
 
 Each runs in the interpreter and compiled for the CPU on float32 and float64, on random
 inputs plus edge values (+-0, +-inf, NaN, poles, the ends of erfinv's domain), into outputs
@@ -35,11 +35,14 @@ BESSEL_EDGES = {
     "y1": [0.0, -0.0, INF, NAN, -1.0, 1e-30, 2.197141326031017, 100.0],
     "cyl_bessel_i0": [0.0, -0.0, INF, -INF, NAN, 1e-30, 20.0, -20.0, 700.0, 710.0, 19.99],
     "cyl_bessel_i1": [0.0, -0.0, INF, -INF, NAN, 1e-30, 20.0, -20.0, 700.0, -710.0, 19.99],
+    "i0e": [0.0, -0.0, INF, -INF, NAN, 1e-30, 20.0, -20.0, 800.0, 19.99],
+    "i1e": [0.0, -0.0, INF, -INF, NAN, 1e-30, 20.0, -20.0, -800.0, 19.99],
 }
 
 
 TORCH_BESSEL = {"j0": torch.special.bessel_j0, "j1": torch.special.bessel_j1, "y0": torch.special.bessel_y0,
-                "y1": torch.special.bessel_y1, "cyl_bessel_i0": torch.i0, "cyl_bessel_i1": torch.special.i1}
+                "y1": torch.special.bessel_y1, "cyl_bessel_i0": torch.i0, "cyl_bessel_i1": torch.special.i1,
+                "i0e": torch.special.i0e, "i1e": torch.special.i1e}
 
 
 def _bessel_reference(name: str, x: float) -> float:
@@ -49,14 +52,18 @@ def _bessel_reference(name: str, x: float) -> float:
         return NAN
     if name in ("y0", "y1") and x == 0:
         return -INF
+    if math.isinf(x) and name in ("i0e", "i1e"):
+        return 0.0 if name == "i0e" else math.copysign(0.0, x)
     if math.isinf(x):
         return INF if name == "cyl_bessel_i0" else x if name == "cyl_bessel_i1" else \
             math.copysign(0.0, x) if name == "j1" else 0.0
     if x == 0:
-        return 1.0 if name in ("j0", "cyl_bessel_i0") else x  # j1(+-0) = i1(+-0) = +-0
+        return 1.0 if name in ("j0", "cyl_bessel_i0", "i0e") else x  # j1, i1, i1e: +-0 at +-0
     fn = {"j0": lambda v: mpmath.besselj(0, v), "j1": lambda v: mpmath.besselj(1, v),
           "y0": lambda v: mpmath.bessely(0, v), "y1": lambda v: mpmath.bessely(1, v),
-          "cyl_bessel_i0": lambda v: mpmath.besseli(0, v), "cyl_bessel_i1": lambda v: mpmath.besseli(1, v)}[name]
+          "cyl_bessel_i0": lambda v: mpmath.besseli(0, v), "cyl_bessel_i1": lambda v: mpmath.besseli(1, v),
+          "i0e": lambda v: mpmath.besseli(0, v) * mpmath.exp(-abs(v)),
+          "i1e": lambda v: mpmath.besseli(1, v) * mpmath.exp(-abs(v))}[name]
     with mpmath.workdps(30):
         value = fn(mpmath.mpf(x))
     return float(value) if abs(value) < 1.8e308 else math.copysign(INF, value)
@@ -88,6 +95,8 @@ def bessel_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + 3 * n + offs, libdevice.y1(tl.load(x_ptr + 3 * n + offs, mask=mask)), mask=mask)
     tl.store(out_ptr + 4 * n + offs, libdevice.cyl_bessel_i0(tl.load(x_ptr + 4 * n + offs, mask=mask)), mask=mask)
     tl.store(out_ptr + 5 * n + offs, libdevice.cyl_bessel_i1(tl.load(x_ptr + 5 * n + offs, mask=mask)), mask=mask)
+    tl.store(out_ptr + 6 * n + offs, libdevice.i0e(tl.load(x_ptr + 6 * n + offs, mask=mask)), mask=mask)
+    tl.store(out_ptr + 7 * n + offs, libdevice.i1e(tl.load(x_ptr + 7 * n + offs, mask=mask)), mask=mask)
 
 
 @inductor_tile.jit
@@ -121,9 +130,9 @@ def _binary_inputs(dtype, n=300, seed=1):
 
 def _bessel_inputs(dtype, n=300, seed=2):
     gen = torch.Generator().manual_seed(seed)
-    u = torch.rand(6, n, generator=gen, dtype=torch.float64)
-    # j0, j1 on (-30, 30); y0, y1 on (0, 30); i0, i1 on (-50, 50)
-    x = torch.stack([u[0] * 60 - 30, u[1] * 60 - 30, u[2] * 30, u[3] * 30, u[4] * 100 - 50, u[5] * 100 - 50])
+    u = torch.rand(8, n, generator=gen, dtype=torch.float64)
+    # j0, j1 on (-30, 30); y0, y1 on (0, 30); i0, i1, i0e, i1e on (-50, 50)
+    x = torch.stack([u[0] * 60 - 30, u[1] * 60 - 30, u[2] * 30, u[3] * 30, *(u[4:] * 100 - 50)])
     for row, name in enumerate(BESSEL_EDGES):
         x[row, :len(BESSEL_EDGES[name])] = torch.tensor(BESSEL_EDGES[name], dtype=torch.float64)
     return x.to(dtype)
@@ -173,7 +182,7 @@ def test_bessel_functions_match_torch(mode, dtype, monkeypatch):
     _set_mode(mode, monkeypatch)
     n = 300
     x = _bessel_inputs(dtype, n)
-    out = torch.full((6, n), NAN, dtype=dtype)
+    out = torch.full((8, n), NAN, dtype=dtype)
     bessel_kernel[(tl.cdiv(n, 64),)](x, out, n, BLOCK=64)
     for row, name in enumerate(BESSEL_EDGES):
         if mode == "interpret":  # the interpreter computes with torch, in the kernel's dtype

@@ -496,6 +496,8 @@ class TileOps:
     modified_bessel_i0 = _math("tl.extra.libdevice.cyl_bessel_i0")
     i1 = _math("tl.extra.libdevice.cyl_bessel_i1")
     modified_bessel_i1 = _math("tl.extra.libdevice.cyl_bessel_i1")
+    i0e = _math("tl.extra.libdevice.i0e")
+    i1e = _math("tl.extra.libdevice.i1e")
     del _math
 
     def _math_binary(fn_name):
@@ -595,7 +597,7 @@ class TileOps:
 
 # libdevice functions the AMD target has no code for (targets/amd_math.py): their nodes fall back there
 _NOT_ON_AMD = frozenset({"erfc", "lgamma", "digamma", "erfinv", "hypot", "nextafter", "j0", "j1", "y0", "y1",
-                         "cyl_bessel_i0", "cyl_bessel_i1"})
+                         "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e"})
 
 
 def asserts_compile(kernel) -> bool:

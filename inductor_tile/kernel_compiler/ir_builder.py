@@ -119,6 +119,8 @@ UNARY_OPS: dict[str, type[Operation]] = {
     "y1": math_ext.Y1Op,
     "cyl_bessel_i0": math_ext.CylBesselI0Op,
     "cyl_bessel_i1": math_ext.CylBesselI1Op,
+    "i0e": math_ext.I0eOp,
+    "i1e": math_ext.I1eOp,
 }
 CAST_OPS: dict[str, type[Operation]] = {
     "extf": arith.ExtFOp,

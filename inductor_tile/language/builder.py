@@ -41,7 +41,7 @@ UNARY_OPS = (
 MATH_UNARY_OPS = (
     "tanh", "log1p", "expm1", "log10", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
     "trunc", "roundeven", "round", "erfc", "lgamma", "digamma", "erfinv",
-    "j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1",
+    "j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e",
 )
 # arith casts, by the name used in `create_cast`.
 CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")

@@ -250,7 +250,7 @@ _FLOAT_UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "roundeven": torch.round, "round": _round_half_away, "erfc": torch.erfc, "lgamma": torch.lgamma,
     "digamma": torch.digamma, "erfinv": torch.erfinv, "j0": torch.special.bessel_j0, "j1": torch.special.bessel_j1,
     "y0": torch.special.bessel_y0, "y1": torch.special.bessel_y1, "cyl_bessel_i0": torch.i0,
-    "cyl_bessel_i1": torch.special.i1,
+    "cyl_bessel_i1": torch.special.i1, "i0e": torch.special.i0e, "i1e": torch.special.i1e,
 }
 
 

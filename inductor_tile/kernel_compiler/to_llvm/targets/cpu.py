@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
-from . import cpu_bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma
+from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -37,6 +37,8 @@ _MATH = {
 }
 # float32 computed by the float64 library function and rounded once (glibc's j0f... are far less accurate)
 _WIDENED_F32 = frozenset({"j0", "j1", "y0", "y1"})
+# modified Bessel functions (bessel_i.py): op -> (order, scaled by e^-|x|)
+_BESSEL_I = {"cyl_bessel_i0": (0, False), "cyl_bessel_i1": (1, False), "i0e": (0, True), "i1e": (1, True)}
 
 # unary math without a vector instruction: one scalar call per element whatever LLVM is given
 _LIBRARY_MATH = frozenset(op for op, (_, is_intrinsic) in _MATH.items() if not is_intrinsic) | {
@@ -172,17 +174,17 @@ class CPUTarget(Target):
     @staticmethod
     def _scalar_function(module: ir.Module, op: str, element: ir.Type) -> ir.Function | None:
         """The module's own scalar function for `op` on `element`, where the C library has none
-        (erfinv, digamma, cyl_bessel_i0/i1) or only a poor float32 version (j0, j1, y0, y1)."""
+        (erfinv, digamma, cyl_bessel_i0/i1, i0e/i1e) or only a poor float32 version (j0, j1, y0, y1)."""
         if op == "erfinv":
             return cpu_erfinv.erfinv_function(module, element)
         if op == "digamma":
             return digamma.digamma_function(module, element, lambda name: _MATH[name][0])
-        if op in ("cyl_bessel_i0", "cyl_bessel_i1"):
-            return cpu_bessel_i.bessel_i_function(module, int(op[-1]), element)
+        if op in _BESSEL_I:
+            return bessel_i.bessel_i_function(module, *_BESSEL_I[op], element, lambda name: _MATH[name][0])
         if op in _WIDENED_F32 and element == ir.FloatType():
             f64_type = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
             f64 = module.globals.get(op) or ir.Function(module, f64_type, op)
-            return cpu_bessel_i.widened(module, f64, f"__tile_cpu_{op}_f32")
+            return bessel_i.widened(module, f64, f"__tile_cpu_{op}_f32")
         return None
 
     def math(self, op: str, type_name: str) -> MathEntry:

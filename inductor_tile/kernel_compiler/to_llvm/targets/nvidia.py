@@ -18,7 +18,7 @@ from llvmlite import ir
 
 from ..context import byte_size, guarded, lane_by_lane_gather
 from ..target import MathEntry, Target, define_gpu_entry
-from . import digamma
+from . import bessel_i, digamma
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -232,11 +232,13 @@ class NvidiaTarget(Target):
         return builder.bitcast(words, ty)
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
-        """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma (not in libdevice) is a
-        function of the module built on __nv_log and __nv_tan (digamma.py); everything else uses `math`."""
+        """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma, i0e and i1e (not in
+        libdevice) are functions of the module built on __nv_log, __nv_tan, __nv_exp (digamma.py, bessel_i.py); everything else uses `math`."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
-        if op == "digamma":
-            fn = digamma.digamma_function(builder.module, element, lambda name: _LIBDEVICE[name])
+        if op in ("digamma", "i0e", "i1e"):
+            library = _LIBDEVICE.__getitem__
+            fn = (digamma.digamma_function(builder.module, element, library) if op == "digamma" else
+                  bessel_i.bessel_i_function(builder.module, int(op[1]), True, element, library))
             if not isinstance(x.type, ir.VectorType):
                 return builder.call(fn, [x])
             out = x

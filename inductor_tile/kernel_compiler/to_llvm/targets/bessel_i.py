@@ -1,5 +1,7 @@
-"""`cyl_bessel_i0` and `cyl_bessel_i1` (torch.i0, torch.special.i1: the modified Bessel functions of
-order 0 and 1) on the CPU, where the C math library has none: one scalar function per module and order.
+"""The modified Bessel functions of order 0 and 1, plain (`cyl_bessel_i0`, `cyl_bessel_i1`: torch.i0,
+torch.special.i1; on the CPU, whose C library has none) and scaled by e^-|x| (`i0e`, `i1e`: on the CPU
+and NVIDIA, whose libdevice has none): one scalar function per module, order and scaling, built on the
+target's float64 `exp`.
 
 Computed in float64 on a = |x| (I0 is even, I1 odd; float32 arguments are widened and the result
 rounded once):
@@ -8,24 +10,31 @@ rounded once):
 - above: the asymptotic series e^a / sqrt(2 pi a) sum_k c_k / a^k with c_0 = 1 and
   c_k = -c_(k-1) (4n^2 - (2k - 1)^2) / (8k), 30 terms (at a = 20 they fall below 1e-17 before diverging).
 e^a is applied as two halves, so results stay finite as long as I_n is (a up to ~713; torch's i0 overflows
-to inf from 709.8, where e^a does); +-inf give +-inf (torch: NaN), NaN stays NaN.
+to inf from 709.8, where e^a does); +-inf give +-inf (torch: NaN), NaN stays NaN. Scaled: the power
+series times e^-a, the asymptotic series without e^a; +-inf give +-0.
 """
 
 from __future__ import annotations
 
 import math
 
+from collections.abc import Callable
+
 from llvmlite import ir
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
-NAME = "__tile_cpu_bessel_i"
+NAME = "__tile_bessel_i"
 _SWITCH = 20.0
 _POWER_TERMS = 45
 _ASYMPTOTIC_TERMS = 30
 
 
-def _define_f64(module: ir.Module, order: int) -> ir.Function:
-    fn = ir.Function(module, ir.FunctionType(F64, [F64]), f"{NAME}{order}_f64")
+def _name(order: int, scaled: bool) -> str:
+    return f"{NAME}{order}{'e' if scaled else ''}"
+
+
+def _define_f64(module: ir.Module, order: int, scaled: bool, library: Callable[[str], str]) -> ir.Function:
+    fn = ir.Function(module, ir.FunctionType(F64, [F64]), f"{_name(order, scaled)}_f64")
     fn.linkage = "internal"
     b = ir.IRBuilder(fn.append_basic_block("entry"))
 
@@ -48,20 +57,28 @@ def _define_f64(module: ir.Module, order: int) -> ir.Function:
     for k in range(1, _ASYMPTOTIC_TERMS + 1):
         term = b.fmul(term, b.fmul(inverse, c(-(4 * order * order - (2 * k - 1) ** 2) / (8 * k))))
         asymptotic = b.fadd(asymptotic, term)
-    half = call("exp", b.fmul(c(0.5), a))
-    scaled = b.fmul(b.fdiv(half, call("llvm.sqrt.f64", b.fmul(c(2 * math.pi), a))), asymptotic)
-    large = b.select(b.fcmp_ordered("==", a, c(math.inf)), c(math.inf), b.fmul(half, scaled))
+    root = call("llvm.sqrt.f64", b.fmul(c(2 * math.pi), a))
+    if scaled:
+        power = b.fmul(power, call(library("exp"), b.fneg(a)))
+        large = b.select(b.fcmp_ordered("==", a, c(math.inf)), c(0.0), b.fdiv(asymptotic, root))
+    else:
+        half = call(library("exp"), b.fmul(c(0.5), a))
+        large = b.select(b.fcmp_ordered("==", a, c(math.inf)), c(math.inf),
+                         b.fmul(half, b.fmul(b.fdiv(half, root), asymptotic)))
     result = b.select(b.fcmp_ordered("<", a, c(_SWITCH)), power, large)
     b.ret(call("llvm.copysign.f64", result, x) if order == 1 else result)
     return fn
 
 
-def bessel_i_function(module: ir.Module, order: int, element: ir.Type) -> ir.Function:
-    """The module's scalar I_order (order 0 or 1) on `element` (double or float), defined on first use."""
-    f64 = module.globals.get(f"{NAME}{order}_f64") or _define_f64(module, order)
+def bessel_i_function(module: ir.Module, order: int, scaled: bool, element: ir.Type,
+                      library: Callable[[str], str]) -> ir.Function:
+    """The module's scalar I_order (order 0 or 1; times e^-|x| if `scaled`) on `element` (double or
+    float), defined on first use; `library` names the target's float64 `exp`."""
+    name = _name(order, scaled)
+    f64 = module.globals.get(f"{name}_f64") or _define_f64(module, order, scaled, library)
     if element == F64:
         return f64
-    return widened(module, f64, f"{NAME}{order}_f32")
+    return widened(module, f64, f"{name}_f32")
 
 
 def widened(module: ir.Module, f64: ir.Function, name: str) -> ir.Function:
