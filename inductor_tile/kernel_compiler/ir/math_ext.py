@@ -1,9 +1,8 @@
 """The `math` dialect of TTIR: xdsl's math ops plus special functions it lacks.
 
 `math.erfc`, `math.lgamma`, `math.digamma`, `math.erfinv`, the Bessel functions `math.j0`, `j1`,
-`y0`, `y1`, `cyl_bessel_i0`, `cyl_bessel_i1`, `i0e` and
-`i1e` (one float) and `math.hypot`, `math.nextafter`
-(two floats) have no MLIR op in xdsl; each is one pure elementwise op of the operand type,
+`y0`, `y1`, `cyl_bessel_i0`, `cyl_bessel_i1`, `i0e`, `i1e` (one float) and `math.hypot`,
+`math.nextafter` (two floats) have no MLIR op in xdsl; each is one pure elementwise op of the operand type,
 printed and parsed as `%r = math.erfc %x : f32`, lowered through the targets' math tables
 as the other math ops are.
 """
@@ -46,6 +45,7 @@ CylBesselI0Op = _unary("cyl_bessel_i0", "The modified Bessel function of the fir
 CylBesselI1Op = _unary("cyl_bessel_i1", "The modified Bessel function of the first kind of order 1 (torch.special.i1).")
 I0eOp = _unary("i0e", "I0(x) e^-|x|, the exponentially scaled modified Bessel function of order 0.")
 I1eOp = _unary("i1e", "I1(x) e^-|x|, the exponentially scaled modified Bessel function of order 1.")
-EXTRA_OPS = [I0eOp, I1eOp, J0Op, J1Op, Y0Op, Y1Op, CylBesselI0Op, CylBesselI1Op, ErfcOp, LgammaOp, DigammaOp, ErfinvOp, HypotOp, NextafterOp]
+EXTRA_OPS = [ErfcOp, LgammaOp, DigammaOp, ErfinvOp, J0Op, J1Op, Y0Op, Y1Op, CylBesselI0Op, CylBesselI1Op, I0eOp, I1eOp,
+             HypotOp, NextafterOp]
 
 Math = Dialect("math", list(math.Math.operations) + EXTRA_OPS, list(math.Math.attributes))

@@ -69,7 +69,8 @@ cyl_bessel_i0 = _unary("cyl_bessel_i0", "cyl_bessel_i0", "The modified Bessel fu
 cyl_bessel_i1 = _unary("cyl_bessel_i1", "cyl_bessel_i1", "The modified Bessel function of the first kind of order 1.")
 i0e = _unary("i0e", "i0e", "I0(x) e^-|x| (an extension: Triton's libdevice has none).")
 i1e = _unary("i1e", "i1e", "I1(x) e^-|x| (an extension: Triton's libdevice has none).")
-erfinv = _unary("erfinv", "erfinv", "The inverse error function: erf(erfinv(x)) == x on (-1, 1), +-inf at +-1, NaN outside.")
+erfinv = _unary("erfinv", "erfinv",
+                "The inverse error function: erf(erfinv(x)) == x on (-1, 1), +-inf at +-1, NaN outside.")
 hypot = _binary("hypot", "hypot", "sqrt(x^2 + y^2) without overflow or underflow on the way.")
 nextafter = _binary("nextafter", "nextafter", "The float next to x in the direction of y (y when x == y).")
 
@@ -83,8 +84,8 @@ def fmod(x: Any, y: Any) -> tensor:
 fabs = _unary("absf", "fabs", "Absolute value of a float.")
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "cyl_bessel_i0",
-    "cyl_bessel_i1", "copysign", "cos", "cosh", "digamma", "erf", "erfc",
-    "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot", "i0e", "i1e", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2",
-    "nearbyint", "nextafter", "pow", "rint", "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "cyl_bessel_i0",
+    "cyl_bessel_i1", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot",
+    "i0e", "i1e", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2", "nearbyint", "nextafter", "pow", "rint",
+    "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
 ]

@@ -233,7 +233,8 @@ class NvidiaTarget(Target):
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma, i0e and i1e (not in
-        libdevice) are functions of the module built on __nv_log, __nv_tan, __nv_exp (digamma.py, bessel_i.py); everything else uses `math`."""
+        libdevice) are float64 functions of the module built on __nv_log, __nv_tan and __nv_exp
+        (digamma.py, bessel_i.py); everything else uses `math`."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
         if op in ("digamma", "i0e", "i1e"):
             library = _LIBDEVICE.__getitem__
