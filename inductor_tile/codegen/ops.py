@@ -452,6 +452,8 @@ class TileOps:
         def fn(self, x):
             if not self._is_float(x):
                 raise Unsupported(f"{fn_name} on {self._dtype(x)}")
+            if fn_name.rsplit(".", 1)[-1] in _NOT_ON_AMD and not asserts_compile(self.k):
+                raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
             return self._def(f"{fn_name}({x})", self._dtype(x))
         return fn
 
@@ -482,6 +484,20 @@ class TileOps:
     atanh = _math("tl.extra.libdevice.atanh")
     trunc = _math("tl.extra.libdevice.trunc")
     round = _math("tl.extra.libdevice.nearbyint")  # torch.round: halfway cases to even
+    erfc = _math("tl.extra.libdevice.erfc")
+    lgamma = _math("tl.extra.libdevice.lgamma")
+    erfinv = _math("tl.extra.libdevice.erfinv")
+    digamma = _math("tl.extra.libdevice.digamma")
+    bessel_j0 = _math("tl.extra.libdevice.j0")
+    bessel_j1 = _math("tl.extra.libdevice.j1")
+    bessel_y0 = _math("tl.extra.libdevice.y0")
+    bessel_y1 = _math("tl.extra.libdevice.y1")
+    i0 = _math("tl.extra.libdevice.cyl_bessel_i0")
+    modified_bessel_i0 = _math("tl.extra.libdevice.cyl_bessel_i0")
+    i1 = _math("tl.extra.libdevice.cyl_bessel_i1")
+    modified_bessel_i1 = _math("tl.extra.libdevice.cyl_bessel_i1")
+    i0e = _math("tl.extra.libdevice.i0e")
+    i1e = _math("tl.extra.libdevice.i1e")
     del _math
 
     def _math_binary(fn_name):
@@ -489,12 +505,22 @@ class TileOps:
             dtype = self._promote(a, b)
             if not dtype.is_floating_point or isinstance(a, (int, float)):
                 raise Unsupported(f"{fn_name} on {dtype}")
+            if fn_name.rsplit(".", 1)[-1] in _NOT_ON_AMD and not asserts_compile(self.k):
+                raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
             return self._def(f"{fn_name}({self._src(a)}, {self._src(b)})", dtype)
         return fn
 
     atan2 = _math_binary("tl.extra.libdevice.atan2")
     copysign = _math_binary("tl.extra.libdevice.copysign")
+    hypot = _math_binary("tl.extra.libdevice.hypot")
+    _nextafter = _math_binary("tl.extra.libdevice.nextafter")
     del _math_binary
+
+    def nextafter(self, a, b):
+        dtype = self._promote(a, b)
+        if dtype in (torch.float16, torch.bfloat16):  # computed in fp32, the step would round away
+            raise Unsupported(f"nextafter on {dtype}")
+        return self._nextafter(a, b)
 
     def fma(self, a, b, c):
         dtype = self._promote(a, b, c)
@@ -567,6 +593,11 @@ class TileOps:
         if not self._is_float(x):
             return self._def(f"{x} != {x}", _BOOL)  # always False
         return self._def(f"tl.abs({x}) == float(\"inf\")", _BOOL)
+
+
+# libdevice functions the AMD target has no code for (targets/amd_math.py): their nodes fall back there
+_NOT_ON_AMD = frozenset({"erfc", "lgamma", "digamma", "erfinv", "hypot", "nextafter", "j0", "j1", "y0", "y1",
+                         "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e"})
 
 
 def asserts_compile(kernel) -> bool:

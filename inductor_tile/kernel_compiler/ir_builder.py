@@ -37,7 +37,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from inductor_tile.language.dtypes import block_type, dtype
 
-from .ir import arith_ext, tt, tt_memory
+from .ir import arith_ext, math_ext, tt, tt_memory
 from .ir.tt_types import PointerType, element_of
 from .ir.types import to_ir_type, wrap_int
 from .ir_builder_lang import LanguageOpsBuilder
@@ -75,6 +75,8 @@ BINARY_OPS: dict[str, type[Operation]] = {
     "powf": math.PowFOp,
     "atan2": math.Atan2Op,
     "copysign": math.CopySignOp,
+    "hypot": math_ext.HypotOp,
+    "nextafter": math_ext.NextafterOp,
 }
 UNARY_OPS: dict[str, type[Operation]] = {
     "exp": math.ExpOp,
@@ -107,6 +109,18 @@ UNARY_OPS: dict[str, type[Operation]] = {
     "trunc": math.TruncOp,
     "roundeven": math.RoundEvenOp,
     "round": math.RoundOp,
+    "erfc": math_ext.ErfcOp,
+    "lgamma": math_ext.LgammaOp,
+    "digamma": math_ext.DigammaOp,
+    "erfinv": math_ext.ErfinvOp,
+    "j0": math_ext.J0Op,
+    "j1": math_ext.J1Op,
+    "y0": math_ext.Y0Op,
+    "y1": math_ext.Y1Op,
+    "cyl_bessel_i0": math_ext.CylBesselI0Op,
+    "cyl_bessel_i1": math_ext.CylBesselI1Op,
+    "i0e": math_ext.I0eOp,
+    "i1e": math_ext.I1eOp,
 }
 CAST_OPS: dict[str, type[Operation]] = {
     "extf": arith.ExtFOp,

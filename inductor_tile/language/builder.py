@@ -31,7 +31,7 @@ INT_BINARY_OPS = (
 # divf may be approximated by a target (GPU: within 2 ulp); divf_rn is always correctly rounded
 FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "divf_rn", "remf", "maximumf", "minimumf", "maxnumf", "minnumf")
 # math binary ops (libdevice/libm functions of two floats), also through `create_binary`
-MATH_BINARY_OPS = ("powf", "atan2", "copysign")
+MATH_BINARY_OPS = ("powf", "atan2", "copysign", "hypot", "nextafter")
 # math unary ops, by the name used in `create_unary`.
 UNARY_OPS = (
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
@@ -40,7 +40,8 @@ UNARY_OPS = (
 # libdevice-style functions of one float (`inductor_tile.language.extra.libdevice`), also through `create_unary`
 MATH_UNARY_OPS = (
     "tanh", "log1p", "expm1", "log10", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
-    "trunc", "roundeven", "round",
+    "trunc", "roundeven", "round", "erfc", "lgamma", "digamma", "erfinv",
+    "j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e",
 )
 # arith casts, by the name used in `create_cast`.
 CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")

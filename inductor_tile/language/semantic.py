@@ -508,10 +508,13 @@ class Semantic(LanguageSemantic, BlockPointerSemantic):
         return tensor(self.builder.create_unary(op, x.handle, x.type), x.type)
 
     def float_math_binary(self, op: str, a: Any, b: Any, name: str) -> tensor:
-        """pow, atan2, copysign: floats after promotion; fp16/bf16 are computed in fp32 and rounded back."""
+        """pow, atan2, copysign, hypot, nextafter: floats after promotion; fp16/bf16 are computed in fp32 and
+        rounded back (nextafter refuses them)."""
         a, b = self.binary_operands(a, b)
         if not a.dtype.is_floating():
             raise TileTypeError(f"{name} expects floating-point arguments, got {a.dtype}; convert them with .to(tl.float32)")
+        if (a.dtype.is_fp16() or a.dtype.is_bf16()) and op == "nextafter":
+            raise TileTypeError(f"{name} on {a.dtype} is not supported (its step would round away in float32)")
         if a.dtype.is_fp16() or a.dtype.is_bf16():
             wa, wb = self.cast(a, T.float32), self.cast(b, T.float32)
             return self.cast(tensor(self.builder.create_binary(op, wa.handle, wb.handle, wa.type), wa.type), a.dtype)

@@ -224,6 +224,8 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "powf": torch.pow,
     "atan2": torch.atan2,
     "copysign": torch.copysign,
+    "hypot": torch.hypot,
+    "nextafter": torch.nextafter,
 }
 
 def _sqrt(x: Tensor) -> Tensor:
@@ -245,7 +247,10 @@ _FLOAT_UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "tanh": torch.tanh, "log1p": torch.log1p, "expm1": torch.expm1, "log10": torch.log10, "tan": torch.tan,
     "sinh": torch.sinh, "cosh": torch.cosh, "asin": torch.asin, "acos": torch.acos, "atan": torch.atan,
     "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh, "trunc": torch.trunc,
-    "roundeven": torch.round, "round": _round_half_away,
+    "roundeven": torch.round, "round": _round_half_away, "erfc": torch.erfc, "lgamma": torch.lgamma,
+    "digamma": torch.digamma, "erfinv": torch.erfinv, "j0": torch.special.bessel_j0, "j1": torch.special.bessel_j1,
+    "y0": torch.special.bessel_y0, "y1": torch.special.bessel_y1, "cyl_bessel_i0": torch.i0,
+    "cyl_bessel_i1": torch.special.i1, "i0e": torch.special.i0e, "i1e": torch.special.i1e,
 }
 
 

@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects import builtin, func, math, scf, ub
+from xdsl.dialects import builtin, func, scf, ub
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.parser import Parser
 
 from .arith_ext import Arith
+from .math_ext import Math
 from .tt import TT
 from .ttg import TTG
 
 
 def make_context() -> Context:
-    """A context with builtin, arith (tile-capable, see `arith_ext`), math, scf, func, ub, tt and ttg."""
+    """A context with builtin, arith (tile-capable, see `arith_ext`), math (with the special functions of
+    `math_ext`), scf, func, ub, tt and ttg."""
     ctx = Context()
-    for dialect in (builtin.Builtin, Arith, math.Math, scf.Scf, func.Func, ub.UB, TT, TTG):
+    for dialect in (builtin.Builtin, Arith, Math, scf.Scf, func.Func, ub.UB, TT, TTG):
         ctx.load_dialect(dialect)
     return ctx
 

@@ -328,8 +328,12 @@ _MATH_OPS = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.lo
              "math.absf": "absf", "math.tanh": "tanh", "math.log1p": "log1p", "math.expm1": "expm1",
              "math.log10": "log10", "math.tan": "tan", "math.sinh": "sinh", "math.cosh": "cosh", "math.asin": "asin",
              "math.acos": "acos", "math.atan": "atan", "math.asinh": "asinh", "math.acosh": "acosh",
-             "math.atanh": "atanh", "math.trunc": "trunc", "math.roundeven": "roundeven", "math.round": "round"}
-_MATH_BINARY_OPS = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign"}
+             "math.atanh": "atanh", "math.trunc": "trunc", "math.roundeven": "roundeven", "math.round": "round",
+             "math.erfc": "erfc", "math.lgamma": "lgamma", "math.digamma": "digamma", "math.erfinv": "erfinv",
+             "math.j0": "j0", "math.j1": "j1", "math.y0": "y0", "math.y1": "y1", "math.cyl_bessel_i0": "cyl_bessel_i0",
+             "math.cyl_bessel_i1": "cyl_bessel_i1", "math.i0e": "i0e", "math.i1e": "i1e"}
+_MATH_BINARY_OPS = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign", "math.hypot": "hypot",
+                    "math.nextafter": "nextafter"}
 
 
 def call_math(ctx: LoweringContext, name: str, x: ir.Value) -> ir.Value:

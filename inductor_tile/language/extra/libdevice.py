@@ -58,6 +58,21 @@ round = _unary("round", "round", "Round to the nearest integer, halfway cases aw
 pow = _binary("powf", "pow", "x raised to the power y (C's pow: pow(x, 0) is 1, pow(1, y) is 1, even for NaN).")
 atan2 = _binary("atan2", "atan2", "C's atan2(y, x): the angle in radians of the point (x, y), in [-pi, pi].")
 copysign = _binary("copysign", "copysign", "The magnitude of x with the sign of y.")
+erfc = _unary("erfc", "erfc", "1 - erf(x), accurate where erf(x) is near 1.")
+lgamma = _unary("lgamma", "lgamma", "log|Gamma(x)| (inf at 0 and the negative integers).")
+digamma = _unary("digamma", "digamma", "psi(x), the derivative of lgamma (an extension: Triton's libdevice has none).")
+j0 = _unary("j0", "j0", "The Bessel function of the first kind of order 0.")
+j1 = _unary("j1", "j1", "The Bessel function of the first kind of order 1.")
+y0 = _unary("y0", "y0", "The Bessel function of the second kind of order 0 (NaN below 0, -inf at 0).")
+y1 = _unary("y1", "y1", "The Bessel function of the second kind of order 1 (NaN below 0, -inf at 0).")
+cyl_bessel_i0 = _unary("cyl_bessel_i0", "cyl_bessel_i0", "The modified Bessel function of the first kind of order 0.")
+cyl_bessel_i1 = _unary("cyl_bessel_i1", "cyl_bessel_i1", "The modified Bessel function of the first kind of order 1.")
+i0e = _unary("i0e", "i0e", "I0(x) e^-|x| (an extension: Triton's libdevice has none).")
+i1e = _unary("i1e", "i1e", "I1(x) e^-|x| (an extension: Triton's libdevice has none).")
+erfinv = _unary("erfinv", "erfinv",
+                "The inverse error function: erf(erfinv(x)) == x on (-1, 1), +-inf at +-1, NaN outside.")
+hypot = _binary("hypot", "hypot", "sqrt(x^2 + y^2) without overflow or underflow on the way.")
+nextafter = _binary("nextafter", "nextafter", "The float next to x in the direction of y (y when x == y).")
 
 
 @builtin
@@ -69,7 +84,8 @@ def fmod(x: Any, y: Any) -> tensor:
 fabs = _unary("absf", "fabs", "Absolute value of a float.")
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "erf", "exp",
-    "exp2", "expm1", "fabs", "floor", "fmod", "log", "log10", "log1p", "log2", "nearbyint", "pow", "rint", "round",
-    "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "cyl_bessel_i0",
+    "cyl_bessel_i1", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot",
+    "i0e", "i1e", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2", "nearbyint", "nextafter", "pow", "rint",
+    "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
 ]

@@ -52,8 +52,9 @@ def entry(op: str, type_name: str) -> MathEntry:
         return MathEntry(_NATIVE_F32[op], True)
     if type_name == "f32" and op in F32_BODIES:
         return MathEntry(f"{_PREFIX}{op}_f32", False)
-    raise LoweringError(f"{op} on {'float64' if type_name == 'f64' else type_name} is not available on the AMD "
-                        f"(hip) target yet; compute it in float32")
+    if op in F32_BODIES or op in _NATIVE_F32:
+        raise LoweringError(f"{op} on float64 is not available on the AMD (hip) target yet; compute it in float32")
+    raise LoweringError(f"{op} is not available on the AMD (hip) target yet")
 
 
 def define_used(module: ir.Module) -> None:

@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
-from . import cpu_math, cpu_memory
+from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -31,8 +31,14 @@ _MATH = {
     "acos": ("acos", False), "atan": ("atan", False), "asinh": ("asinh", False), "acosh": ("acosh", False),
     "atanh": ("atanh", False), "trunc": ("llvm.trunc", True), "roundeven": ("llvm.rint", True),
     "round": ("llvm.round", True), "pow": ("pow", False), "atan2": ("atan2", False),
-    "copysign": ("llvm.copysign", True),
+    "copysign": ("llvm.copysign", True), "erfc": ("erfc", False), "lgamma": ("lgamma", False),
+    "hypot": ("hypot", False), "nextafter": ("nextafter", False), "j0": ("j0", False), "j1": ("j1", False),
+    "y0": ("y0", False), "y1": ("y1", False),
 }
+# float32 computed by the float64 library function and rounded once (glibc's j0f... are far less accurate)
+_WIDENED_F32 = frozenset({"j0", "j1", "y0", "y1"})
+# modified Bessel functions (bessel_i.py): op -> (order, scaled by e^-|x|)
+_BESSEL_I = {"cyl_bessel_i0": (0, False), "cyl_bessel_i1": (1, False), "i0e": (0, True), "i1e": (1, True)}
 
 # unary math without a vector instruction: one scalar call per element whatever LLVM is given
 _LIBRARY_MATH = frozenset(op for op, (_, is_intrinsic) in _MATH.items() if not is_intrinsic) | {
@@ -145,8 +151,14 @@ class CPUTarget(Target):
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """float32 exp and tanh as vector polynomials (cpu_math.py): LLVM would scalarize them;
-        other library math on wide vectors as a loop of scalar calls (cpu_memory.map_elements)."""
+        other library math on wide vectors as a loop of scalar calls (cpu_memory.map_elements); math the C
+        library lacks (or has poorly in float32) as functions of this module (`_scalar_function`)."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        fn = self._scalar_function(builder.module, op, element)
+        if fn is not None:
+            if isinstance(x.type, ir.VectorType):
+                return cpu_memory.map_elements(builder, x, fn)
+            return builder.call(fn, [x])
         emit = cpu_math.FLOAT32.get(op) if element == ir.FloatType() else None
         if emit:
             return emit(builder, x)
@@ -157,6 +169,22 @@ class CPUTarget(Target):
             fn = builder.module.globals.get(name) or ir.Function(builder.module, ir.FunctionType(element, [element]),
                                                                   name)
             return cpu_memory.map_elements(builder, x, fn)
+        return None
+
+    @staticmethod
+    def _scalar_function(module: ir.Module, op: str, element: ir.Type) -> ir.Function | None:
+        """The module's own scalar function for `op` on `element`, where the C library has none
+        (erfinv, digamma, cyl_bessel_i0/i1, i0e/i1e) or only a poor float32 version (j0, j1, y0, y1)."""
+        if op == "erfinv":
+            return cpu_erfinv.erfinv_function(module, element)
+        if op == "digamma":
+            return digamma.digamma_function(module, element, lambda name: _MATH[name][0])
+        if op in _BESSEL_I:
+            return bessel_i.bessel_i_function(module, *_BESSEL_I[op], element, lambda name: _MATH[name][0])
+        if op in _WIDENED_F32 and element == ir.FloatType():
+            f64_type = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
+            f64 = module.globals.get(op) or ir.Function(module, f64_type, op)
+            return bessel_i.widened(module, f64, f"__tile_cpu_{op}_f32")
         return None
 
     def math(self, op: str, type_name: str) -> MathEntry:

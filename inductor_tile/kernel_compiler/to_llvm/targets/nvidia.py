@@ -18,6 +18,7 @@ from llvmlite import ir
 
 from ..context import byte_size, guarded, lane_by_lane_gather
 from ..target import MathEntry, Target, define_gpu_entry
+from . import bessel_i, digamma
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -28,7 +29,10 @@ _LIBDEVICE = {"exp": "__nv_exp", "exp2": "__nv_exp2", "log": "__nv_log", "log2":
               "cos": "__nv_cos", "erf": "__nv_erf", "tanh": "__nv_tanh", "log1p": "__nv_log1p", "expm1": "__nv_expm1",
               "log10": "__nv_log10", "tan": "__nv_tan", "sinh": "__nv_sinh", "cosh": "__nv_cosh", "asin": "__nv_asin",
               "acos": "__nv_acos", "atan": "__nv_atan", "asinh": "__nv_asinh", "acosh": "__nv_acosh",
-              "atanh": "__nv_atanh", "round": "__nv_round", "pow": "__nv_pow", "atan2": "__nv_atan2"}
+              "atanh": "__nv_atanh", "round": "__nv_round", "pow": "__nv_pow", "atan2": "__nv_atan2",
+              "erfc": "__nv_erfc", "lgamma": "__nv_lgamma", "erfinv": "__nv_erfinv", "hypot": "__nv_hypot",
+              "nextafter": "__nv_nextafter", "j0": "__nv_j0", "j1": "__nv_j1", "y0": "__nv_y0", "y1": "__nv_y1",
+              "cyl_bessel_i0": "__nv_cyl_bessel_i0", "cyl_bessel_i1": "__nv_cyl_bessel_i1"}
 _INTRINSICS = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs",
                "trunc": "llvm.trunc", "roundeven": "llvm.rint", "copysign": "llvm.copysign"}
 
@@ -228,8 +232,21 @@ class NvidiaTarget(Target):
         return builder.bitcast(words, ty)
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
-        """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; everything else uses `math`."""
+        """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma, i0e and i1e (not in
+        libdevice) are float64 functions of the module built on __nv_log, __nv_tan and __nv_exp
+        (digamma.py, bessel_i.py); everything else uses `math`."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        if op in ("digamma", "i0e", "i1e"):
+            library = _LIBDEVICE.__getitem__
+            fn = (digamma.digamma_function(builder.module, element, library) if op == "digamma" else
+                  bessel_i.bessel_i_function(builder.module, int(op[1]), True, element, library))
+            if not isinstance(x.type, ir.VectorType):
+                return builder.call(fn, [x])
+            out = x
+            for i in range(x.type.count):
+                index = ir.Constant(I32, i)
+                out = builder.insert_element(out, builder.call(fn, [builder.extract_element(x, index)]), index)
+            return out
         if op != "exp" or element != F32:
             return None
         module = builder.module
