@@ -380,13 +380,18 @@ def sweep(names: list[str] | None = None, dtype_name: str = "float32", device: s
     ``backward``: see ``OPTIONS``."""
     ops = [op_name(o) for o in select_ops(names, limit)]
     options = {"dynamic": dynamic, "backward": backward}
-    if jobs <= 0:
-        saved = dict(OPTIONS)
-        OPTIONS.update(options)
-        try:
+    from .. import config
+
+    # a graph compiled by an earlier sweep would come from the graph cache: no kernel generated to count
+    saved, cache = dict(OPTIONS), config.graph_cache
+    OPTIONS.update(options)
+    config.graph_cache = False
+    try:
+        if jobs <= 0:
             return _sweep_here(ops, dtype_name, device, max_samples, progress)
-        finally:
-            OPTIONS.update(saved)
+    finally:
+        OPTIONS.update(saved)
+        config.graph_cache = cache
     return _sweep_workers(ops, dtype_name, device, max_samples, jobs, timeout, progress, options)
 
 
@@ -411,8 +416,11 @@ def _sweep_here(ops, dtype_name, device, max_samples, progress):
 def _worker(conn, dtype_name, device, max_samples, threads, options) -> None:
     import torch
 
+    from .. import config
+
     _quiet()
     OPTIONS.update(options)
+    config.graph_cache = False  # as in sweep(): every op's kernels are generated, not loaded
     torch.set_num_threads(threads)
     dtype = _torch_dtype(dtype_name)
     by_name = {op_name(o): o for o in select_ops()}
