@@ -239,3 +239,18 @@ def test_occupancy_from_a_ptxas_report():
     assert "12%" in low.reason and "limited by shared memory" in low.reason
     kinds = [f.kind for f in ptxas_findings(log(255, spills=64), num_warps=8, capability=90, shared_bytes=0)]
     assert kinds == ["register_spill", "low_occupancy"]
+
+
+def test_serialized_wgmma_from_a_ptxas_report():
+    """ptxas's note that it serialized the wgmma pipeline (what halved the cp.async-ring matmuls) is a finding."""
+    from inductor_tile.kernel_compiler.diagnostics.ptxas_findings import ptxas_findings
+
+    log = ("ptxas info    : Compiling entry function 'matmul_kernel' for 'sm_90a'\n"
+           "ptxas info    : (C7514) Potential Performance Loss: wgmma.mma_async instructions are serialized due to "
+           "non wgmma instructions defining input registers of a wgmma between start and end of the pipeline stage "
+           "in the function 'matmul_kernel'\n"
+           "ptxas info    : Used 128 registers, used 1 barriers, 380 bytes cmem[0]\n")
+    (finding,) = ptxas_findings(log, num_warps=4, capability=90, shared_bytes=0)
+    assert finding.kind == "serialized_wgmma"
+    assert "non wgmma instructions defining input registers" in finding.reason and "'matmul_kernel'" not in finding.reason
+    assert ptxas_findings(log.replace("serialized", "pipelined"), num_warps=4, capability=90, shared_bytes=0) == []

@@ -45,7 +45,7 @@ class PerfFinding:
 
 
 KINDS = ("not_vectorized", "uncoalesced", "shared_memory_reduction", "shared_memory_conversion", "register_spill",
-         "low_occupancy")
+         "low_occupancy", "serialized_wgmma")
 
 
 def enabled() -> bool:

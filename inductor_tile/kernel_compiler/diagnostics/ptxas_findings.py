@@ -1,5 +1,7 @@
-"""Findings from `ptxas -v` (NVIDIA): register spills, and low occupancy from the registers
-(and shared memory) one block needs.
+"""Findings from `ptxas -v` (NVIDIA): register spills, low occupancy from the registers
+(and shared memory) one block needs, and wgmma groups that ptxas serializes (its "Potential
+Performance Loss: wgmma.mma_async instructions are serialized due to ..." note: each tensor-core
+dot then waits for itself, which halved tl.dot's speed before fp16 results were rounded in pairs).
 
 ptxas prints, per entry function, lines like
     ptxas info    : Function properties for k
@@ -73,9 +75,19 @@ def occupancy(registers: int, num_warps: int, shared_bytes: int, sm: SMLimits) -
     return blocks[limit] * num_warps / sm.max_warps, limit
 
 
+_SERIALIZED_WGMMA = re.compile(r"wgmma\.mma_async instructions are serialized due to (.*?)(?: in the function|$)",
+                               re.MULTILINE)
+
+
 def ptxas_findings(log: str, num_warps: int, capability: int, shared_bytes: int) -> list[PerfFinding]:
     report = parse_ptxas_log(log)
     findings = []
+    serialized = _SERIALIZED_WGMMA.search(log)
+    if serialized:
+        findings.append(PerfFinding("serialized_wgmma", 0, (
+            f"ptxas serialized the kernel's wgmma tensor-core instructions ({serialized.group(1).strip()}): each "
+            f"dot waits for itself instead of overlapping the next; keep other instructions off the accumulator "
+            f"registers inside the loop, and fewer values live (registers) around it")))
     if report.spill_stores or report.spill_loads:
         findings.append(PerfFinding("register_spill", 0, (
             f"ptxas spilled registers to local memory: {report.spill_stores} bytes stored and {report.spill_loads} "
