@@ -452,7 +452,7 @@ class TileOps:
         def fn(self, x):
             if not self._is_float(x):
                 raise Unsupported(f"{fn_name} on {self._dtype(x)}")
-            if fn_name.rsplit(".", 1)[-1] in _NOT_ON_AMD and not asserts_compile(self.k):
+            if fn_name.rsplit(".", 1)[-1] in _NOT_ON_AMD and on_amd(self.k):
                 raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
             return self._def(f"{fn_name}({x})", self._dtype(x))
         return fn
@@ -505,7 +505,7 @@ class TileOps:
             dtype = self._promote(a, b)
             if not dtype.is_floating_point or isinstance(a, (int, float)):
                 raise Unsupported(f"{fn_name} on {dtype}")
-            if fn_name.rsplit(".", 1)[-1] in _NOT_ON_AMD and not asserts_compile(self.k):
+            if fn_name.rsplit(".", 1)[-1] in _NOT_ON_AMD and on_amd(self.k):
                 raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
             return self._def(f"{fn_name}({self._src(a)}, {self._src(b)})", dtype)
         return fn
@@ -600,9 +600,14 @@ _NOT_ON_AMD = frozenset({"erfc", "lgamma", "digamma", "erfinv", "hypot", "nextaf
                          "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e"})
 
 
+def on_amd(kernel) -> bool:
+    """Whether the kernel is generated for an AMD GPU (a ROCm build of torch)."""
+    return bool(kernel.plan.nodes and kernel.plan.nodes[0].snode.get_device().type == "cuda" and torch.version.hip)
+
+
 def asserts_compile(kernel) -> bool:
     """Whether the kernel's target compiles ``tl.device_assert`` (every one but AMD's)."""
-    return not (kernel.plan.nodes and kernel.plan.nodes[0].snode.get_device().type == "cuda" and torch.version.hip)
+    return not on_amd(kernel)
 
 
 def _is_handle(value) -> bool:
