@@ -22,7 +22,9 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-F32, F64 = ir.FloatType(), ir.DoubleType()
+from .widened import widened
+
+F64 = ir.DoubleType()
 NAME = "__tile_bessel_i"
 _SWITCH = 20.0
 _POWER_TERMS = 45
@@ -80,14 +82,3 @@ def bessel_i_function(module: ir.Module, order: int, scaled: bool, element: ir.T
         return f64
     return widened(module, f64, f"{name}_f32")
 
-
-def widened(module: ir.Module, f64: ir.Function, name: str) -> ir.Function:
-    """`name`(float) = (float) f64((double) x), defined once per module."""
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    fn = ir.Function(module, ir.FunctionType(F32, [F32]), name)
-    fn.linkage = "internal"
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    b.ret(b.fptrunc(b.call(f64, [b.fpext(fn.args[0], F64)]), F32))
-    return fn

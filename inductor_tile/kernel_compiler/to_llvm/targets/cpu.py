@@ -17,6 +17,7 @@ from llvmlite import ir
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
 from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma
+from .widened import widened
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
@@ -184,7 +185,7 @@ class CPUTarget(Target):
         if op in _WIDENED_F32 and element == ir.FloatType():
             f64_type = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
             f64 = module.globals.get(op) or ir.Function(module, f64_type, op)
-            return bessel_i.widened(module, f64, f"__tile_cpu_{op}_f32")
+            return widened(module, f64, f"__tile_cpu_{op}_f32")
         return None
 
     def math(self, op: str, type_name: str) -> MathEntry:

@@ -18,7 +18,9 @@ import math
 
 from llvmlite import ir
 
-F32, F64 = ir.FloatType(), ir.DoubleType()
+from .widened import widened
+
+F64 = ir.DoubleType()
 _A = 0.147
 _SMALL = 0.03  # below, the series first guess (Winitzki's form loses digits to cancellation)
 _HALLEY_STEPS = 2
@@ -64,11 +66,4 @@ def erfinv_function(module: ir.Module, element: ir.Type) -> ir.Function:
     f64 = module.globals.get(f"{NAME}_f64") or _define_f64(module)
     if element == F64:
         return f64
-    existing = module.globals.get(f"{NAME}_f32")
-    if existing is not None:
-        return existing
-    fn = ir.Function(module, ir.FunctionType(F32, [F32]), f"{NAME}_f32")
-    fn.linkage = "internal"
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    b.ret(b.fptrunc(b.call(f64, [b.fpext(fn.args[0], F64)]), F32))
-    return fn
+    return widened(module, f64, f"{NAME}_f32")

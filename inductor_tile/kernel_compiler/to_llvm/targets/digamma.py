@@ -18,7 +18,9 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-F32, F64 = ir.FloatType(), ir.DoubleType()
+from .widened import widened
+
+F64 = ir.DoubleType()
 NAME = "__tile_digamma"
 _SHIFT_TO = 10.0
 # B_2k / (2k) for k = 1..7 (Bernoulli numbers 1/6, -1/30, 1/42, -1/30, 5/66, -691/2730, 7/6)
@@ -66,11 +68,4 @@ def digamma_function(module: ir.Module, element: ir.Type, library: Callable[[str
     f64 = module.globals.get(f"{NAME}_f64") or _define_f64(module, library)
     if element == F64:
         return f64
-    existing = module.globals.get(f"{NAME}_f32")
-    if existing is not None:
-        return existing
-    fn = ir.Function(module, ir.FunctionType(F32, [F32]), f"{NAME}_f32")
-    fn.linkage = "internal"
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
-    b.ret(b.fptrunc(b.call(f64, [b.fpext(fn.args[0], F64)]), F32))
-    return fn
+    return widened(module, f64, f"{NAME}_f32")

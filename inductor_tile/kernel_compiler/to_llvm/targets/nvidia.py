@@ -240,26 +240,24 @@ class NvidiaTarget(Target):
             library = _LIBDEVICE.__getitem__
             fn = (digamma.digamma_function(builder.module, element, library) if op == "digamma" else
                   bessel_i.bessel_i_function(builder.module, int(op[1]), True, element, library))
-            if not isinstance(x.type, ir.VectorType):
-                return builder.call(fn, [x])
-            out = x
-            for i in range(x.type.count):
-                index = ir.Constant(I32, i)
-                out = builder.insert_element(out, builder.call(fn, [builder.extract_element(x, index)]), index)
-            return out
+            return _per_element(builder, fn, x)
         if op != "exp" or element != F32:
             return None
         module = builder.module
         fn = module.globals.get("llvm.nvvm.ex2.approx.f") or ir.Function(module, ir.FunctionType(F32, [F32]),
                                                                          "llvm.nvvm.ex2.approx.f")
-        scaled = builder.fmul(x, _splat_like(x, math.log2(math.e)))
-        if not isinstance(x.type, ir.VectorType):
-            return builder.call(fn, [scaled])
-        out = scaled
-        for i in range(x.type.count):
-            index = ir.Constant(I32, i)
-            out = builder.insert_element(out, builder.call(fn, [builder.extract_element(scaled, index)]), index)
-        return out
+        return _per_element(builder, fn, builder.fmul(x, _splat_like(x, math.log2(math.e))))
+
+
+def _per_element(builder: ir.IRBuilder, fn: ir.Function, x: ir.Value) -> ir.Value:
+    """`fn` (scalar) of `x`, element by element when `x` is a vector."""
+    if not isinstance(x.type, ir.VectorType):
+        return builder.call(fn, [x])
+    out = x
+    for i in range(x.type.count):
+        index = ir.Constant(I32, i)
+        out = builder.insert_element(out, builder.call(fn, [builder.extract_element(x, index)]), index)
+    return out
 
 
 def _address_vector(builder: ir.IRBuilder, address: ir.Value, like: ir.Value) -> ir.Value:
