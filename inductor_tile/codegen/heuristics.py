@@ -63,7 +63,7 @@ GPU_PERSISTENT_BLOCK_ELEMS = 1024  # short rows: several per program, up to this
 # persistent rows of 256 to 1024 elements (many rows), one warp per program: (low, high) row lengths, or
 # None (off). Off since session 12 (H200, same process): the forward softmax/layernorm kernels gained
 # 13-23% but softmax+dropout lost 23% and BERT AMP training fell from 0.96x to 0.80x of Inductor
-# (a one-warp block caps an SM at half its warps; the Philox chains need them). NOTES.md, issue 17.
+# (which kernels lose is not yet located). NOTES.md, issue 17.
 GPU_ONE_WARP_ROWS: tuple[int, int] | None = None
 ONE_WARP_CANDIDATE_ROWS = (256, 1024)  # persistent rows whose autotuning candidates include one warp
 GPU_LOOP_RBLOCK = 2048
