@@ -61,9 +61,9 @@ GPU_WIDE_ROW = 4096  # persistent rows longer than this may take up to GPU_MAX_W
 GPU_OUTER_PERSISTENT_RBLOCK = 64  # longest strided reduction done in one block
 GPU_PERSISTENT_BLOCK_ELEMS = 1024  # short rows: several per program, up to this many elements (4 warps)
 # persistent rows of 256 to 1024 elements (many rows), one warp per program: (low, high) row lengths, or
-# None (off). Off since session 12 (H200, Inductor timed in the same process): the forward softmax/layernorm kernels gained
-# 13-23% but softmax+dropout lost 23% and BERT AMP training fell from 0.96x to 0.80x of Inductor
-# (which kernels lose is not yet located). NOTES.md, issue 17.
+# None (off). Off since session 12 (H200, Inductor timed in the same process): the forward
+# softmax/layernorm kernels gained 13-23% but softmax+dropout lost 23% and BERT AMP training fell
+# from 0.96x to 0.80x of Inductor (which kernels lose is not yet located). NOTES.md, issue 17.
 GPU_ONE_WARP_ROWS: tuple[int, int] | None = None
 ONE_WARP_CANDIDATE_ROWS = (256, 1024)  # persistent rows whose autotuning candidates include one warp
 GPU_LOOP_RBLOCK = 2048
