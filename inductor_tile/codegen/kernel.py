@@ -64,7 +64,6 @@ def _step(index, sym):
     return sympy.expand(index.subs(sym, sym + 1) - index)
 
 
-
 class TileKernelSource:
     """Builds the source of one kernel for a planned group of nodes."""
 

@@ -215,13 +215,7 @@ class LoweringContext:
 
     def map_elements(self, vector: ir.Value, fn) -> ir.Value:
         """Apply a scalar function to every element of a vector (or to a scalar)."""
-        if not isinstance(vector.type, ir.VectorType):
-            return fn(vector)
-        out = vector
-        for i in range(vector.type.count):
-            index = ir.Constant(I32, i)
-            out = self.builder.insert_element(out, fn(self.builder.extract_element(vector, index)), index)
-        return out
+        return map_elements(self.builder, vector, fn)
 
     def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
         existing = self.module.globals.get(name)
@@ -231,6 +225,17 @@ class LoweringContext:
 
 
 _NO_ENCODING = TensorType(IntegerType(1), [1]).encoding
+
+
+def map_elements(builder: ir.IRBuilder, vector: ir.Value, fn) -> ir.Value:
+    """Apply a scalar function to every element of a vector (or to a scalar)."""
+    if not isinstance(vector.type, ir.VectorType):
+        return fn(vector)
+    out = vector
+    for i in range(vector.type.count):
+        index = ir.Constant(I32, i)
+        out = builder.insert_element(out, fn(builder.extract_element(vector, index)), index)
+    return out
 
 
 def _align(memory: ir.Type) -> int:

@@ -349,13 +349,7 @@ def call_math(ctx: LoweringContext, name: str, x: ir.Value) -> ir.Value:
         fn = ctx.intrinsic(f"{entry.symbol}.{intrinsic_suffix(x.type)}", x.type, [x.type])
         return b.call(fn, [x])
     fn = ctx.intrinsic(entry.symbol, element, [element])
-    if not isinstance(x.type, ir.VectorType):
-        return b.call(fn, [x])
-    out = ir.Constant(x.type, None)
-    for i in range(x.type.count):
-        index = ir.Constant(ir.IntType(32), i)
-        out = b.insert_element(out, b.call(fn, [b.extract_element(x, index)]), index)
-    return out
+    return ctx.map_elements(x, lambda value: b.call(fn, [value]))
 
 
 @lowering(*_MATH_OPS)

@@ -16,7 +16,7 @@ import re
 
 from llvmlite import ir
 
-from ..context import byte_size, guarded, lane_by_lane_gather
+from ..context import byte_size, guarded, lane_by_lane_gather, map_elements
 from ..target import MathEntry, Target, define_gpu_entry
 from . import bessel_i, digamma
 
@@ -240,24 +240,14 @@ class NvidiaTarget(Target):
             library = _LIBDEVICE.__getitem__
             fn = (digamma.digamma_function(builder.module, element, library) if op == "digamma" else
                   bessel_i.bessel_i_function(builder.module, int(op[1]), True, element, library))
-            return _per_element(builder, fn, x)
+            return map_elements(builder, x, lambda element: builder.call(fn, [element]))
         if op != "exp" or element != F32:
             return None
         module = builder.module
         fn = module.globals.get("llvm.nvvm.ex2.approx.f") or ir.Function(module, ir.FunctionType(F32, [F32]),
                                                                          "llvm.nvvm.ex2.approx.f")
-        return _per_element(builder, fn, builder.fmul(x, _splat_like(x, math.log2(math.e))))
-
-
-def _per_element(builder: ir.IRBuilder, fn: ir.Function, x: ir.Value) -> ir.Value:
-    """`fn` (scalar) of `x`, element by element when `x` is a vector."""
-    if not isinstance(x.type, ir.VectorType):
-        return builder.call(fn, [x])
-    out = x
-    for i in range(x.type.count):
-        index = ir.Constant(I32, i)
-        out = builder.insert_element(out, builder.call(fn, [builder.extract_element(x, index)]), index)
-    return out
+        scaled = builder.fmul(x, _splat_like(x, math.log2(math.e)))
+        return map_elements(builder, scaled, lambda element: builder.call(fn, [element]))
 
 
 def _address_vector(builder: ir.IRBuilder, address: ir.Value, like: ir.Value) -> ir.Value:
