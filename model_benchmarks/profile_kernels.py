@@ -1,7 +1,7 @@
 """`python -m model_benchmarks.profile_kernels MODEL`: where a compiled model's GPU time goes.
 
-Compiles one model of the suite with each backend given, profiles a few forward passes with
-torch.profiler and prints the kernels that take the most GPU time, so that a model slower
+Compiles one model of the suite with each backend given, profiles a few steps (forward passes, or
+with ``--mode training`` forward, backward and Adam steps; ``--amp`` for autocast) with torch.profiler and prints the kernels that take the most GPU time, so that a model slower
 under ``tile`` than under ``inductor`` can be explained kernel by kernel.
 """
 
@@ -11,7 +11,7 @@ import argparse
 
 import torch
 
-from . import models
+from . import models, runner
 
 
 def _compile(backend: str, model):
@@ -25,28 +25,28 @@ def _compile(backend: str, model):
 
 
 def profile(name: str, backend: str, precision: str, top: int, small: bool, steps: int = 3,
-            show: int = 0) -> None:
+            show: int = 0, mode: str = "inference", amp: bool = False) -> None:
     spec = models.resolve([name], small)[0]
-    dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[precision]
-    model = models.build_model(spec, small, device="cuda", dtype=dtype).eval()
-    inputs = models.make_inputs(spec, model.config, small, device="cuda")
+    settings = runner.RunSettings(mode=mode, precision=precision, amp=amp, device=torch.device("cuda"),
+                                  small=small, repeats=steps, warmup=2, cudagraphs=False, accuracy="cosine")
+    run = runner.ModelRun(spec, settings)
     torch._dynamo.reset()
     if backend == "tile":
         from inductor_tile import metrics
 
         metrics.reset()
-    compiled = _compile(backend, model)
-    with torch.no_grad():
-        for _ in range(2):
-            compiled(**inputs)
+    step = run.step_fn(_compile(backend, run.model))
+    for _ in range(2):
+        step()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(steps):
+            step()
         torch.cuda.synchronize()
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            for _ in range(steps):
-                compiled(**inputs)
-            torch.cuda.synchronize()
+    run.reset_weights()
     events = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
     total = sum(e.device_time_total for e in events) / steps
-    print(f"\n{name} {backend} {precision}: {total / 1e3:.2f} ms of GPU time per forward")
+    print(f"\n{name} {backend} {precision}: {total / 1e3:.2f} ms of GPU time per {'step' if mode == 'training' else 'forward'}")
     ranked = sorted(events, key=lambda e: -e.device_time_total)
     for e in ranked[:top]:
         print(f"  {e.device_time_total / steps / 1e3:8.3f} ms  x{e.count // steps:<4d} {e.key[:110]}")
@@ -64,10 +64,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--precision", default="fp16", choices=("fp16", "bf16", "fp32"))
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--small", action="store_true")
+    parser.add_argument("--mode", default="inference", choices=("inference", "training"))
+    parser.add_argument("--amp", action="store_true", help="autocast to --precision with fp32 weights")
     parser.add_argument("--show", type=int, default=0, help="print the source and launch of the N slowest tile kernels")
     args = parser.parse_args(argv)
     for backend in args.backends.split(","):
-        profile(args.model, backend, args.precision, args.top, args.small, show=args.show)
+        profile(args.model, backend, args.precision, args.top, args.small, show=args.show,
+                mode=args.mode, amp=args.amp)
     return 0
 
 
