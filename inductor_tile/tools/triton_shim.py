@@ -11,6 +11,7 @@ code: the helpers of `_internal_testing` are written from what the tests need.
 
 from __future__ import annotations
 
+import importlib.machinery
 import re
 import sys
 import types
@@ -223,6 +224,8 @@ def install(device: str = "cpu") -> None:
     """Make `import triton...` resolve to inductor_tile for the rest of this process."""
     global _device
     _device = device
+    if device == "cuda" and torch.cuda.is_available():
+        torch.cuda.init()  # torch's lazy CUDA start-up looks for the real triton: let it run before the shim
     from inductor_tile.language import dtypes
 
     dtypes.LANGUAGE_MODULE = "triton.language"  # dtype reprs evaluate where the language is imported from
@@ -263,4 +266,6 @@ def install(device: str = "cpu") -> None:
                "triton._internal_testing": internal, "triton.knobs": triton.knobs}
     for name, module in modules.items():
         module.__path__ = []  # a package, so `import triton.x.y` looks the submodules up in sys.modules
+        if module.__spec__ is None:  # importlib.util.find_spec("triton") (torch asks) needs one
+            module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=True)
         sys.modules[name] = module
