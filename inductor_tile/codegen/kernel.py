@@ -85,6 +85,7 @@ class TileKernelSource:
         self.stored: dict[tuple[str, str], str] = {}
         self.reductions: dict[tuple, object] = {}  # (type, dtypes, value) -> result, per loop
         self.written: dict[str, set[str]] = {}
+        self.atomic_args: list[str] = []  # pointer arguments added to atomically: autotuning restores them
         self.index_exprs: dict[str, object] = {}  # index source -> its sympy expression
         self.masks: list[str] = []
         self.args: dict[str, str] = {}  # buffer name -> kernel argument name
@@ -350,6 +351,8 @@ class TileKernelSource:
         if not reduced:
             self._note_access(index)
         ptr = self._arg(name, out=True)
+        if ptr not in self.atomic_args:
+            self.atomic_args.append(ptr)
         mask = self.mask(reduced) if bounds is None else f"{self.mask(reduced)} & ({bounds})"
         self.emit(f"tl.atomic_add({ptr} + {idx}, {value}, mask={mask}, sem='relaxed')")
         self.written.setdefault(name, set()).add(idx)

@@ -20,7 +20,8 @@ def kernel_dir() -> str:
     return path
 
 
-def load_kernel(name: str, source: str, autotune: list[dict] | None = None):
+def load_kernel(name: str, source: str, autotune: list[dict] | None = None,
+                restore_value: list[str] | None = None):
     """The ``@inductor_tile.jit`` function ``name`` defined by ``source``.
 
     ``autotune``: launch configs (``XBLOCK``/``RBLOCK``/``num_warps`` dicts) to tune among
@@ -29,9 +30,9 @@ def load_kernel(name: str, source: str, autotune: list[dict] | None = None):
     """
     key = hashlib.sha256(source.encode()).hexdigest()[:24]
     if autotune:  # around the plain kernel, so that what was precompiled for it serves the tuning
-        tuned_key = f"{key}:{autotune!r}"
+        tuned_key = f"{key}:{autotune!r}:{restore_value!r}"
         if tuned_key not in _loaded:
-            _loaded[tuned_key] = _autotuned(load_kernel(name, source), autotune)
+            _loaded[tuned_key] = _autotuned(load_kernel(name, source), autotune, restore_value)
         return _loaded[tuned_key]
     if key in _loaded:
         return _loaded[key]
@@ -48,7 +49,7 @@ def load_kernel(name: str, source: str, autotune: list[dict] | None = None):
     return fn
 
 
-def _autotuned(fn, configs: list[dict]):
+def _autotuned(fn, configs: list[dict], restore_value: list[str] | None = None):
     from ..kernel_compiler.runtime.autotuner import Config, autotune
 
     candidates = []
@@ -57,7 +58,7 @@ def _autotuned(fn, configs: list[dict]):
         num_warps = launch.pop("num_warps", 4)
         candidates.append(Config(launch, num_warps=num_warps))
     key = [n for n in ("xnumel", "rnumel") if n in fn.arg_names]
-    return autotune(configs=candidates, key=key)(fn)
+    return autotune(configs=candidates, key=key, restore_value=restore_value)(fn)
 
 
 def check_frontend(fn, signature: dict[str, str], constexprs: dict[str, int]) -> None:

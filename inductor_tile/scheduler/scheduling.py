@@ -140,6 +140,8 @@ class TileScheduling(BaseScheduling):
         if not reused:
             loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
             extra = f", autotune={tune!r}" if tune else ""
+            if tune and kernel.atomic_args:  # each timed run adds again: restored after each config
+                extra += f", restore_value={kernel.atomic_args!r}"
             wrapper.define_kernel(name, f"{loader}({name!r}, {source!r}{extra})", gpu=False)
             defined[key] = (name, source)
             if config.precompile:  # a tuned kernel: every candidate, in parallel
