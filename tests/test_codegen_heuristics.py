@@ -7,6 +7,7 @@ exercised end to end on this CPU-only machine: the scheduler is told the nodes a
 generated kernel is compiled to PTX for sm_90 with its warps and checked by ptxas.
 """
 
+import math
 import platform
 import re
 
@@ -335,3 +336,35 @@ def test_cpu_column_sums_take_many_columns_and_few_rows():
     assert heuristics.reduction("cpu", 20, 4, 4, gather=True, columns=True) == LaunchConfig(32, 4, True)
     # other gathers keep the small gather tiles
     assert heuristics.reduction("cpu", 512, 1024, 1024, gather=True) == LaunchConfig(1, 128, False)
+
+
+def test_random_number_kernels_get_warps_for_four_elements_per_thread():
+    launch = heuristics.reduction("cuda", 196608, 512, 512)
+    assert launch.xblock * launch.rblock // (32 * launch.num_warps) > heuristics.GPU_RANDOM_ELEMS_PER_THREAD
+    tuned = heuristics.for_random_numbers("cuda", launch)
+    assert (tuned.xblock, tuned.rblock) == (launch.xblock, launch.rblock)
+    assert tuned.xblock * tuned.rblock // (32 * tuned.num_warps) == heuristics.GPU_RANDOM_ELEMS_PER_THREAD
+    assert heuristics.for_random_numbers("cpu", heuristics.reduction("cpu", 4096, 512, 512)).num_warps is None
+    few = heuristics.LaunchConfig(2, 64, True, 4)  # already at most 4 per thread: unchanged
+    assert heuristics.for_random_numbers("cuda", few) == few
+
+
+def attention_dropout(scores, mask):
+    return torch.nn.functional.dropout(torch.softmax(scores / 8.0 + mask, -1), 0.1, training=True), scores * 2.0
+
+
+def test_dropout_kernels_get_more_warps(cuda_heuristics):
+    torch._dynamo.reset()
+    metrics.reset()
+    scores, mask = _rand(2, 4, 64, 512), _rand(2, 1, 1, 512, seed=1)
+    probs, doubled = torch.compile(attention_dropout, backend=tile_backend)(scores, mask)
+    kept = probs != 0
+    assert 0.85 < kept.double().mean().item() < 0.95  # dropout p=0.1 did drop
+    torch.testing.assert_close(probs[kept], (torch.softmax(scores / 8.0 + mask, -1) / 0.9)[kept], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(doubled, scores * 2.0)
+    dropout = [line for line in metrics.launch_lines.values() if "dropout" in line or "rand" in line]
+    assert dropout, metrics.launch_lines
+    for line in dropout:
+        blocks = [int(v) for v in re.findall(r"[XYR]BLOCK=(\d+)", line)]
+        warps = int(re.search(r"num_warps=(\d+)", line).group(1))
+        assert math.prod(blocks) // (32 * warps) <= heuristics.GPU_RANDOM_ELEMS_PER_THREAD, line

@@ -74,6 +74,11 @@ GPU_MIN_PROGRAMS = 256  # about two programs per SM: fewer rows per program belo
 GPU_MAX_WARPS = 16
 GPU_TILE_SIDE = 64  # tiled pointwise kernels: YBLOCK and XBLOCK at most this ...
 GPU_TILE_ELEMS_PER_WARP = 512  # ... with one warp per this many elements of the tile
+# kernels drawing random numbers (dropout): each element's Philox is a 10-round chain of integer
+# multiplies held in registers; at 8 elements per thread a BERT softmax+dropout block used 55 registers
+# (ptxas -v, sm_90), at 4 elements 31 (full occupancy). Such kernels get warps for at most this many
+# elements per thread.
+GPU_RANDOM_ELEMS_PER_THREAD = 4
 CPU_TILE_SIDE = 16
 CPU_COLUMN_XBLOCK = 128  # column sums on the CPU: columns per program
 
@@ -180,6 +185,16 @@ def _gpu_pointwise(xnumel: int) -> LaunchConfig:
     else:
         num_warps = max(1, xblock // 32)
     return LaunchConfig(xblock, num_warps=num_warps)
+
+
+def for_random_numbers(device_type: str, launch: LaunchConfig) -> LaunchConfig:
+    """The launch of a kernel that draws random numbers: more warps for the same block on a GPU, so
+    that each thread runs at most ``GPU_RANDOM_ELEMS_PER_THREAD`` Philox chains (registers)."""
+    if not is_gpu(device_type) or launch.num_warps is None:
+        return launch
+    elems = launch.xblock * launch.rblock * launch.yblock
+    warps = max(launch.num_warps, _warps(elems, 32 * GPU_RANDOM_ELEMS_PER_THREAD, GPU_MAX_WARPS))
+    return replace(launch, num_warps=warps)
 
 
 def _warps(elems: int, per_warp: int, max_warps: int) -> int:

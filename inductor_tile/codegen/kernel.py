@@ -85,6 +85,7 @@ class TileKernelSource:
         self.stored: dict[tuple[str, str], str] = {}
         self.reductions: dict[tuple, object] = {}  # (type, dtypes, value) -> result, per loop
         self.written: dict[str, set[str]] = {}
+        self.draws_random = False  # some node draws Philox random numbers (heuristics.for_random_numbers)
         self.atomic_args: list[str] = []  # pointer arguments added to atomically: autotuning restores them
         self.index_exprs: dict[str, object] = {}  # index source -> its sympy expression
         self.masks: list[str] = []

@@ -210,6 +210,7 @@ class TileOps:
     # node's base offset), as tl.rand does.  Eager's bits are not reproduced (no backend does):
     # the distributions are the same, the streams differ.
     def load_seed(self, name, offset):
+        self.k.draws_random = True
         ptr = self.k.input_arg(name)
         scalar = self.k.define(f"tl.load({ptr} + {self.k.seed_offset_arg(int(offset))})")
         var = self.k.define(f"tl.broadcast_to({scalar}, {self.k.scalar_shape})")

@@ -105,7 +105,7 @@ class TileScheduling(BaseScheduling):
         name = _kernel_name(nodes, plan.kind)
         device_type = _heuristics_device(nodes)
         launch = _choose_launch(plan, device_type, gather=False)
-        gather_checked = tiled_checked = False
+        gather_checked = tiled_checked = random_checked = False
         while True:
             kernel = TileKernelSource(plan, name, launch, elide=local)
             try:
@@ -125,6 +125,12 @@ class TileScheduling(BaseScheduling):
                 gather_launch = _choose_launch(plan, device_type, gather=True, columns=kernel.column_gathers_only)
                 if gather_launch != launch:  # again, with the shape the device wants for gathers
                     launch = gather_launch
+                    continue
+            if kernel.draws_random and not random_checked:
+                random_checked = True
+                random_launch = heuristics.for_random_numbers(device_type, launch)
+                if random_launch != launch:  # again, with warps enough for its Philox chains
+                    launch = random_launch
                     continue
             break
         tune = _autotune_configs(device_type, kernel)
