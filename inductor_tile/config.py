@@ -13,11 +13,12 @@ variables give the defaults:
   consumer's loop).  Off: every lowered op's output is realized as a buffer of its own
   (the "no inlining" column of the TorchInductor ablation); fusion may still put the
   producer and its consumer into one kernel when they iterate alike.
-- ``autotune`` (``TILE_AUTOTUNE``, default off): on GPUs, generated kernels are benchmarked
-  among 2-5 block-size / num_warps configs at their first launch (every candidate precompiled in
-  parallel; results persist in the tuning database; later launches go through the chosen
-  config's launch site); ``reductions``: reduction kernels only (Inductor's default); off: the
-  heuristic's choice is used directly.
+- ``autotune`` (``TILE_AUTOTUNE``, default ``reductions``): on GPUs, generated reduction kernels
+  are benchmarked among 2-5 block-size / num_warps configs at their first launch (every candidate
+  precompiled in parallel; results persist in the tuning database, so a later process times
+  nothing; later launches go through the chosen config's launch site), as Inductor does;
+  ``1``: every generated kernel; ``0``: the heuristic's choice is used directly (as on the CPU,
+  where there is one candidate).
 - ``precompile`` (``TILE_PRECOMPILE``, default on): each generated kernel starts compiling in
   a background thread as soon as Inductor has generated it, so a graph's kernels compile in
   parallel; off: each compiles at its first launch.
@@ -96,8 +97,8 @@ fusion: bool = _env_flag("TILE_FUSION", True)
 inlining: bool = _env_flag("TILE_INLINING", True)
 # False, True (every generated kernel) or "reductions" (reductions only, as Inductor's default: it
 # benchmarks its reduction configs at the first launch and takes pointwise ones from heuristics)
-autotune: bool | str = ("reductions" if os.environ.get("TILE_AUTOTUNE", "").strip().lower() == "reductions"
-                        else _env_flag("TILE_AUTOTUNE", False))
+autotune: bool | str = ("reductions" if os.environ.get("TILE_AUTOTUNE", "reductions").strip().lower()
+                        in ("reductions", "") else _env_flag("TILE_AUTOTUNE", False))
 precompile: bool = _env_flag("TILE_PRECOMPILE", True)
 # worker processes that precompile generated kernels into the disk cache (codegen/compile_workers.py);
 # 0: background threads of this process (the GIL lets one compile's Python run at a time)

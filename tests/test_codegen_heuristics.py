@@ -168,8 +168,10 @@ def test_candidates_of_rows_of_256_to_1024_include_one_warp():
 
 @pytest.fixture
 def cuda_heuristics(monkeypatch):
-    """Generate kernels with the CUDA heuristics; record each kernel's signature for PTX."""
+    """Generate kernels with the CUDA heuristics, untuned (the heuristic's own launch); record each
+    kernel's signature for PTX."""
     monkeypatch.setattr(scheduling, "_heuristics_device", lambda nodes: "cuda")
+    monkeypatch.setattr(config, "autotune", False)
     recorded = []
     check = runtime.check_frontend
 
@@ -353,7 +355,9 @@ def attention_dropout(scores, mask):
     return torch.nn.functional.dropout(torch.softmax(scores / 8.0 + mask, -1), 0.1, training=True), scores * 2.0
 
 
-def test_dropout_kernels_get_more_warps(cuda_heuristics):
+def test_dropout_kernels_get_more_warps(monkeypatch):
+    monkeypatch.setattr(scheduling, "_heuristics_device", lambda nodes: "cuda")
+    monkeypatch.setattr(config, "autotune", False)
     torch._dynamo.reset()
     metrics.reset()
     scores, mask = _rand(2, 4, 64, 512), _rand(2, 1, 1, 512, seed=1)

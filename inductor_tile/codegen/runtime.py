@@ -49,6 +49,10 @@ def load_kernel(name: str, source: str, autotune: list[dict] | None = None,
     return fn
 
 
+TUNING_WARMUP_MS = 5
+TUNING_REP_MS = 20
+
+
 def _autotuned(fn, configs: list[dict], restore_value: list[str] | None = None):
     from ..kernel_compiler.runtime.autotuner import Config, autotune
 
@@ -58,7 +62,10 @@ def _autotuned(fn, configs: list[dict], restore_value: list[str] | None = None):
         num_warps = launch.pop("num_warps", 4)
         candidates.append(Config(launch, num_warps=num_warps))
     key = [n for n in ("xnumel", "rnumel") if n in fn.arg_names]
-    return autotune(configs=candidates, key=key, restore_value=restore_value)(fn)
+    # a generated kernel takes microseconds to a millisecond: 5 ms of warm-up and 20 ms of timed runs
+    # per candidate separate them (Triton's defaults, 25 + 100 ms, cost seconds per graph)
+    return autotune(configs=candidates, key=key, restore_value=restore_value, warmup=TUNING_WARMUP_MS,
+                    rep=TUNING_REP_MS)(fn)
 
 
 def check_frontend(fn, signature: dict[str, str], constexprs: dict[str, int]) -> None:

@@ -44,7 +44,8 @@ def rows(x, w, b):
 @pytest.mark.parametrize("shape,dtype", [((4096, 64), torch.float16), ((513, 300), torch.float32),
                                          ((256, 1024), torch.float16), ((64, 4096), torch.float32),
                                          ((16, 10000), torch.float16)])
-def test_row_kernels(shape, dtype):
+def test_row_kernels(shape, dtype, monkeypatch):
+    monkeypatch.setattr(config, "autotune", False)  # the heuristic's launches (tuning: test_autotuned_kernels)
     x, w, b = _rand(*shape, dtype=dtype), _rand(shape[1], dtype=dtype, seed=1), _rand(shape[1], dtype=dtype, seed=2)
     out, codes = run_and_get_code(_compile(rows), x, w, b)
     _check(out, rows(x.double(), w.double(), b.double()), dtype)
@@ -91,10 +92,14 @@ def test_dynamic_shapes_on_gpu():
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
 
 
-def test_autotuned_kernels(monkeypatch):
-    monkeypatch.setattr(config, "autotune", True, raising=False)
+@pytest.mark.parametrize("setting", [True, "reductions"])
+def test_autotuned_kernels(monkeypatch, setting):
+    monkeypatch.setattr(config, "autotune", setting, raising=False)
     x, w, b = (_rand(513, 300, dtype=torch.float32), _rand(300, dtype=torch.float32, seed=1),
                _rand(300, dtype=torch.float32, seed=2))
     out, codes = run_and_get_code(_compile(rows), x, w, b)
     _check(out, rows(x.double(), w.double(), b.double()), torch.float32)
-    assert "autotune=[{" in "\n".join(codes)
+    code = "\n".join(codes)
+    assert "autotune=[{" in code
+    if setting == "reductions":  # the pointwise kernel keeps the heuristic's launch
+        assert re.search(r"tile_poi_\w+\.launcher\(XBLOCK=\d+, num_warps=\d+\)", code), code
