@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 
+import sys
+
 import pytest
 import torch
 
@@ -301,14 +303,16 @@ def test_prune_configs_by():
     torch.testing.assert_close(out, x + torch.sin(y))
 
 
-def test_progress_line_for_many_configs(capsys):
+@pytest.mark.parametrize("terminal", [True, False])
+def test_progress_line_for_many_configs_on_a_terminal(capsys, monkeypatch, terminal):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
     times = {8: 5.0, 16: 4.0, 32: 3.0, 64: 2.0, 128: 1.0}
     kernel = inductor_tile.autotune([Config({"BLOCK": b}) for b in times], key=["n"],
                                     do_bench=fake_bench(times))(axpy_kernel)
     x, y, out = _axpy_inputs(100)
     kernel[grid](x, y, out, 100, 1.0)
     err = capsys.readouterr().err
-    assert "autotuning axpy_kernel: config 5/5" in err
+    assert ("autotuning axpy_kernel: config 5/5" in err) == terminal
 
 
 def test_conflicting_meta_parameters_are_rejected():

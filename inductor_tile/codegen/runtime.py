@@ -64,8 +64,10 @@ def _autotuned(fn, configs: list[dict], restore_value: list[str] | None = None):
     key = [n for n in ("xnumel", "rnumel") if n in fn.arg_names]
     # a generated kernel takes microseconds to a millisecond: 5 ms of warm-up and 20 ms of timed runs
     # per candidate separate them (Triton's defaults, 25 + 100 ms, cost seconds per graph)
-    return autotune(configs=candidates, key=key, restore_value=restore_value, warmup=TUNING_WARMUP_MS,
-                    rep=TUNING_REP_MS)(fn)
+    tuner = autotune(configs=candidates, key=key, restore_value=restore_value, warmup=TUNING_WARMUP_MS,
+                     rep=TUNING_REP_MS)(fn)
+    tuner.show_progress = False  # tens of small tunings per model: the compile's own progress line says enough
+    return tuner
 
 
 def check_frontend(fn, signature: dict[str, str], constexprs: dict[str, int]) -> None:

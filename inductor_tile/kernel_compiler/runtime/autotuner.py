@@ -172,6 +172,7 @@ class Autotuner(KernelInterface):
         self.bench_time = 0.0
         self.configs_timings: dict[Config, Any] = {}
         self._by_fast_key: dict[tuple, Config] = {}  # launch arguments' key -> config (no dicts built)
+        self.show_progress = True  # a progress line on a terminal (the backend's kernels: off)
 
     # --- keys --------------------------------------------------------------
     def tuning_key(self, named: dict[str, Any]) -> tuple:
@@ -238,7 +239,8 @@ class Autotuner(KernelInterface):
         configs = self.prune_configs({**named})
         saved = {name: named[name].clone() for name in self.restore_value}
         # a progress line on stderr for long tunings, unless the per-config INFO lines are shown anyway
-        progress = len(configs) > PROGRESS_THRESHOLD and not log.isEnabledFor(logging.INFO)
+        progress = (self.show_progress and len(configs) > PROGRESS_THRESHOLD and sys.stderr.isatty()
+                    and not log.isEnabledFor(logging.INFO))
         timings: dict[Config, Any] = {}
         failures: list[tuple[Config, str]] = []
         start = time.perf_counter()
