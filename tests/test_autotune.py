@@ -9,7 +9,6 @@ with NaN and compared with torch.
 from __future__ import annotations
 
 import logging
-
 import sys
 
 import pytest
