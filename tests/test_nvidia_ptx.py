@@ -179,3 +179,21 @@ def _math_specs():
     return [spec_from_signature("x_ptr", "*fp32", divisible_by_16=True),
             spec_from_signature("out_ptr", "*fp32", divisible_by_16=True),
             spec_from_signature("n", "i32"), spec_from_signature("BLOCK", "constexpr", 128)]
+
+
+@inductor_tile.jit
+def rsqrt_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.rsqrt(tl.load(x_ptr + offs)))
+
+
+def test_fp32_rsqrt_is_one_approximate_instruction(tmp_path):
+    # as libdevice's __nv_rsqrtf (Triton, Inductor): not a correctly rounded sqrt and then a division
+    ptx = _ptx(rsqrt_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 128}, ("x_ptr", "out_ptr"))
+    filecheck(ptx, "CHECK-NOT: sqrt.rn.f32\n"
+                   "CHECK: rsqrt.approx.f32\n"
+                   "CHECK-NOT: rcp.rn.f32\n"
+                   "CHECK-NOT: div.rn.f32\n", tmp_path)
+    ptx64 = _ptx(rsqrt_kernel, {"x_ptr": "*fp64", "out_ptr": "*fp64"}, {"BLOCK": 128}, ("x_ptr", "out_ptr"))
+    filecheck(ptx64, "CHECK: sqrt.rn.f64\n"
+                     "CHECK-NOT: rsqrt.approx\n", tmp_path)

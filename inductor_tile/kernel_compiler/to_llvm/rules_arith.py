@@ -382,7 +382,11 @@ def lower_math_binary(ctx: LoweringContext, op: Operation) -> None:
 
 @lowering("math.rsqrt")
 def lower_rsqrt(ctx: LoweringContext, op: Operation) -> None:
-    _float_op(ctx, op, lambda x: ctx.builder.fdiv(constant_like(x.type, 1.0), call_math(ctx, "sqrt", x)))
+    def rsqrt(x: ir.Value) -> ir.Value:
+        special = ctx.target.emit_rsqrt(ctx.builder, x)
+        return special if special is not None else ctx.builder.fdiv(constant_like(x.type, 1.0), call_math(ctx, "sqrt", x))
+
+    _float_op(ctx, op, rsqrt)
 
 
 @lowering("math.absi")

@@ -231,6 +231,18 @@ class NvidiaTarget(Target):
             words = builder.insert_element(words, builder.call(pair, [high, low]), ir.Constant(I32, i // 2))
         return builder.bitcast(words, ty)
 
+    def emit_rsqrt(self, builder: ir.IRBuilder, x: ir.Value) -> ir.Value | None:
+        """fp32 rsqrt is rsqrt.approx.f32 (as libdevice's __nv_rsqrtf, which Triton and Inductor use; CUDA
+        documents 2 ulp): the correctly rounded sqrt then division are two multi-instruction sequences on
+        a norm's critical path between its reduction and its stores."""
+        element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        if element != F32:
+            return None
+        module = builder.module
+        fn = module.globals.get("llvm.nvvm.rsqrt.approx.f") or ir.Function(module, ir.FunctionType(F32, [F32]),
+                                                                           "llvm.nvvm.rsqrt.approx.f")
+        return map_elements(builder, x, lambda element: builder.call(fn, [element]))
+
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma, i0e and i1e (not in
         libdevice) are float64 functions of the module built on __nv_log, __nv_tan and __nv_exp
