@@ -49,6 +49,13 @@ def load_kernel(name: str, source: str, autotune: list[dict] | None = None,
     return fn
 
 
+def size_bucket(n: int) -> int:
+    """The tuning bucket of a kernel size: the next power of two (as Inductor's size hints). A kernel is
+    tuned once per bucket, not once per size, which a growing dynamic size (a decoder's sequence) changes
+    at every step."""
+    return 1 if n <= 1 else 1 << (n - 1).bit_length()
+
+
 TUNING_WARMUP_MS = 5
 TUNING_REP_MS = 20
 
@@ -67,6 +74,7 @@ def _autotuned(fn, configs: list[dict], restore_value: list[str] | None = None):
     tuner = autotune(configs=candidates, key=key, restore_value=restore_value, warmup=TUNING_WARMUP_MS,
                      rep=TUNING_REP_MS)(fn)
     tuner.show_progress = False  # tens of small tunings per model: the compile's own progress line says enough
+    tuner.key_bucket = size_bucket
     return tuner
 
 

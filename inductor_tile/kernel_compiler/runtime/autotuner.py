@@ -173,15 +173,24 @@ class Autotuner(KernelInterface):
         self.configs_timings: dict[Config, Any] = {}
         self._by_fast_key: dict[tuple, Config] = {}  # launch arguments' key -> config (no dicts built)
         self.show_progress = True  # a progress line on a terminal (the backend's kernels: off)
+        # integer key values -> their tuning bucket (None: the value itself). The backend's kernels tune
+        # once per power-of-two bucket of their sizes, so a growing dynamic size does not tune at each step
+        self.key_bucket: Callable[[int], int] | None = None
 
     # --- keys --------------------------------------------------------------
     def tuning_key(self, named: dict[str, Any]) -> tuple:
         values = []
         for name in self.key:
             value = named.get(name)
-            values.append(str(value.dtype) if hasattr(value, "dtype") and hasattr(value, "data_ptr") else value)
+            values.append(str(value.dtype) if hasattr(value, "dtype") and hasattr(value, "data_ptr")
+                          else self._bucket(value))
         dtypes = tuple(str(v.dtype) for v in named.values() if hasattr(v, "dtype") and hasattr(v, "data_ptr"))
         return tuple(values) + dtypes
+
+    def _bucket(self, value: Any) -> Any:
+        if self.key_bucket is None or isinstance(value, bool) or not isinstance(value, int):
+            return value
+        return self.key_bucket(value)
 
     def _db_key(self, named: dict[str, Any], key: tuple) -> dict[str, str]:
         from .disk_cache import compiler_fingerprint
@@ -286,6 +295,8 @@ class Autotuner(KernelInterface):
         if positions is None:
             positions = self._key_positions = [(self.arg_names.index(n), n) for n in self.key]
         values = tuple(args[i] if i < len(args) else kwargs.get(n) for i, n in positions)
+        if self.key_bucket is not None:
+            values = tuple(self._bucket(v) for v in values)
         dtypes = tuple(getattr(a, "dtype", None) for a in args)
         if kwargs:
             dtypes += tuple((n, getattr(v, "dtype", None)) for n, v in sorted(kwargs.items()))
