@@ -372,3 +372,21 @@ def test_dropout_kernels_get_more_warps(monkeypatch):
         blocks = [int(v) for v in re.findall(r"[XYR]BLOCK=(\d+)", line)]
         warps = int(re.search(r"num_warps=(\d+)", line).group(1))
         assert math.prod(blocks) // (32 * warps) <= heuristics.GPU_RANDOM_ELEMS_PER_THREAD, line
+
+
+def embedding_layer_norm(ids, table, w, b):
+    return torch.nn.functional.layer_norm(table[ids] * 2.0, (table.shape[1],), w, b)
+
+
+def test_gpu_persistent_reductions_load_first(cuda_heuristics):
+    # a norm's weights load with its rows, before the reductions (whose barriers keep ptxas from
+    # moving loads up); an indirect load (embedding rows) cannot move above its index
+    ids = torch.randint(0, 50, (64,), generator=torch.Generator().manual_seed(2))
+    table, w, b = _rand(50, 384), _rand(384, seed=1), _rand(384, seed=3)
+    _compile_run(embedding_layer_norm, ids, table, w, b)
+    (source,) = metrics.kernel_sources.values()
+    first_sum = source.index("tl.sum(")
+    weights = [m.start() for m in re.finditer(r"tl\.load\(in_ptr[0-9] \+ r0,", source)]
+    assert len(weights) == 2 and max(weights) < first_sum, source
+    rows = re.search(r"(tmp\d+) = tl\.load\(in_ptr\d+ \+ \(.*tmp", source)  # the gathered rows ...
+    assert rows and source.index(rows.group(0)) > source.index("tl.load(in_ptr0 + x0"), source  # ... after the ids

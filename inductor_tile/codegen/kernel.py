@@ -86,6 +86,8 @@ class TileKernelSource:
         self.reductions: dict[tuple, object] = {}  # (type, dtypes, value) -> result, per loop
         self.written: dict[str, set[str]] = {}
         self.draws_random = False  # some node draws Philox random numbers (heuristics.for_random_numbers)
+        self.hoist_at: int | None = None  # where hoisted loads go (GPU persistent reductions; see _hoistable)
+        self.hoist_indent = ""
         self.atomic_args: list[str] = []  # pointer arguments added to atomically: autotuning restores them
         self.index_exprs: dict[str, object] = {}  # index source -> its sympy expression
         self.masks: list[str] = []
@@ -165,14 +167,30 @@ class TileKernelSource:
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
 
-    def define(self, expr: str) -> str:
+    def define(self, expr: str, hoist: bool = False) -> str:
+        """A variable for `expr` (the same one for the same expression); `hoist`: defined at the top of
+        the kernel (`hoist_at`) rather than here."""
         if expr in self.cse:
             return self.cse[expr]
         var = f"tmp{self.counter}"
         self.counter += 1
-        self.emit(f"{var} = {expr}")
+        if hoist:
+            self.lines.insert(self.hoist_at, f"{self.hoist_indent}{var} = {expr}")
+            self.hoist_at += 1
+        else:
+            self.emit(f"{var} = {expr}")
         self.cse[expr] = var
         return var
+
+    def _hoistable(self, name: str, expr) -> bool:
+        """Whether a load of buffer `name` at `expr` may move to the top of the kernel, as Inductor's
+        Triton kernels load everything first: on a GPU the weights of a norm then load with its rows
+        instead of after its reductions, whose barriers keep ptxas from moving loads up. Only loads
+        of persistent reductions, outside masked blocks, of buffers this kernel does not write,
+        at indices of the loop variables and sizes alone (an indirect index is computed here)."""
+        if self.hoist_at is None or self.masks or name in self.written:
+            return False
+        return expr.free_symbols <= set(self.xsyms) | set(self.rsyms) | self.size_args
 
     def index(self, expr) -> str:
         expr = without_precomputed_sizes(sympy.sympify(expr))
@@ -300,14 +318,15 @@ class TileKernelSource:
         else:
             ptr = self._arg(name, out=False)
         expr = sympy.sympify(index)
+        hoist = self._hoistable(name, expr)
         if expr.free_symbols:
             self.accesses.append(expr)
         elif not self.masks:
             # one element for the whole tile: a scalar load (always in bounds) broadcast, not a
             # masked load of the same address in every lane (a gather on the CPU target)
-            scalar = self.define(f"tl.load({ptr} + {idx})")
-            return self.define(f"tl.broadcast_to({scalar}, {self.scalar_shape})")
-        return self.define(f"tl.load({ptr} + {idx}, mask={self.mask(index=index)}, other=0)")
+            scalar = self.define(f"tl.load({ptr} + {idx})", hoist)
+            return self.define(f"tl.broadcast_to({scalar}, {self.scalar_shape})", hoist)
+        return self.define(f"tl.load({ptr} + {idx}, mask={self.mask(index=index)}, other=0)", hoist)
 
     def store(self, name: str, index, value: str, reduced: bool = False, bounds: str | None = None,
               mode: str | None = None) -> None:
@@ -433,6 +452,8 @@ class TileKernelSource:
                 self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
                 self.emit("rmask = rindex < rnumel")
                 self._decode("rindex", [s.name for s in rsyms], plan.rsizes)
+                if self.launch.num_warps is not None:  # a GPU's kernel: loads first (see _hoistable)
+                    self.hoist_at, self.hoist_indent = len(self.lines), "    " * self.indent
         looped = plan.kind == "reduction" and not self.persistent
         for nodes in self._loop_phases(plan.nodes) if looped else [[node] for node in plan.nodes]:
             if looped and nodes[0].kind != "pointwise":
