@@ -191,14 +191,15 @@ def plan_forward(convert: ConvertLayoutOp) -> Plan | None:
         return None
 
 
-def apply_plan(plan: Plan, num_threads: int = 0, values: dict[Operation, int] | None = None) -> None:
+def apply_plan(plan: Plan, num_threads: int = 0, values: dict[Operation, int] | None = None,
+               origins: dict[Operation, Operation] | None = None) -> None:
     """Retype the planned values, then convert or rebuild the operands that need it
-    (`num_threads` and `values` as for `Rematerializer`)."""
+    (`num_threads`, `values` and `origins` as for `Rematerializer`)."""
     for value, layout in plan.layouts.items():
         retype(value, layout)
     for op, index, layout in plan.keeps:
         _convert_operand(op, index, layout)
-    remat = Rematerializer(num_threads, values)
+    remat = Rematerializer(num_threads, values, origins)
     for op, index, layout in plan.needs:
         value = op.operands[index]
         if value_layout(value) == layout:

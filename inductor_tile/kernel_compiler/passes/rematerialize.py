@@ -29,17 +29,19 @@ from __future__ import annotations
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import is_side_effect_free
+from xdsl.transforms.dead_code_elimination import region_dce
 
 from ..ir import tt
 from ..ir.layouts import Layout, Slice
 from ..ir.tt_memory import LoadOp, StoreOp
 from ..ir.tt_types import numel, shape_of
 from ..analysis.axis_info import compute_axis_info
-from ..ir.ttg import ConvertLayoutOp, with_layout
+from ..ir.ttg import ConvertLayoutOp, convert_to, with_layout
 from .layout_constraints import is_elementwise, is_tensor, value_layout
 
 MAX_DEPTH = 160  # producers further up than this are converted, not rebuilt
 MAX_DUPLICATED = 24  # rebuilt ops that keep users elsewhere (computed twice), at most
+MAX_DUPLICATED_CHAIN = 64  # a rebuilt copy doing more ops of its own than this is converted instead
 
 
 def _operand_layout(op: Operation, layout: Layout) -> Layout:
@@ -78,9 +80,11 @@ class Rematerializer:
     """Answers "can `value` be rebuilt in `layout`?" and rebuilds it; both memoized, so a
     shared producer is rebuilt once. Use a fresh one after the IR changes otherwise."""
 
-    def __init__(self, num_threads: int = 0, values: dict[Operation, int] | None = None) -> None:
+    def __init__(self, num_threads: int = 0, values: dict[Operation, int] | None = None,
+                 origins: dict[Operation, Operation] | None = None) -> None:
         self.num_threads = num_threads  # loads this small may be rebuilt (0: no load is)
         self.values = values or {}  # distinct elements of loads (`load_values`); default: all
+        self.origins = origins if origins is not None else {}  # each rebuilt op -> the op it copies
         self._can: dict[tuple[SSAValue, Layout], bool] = {}
         self._built: dict[tuple[SSAValue, Layout], SSAValue] = {}
 
@@ -157,4 +161,60 @@ class Rematerializer:
         assert block is not None
         block.insert_op_after(clone, op)
         clone.results[0].name_hint = op.results[0].name_hint
+        self.origins[clone] = op
         return clone.results[0]
+
+
+def merge_duplicated_chains(func_op: Operation, origins: dict[Operation, Operation]) -> bool:
+    """Convert, instead of computing twice, values that rebuilding left alive in two layouts.
+
+    Rebuilding decides one conversion at a time: when the users of a chain never settle in one
+    layout, two copies of it stay alive (a Philox chain feeding a dropout mask stored as bytes,
+    16 per thread, and the fp16 arithmetic, 8 per thread, of a one-warp softmax, both copies of
+    the original chain). A copy that computes more than ``MAX_DUPLICATED_CHAIN`` ops of its own
+    again is replaced by a conversion of the first copy. Returns whether anything changed; the
+    copies left without users are dead code."""
+    free = ConvertLayoutOp | tt.SplatOp | tt.MakeRangeOp
+
+    def root(op: Operation) -> Operation:
+        while op in origins:
+            op = origins[op]
+        return op
+
+    changed = False
+    while True:
+        ops = list(func_op.walk())
+        position = {op: i for i, op in enumerate(ops)}
+        copies: dict[Operation, list[Operation]] = {}
+        for op in ops:
+            if not isinstance(op, free) and len(op.results) == 1 and is_tensor(op.results[0]):
+                copies.setdefault(root(op), []).append(op)
+        twice = {op for group in copies.values() if len(group) > 1 for op in group}
+
+        def own_work(top: Operation) -> int:
+            seen, stack = set(), [top]
+            while stack:
+                op = stack.pop()
+                if op not in seen:
+                    seen.add(op)
+                    stack.extend(v.owner for v in op.operands if isinstance(v.owner, Operation) and v.owner in twice)
+            return len(seen)
+
+        target = None
+        for op in sorted(twice, key=position.__getitem__, reverse=True):  # users first: the longest copy
+            first = copies[root(op)][0]
+            if (op is not first and op.results[0].uses and first.parent_block() is op.parent_block()
+                    and value_layout(first.results[0]) != value_layout(op.results[0])
+                    and own_work(op) > MAX_DUPLICATED_CHAIN):
+                target = (op, first)
+                break
+        if target is None:
+            return changed
+        op, first = target
+        convert = convert_to(first.results[0], value_layout(op.results[0]))
+        block = op.parent_block()
+        assert block is not None
+        block.insert_op_after(convert, op)
+        op.results[0].replace_all_uses_with(convert.result)
+        region_dce(func_op.regions[0])
+        changed = True

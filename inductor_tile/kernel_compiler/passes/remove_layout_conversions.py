@@ -25,7 +25,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from ..ir.ttg import ConvertLayoutOp, launch_shape
 from .layout_constraints import functions, value_layout
 from .layout_propagation import apply_plan, plan_forward
-from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values
+from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values, merge_duplicated_chains
 
 MAX_ROUNDS = 16
 
@@ -54,7 +54,8 @@ def fold_conversions(func_op: func.FuncOp) -> bool:
     return changed
 
 
-def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | None = None) -> bool:
+def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | None = None,
+                      origins: dict | None = None) -> bool:
     """Apply every forward-propagation plan that removes conversions."""
     changed = False
     for convert in _conversions(func_op):
@@ -63,15 +64,16 @@ def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | Non
         plan = plan_forward(convert)
         if plan is None or plan.added(Rematerializer(num_threads, values)) >= plan.removed:
             continue
-        apply_plan(plan, num_threads, values)
+        apply_plan(plan, num_threads, values, origins)
         changed = True
     return changed
 
 
-def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict | None = None) -> bool:
+def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict | None = None,
+                          origins: dict | None = None) -> bool:
     """Replace conversions of cheaply rebuildable values by the rebuilt values."""
     changed = False
-    remat = Rematerializer(num_threads, values)
+    remat = Rematerializer(num_threads, values, origins)
     for convert in _conversions(func_op):
         wanted = value_layout(convert.result)
         assert wanted is not None
@@ -95,11 +97,15 @@ class RemoveLayoutConversionsPass(ModulePass):
         num_warps, lanes = launch_shape(op)
         for func_op in functions(op):
             values = load_values(func_op)  # loads rebuilt keep their originals' entries' meaning
+            origins: dict = {}  # rebuilt op -> original, for merge_duplicated_chains
             for _ in range(MAX_ROUNDS):
                 changed = fold_conversions(func_op)
-                changed |= propagate_forward(func_op, num_warps * lanes, values)
+                changed |= propagate_forward(func_op, num_warps * lanes, values, origins)
                 changed |= fold_conversions(func_op)
-                changed |= rematerialize_sources(func_op, num_warps * lanes, values)
+                changed |= rematerialize_sources(func_op, num_warps * lanes, values, origins)
                 region_dce(func_op.body)
                 if not changed:
                     break
+            if merge_duplicated_chains(func_op, origins):  # last: the rounds would rebuild them again
+                fold_conversions(func_op)
+                region_dce(func_op.body)

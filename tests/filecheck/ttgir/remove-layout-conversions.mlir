@@ -389,3 +389,106 @@ module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}
     func.return
   }
 }
+
+// -----
+
+// A chain of 70 ops (a Philox chain is like it) whose value two stores want in two other layouts:
+// each conversion alone is cheaper to rebuild (the original dies after the second), but that
+// leaves two copies of the chain. The second copy is a conversion of the first instead: the
+// chain is computed once, and one conversion is left.
+// CHECK-LABEL: func.func @chain_in_two_layouts
+// CHECK:         %h69 = arith.xori %h68, %k : tensor<1024xi32, [[A:#ttg.blocked<[^>]*>]]>
+// CHECK-NOT:     %h69{{.*}} = arith.xori
+// CHECK:         ttg.convert_layout %h69 : tensor<1024xi32, [[A]]> -> tensor<1024xi32, [[B:#ttg.blocked<[^>]*>]]>
+// CHECK-NOT:     ttg.convert_layout
+// CHECK-NOT:     arith.xori
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#v = #ttg.blocked<{sizePerThread = [4], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#w = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @chain_in_two_layouts(%p: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %q: !tt.ptr<i32> {tt.divisibility = 16 : i32}, %seed: i32) {
+    %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #d>
+    %k = tt.splat %seed : i32 -> tensor<1024xi32, #d>
+    %h0 = arith.muli %r, %k : tensor<1024xi32, #d>
+    %h1 = arith.xori %h0, %k : tensor<1024xi32, #d>
+    %h2 = arith.muli %h1, %k : tensor<1024xi32, #d>
+    %h3 = arith.xori %h2, %k : tensor<1024xi32, #d>
+    %h4 = arith.muli %h3, %k : tensor<1024xi32, #d>
+    %h5 = arith.xori %h4, %k : tensor<1024xi32, #d>
+    %h6 = arith.muli %h5, %k : tensor<1024xi32, #d>
+    %h7 = arith.xori %h6, %k : tensor<1024xi32, #d>
+    %h8 = arith.muli %h7, %k : tensor<1024xi32, #d>
+    %h9 = arith.xori %h8, %k : tensor<1024xi32, #d>
+    %h10 = arith.muli %h9, %k : tensor<1024xi32, #d>
+    %h11 = arith.xori %h10, %k : tensor<1024xi32, #d>
+    %h12 = arith.muli %h11, %k : tensor<1024xi32, #d>
+    %h13 = arith.xori %h12, %k : tensor<1024xi32, #d>
+    %h14 = arith.muli %h13, %k : tensor<1024xi32, #d>
+    %h15 = arith.xori %h14, %k : tensor<1024xi32, #d>
+    %h16 = arith.muli %h15, %k : tensor<1024xi32, #d>
+    %h17 = arith.xori %h16, %k : tensor<1024xi32, #d>
+    %h18 = arith.muli %h17, %k : tensor<1024xi32, #d>
+    %h19 = arith.xori %h18, %k : tensor<1024xi32, #d>
+    %h20 = arith.muli %h19, %k : tensor<1024xi32, #d>
+    %h21 = arith.xori %h20, %k : tensor<1024xi32, #d>
+    %h22 = arith.muli %h21, %k : tensor<1024xi32, #d>
+    %h23 = arith.xori %h22, %k : tensor<1024xi32, #d>
+    %h24 = arith.muli %h23, %k : tensor<1024xi32, #d>
+    %h25 = arith.xori %h24, %k : tensor<1024xi32, #d>
+    %h26 = arith.muli %h25, %k : tensor<1024xi32, #d>
+    %h27 = arith.xori %h26, %k : tensor<1024xi32, #d>
+    %h28 = arith.muli %h27, %k : tensor<1024xi32, #d>
+    %h29 = arith.xori %h28, %k : tensor<1024xi32, #d>
+    %h30 = arith.muli %h29, %k : tensor<1024xi32, #d>
+    %h31 = arith.xori %h30, %k : tensor<1024xi32, #d>
+    %h32 = arith.muli %h31, %k : tensor<1024xi32, #d>
+    %h33 = arith.xori %h32, %k : tensor<1024xi32, #d>
+    %h34 = arith.muli %h33, %k : tensor<1024xi32, #d>
+    %h35 = arith.xori %h34, %k : tensor<1024xi32, #d>
+    %h36 = arith.muli %h35, %k : tensor<1024xi32, #d>
+    %h37 = arith.xori %h36, %k : tensor<1024xi32, #d>
+    %h38 = arith.muli %h37, %k : tensor<1024xi32, #d>
+    %h39 = arith.xori %h38, %k : tensor<1024xi32, #d>
+    %h40 = arith.muli %h39, %k : tensor<1024xi32, #d>
+    %h41 = arith.xori %h40, %k : tensor<1024xi32, #d>
+    %h42 = arith.muli %h41, %k : tensor<1024xi32, #d>
+    %h43 = arith.xori %h42, %k : tensor<1024xi32, #d>
+    %h44 = arith.muli %h43, %k : tensor<1024xi32, #d>
+    %h45 = arith.xori %h44, %k : tensor<1024xi32, #d>
+    %h46 = arith.muli %h45, %k : tensor<1024xi32, #d>
+    %h47 = arith.xori %h46, %k : tensor<1024xi32, #d>
+    %h48 = arith.muli %h47, %k : tensor<1024xi32, #d>
+    %h49 = arith.xori %h48, %k : tensor<1024xi32, #d>
+    %h50 = arith.muli %h49, %k : tensor<1024xi32, #d>
+    %h51 = arith.xori %h50, %k : tensor<1024xi32, #d>
+    %h52 = arith.muli %h51, %k : tensor<1024xi32, #d>
+    %h53 = arith.xori %h52, %k : tensor<1024xi32, #d>
+    %h54 = arith.muli %h53, %k : tensor<1024xi32, #d>
+    %h55 = arith.xori %h54, %k : tensor<1024xi32, #d>
+    %h56 = arith.muli %h55, %k : tensor<1024xi32, #d>
+    %h57 = arith.xori %h56, %k : tensor<1024xi32, #d>
+    %h58 = arith.muli %h57, %k : tensor<1024xi32, #d>
+    %h59 = arith.xori %h58, %k : tensor<1024xi32, #d>
+    %h60 = arith.muli %h59, %k : tensor<1024xi32, #d>
+    %h61 = arith.xori %h60, %k : tensor<1024xi32, #d>
+    %h62 = arith.muli %h61, %k : tensor<1024xi32, #d>
+    %h63 = arith.xori %h62, %k : tensor<1024xi32, #d>
+    %h64 = arith.muli %h63, %k : tensor<1024xi32, #d>
+    %h65 = arith.xori %h64, %k : tensor<1024xi32, #d>
+    %h66 = arith.muli %h65, %k : tensor<1024xi32, #d>
+    %h67 = arith.xori %h66, %k : tensor<1024xi32, #d>
+    %h68 = arith.muli %h67, %k : tensor<1024xi32, #d>
+    %h69 = arith.xori %h68, %k : tensor<1024xi32, #d>
+    %hv = ttg.convert_layout %h69 : tensor<1024xi32, #d> -> tensor<1024xi32, #v>
+    %ps = tt.splat %p : !tt.ptr<i32> -> tensor<1024x!tt.ptr<i32>, #v>
+    %vr = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #v>
+    %ptrs = tt.addptr %ps, %vr : tensor<1024x!tt.ptr<i32>, #v>, tensor<1024xi32, #v>
+    tt.store %ptrs, %hv : tensor<1024x!tt.ptr<i32>, #v>, tensor<1024xi32, #v>
+    %hw = ttg.convert_layout %h69 : tensor<1024xi32, #d> -> tensor<1024xi32, #w>
+    %qs = tt.splat %q : !tt.ptr<i32> -> tensor<1024x!tt.ptr<i32>, #w>
+    %wr = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #w>
+    %qtrs = tt.addptr %qs, %wr : tensor<1024x!tt.ptr<i32>, #w>, tensor<1024xi32, #w>
+    tt.store %qtrs, %hw : tensor<1024x!tt.ptr<i32>, #w>, tensor<1024xi32, #w>
+    func.return
+  }
+}
