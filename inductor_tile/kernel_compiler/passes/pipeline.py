@@ -63,9 +63,10 @@ def async_copy_stages(num_stages: int, mma_version: int) -> int:
     """The stages of the cp.async rings for a launch's `num_stages` (tensor-core targets only; 1: none,
     the operands are prefetched through registers instead). The rings are opt-in until they have run
     on a GPU: TILE_PIPELINE=1 turns them on, TILE_PIPELINE=sync too but waits for every wgmma dot in
-    its own iteration, TILE_PIPELINE=nofence as 1 without the proxy fence after each wait (to measure
-    it: to_llvm/dot_async.py)."""
-    if mma_version < 2 or os.environ.get("TILE_PIPELINE", "0") not in ("1", "sync", "nofence"):
+    its own iteration, TILE_PIPELINE=nofence as 1 without the proxy fence after each wait,
+    TILE_PIPELINE=padded as 1 with wgmma's slots in padded core matrices instead of swizzled rows (to
+    measure them: to_llvm/dot_async.py)."""
+    if mma_version < 2 or os.environ.get("TILE_PIPELINE", "0") not in ("1", "sync", "nofence", "padded"):
         return 1
     return num_stages
 

@@ -47,7 +47,8 @@ from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from .context import F32, I16, I32, I64, LoweringContext, LoweringError, lowering
 from .dot_operands import (ROW_PADDING, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
-from .dot_wgmma import WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups, wgmma_dot
+from .dot_wgmma import (SWIZZLE_ALIGNMENT, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups,
+                         wgmma_dot)
 from .rules_memory import run_length
 from .rules_tensor import index_vectors
 
@@ -86,7 +87,7 @@ class RingGroup:
     wgmma: bool = False  # some dot reads a ring with wgmma (the async proxy)
 
     def close(self, ctx: LoweringContext) -> None:
-        start = -(-ctx.shared_bytes // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
+        start = -(-ctx.shared_bytes // SWIZZLE_ALIGNMENT) * SWIZZLE_ALIGNMENT  # a swizzled slot's alignment
         self.base.initializer = ir.Constant(I32, start)
         ctx.shared_bytes = max(self.outside_bytes, start + self.total)
 
@@ -129,12 +130,18 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     tile, groups = None, 1
     if len(dots) == 1 and wgmma_dot(dots[0]):
         groups = warpgroups(dots[0])
-        tile = wgmma_tile(src_map, layout.op_idx, groups)
+        tile = wgmma_tile(src_map, layout.op_idx, groups, swizzled=os.environ.get("TILE_PIPELINE") != "padded")
         elements = tile.elements
     else:
         elements = tile_elements((rows, cols), transposed)
-    slot_bytes = -(-elements * 2 // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
+    alignment = SLOT_ALIGNMENT
+    if tile is not None and tile.swizzle:  # the hardware swizzles by address bits: slots on 1 KiB boundaries
+        alignment = SWIZZLE_ALIGNMENT
+        smem = ctx.target.shared_memory(ctx.module, ctx.builder, 0)
+        smem.align = max(smem.align or 0, SWIZZLE_ALIGNMENT)
+    slot_bytes = -(-elements * 2 // alignment) * alignment
     group = _alive_group(ctx)
+    group.total = -(-group.total // alignment) * alignment
     _state(ctx)["rings"][op.results[0]] = Ring(group, group.total, slot_bytes, layout.op_idx, transposed,
                                                (rows if transposed else cols) + ROW_PADDING, tile, groups)
     group.total += slot_bytes * ring_type.stages
