@@ -235,6 +235,15 @@ def fence_async_shared(ctx: LoweringContext) -> None:
     _side_effect(ctx, "fence.proxy.async.shared::cta;")
 
 
+def _warp_uniform(ctx: LoweringContext, value: ir.Value) -> ir.Value:
+    """`value` (the same in every lane) as lane 0's, through shfl.sync.idx: ptxas then computes what
+    depends on it (wgmma's descriptors) in uniform registers instead of moving it there each time."""
+    module = ctx.builder.module
+    symbol = "llvm.nvvm.shfl.sync.idx.i32"
+    fn = module.globals.get(symbol) or ir.Function(module, ir.FunctionType(I32, [I32] * 4), symbol)
+    return ctx.builder.call(fn, [ir.Constant(I32, -1), value, ir.Constant(I32, 0), ir.Constant(I32, 31)])
+
+
 def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir.Value, trans_a: int, trans_b: int,
            acc: list[ir.Value]) -> list[ir.Value]:
     ty = _TYPES[kind]
@@ -293,8 +302,10 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
     # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
     in_registers = not isinstance(a, WgmmaOperand)
     if not in_registers:
-        group = builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2))
-        group_offset = builder.mul(group, ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
+        group_offset = ir.Constant(I32, 0)
+        if groups > 1:
+            group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
+            group_offset = builder.mul(group, ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
         b_desc = descriptor(ctx, b.base, b.tile.logical(IntOps(), 0, WGMMA_K * q), b.tile)
