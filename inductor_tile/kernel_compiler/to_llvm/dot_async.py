@@ -1,18 +1,20 @@
 """Lowering of the shared-memory rings of `ir/ttg_async.py` (NVIDIA): cp.async into slots, tensor-core
 operands read from them, and wgmma groups left in flight.
 
-A ring's slot holds its tile the way the dot reads it (`dot_operands.py`): for wgmma, the tile of
-core matrices of `dot_wgmma.py`; for mma.sync (ldmatrix), padded rows. Which one follows from the
-ring's `ring_read` (its dot-operand layout and its dot); the copies' layout (the load's, after
-coalescing) decides the padding and whether rows are stored transposed, as for a conversion.
+A ring's slot holds its tile the way the dot reads it (`dot_operands.py`): for wgmma, swizzled rows
+(`dot_wgmma.swizzled_layout`, Triton's layout; TILE_PIPELINE=padded: the padded core matrices of a
+conversion, to time the two) or, where the tile fills no 32-byte row, padded core matrices; for
+mma.sync (ldmatrix), padded rows. Which one follows from the ring's `ring_read` (its dot-operand
+layout and its dot); the copies' layout (the load's, after coalescing) decides the padding and
+whether rows are stored transposed, as for a conversion.
 
 The rings of a loop are alive from their `ring_alloc`s to the `async_wait {pending = 0}` after the
 loop (`passes/pipeline_async_copies.py`). They lie after the other uses of shared memory in that
 range (the exchanges of attention's softmax, reductions): their base is `global_smem` plus an i32
 constant (`tile_rings_offset_<n>`) set when the range ends, to the largest exchange in it rounded up
-to 128 bytes. Outside the range (an epilogue's conversion) shared memory is reused from 0 again: a
+to 1 KiB. Outside the range (an epilogue's conversion) shared memory is reused from 0 again: a
 barrier where the range starts lets the first copies overwrite what an exchange before it left.
-Slots are 128-byte aligned.
+Slots are 128-byte aligned, swizzled ones 1 KiB-aligned (and `global_smem` is then `.align 1024`).
 
 `async_copy`: each thread's runs of consecutive elements (as the load would read them) become
 `cp.async.cg` (16 bytes) or `cp.async.ca` (4, 8 bytes) with a source size of 0 where the run is

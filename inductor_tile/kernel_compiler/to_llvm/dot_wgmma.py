@@ -14,6 +14,15 @@ SBO steps along MN and LBO along K in both (the matrix descriptor's two strides)
 them gets a padding of a few 16-byte units, chosen so that the 16-byte stores of the source
 layout's threads fall in different banks (`choose_padding`).
 
+The slots of cp.async rings (`dot_async.py`) use Hopper's swizzled layouts instead, as Triton and
+CUTLASS store wgmma operands (`swizzled_layout`): rows of 128, 64 or 32 bytes along the contiguous
+dimension (K-major: a row per mn, of k; MN-major: a row per k, of mn), 8-row groups SBO apart,
+blocks of the contiguous dimension LBO apart, and the 16-byte chunks of each 128-byte line XORed
+with the line's index in the swizzle's repeat (1 KiB for 128 bytes), which the tensor core undoes
+from the address. No padding, no bank conflict for 16-byte copies; descriptors carry the mode.
+Descriptor start fields are computed in 32 bits, and from warp-uniform values only (the warpgroup
+through `shfl.sync.idx`), so that ptxas keeps them in uniform registers.
+
 The rows of a are permuted on the way in. With W warpgroups (4W warps along M) the mma
 layout gives warp w = 4 wg + wl the tensor rows 64W i + 32W h + 32 wg + 8 wl + g (its
 repetitions 2i + h), and the warpgroup's wgmma instruction i gives warp wl its rows
