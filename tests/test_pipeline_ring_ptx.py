@@ -110,3 +110,19 @@ def test_ptxas_keeps_the_groups_asynchronous_without_spills(config):
     log: list[str] = []
     assemble_ptx(ptx, ptx_arch(ptx, 90), "matmul_kernel", ["-v", "--warn-on-spills"], log)
     assert "serialized" not in log[0] and "0 bytes spill stores" in log[0], log[0]
+
+
+def test_words_combine(monkeypatch):
+    """TILE_PIPELINE=sync,padded: every wgmma dot waits in its iteration, and reads padded slots."""
+    monkeypatch.setenv("TILE_PIPELINE", "sync,padded")
+    ptx, _ = _ptx(128, 128, 32, 4)
+    assert {mode for mode, _, _ in _descriptor_modes(ptx)} == {0}
+    assert "cp.async.wait_group 1;" in ptx and "wgmma.wait_group.sync.aligned 1;" not in ptx
+
+
+def test_an_unknown_word_names_the_variable(monkeypatch):
+    from inductor_tile.kernel_compiler.passes.pipeline import async_copy_stages
+
+    monkeypatch.setenv("TILE_PIPELINE", "1,swizzle")
+    with pytest.raises(ValueError, match=r"TILE_PIPELINE='1,swizzle': unknown \['swizzle'\]"):
+        async_copy_stages(3, 3)

@@ -26,7 +26,8 @@ the accumulators passing through it, so that nothing reads them earlier.
 The fence is what the PTX memory model asks for (cp.async writes through the generic proxy), but
 Triton 3.6 and CUTLASS's cp.async + wgmma main loops leave it out, and in SASS it is a
 `MEMBAR.ALL.CTA` in every iteration, issued while the next stages' copies are in flight.
-TILE_PIPELINE=nofence leaves it out too, so that the GPU can tell what it costs.
+TILE_PIPELINE=nofence leaves it out too, so that the GPU can tell what it costs (the words of
+TILE_PIPELINE combine: `passes/pipeline.py`).
 
 A group left in flight is fragile: where ptxas finds other instructions reading an accumulator
 between a wgmma and the wait that retires it, it serializes every wgmma of the kernel (its
@@ -38,7 +39,6 @@ ptxas's report for the benchmark's matmuls.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -47,6 +47,7 @@ from xdsl.ir import Operation
 from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
+from ..passes.pipeline import pipeline_modes
 from .context import F32, I16, I32, I64, LoweringContext, LoweringError, lowering
 from .dot_operands import (ROW_PADDING, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
 from .dot_wgmma import (SWIZZLE_ALIGNMENT, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups,
@@ -132,7 +133,7 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     tile, groups = None, 1
     if len(dots) == 1 and wgmma_dot(dots[0]):
         groups = warpgroups(dots[0])
-        tile = wgmma_tile(src_map, layout.op_idx, groups, swizzled=os.environ.get("TILE_PIPELINE") != "padded")
+        tile = wgmma_tile(src_map, layout.op_idx, groups, swizzled="padded" not in pipeline_modes())
         elements = tile.elements
     else:
         elements = tile_elements((rows, cols), transposed)
@@ -217,7 +218,7 @@ def lower_async_wait(ctx: LoweringContext, op: Operation) -> None:
     _asm(ctx, f"cp.async.wait_group {pending};")
     state = _state(ctx)
     group = state["alive"]
-    if group is not None and group.wgmma and os.environ.get("TILE_PIPELINE") != "nofence":
+    if group is not None and group.wgmma and "nofence" not in pipeline_modes():
         fence_async_shared(ctx)
     ctx.target.barrier(ctx.builder)
     if group is not None and pending == 0:  # the end of the loop: its rings are free
