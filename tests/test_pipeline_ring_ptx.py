@@ -39,6 +39,11 @@ def _ptx(block_m: int, block_n: int, block_k: int, warps: int) -> tuple[str, int
     return compiled.asm["ptx"], compiled.shared_bytes
 
 
+def _copy_registers(body: str) -> int:
+    """How many shared-memory address registers the loop's copies use."""
+    return len(set(re.findall(r"cp\.async\.cg\.shared\.global \[(%r\d+) \+ \d+\]", body)))
+
+
 def _loop_body(ptx: str) -> str:
     """From the loop's wait for its oldest copy group to the commit of the copies it starts."""
     start = ptx.index("cp.async.wait_group 1;")
@@ -77,9 +82,10 @@ CHECK: wgmma.commit_group.sync.aligned;
 CHECK-NOT: wgmma.wait_group.sync.aligned 0;
 CHECK: wgmma.wait_group.sync.aligned 1;
 CHECK: bar.sync
-CHECK-COUNT-{copies}: cp.async.cg.shared.global [%rd{{{{[0-9]+}}}}], [%rd{{{{[0-9]+}}}}], 16, %r{{{{[0-9]+}}}};
+CHECK-COUNT-{copies}: cp.async.cg.shared.global [%r{{{{[0-9]+}}}} + {{{{[0-9]+}}}}], [%rd{{{{[0-9]+}}}}], 16, %r{{{{[0-9]+}}}};
 CHECK-NOT: cp.async
 """, tmp_path)
+    assert _copy_registers(body) == 2  # a's copies at immediate offsets from one register, b's from another
 
 
 @pytest.mark.parametrize("config,expected", [

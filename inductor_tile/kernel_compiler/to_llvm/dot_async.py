@@ -49,7 +49,7 @@ from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from ..passes.pipeline import pipeline_modes
 from .context import F32, I16, I32, I64, LoweringContext, LoweringError, lowering
-from .dot_operands import (ROW_PADDING, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
+from .dot_operands import (ROW_PADDING, IntOps, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
 from .dot_wgmma import (SWIZZLE_ALIGNMENT, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups,
                          wgmma_dot)
 from .rules_memory import run_length
@@ -190,21 +190,50 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     # bytes to read per slot: one select of the whole mask (extracting bits of an i1 vector one by one
     # makes LLVM pack them into an integer first)
     sizes = b.select(mask, ir.Constant(ir.VectorType(I32, n), [size] * n), ir.Constant(ir.VectorType(I32, n), [0] * n))
+    deltas = _constant_deltas(ring, src_map, run)
+    first_destination = None
     for first in range(0, n, run):
         slot = ir.Constant(I32, first)
-        row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
-        destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
-                            source_etype=ir.IntType(8))
+        immediate = 0  # bytes after `destination`: an immediate offset of the copy
+        if deltas[first] is None or first_destination is None:
+            row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
+            destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
+                                source_etype=ir.IntType(8))
+            first_destination = destination if first == 0 else first_destination
+        else:  # the same distance from the first run in every thread: one address register for all
+            destination, immediate = first_destination, 2 * deltas[first]
         address, source_size = b.extract_element(addresses, slot), b.extract_element(sizes, slot)
         if run == 1:
             other = ir.Constant(ir.VectorType(I16, 1), [0])
             enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
             value = ctx.target.load_contiguous(b, address, enabled, other, 2)
-            b.store(b.extract_element(value, ir.Constant(I32, 0)), destination)
+            at = b.gep(destination, [ir.Constant(I32, immediate)], source_etype=ir.IntType(8))
+            b.store(b.extract_element(value, ir.Constant(I32, 0)), at)
             continue
         kind = "cg" if size == 16 else "ca"
-        _asm(ctx, f"cp.async.{kind}.shared.global [$0], [$1], {size}, $2;", "l,l,r",
-             [b.ptrtoint(destination, I64), address, source_size])
+        # a 32-bit shared address and an immediate (as Triton passes them): one register serves the runs
+        _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], [$1], {size}, $2;", "r,l,r",
+             [b.ptrtoint(destination, I32), address, source_size])
+
+
+def _constant_deltas(ring: Ring, src_map: LayoutMap, run: int) -> dict[int, int | None]:
+    """Per run of slots (by its first slot), its element offset in the slot less the first run's when
+    that is the same in every thread (the stores then share one address register), else None."""
+    o = IntOps()
+    threads = [(lane, warp) for lane in range(32) for warp in range(_warps(src_map))]
+    deltas: dict[int, int | None] = {}
+    for first in range(0, src_map.num_slots, run):
+        seen = {ring.element_offset(o, *src_map.index(first, lane, warp))
+                - ring.element_offset(o, *src_map.index(0, lane, warp)) for lane, warp in threads}
+        deltas[first] = seen.pop() if len(seen) == 1 else None
+    return deltas
+
+
+def _warps(src_map: LayoutMap) -> int:
+    count = 1
+    for w in src_map.root.warps_per_cta:
+        count *= w
+    return count
 
 
 @lowering("ttg.async_commit_group")
