@@ -94,7 +94,8 @@ CHECK-NOT: cp.async
     ((128, 64, 32, 4), {(2, 16, 512), (1, 4096, 1024)}),  # b: one 64-column block (LBO unused; Triton: 0)
 ], ids=["128x128x32-4w", "128x256x64-8w", "128x64x32-4w"])
 def test_slots_are_swizzled_as_triton_lays_them_out(config, expected):
-    """Triton 3.6's PTX for these kernels has the same modes, strides and shared memory (3 stages)."""
+    """Triton 3.6's PTX for these kernels has the same modes, SBOs, b's LBOs and shared memory (3 stages);
+    a K-major tile's LBO is unused: 1 (16 bytes) here, as CUTLASS sets it, 0 in Triton's."""
     block_m, block_n, block_k, _ = config
     ptx, shared = _ptx(*config)
     assert _descriptor_modes(ptx) == expected
