@@ -104,13 +104,16 @@ def test_tutorial_form_matmul(dtype, shape):
     assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
 
 
-@pytest.mark.parametrize("pipeline", ["1", "nofence"])
+@pytest.mark.parametrize("pipeline", ["1", "nofence", "padded"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (128, 256, 64, 8)], ids=lambda b: "x".join(map(str, b)))
 def test_matmul_half_result_with_groups_in_flight(blocks, dtype, pipeline, monkeypatch):
     """The benchmark's form: fp16/bf16 operands and result, wgmma groups in flight across iterations
-    (sm_90), the accumulator rounded two elements per cvt; with and without the proxy fence."""
+    (sm_90), the accumulator rounded two elements per cvt; with and without the proxy fence, in
+    swizzled slots and in padded ones."""
     monkeypatch.setenv("TILE_PIPELINE", pipeline)
+    monkeypatch.setattr(dot_kernels.matmul_kernel, "cache", {})  # the in-memory caches ignore TILE_PIPELINE
+    monkeypatch.setattr(dot_kernels.matmul_kernel, "launch_cache", {})
     gen = torch.Generator().manual_seed(8)
     M, N, K = 333, 520, 392
     a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)

@@ -59,13 +59,28 @@ def optimize_ttir(module: ModuleOp, ctx: Context | None = None) -> ModuleOp:
 EXCHANGE_MARGIN = 8192
 
 
+#: TILE_PIPELINE's words (comma-separated): "1" rings; "sync" rings whose wgmma dots wait in their own
+#: iteration; "nofence" no proxy fence after each cp.async wait; "padded" wgmma slots in padded core
+#: matrices instead of swizzled rows. Any of them turns the rings on; e.g. "sync,padded".
+PIPELINE_WORDS = ("1", "sync", "nofence", "padded")
+
+
+def pipeline_modes() -> frozenset[str]:
+    """The words of TILE_PIPELINE (an unknown one is an error pointing at the variable)."""
+    words = frozenset(w.strip() for w in os.environ.get("TILE_PIPELINE", "0").split(",") if w.strip())
+    unknown = words - set(PIPELINE_WORDS) - {"0"}
+    if unknown:
+        raise ValueError(f"TILE_PIPELINE={os.environ['TILE_PIPELINE']!r}: unknown {sorted(unknown)}; "
+                         f"use 0 or a comma-separated list of {', '.join(PIPELINE_WORDS)}")
+    return words - {"0"}
+
+
 def async_copy_stages(num_stages: int, mma_version: int) -> int:
     """The stages of the cp.async rings for a launch's `num_stages` (tensor-core targets only; 1: none,
-    the operands are prefetched through registers instead). The rings are opt-in until they have run
-    on a GPU: TILE_PIPELINE=1 turns them on, TILE_PIPELINE=sync too but waits for every wgmma dot in
-    its own iteration, TILE_PIPELINE=nofence as 1 without the proxy fence after each wait (to measure
-    it: to_llvm/dot_async.py)."""
-    if mma_version < 2 or os.environ.get("TILE_PIPELINE", "0") not in ("1", "sync", "nofence"):
+    the operands are prefetched through registers instead). The rings are opt-in until they are
+    faster on a GPU: TILE_PIPELINE=1 turns them on, and so does each of the words of
+    `PIPELINE_WORDS` that change them (to time what each costs: to_llvm/dot_async.py)."""
+    if mma_version < 2 or not pipeline_modes():
         return 1
     return num_stages
 
@@ -103,7 +118,7 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
         # Loads feeding dots in loops go through rings of shared-memory slots, filled by cp.async
         # num_stages - 1 iterations ahead (needs the final layouts).
         *([PipelineAsyncCopiesPass(stages, shared_limit - EXCHANGE_MARGIN,
-                                   dots_in_flight=os.environ.get("TILE_PIPELINE") != "sync"),
+                                   dots_in_flight="sync" not in pipeline_modes()),
            CommonSubexpressionEliminationPass(), DeadCodeEliminationPass()]
           if stages >= 2 else []),
     ]

@@ -149,7 +149,8 @@ def _ring_bytes(operands: list[_Operand], stages: int) -> int:
     total = 0
     for operand in operands:
         rows, cols = shape_of(operand.load.result.type)
-        total += stages * (rows * cols + 8 * max(rows, cols)) * 2  # the most padding a slot gets (to_llvm/dot_async.py)
+        slot = (rows * cols + 8 * max(rows, cols)) * 2  # the most padding a slot gets (to_llvm/dot_async.py)
+        total += stages * -(-slot // 1024) * 1024  # swizzled slots start at multiples of 1 KiB
     return total
 
 

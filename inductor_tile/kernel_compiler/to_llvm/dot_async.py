@@ -1,18 +1,20 @@
 """Lowering of the shared-memory rings of `ir/ttg_async.py` (NVIDIA): cp.async into slots, tensor-core
 operands read from them, and wgmma groups left in flight.
 
-A ring's slot holds its tile the way the dot reads it (`dot_operands.py`): for wgmma, the tile of
-core matrices of `dot_wgmma.py`; for mma.sync (ldmatrix), padded rows. Which one follows from the
-ring's `ring_read` (its dot-operand layout and its dot); the copies' layout (the load's, after
-coalescing) decides the padding and whether rows are stored transposed, as for a conversion.
+A ring's slot holds its tile the way the dot reads it (`dot_operands.py`): for wgmma, swizzled rows
+(`dot_wgmma.swizzled_layout`, Triton's layout; TILE_PIPELINE=padded: the padded core matrices of a
+conversion, to time the two) or, where the tile fills no 32-byte row, padded core matrices; for
+mma.sync (ldmatrix), padded rows. Which one follows from the ring's `ring_read` (its dot-operand
+layout and its dot); the copies' layout (the load's, after coalescing) decides the padding and
+whether rows are stored transposed, as for a conversion.
 
 The rings of a loop are alive from their `ring_alloc`s to the `async_wait {pending = 0}` after the
 loop (`passes/pipeline_async_copies.py`). They lie after the other uses of shared memory in that
 range (the exchanges of attention's softmax, reductions): their base is `global_smem` plus an i32
 constant (`tile_rings_offset_<n>`) set when the range ends, to the largest exchange in it rounded up
-to 128 bytes. Outside the range (an epilogue's conversion) shared memory is reused from 0 again: a
+to 1 KiB. Outside the range (an epilogue's conversion) shared memory is reused from 0 again: a
 barrier where the range starts lets the first copies overwrite what an exchange before it left.
-Slots are 128-byte aligned.
+Slots are 128-byte aligned, swizzled ones 1 KiB-aligned (and `global_smem` is then `.align 1024`).
 
 `async_copy`: each thread's runs of consecutive elements (as the load would read them) become
 `cp.async.cg` (16 bytes) or `cp.async.ca` (4, 8 bytes) with a source size of 0 where the run is
@@ -24,7 +26,8 @@ the accumulators passing through it, so that nothing reads them earlier.
 The fence is what the PTX memory model asks for (cp.async writes through the generic proxy), but
 Triton 3.6 and CUTLASS's cp.async + wgmma main loops leave it out, and in SASS it is a
 `MEMBAR.ALL.CTA` in every iteration, issued while the next stages' copies are in flight.
-TILE_PIPELINE=nofence leaves it out too, so that the GPU can tell what it costs.
+TILE_PIPELINE=nofence leaves it out too, so that the GPU can tell what it costs (the words of
+TILE_PIPELINE combine: `passes/pipeline.py`).
 
 A group left in flight is fragile: where ptxas finds other instructions reading an accumulator
 between a wgmma and the wait that retires it, it serializes every wgmma of the kernel (its
@@ -36,7 +39,6 @@ ptxas's report for the benchmark's matmuls.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from llvmlite import ir
@@ -45,9 +47,11 @@ from xdsl.ir import Operation
 from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
+from ..passes.pipeline import pipeline_modes
 from .context import F32, I16, I32, I64, LoweringContext, LoweringError, lowering
-from .dot_operands import (ROW_PADDING, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
-from .dot_wgmma import WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups, wgmma_dot
+from .dot_operands import (ROW_PADDING, IntOps, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
+from .dot_wgmma import (SWIZZLE_ALIGNMENT, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups,
+                         wgmma_dot)
 from .rules_memory import run_length
 from .rules_tensor import index_vectors
 
@@ -86,7 +90,7 @@ class RingGroup:
     wgmma: bool = False  # some dot reads a ring with wgmma (the async proxy)
 
     def close(self, ctx: LoweringContext) -> None:
-        start = -(-ctx.shared_bytes // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
+        start = -(-ctx.shared_bytes // SWIZZLE_ALIGNMENT) * SWIZZLE_ALIGNMENT  # a swizzled slot's alignment
         self.base.initializer = ir.Constant(I32, start)
         ctx.shared_bytes = max(self.outside_bytes, start + self.total)
 
@@ -129,12 +133,18 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     tile, groups = None, 1
     if len(dots) == 1 and wgmma_dot(dots[0]):
         groups = warpgroups(dots[0])
-        tile = wgmma_tile(src_map, layout.op_idx, groups)
+        tile = wgmma_tile(src_map, layout.op_idx, groups, swizzled="padded" not in pipeline_modes())
         elements = tile.elements
     else:
         elements = tile_elements((rows, cols), transposed)
-    slot_bytes = -(-elements * 2 // SLOT_ALIGNMENT) * SLOT_ALIGNMENT
+    alignment = SLOT_ALIGNMENT
+    if tile is not None and tile.swizzle:  # the hardware swizzles by address bits: slots on 1 KiB boundaries
+        alignment = SWIZZLE_ALIGNMENT
+        smem = ctx.target.shared_memory(ctx.module, ctx.builder, 0)
+        smem.align = max(smem.align or 0, SWIZZLE_ALIGNMENT)
+    slot_bytes = -(-elements * 2 // alignment) * alignment
     group = _alive_group(ctx)
+    group.total = -(-group.total // alignment) * alignment
     _state(ctx)["rings"][op.results[0]] = Ring(group, group.total, slot_bytes, layout.op_idx, transposed,
                                                (rows if transposed else cols) + ROW_PADDING, tile, groups)
     group.total += slot_bytes * ring_type.stages
@@ -180,21 +190,50 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     # bytes to read per slot: one select of the whole mask (extracting bits of an i1 vector one by one
     # makes LLVM pack them into an integer first)
     sizes = b.select(mask, ir.Constant(ir.VectorType(I32, n), [size] * n), ir.Constant(ir.VectorType(I32, n), [0] * n))
+    deltas = _constant_deltas(ring, src_map, run)
+    first_destination = None
     for first in range(0, n, run):
         slot = ir.Constant(I32, first)
-        row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
-        destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
-                            source_etype=ir.IntType(8))
+        immediate = 0  # bytes after `destination`: an immediate offset of the copy
+        if deltas[first] is None or first_destination is None:
+            row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
+            destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
+                                source_etype=ir.IntType(8))
+            first_destination = destination if first == 0 else first_destination
+        else:  # the same distance from the first run in every thread: one address register for all
+            destination, immediate = first_destination, 2 * deltas[first]
         address, source_size = b.extract_element(addresses, slot), b.extract_element(sizes, slot)
         if run == 1:
             other = ir.Constant(ir.VectorType(I16, 1), [0])
             enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
             value = ctx.target.load_contiguous(b, address, enabled, other, 2)
-            b.store(b.extract_element(value, ir.Constant(I32, 0)), destination)
+            at = b.gep(destination, [ir.Constant(I32, immediate)], source_etype=ir.IntType(8))
+            b.store(b.extract_element(value, ir.Constant(I32, 0)), at)
             continue
         kind = "cg" if size == 16 else "ca"
-        _asm(ctx, f"cp.async.{kind}.shared.global [$0], [$1], {size}, $2;", "l,l,r",
-             [b.ptrtoint(destination, I64), address, source_size])
+        # a 32-bit shared address and an immediate (as Triton passes them): one register serves the runs
+        _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], [$1], {size}, $2;", "r,l,r",
+             [b.ptrtoint(destination, I32), address, source_size])
+
+
+def _constant_deltas(ring: Ring, src_map: LayoutMap, run: int) -> dict[int, int | None]:
+    """Per run of slots (by its first slot), its element offset in the slot less the first run's when
+    that is the same in every thread (the stores then share one address register), else None."""
+    o = IntOps()
+    threads = [(lane, warp) for lane in range(32) for warp in range(_warps(src_map))]
+    deltas: dict[int, int | None] = {}
+    for first in range(0, src_map.num_slots, run):
+        seen = {ring.element_offset(o, *src_map.index(first, lane, warp))
+                - ring.element_offset(o, *src_map.index(0, lane, warp)) for lane, warp in threads}
+        deltas[first] = seen.pop() if len(seen) == 1 else None
+    return deltas
+
+
+def _warps(src_map: LayoutMap) -> int:
+    count = 1
+    for w in src_map.root.warps_per_cta:
+        count *= w
+    return count
 
 
 @lowering("ttg.async_commit_group")
@@ -208,7 +247,7 @@ def lower_async_wait(ctx: LoweringContext, op: Operation) -> None:
     _asm(ctx, f"cp.async.wait_group {pending};")
     state = _state(ctx)
     group = state["alive"]
-    if group is not None and group.wgmma and os.environ.get("TILE_PIPELINE") != "nofence":
+    if group is not None and group.wgmma and "nofence" not in pipeline_modes():
         fence_async_shared(ctx)
     ctx.target.barrier(ctx.builder)
     if group is not None and pending == 0:  # the end of the loop: its rings are free

@@ -29,8 +29,8 @@ from ..ir.dot_layouts import DotOperand, NvidiaMma
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from .context import I16, I32, I64, LoweringContext
-from .dot_wgmma import (WgmmaOperand, WgmmaTile, a_in_shared_memory, choose_padding, fence_async_shared,
-                        store_offset, tile_layout, warpgroups, wgmma_dot)
+from .dot_wgmma import (WgmmaOperand, WgmmaTile, a_in_shared_memory, choose_padding, fence_async_shared, store_offset,
+                        swizzled_layout, tile_layout, warpgroups, wgmma_dot)
 from .rules_tensor import index_vectors
 
 ROW_PADDING = 8  # elements after each row in shared memory
@@ -104,12 +104,15 @@ def _wgmma_tile(ctx: LoweringContext, conversion: Operation, op_idx: int, groups
     return wgmma_tile(ctx.layout_map(conversion.operands[0].type), op_idx, groups)
 
 
-def wgmma_tile(src_map: LayoutMap, op_idx: int, groups: int) -> WgmmaTile:
-    """The shared-memory tile of a wgmma operand stored from layout `src_map` (dot_wgmma.py)."""
+def wgmma_tile(src_map: LayoutMap, op_idx: int, groups: int, swizzled: bool = False) -> WgmmaTile:
+    """The shared-memory tile of a wgmma operand stored from layout `src_map` (dot_wgmma.py): padded
+    core matrices, or with `swizzled` (cp.async rings) Hopper's swizzled rows where the tile allows."""
     transposed = stored_transposed(src_map)
     mn_major = transposed if op_idx == 0 else not transposed
     rows, cols = src_map.shape
     mn_size, k_size = (rows, cols) if op_idx == 0 else (cols, rows)
+    if swizzled and (tile := swizzled_layout(mn_size, k_size, mn_major, store_run(src_map, transposed))):
+        return tile
     padding = choose_padding(src_map, op_idx, mn_major, store_run(src_map, transposed), groups)
     return tile_layout(mn_size, k_size, mn_major, padding)
 
@@ -266,6 +269,7 @@ class IntOps:
     def rem(self, a, b): return a % b  # noqa: E704
     def shr(self, a, b): return a >> b  # noqa: E704
     def and_(self, a, b): return a & b  # noqa: E704
+    def xor(self, a, b): return a ^ b  # noqa: E704
     def const(self, a): return a  # noqa: E704
 
 
@@ -283,6 +287,7 @@ class IROps:
     def rem(self, a, b): return self.b.urem(self._c(a), self._c(b))  # noqa: E704
     def shr(self, a, b): return self.b.lshr(self._c(a), self._c(b))  # noqa: E704
     def and_(self, a, b): return self.b.and_(self._c(a), self._c(b))  # noqa: E704
+    def xor(self, a, b): return self.b.xor(self._c(a), self._c(b))  # noqa: E704
     def const(self, a): return ir.Constant(I32, a)  # noqa: E704
 
 

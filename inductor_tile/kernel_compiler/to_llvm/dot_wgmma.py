@@ -14,6 +14,15 @@ SBO steps along MN and LBO along K in both (the matrix descriptor's two strides)
 them gets a padding of a few 16-byte units, chosen so that the 16-byte stores of the source
 layout's threads fall in different banks (`choose_padding`).
 
+The slots of cp.async rings (`dot_async.py`) use Hopper's swizzled layouts instead, as Triton and
+CUTLASS store wgmma operands (`swizzled_layout`): rows of 128, 64 or 32 bytes along the contiguous
+dimension (K-major: a row per mn, of k; MN-major: a row per k, of mn), 8-row groups SBO apart,
+blocks of the contiguous dimension LBO apart, and the 16-byte chunks of each 128-byte line XORed
+with the line's index in the swizzle's repeat (1 KiB for 128 bytes), which the tensor core undoes
+from the address. No padding, no bank conflict for 16-byte copies; descriptors carry the mode.
+Descriptor start fields are computed in 32 bits, and from warp-uniform values only (the warpgroup
+through `shfl.sync.idx`), so that ptxas keeps them in uniform registers.
+
 The rows of a are permuted on the way in. With W warpgroups (4W warps along M) the mma
 layout gives warp w = 4 wg + wl the tensor rows 64W i + 32W h + 32 wg + 8 wl + g (its
 repetitions 2i + h), and the warpgroup's wgmma instruction i gives warp wl its rows
@@ -91,18 +100,35 @@ def wgmma_row(o, m, groups: int = 1):
 
 @dataclass(frozen=True)
 class WgmmaTile:
-    """Where an operand tile lies in shared memory (strides in 16-bit elements)."""
+    """Where an operand tile lies in shared memory (strides in 16-bit elements). `swizzle` 0: padded
+    core matrices; 32, 64 or 128: rows of that many bytes whose 16-byte chunks are permuted by the
+    row (Hopper's swizzle modes, `swizzled_layout`)."""
 
     mn_major: bool
-    sbo: int  # between core matrices along MN
-    lbo: int  # between core matrices along K
+    sbo: int  # between core matrices (swizzled: groups of 8 rows) along MN, or along K when MN-major and swizzled
+    lbo: int  # between core matrices along K (swizzled: between row blocks of the other dimension)
     elements: int  # the tile's size, padding included
+    swizzle: int = 0  # bytes per swizzled row
 
-    def offset(self, o, mn, k):
-        """Element offset of (mn, k) (mn already permuted for operand a)."""
+    def logical(self, o, mn, k):
+        """Element offset of (mn, k) before the swizzle (what a descriptor's start address holds)."""
+        if self.swizzle:
+            shift = (self.swizzle // 2).bit_length() - 1  # log2 of the elements per row
+            row = self.swizzle // 2 - 1
+            if self.mn_major:  # rows of MN elements, one per k; blocks of rows along MN LBO apart
+                return o.add(o.add(o.mul(o.shr(mn, shift), self.lbo), o.mul(k, self.swizzle // 2)), o.and_(mn, row))
+            return o.add(o.add(o.mul(o.shr(k, shift), self.lbo), o.mul(mn, self.swizzle // 2)), o.and_(k, row))
         inner = (o.add(o.mul(o.and_(k, 7), 8), o.and_(mn, 7)) if self.mn_major
                  else o.add(o.mul(o.and_(mn, 7), 8), o.and_(k, 7)))
         return o.add(o.add(o.mul(o.shr(mn, 3), self.sbo), o.mul(o.shr(k, 3), self.lbo)), inner)
+
+    def offset(self, o, mn, k):
+        """Element offset of (mn, k) (mn already permuted for operand a): with a swizzle, the 16-byte
+        chunk within each 128-byte line is XORed with the line's index within the swizzle's repeat."""
+        where = self.logical(o, mn, k)
+        if not self.swizzle:
+            return where
+        return o.xor(where, o.mul(o.and_(o.shr(where, 6), self.swizzle // 16 - 1), 8))
 
 
 def tile_layout(mn_size: int, k_size: int, mn_major: bool, padding: int) -> WgmmaTile:
@@ -115,6 +141,32 @@ def tile_layout(mn_size: int, k_size: int, mn_major: bool, padding: int) -> Wgmm
         sbo = CORE_ELEMENTS
         lbo = (mn_size // 8) * CORE_ELEMENTS + padding
     return WgmmaTile(mn_major, sbo, lbo, (k_size // 8) * lbo)
+
+
+SWIZZLE_MODES = {0: 0, 128: 1, 64: 2, 32: 3}  # bytes per row -> the descriptor's mode (bits 62-63)
+SWIZZLE_ALIGNMENT = 1024  # bytes: the repeat of the 128-byte swizzle, where a swizzled tile must start
+
+
+def swizzled_layout(mn_size: int, k_size: int, mn_major: bool, run: int) -> WgmmaTile | None:
+    """The tile in rows of the widest swizzle (128, 64 or 32 bytes) the contiguous dimension fills (K for
+    K-major, MN for MN-major), as Triton and CUTLASS store wgmma operands; None when it fills none or
+    the stores are not 16-byte runs. A row holds `swizzle / 2` elements; K-major: row mn, 8-row groups
+    SBO apart, blocks of K columns LBO apart; MN-major: row k, 8-row groups SBO apart, blocks of MN
+    columns LBO apart. The 16-byte chunks of the 8 (64-byte mode: 4, 32-byte: 2) lines of 128 bytes
+    of each repeat are permuted by XOR with the line index; the hardware undoes it from the address,
+    so the tile must start at a multiple of SWIZZLE_ALIGNMENT."""
+    contiguous = mn_size if mn_major else k_size
+    swizzle = next((s for s in (128, 64, 32) if contiguous * 2 >= s), 0)
+    if not swizzle or run != 8 or mn_size % 8 or k_size % 16:
+        return None
+    row = swizzle // 2
+    if mn_major:
+        if mn_size % row:
+            return None
+        return WgmmaTile(True, sbo=8 * row, lbo=k_size * row, elements=mn_size * k_size, swizzle=swizzle)
+    if k_size % row:
+        return None
+    return WgmmaTile(False, sbo=8 * row, lbo=mn_size * row, elements=mn_size * k_size, swizzle=swizzle)
 
 
 def choose_padding(src_map: LayoutMap, op_idx: int, mn_major: bool, run: int, groups: int = 1) -> int:
@@ -156,13 +208,16 @@ class WgmmaOperand:
 
 
 def descriptor(ctx: LoweringContext, base: ir.Value, offset_elements: int | ir.Value, tile: WgmmaTile) -> ir.Value:
-    """The 64-bit matrix descriptor of the core matrices starting `offset_elements` into the tile:
-    start address, LBO and SBO in 16-byte units, no swizzle."""
+    """The 64-bit matrix descriptor of the operand starting `offset_elements` (a logical offset:
+    `WgmmaTile.logical`) into the tile: start address, LBO and SBO in 16-byte units, the swizzle mode.
+    A swizzled K-major tile has no LBO (one instruction's 16 k lie in one row; 1, as CUTLASS sets it)."""
     b = ctx.builder
     offset = ir.Constant(I32, offset_elements) if isinstance(offset_elements, int) else offset_elements
-    address = b.ptrtoint(b.gep(base, [offset], source_etype=ir.IntType(16)), I64)
-    start = b.and_(b.lshr(address, ir.Constant(I64, 4)), ir.Constant(I64, 0x3FFF))
-    strides = (((tile.lbo * 2) >> 4) & 0x3FFF) << 16 | (((tile.sbo * 2) >> 4) & 0x3FFF) << 32
+    # shared addresses fit 32 bits: the start field in 32-bit arithmetic (no 64-bit shifts and carries)
+    address = b.add(b.ptrtoint(base, I32), b.shl(offset, ir.Constant(I32, 1)))
+    start = b.zext(b.and_(b.lshr(address, ir.Constant(I32, 4)), ir.Constant(I32, 0x3FFF)), I64)
+    lbo = 1 if tile.swizzle and not tile.mn_major else ((tile.lbo * 2) >> 4) & 0x3FFF
+    strides = lbo << 16 | (((tile.sbo * 2) >> 4) & 0x3FFF) << 32 | SWIZZLE_MODES[tile.swizzle] << 62
     return b.or_(start, ir.Constant(I64, strides))
 
 
@@ -187,6 +242,15 @@ def _side_effect(ctx: LoweringContext, text: str) -> None:
 def fence_async_shared(ctx: LoweringContext) -> None:
     """Make this thread's st.shared visible to the async proxy wgmma reads through."""
     _side_effect(ctx, "fence.proxy.async.shared::cta;")
+
+
+def _warp_uniform(ctx: LoweringContext, value: ir.Value) -> ir.Value:
+    """`value` (the same in every lane) as lane 0's, through shfl.sync.idx: ptxas then computes what
+    depends on it (wgmma's descriptors) in uniform registers instead of moving it there each time."""
+    module = ctx.builder.module
+    symbol = "llvm.nvvm.shfl.sync.idx.i32"
+    fn = module.globals.get(symbol) or ir.Function(module, ir.FunctionType(I32, [I32] * 4), symbol)
+    return ctx.builder.call(fn, [ir.Constant(I32, -1), value, ir.Constant(I32, 0), ir.Constant(I32, 31)])
 
 
 def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir.Value, trans_a: int, trans_b: int,
@@ -233,6 +297,8 @@ def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value
 
 def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> ir.Value:
     """`a`: a WgmmaOperand, or a function (instruction i, k step q) -> its four a registers."""
+    from .dot_operands import IntOps
+
     builder = ctx.builder
     kind = float_kind(op.operands[0].type)
     c_map = ctx.layout_map(op.results[0].type)
@@ -245,17 +311,19 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
     # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
     in_registers = not isinstance(a, WgmmaOperand)
     if not in_registers:
-        group = builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2))
-        group_offset = builder.mul(group, ir.Constant(I32, 8 * a.tile.sbo))
+        group_offset = ir.Constant(I32, 0)
+        if groups > 1:
+            group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
+            group_offset = builder.mul(group, ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
-        b_desc = descriptor(ctx, b.base, 2 * q * b.tile.lbo, b.tile)
+        b_desc = descriptor(ctx, b.base, b.tile.logical(IntOps(), 0, WGMMA_K * q), b.tile)
         for i in range(len(blocks)):
             if in_registers:
                 registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
                                                   registers[i])
                 continue
-            static = 8 * groups * i * a.tile.sbo + 2 * q * a.tile.lbo
+            static = a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q)
             a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
                                   registers[i])
