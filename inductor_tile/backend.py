@@ -144,14 +144,16 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
 
     from . import config
 
-    from .codegen.compile_workers import start_early
+    from .codegen.compile_workers import start_at_lowering
     from .graph_cache import tile_caches
     from .scheduler.mix_order import pairing as mix_order_pairing
     from .scheduler.scan_gate import scans_gated
     from .scheduler.matmul_templates import lowered as matmul_templates_lowered
 
-    start_early()  # compile workers start up while Inductor lowers and schedules this graph
     with contextlib.ExitStack() as stack:
+        # compile workers start when lowering begins (a graph-cache miss), and start up while Inductor
+        # lowers and schedules the graph; a graph loaded from the cache starts none
+        stack.enter_context(start_at_lowering())
         stack.enter_context(tile_caches())
         stack.enter_context(_triton_only_fusions_off())
         stack.enter_context(mix_order_pairing())  # only with config.mix_order on

@@ -8,8 +8,9 @@ then loads the binary from there (milliseconds) in the process that owns the dev
 Workers are plain subprocesses (``python -m inductor_tile.codegen.compile_worker``)
 talking pickles over their stdin/stdout, as Inductor's compile workers are separate
 programs: ``multiprocessing``'s spawn would re-import the user's main script in every
-worker.  They start before the first graph is lowered (``start_early``), import the
-compiler while the parent is still busy with lowering and codegen, exit when their stdin
+worker.  They start when Inductor begins lowering a tile graph (``start_at_lowering``), that is
+once the graph cache has missed: a process whose graphs all come from the cache starts none.  They
+import the compiler while the parent is still busy with lowering and codegen, exit when their stdin
 closes (at the latest when this process exits) and never touch a GPU: a ``cuda`` target
 reaches them with its capability spelled out.
 
@@ -21,6 +22,7 @@ time: its task's future carries the error and the launch compiles the kernel its
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import pickle
@@ -197,6 +199,43 @@ def start_early() -> None:
 
     if config.precompile and config.compile_workers > 0 and disk_cache.cache_dir() is not None:
         pool(config.compile_workers)
+
+
+_lowering = threading.local()
+
+
+@contextlib.contextmanager
+def start_at_lowering():
+    """While a tile graph compiles (the backend's inner compile): start the pool (``start_early``) when
+    Inductor begins lowering the graph, i.e. after its graph-cache lookup missed.  A hit loads the
+    compiled graph and its kernels from disk and needs no compiler processes."""
+    _install_lowering_hook()
+    outer = getattr(_lowering, "active", False)
+    _lowering.active = True
+    try:
+        yield
+    finally:
+        _lowering.active = outer
+
+
+def _install_lowering_hook() -> None:
+    """Wrap ``GraphLowering.run`` once per process; it starts the pool only inside ``start_at_lowering``
+    in the same thread, so ``backend="inductor"`` compiles are untouched."""
+    from torch._inductor.graph import GraphLowering
+
+    with _lock:
+        run = GraphLowering.run
+        if getattr(run, "_tile_starts_workers", False):
+            return
+
+        def run_starting_workers(self, *args, **kwargs):
+            if getattr(_lowering, "active", False):
+                start_early()
+            return run(self, *args, **kwargs)
+
+        run_starting_workers._tile_starts_workers = True
+        run_starting_workers.__wrapped__ = run
+        GraphLowering.run = run_starting_workers
 
 
 def compile_source(name: str, source: str, specs: list[tuple], target: str, num_warps: int,
