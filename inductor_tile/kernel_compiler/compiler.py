@@ -103,6 +103,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
                 if kernel is not None:
                     perf_warnings.report(kernel.perf_findings, jit_fn)
                     kernel.compile_seconds = time.perf_counter() - start
+                    disk_cache.stats.load_seconds += kernel.compile_seconds
                     log.debug("loaded %s for %s from the disk cache in %.3fs", kernel.name, target,
                               kernel.compile_seconds)
                     return kernel
@@ -111,6 +112,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
         perf_warnings.report(kernel.perf_findings, jit_fn)
     if native:
         disk_cache.stats.compiles += 1
+        disk_cache.stats.compile_seconds += kernel.compile_seconds
     if key is not None and kernel.binary is not None:
         kernel.cache_key = key
         text_stages = {stage: text for stage, text in kernel.asm.items() if isinstance(text, str)}
