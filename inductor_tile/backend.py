@@ -220,6 +220,7 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     import torch._inductor
     from torch._inductor.compile_fx import compile_fx
 
+    from .codegen.compile_workers import start_if_nothing_cached
     from .graph_cache import tile_caches
 
     if mode is not None and options:
@@ -230,6 +231,7 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     _note_compile(gm)
     from . import config
 
+    start_if_nothing_cached()  # a first run: compile workers start up while AOTAutograd traces
     try:
         with tile_caches():
             return compile_fx(gm, example_inputs, inner_compile=_tile_inner_compile, config_patches=config_patches)

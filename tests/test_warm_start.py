@@ -136,3 +136,32 @@ def test_fx_graph_hit_starts_no_worker(tmp_path, monkeypatch):
     finally:
         torch._dynamo.reset()
         disk_cache.clear_memory_state()
+
+
+def test_first_run_starts_workers_before_tracing(tmp_path, monkeypatch):
+    """Nothing in the graph cache: the pool starts as the backend is entered, before AOTAutograd traces
+    (and so before lowering)."""
+    import torch
+    from torch._functorch import aot_autograd
+
+    from inductor_tile import config
+    from inductor_tile.kernel_compiler.runtime import disk_cache
+
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "tile"))
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    for name in ("TILE_CACHE_DISABLE", "TILE_INTERPRET", "TILE_DUMP_IR"):
+        monkeypatch.delenv(name, raising=False)
+    disk_cache.clear_memory_state()
+    events = []
+    monkeypatch.setattr(compile_workers, "pool", lambda workers: events.append(("pool", workers)))
+    original = aot_autograd.create_aot_state
+    monkeypatch.setattr(aot_autograd, "create_aot_state", lambda *a, **k: (events.append(("trace",)), original(*a, **k))[1])
+    x = torch.randn(11, 3, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    try:
+        with config.patch(graph_cache=True, compile_workers=2, precompile=True):
+            torch._dynamo.reset()
+            torch.testing.assert_close(torch.compile(lambda t: torch.cos(t) + t * t, backend="tile")(x), torch.cos(x) + x * x)
+        assert events and events[0] == ("pool", 2) and ("trace",) in events
+    finally:
+        torch._dynamo.reset()
+        disk_cache.clear_memory_state()

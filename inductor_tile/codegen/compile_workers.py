@@ -9,7 +9,8 @@ Workers are plain subprocesses (``python -m inductor_tile.codegen.compile_worker
 talking pickles over their stdin/stdout, as Inductor's compile workers are separate
 programs: ``multiprocessing``'s spawn would re-import the user's main script in every
 worker.  They start when Inductor begins lowering a tile graph (``start_at_lowering``), that is
-once the graph cache has missed: a process whose graphs all come from the cache starts none.  They
+once the graph cache has missed: a process whose graphs all come from the cache starts none.  When
+nothing can come from the graph cache (off, or empty) they start before tracing instead.  They
 import the compiler while the parent is still busy with lowering and codegen, exit when their stdin
 closes (at the latest when this process exits) and never touch a GPU: a ``cuda`` target
 reaches them with its capability spelled out.
@@ -199,6 +200,20 @@ def start_early() -> None:
 
     if config.precompile and config.compile_workers > 0 and disk_cache.cache_dir() is not None:
         pool(config.compile_workers)
+
+
+def start_if_nothing_cached() -> None:
+    """Start the pool before AOTAutograd traces a graph when no graph can come from the graph cache
+    (it is off, or holds no compiled graph at all: a first run), so that the workers' start-up also
+    overlaps with tracing; otherwise they wait for ``start_at_lowering``."""
+    from .. import graph_cache
+    from ..kernel_compiler.runtime import disk_cache
+
+    root = disk_cache.cache_dir()
+    if root is None:
+        return
+    if not graph_cache.enabled() or not (graph_cache.graphs_dir(root) / "fxgraph").is_dir():
+        start_early()
 
 
 _lowering = threading.local()
