@@ -193,8 +193,9 @@ TASK_ENV_FLAGS = ("TILE_CACHE_DISABLE", "TILE_DUMP_IR", "TILE_INTERPRET")
 
 
 def start_early() -> None:
-    """Start the worker pool now if generated kernels will compile in workers (the backend calls this
-    before lowering a graph, so the workers' start-up overlaps with lowering and codegen)."""
+    """Start the worker pool now if generated kernels will compile in workers (called as a graph's
+    lowering begins, or before tracing on a first run, so that the workers' start-up overlaps with
+    Inductor's work and our codegen)."""
     from .. import config
     from ..kernel_compiler.runtime import disk_cache
 
