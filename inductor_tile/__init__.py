@@ -1,6 +1,5 @@
 """inductor_tile: a tile-kernel compiler and torch.compile backend, in Python."""
 
-from .kernel_compiler.compiler import CompiledKernel, compile
 from .kernel_compiler.errors import CompilationError, PerformanceWarning
 from .kernel_compiler.runtime.sanitizer import SanitizerError
 from .kernel_compiler.runtime.jit import JITFunction, jit
@@ -18,13 +17,20 @@ __version__ = "0.1.0"
 
 # submodules that pull in torch._inductor or other heavy imports, loaded on first access
 _LAZY_SUBMODULES = ("backend", "cache", "graph_cache", "codegen", "scheduler", "tools", "profile")
+# names defined by the compiler, which imports xdsl and the passes: a process that only launches
+# kernels from the disk cache (a warm start of a compiled model) never imports it
+_LAZY_NAMES = {"compile": "kernel_compiler.compiler", "CompiledKernel": "kernel_compiler.compiler"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY_SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "PerformanceWarning", "SanitizerError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "config", "jit", "language", "metrics", "testing", "__version__"]

@@ -144,14 +144,16 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
 
     from . import config
 
-    from .codegen.compile_workers import start_early
+    from .codegen.compile_workers import start_at_lowering
     from .graph_cache import tile_caches
     from .scheduler.mix_order import pairing as mix_order_pairing
     from .scheduler.scan_gate import scans_gated
     from .scheduler.matmul_templates import lowered as matmul_templates_lowered
 
-    start_early()  # compile workers start up while Inductor lowers and schedules this graph
     with contextlib.ExitStack() as stack:
+        # compile workers start when lowering begins (a graph-cache miss), and start up while Inductor
+        # lowers and schedules the graph; a graph loaded from the cache starts none
+        stack.enter_context(start_at_lowering())
         stack.enter_context(tile_caches())
         stack.enter_context(_triton_only_fusions_off())
         stack.enter_context(mix_order_pairing())  # only with config.mix_order on
@@ -218,6 +220,7 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     import torch._inductor
     from torch._inductor.compile_fx import compile_fx
 
+    from .codegen.compile_workers import start_if_nothing_cached
     from .graph_cache import tile_caches
 
     if mode is not None and options:
@@ -228,6 +231,7 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     _note_compile(gm)
     from . import config
 
+    start_if_nothing_cached()  # a first run: compile workers start up while AOTAutograd traces
     try:
         with tile_caches():
             return compile_fx(gm, example_inputs, inner_compile=_tile_inner_compile, config_patches=config_patches)

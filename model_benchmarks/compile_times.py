@@ -6,7 +6,9 @@ with the same, initially empty cache directories (``TILE_CACHE_DIR``, ``TORCHIND
 left on disk).  Each child builds the model (random weights), compiles it and times its first
 call (``first call s``: compile + run, synchronized) and its whole life up to that point
 (``process s``: interpreter start, imports, model build included).  The table also gives the
-kernels compiled and the graph-cache hits of each run.
+kernels compiled and the graph-cache hits of each run; a second table splits each first call into
+phases (Dynamo's tracing, the backend, Inductor's lowering and codegen, guards, the first run, and
+for tile the package import, kernel loads from the disk cache, compiles and compile workers).
 
     python -m model_benchmarks.compile_times --device cuda            # GPT-2, BERT, Llama, T5, fp16
     python -m model_benchmarks.compile_times --small --device cpu     # tiny versions, on a CPU
@@ -96,15 +98,19 @@ def child(args: argparse.Namespace) -> int:
     inputs = models.make_inputs(spec, model.config, small=args.small, device=device)
     training = args.mode == "train"
     model.train(training)
+    import_s = 0.0
     if args.backend == "tile":
+        started = time.perf_counter()
         import inductor_tile.backend  # noqa: F401 - registered by entry point too; import is part of the cost
+
+        import_s = time.perf_counter() - started
 
     def sync():
         if device.startswith("cuda"):
             torch.cuda.synchronize()
 
     sync()
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     from .backends import resolve_compiler  # the function itself: a source checkout has no entry point
 
     compiled = torch.compile(model, backend=resolve_compiler(args.backend))
@@ -116,18 +122,41 @@ def child(args: argparse.Namespace) -> int:
             out = compiled(**inputs)
     sync()
     first_call = time.perf_counter() - start
-    row = {"first_call_s": first_call, "process_s": time.time() - spawned}
+    # CPU time of this process (all its threads) in the first call: steadier than wall time on a busy machine
+    row = {"first_call_s": first_call, "first_call_cpu_s": time.process_time() - start_cpu,
+           "process_s": time.time() - spawned}
     from torch._dynamo.utils import counters
 
     row["fx_graph_hits"] = counters["inductor"]["fxgraph_cache_hit"]
+    row.update(phases(first_call))
     if args.backend == "tile":
         from inductor_tile import metrics
+        from inductor_tile.codegen import compile_workers
         from inductor_tile.kernel_compiler.runtime import disk_cache
 
         row.update(kernels_generated=metrics.generated_kernels, kernels_compiled=disk_cache.stats.compiles,
-                   kernels_from_disk=disk_cache.stats.hits, graph_cache_hits=metrics.graph_cache_hits)
+                   kernels_from_disk=disk_cache.stats.hits, graph_cache_hits=metrics.graph_cache_hits,
+                   import_s=import_s, kernel_load_s=getattr(disk_cache.stats, "load_seconds", None),  # older commits
+                   kernel_compile_s=getattr(disk_cache.stats, "compile_seconds", None),
+                   workers=len(compile_workers._pool.workers) if compile_workers._pool is not None else 0)
     print("COMPILE_TIMES " + json.dumps(row), flush=True)
     return 0
+
+
+#: Dynamo's and Inductor's own timers (torch._dynamo.utils.compilation_time_metrics) shown per phase
+PHASE_TIMERS = {"trace_s": "bytecode_tracing", "backend_s": "OutputGraph.call_user_compiler",
+                "lowering_s": "GraphLowering.run", "codegen_s": "Scheduler.codegen", "guards_s": "build_guards"}
+
+
+def phases(first_call: float) -> dict[str, float]:
+    """Where the first call went: Dynamo's tracing, the backend (AOTAutograd, the graph caches, Inductor's
+    lowering and codegen), guards, and the rest (``run_s``: the first run, with kernel loads and waits
+    for compiles at launch; a lazily compiled backward too)."""
+    from torch._dynamo.utils import compilation_time_metrics as timers
+
+    row = {name: sum(timers.get(key, ())) for name, key in PHASE_TIMERS.items()}
+    row["run_s"] = max(0.0, first_call - sum(timers.get("_compile.compile_inner", ())))
+    return row
 
 
 def child_command(args: argparse.Namespace, model: str, backend: str) -> list[str]:
@@ -173,6 +202,25 @@ def table(results: list[tuple[str, str, dict, dict]]) -> str:
         hits = warm.get("graph_cache_hits", warm.get("fx_graph_hits"))
         lines.append(f"| {model} | {backend} | {_cell(cold, 'first_call_s')} | {_cell(warm, 'first_call_s')} | "
                      f"{_cell(cold, 'process_s')} | {_cell(warm, 'process_s')} | {compiled} | {hits} |")
+    return "\n".join(lines)
+
+
+PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "trace_s", "backend_s", "lowering_s", "codegen_s", "guards_s", "run_s", "kernel_load_s",
+                 "kernel_compile_s", "workers")
+
+
+def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
+    """Markdown table: the first call of each run split into phases (seconds; ``workers``: compile
+    worker processes started). ``first_call_cpu_s``: the CPU time of the first call (this process's
+    threads, not its workers'); ``import_s`` (tile only) is before the first call, as the model build."""
+    header = ("model", "backend", "run") + PHASE_COLUMNS
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for model, backend, cold, warm in results:
+        for label, row in (("cold", cold), ("warm", warm)):
+            if row.get("error") or "run_s" not in row:
+                continue
+            cells = [_cell(row, column, 2) for column in PHASE_COLUMNS]
+            lines.append(f"| {model} | {backend} | {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -226,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n{args.mode}, {args.precision}, {'small models, ' if args.small else ''}{device}, torch {torch.__version__}, "
           f"commit {commit}, {time.strftime('%Y-%m-%d')}\n")
     print(table(results))
+    print("\nphases of the first call (s):\n")
+    print(phase_table(results))
     return 0
 
 

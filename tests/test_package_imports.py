@@ -28,3 +28,18 @@ def test_config_and_metrics_without_submodule_import():
     assert lines[1] == "False"  # importing the package did not load Inductor
     assert lines[2] == "tile_backend"  # lazy submodule
     assert lines[3].startswith("AttributeError") and "no_such_thing" in lines[3]
+
+
+def test_package_and_backend_import_no_compiler_and_no_llvm():
+    """What a warm start imports before its first launch: the compiler (xdsl, front end, passes) and
+    LLVM stay out until a kernel compiles (or a CPU kernel loads); `compile` is still there on access."""
+    out = run_fresh(
+        "import sys, inductor_tile, inductor_tile.backend, inductor_tile.graph_cache\n"
+        "import inductor_tile.kernel_compiler.runtime.jit, inductor_tile.kernel_compiler.runtime.launch_site\n"
+        "heavy = ['xdsl', 'llvmlite.binding', 'inductor_tile.kernel_compiler.frontend.code_generator',\n"
+        "         'inductor_tile.kernel_compiler.passes.pipeline', 'inductor_tile.kernel_compiler.to_llvm.lowering']\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+        "print(inductor_tile.compile.__module__, inductor_tile.CompiledKernel.__name__)\n")
+    lines = out.splitlines()
+    assert lines[0] == "[]"
+    assert lines[1] == "inductor_tile.kernel_compiler.compiler CompiledKernel"

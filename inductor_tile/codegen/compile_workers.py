@@ -8,8 +8,10 @@ then loads the binary from there (milliseconds) in the process that owns the dev
 Workers are plain subprocesses (``python -m inductor_tile.codegen.compile_worker``)
 talking pickles over their stdin/stdout, as Inductor's compile workers are separate
 programs: ``multiprocessing``'s spawn would re-import the user's main script in every
-worker.  They start before the first graph is lowered (``start_early``), import the
-compiler while the parent is still busy with lowering and codegen, exit when their stdin
+worker.  They start when Inductor begins lowering a tile graph (``start_at_lowering``), that is
+once the graph cache has missed: a process whose graphs all come from the cache starts none.  When
+nothing can come from the graph cache (off, or empty) they start before tracing instead.  They
+import the compiler while the parent is still busy with lowering and codegen, exit when their stdin
 closes (at the latest when this process exits) and never touch a GPU: a ``cuda`` target
 reaches them with its capability spelled out.
 
@@ -21,6 +23,7 @@ time: its task's future carries the error and the launch compiles the kernel its
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import pickle
@@ -190,13 +193,65 @@ TASK_ENV_FLAGS = ("TILE_CACHE_DISABLE", "TILE_DUMP_IR", "TILE_INTERPRET")
 
 
 def start_early() -> None:
-    """Start the worker pool now if generated kernels will compile in workers (the backend calls this
-    before lowering a graph, so the workers' start-up overlaps with lowering and codegen)."""
+    """Start the worker pool now if generated kernels will compile in workers (called as a graph's
+    lowering begins, or before tracing on a first run, so that the workers' start-up overlaps with
+    Inductor's work and our codegen)."""
     from .. import config
     from ..kernel_compiler.runtime import disk_cache
 
     if config.precompile and config.compile_workers > 0 and disk_cache.cache_dir() is not None:
         pool(config.compile_workers)
+
+
+def start_if_nothing_cached() -> None:
+    """Start the pool before AOTAutograd traces a graph when no graph can come from the graph cache
+    (it is off, or holds no compiled graph at all: a first run), so that the workers' start-up also
+    overlaps with tracing; otherwise they wait for ``start_at_lowering``."""
+    from .. import graph_cache
+    from ..kernel_compiler.runtime import disk_cache
+
+    root = disk_cache.cache_dir()
+    if root is None:
+        return
+    if not graph_cache.enabled() or not (graph_cache.graphs_dir(root) / "fxgraph").is_dir():
+        start_early()
+
+
+_lowering = threading.local()
+
+
+@contextlib.contextmanager
+def start_at_lowering():
+    """While a tile graph compiles (the backend's inner compile): start the pool (``start_early``) when
+    Inductor begins lowering the graph, i.e. after its graph-cache lookup missed.  A hit loads the
+    compiled graph and its kernels from disk and needs no compiler processes."""
+    _install_lowering_hook()
+    outer = getattr(_lowering, "active", False)
+    _lowering.active = True
+    try:
+        yield
+    finally:
+        _lowering.active = outer
+
+
+def _install_lowering_hook() -> None:
+    """Wrap ``GraphLowering.run`` once per process; it starts the pool only inside ``start_at_lowering``
+    in the same thread, so ``backend="inductor"`` compiles are untouched."""
+    from torch._inductor.graph import GraphLowering
+
+    with _lock:
+        run = GraphLowering.run
+        if getattr(run, "_tile_starts_workers", False):
+            return
+
+        def run_starting_workers(self, *args, **kwargs):
+            if getattr(_lowering, "active", False):
+                start_early()
+            return run(self, *args, **kwargs)
+
+        run_starting_workers._tile_starts_workers = True
+        run_starting_workers.__wrapped__ = run
+        GraphLowering.run = run_starting_workers
 
 
 def compile_source(name: str, source: str, specs: list[tuple], target: str, num_warps: int,

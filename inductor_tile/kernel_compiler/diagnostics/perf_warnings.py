@@ -24,12 +24,13 @@ import linecache
 import re
 import warnings
 from dataclasses import asdict, dataclass
-from typing import Any
-
-from xdsl.dialects.builtin import FileLineColLoc
-from xdsl.ir import Operation, SSAValue
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PerformanceWarning, format_location
+
+
+if TYPE_CHECKING:  # xdsl is imported where findings are made, not where cached ones are reported
+    from xdsl.ir import Operation, SSAValue
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,8 @@ def enabled() -> bool:
 
 def op_location(op: Operation | None) -> tuple[str, int, int] | None:
     """(file, line, column) the front end recorded for `op`, None if it has none."""
+    from xdsl.dialects.builtin import FileLineColLoc
+
     loc = getattr(op, "location", None)
     if isinstance(loc, FileLineColLoc):
         return loc.filename.data, loc.line.data, loc.column.data
@@ -67,6 +70,8 @@ def op_location(op: Operation | None) -> tuple[str, int, int] | None:
 
 def value_location(value: SSAValue) -> tuple[str, int, int] | None:
     """Where `value` was made, else where it is first used (ops added by passes have no location)."""
+    from xdsl.ir import Operation
+
     owner = value.owner
     found = op_location(owner) if isinstance(owner, Operation) else None
     if found is None and isinstance(owner, Operation):

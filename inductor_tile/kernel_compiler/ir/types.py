@@ -21,9 +21,24 @@ _FLOAT_TYPES: dict[str, Attribute] = {
 }
 
 
+#: IR types already made: xdsl verifies each attribute it constructs (a tensor type took ~0.1 ms, and the
+#: front end asks for one per value), while attributes are immutable and a kernel uses a handful of types
+_MADE: dict[dtype | block_type, Attribute] = {}
+
+
 def to_ir_type(ty: dtype | block_type) -> Attribute:
     """`int32` -> i32, `uint8` -> i8, `float16` -> f16, `pointer_type(float32)` -> !tt.ptr<f32>,
     `block_type(float32, (64, 128))` -> tensor<64x128xf32>."""
+    try:
+        made = _MADE.get(ty)
+    except TypeError:  # a block_type built with a list shape: not hashable
+        return _make_ir_type(ty)
+    if made is None:
+        made = _MADE[ty] = _make_ir_type(ty)
+    return made
+
+
+def _make_ir_type(ty: dtype | block_type) -> Attribute:
     if isinstance(ty, block_type):
         return TensorType(to_ir_type(ty.element_ty), ty.shape)
     if isinstance(ty, pointer_type):

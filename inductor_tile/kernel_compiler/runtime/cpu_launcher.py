@@ -27,6 +27,9 @@ import torch
 
 from ..frontend.specialization import ArgSpec
 from ..to_llvm import llvm_tools
+from . import device_assert
+
+device_assert.register_symbol()  # kernels compiled in debug mode call it
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
                           ctypes.c_int64)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import ctypes
 import threading
 
-import llvmlite.binding as llvm
-
 SYMBOL = "tile_device_assert_fail"
 MAX_REPORTED = 5
 
@@ -33,7 +31,17 @@ def _record(message: bytes, x: int, y: int, z: int) -> None:
 
 
 _CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32)(_record)
-llvm.add_symbol(SYMBOL, ctypes.cast(_CALLBACK, ctypes.c_void_p).value)
+_registered: list[bool] = []
+
+
+def register_symbol() -> None:
+    """Make the callback known to LLVM's JIT; the CPU launcher does this before linking any kernel
+    (here, not at import: launching kernels on a GPU never loads LLVM)."""
+    if not _registered:
+        import llvmlite.binding as llvm
+
+        llvm.add_symbol(SYMBOL, ctypes.cast(_CALLBACK, ctypes.c_void_p).value)
+        _registered.append(True)
 
 
 def raise_failures() -> None:

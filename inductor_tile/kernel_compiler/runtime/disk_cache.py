@@ -46,9 +46,12 @@ class CacheStats:
     writes: int = 0  # entries written
     corrupt: int = 0  # entries found damaged (and deleted)
     compiles: int = 0  # kernels compiled by the pipeline (native, i.e. launchable)
+    load_seconds: float = 0.0  # spent loading hits: key, reading and checking the entry, loading the binary
+    compile_seconds: float = 0.0  # spent in the pipeline by this process's compiles (any thread)
 
     def reset(self) -> None:
         self.hits = self.misses = self.writes = self.corrupt = self.compiles = 0
+        self.load_seconds = self.compile_seconds = 0.0
 
     def as_dict(self) -> dict[str, int]:
         return {"hits": self.hits, "misses": self.misses, "writes": self.writes, "corrupt": self.corrupt,
