@@ -42,6 +42,19 @@ class Port:
     path: str  # file (tutorials) or module (liger) inside that checkout
     check: Callable[[Any, str], list[str]]  # (loaded module, device) -> notes; raises on a wrong result
     changes: str = "none"  # what beyond imports the port needs
+    needs: tuple[str, ...] = ()  # `tl.` names the port uses that inductor_tile may lack: n.a. while it does
+    devices: tuple[str, ...] = ("cpu", "cuda")  # where the port can run at all (e.g. it asks CUDA at import)
+
+    def not_applicable(self, device: str) -> str | None:
+        """Why the port cannot run here (None: it can)."""
+        import inductor_tile.language as tl
+
+        missing = [name for name in self.needs if not hasattr(tl, name)]
+        if missing:
+            return f"needs {', '.join('tl.' + n for n in missing)}, not provided by inductor_tile"
+        if device not in self.devices:
+            return f"runs on {'/'.join(self.devices)} only"
+        return None
 
 
 @dataclass
@@ -185,6 +198,9 @@ def load_port(port: Port, roots: dict[str, Path]) -> types.ModuleType:
 
 def run_port(port: Port, roots: dict[str, Path], device: str) -> Outcome:
     start = time.perf_counter()
+    reason = port.not_applicable(device)
+    if reason:
+        return Outcome(port, "n.a.", reason)
     try:
         module = load_port(port, roots)
         notes = port.check(module, device) or []
@@ -227,12 +243,40 @@ def select(ports: list[Port], roots: dict[str, Path], only: str | None) -> list[
     return chosen
 
 
+def run_isolated(port: Port, roots: dict[str, Path], device: str, timeout: float) -> Outcome:
+    """`run_port` in a child process: a port that takes its process down (an LLVM assertion, a hang past
+    `timeout` seconds) fails alone."""
+    import json
+    import subprocess
+
+    command = [sys.executable, "-m", "inductor_tile.tools.triton_ports", "--device", device, "--child", port.name]
+    for name, path in roots.items():
+        command += [f"--{name}", str(path)]
+    start = time.perf_counter()
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return Outcome(port, "fail", f"timed out after {timeout:.0f} s", time.perf_counter() - start)
+    for line in done.stdout.splitlines():
+        if line.startswith(_RESULT):
+            record = json.loads(line[len(_RESULT):])
+            return Outcome(port, record["status"], record["detail"], record["seconds"], record["notes"])
+    last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    return Outcome(port, "fail", f"the process died (exit status {done.returncode}): {last[:200]}",
+                   time.perf_counter() - start)
+
+
+_RESULT = "TILE_PORT_RESULT "
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tutorials", type=Path, help="a Triton checkout's python/tutorials directory")
     parser.add_argument("--liger", type=Path, help="a linkedin/Liger-Kernel checkout (its root or its src/)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--only", help="comma-separated words; run the ports whose names contain one")
+    parser.add_argument("--timeout", type=float, default=1200.0, help="seconds one port may take (default 1200)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)  # internal: run this one port, print its outcome
     args = parser.parse_args(argv)
     roots = {name: path.resolve() for name, path in (("tutorials", args.tutorials), ("liger", args.liger)) if path}
     if not roots:
@@ -243,10 +287,16 @@ def main(argv: list[str] | None = None) -> int:
     from .triton_port_checks import PORTS
     from .triton_shim import install
 
-    install(args.device, compile_only_api=True)
+    if args.child:
+        import json
+
+        install(args.device, compile_only_api=True)
+        o = run_port(next(p for p in PORTS if p.name == args.child), roots, args.device)
+        print(_RESULT + json.dumps({"status": o.status, "detail": o.detail, "seconds": o.seconds, "notes": o.notes}))
+        return 0
     outcomes = []
     for port in select(PORTS, roots, args.only):
-        outcomes.append(run_port(port, roots, args.device))
+        outcomes.append(run_isolated(port, roots, args.device, args.timeout))
         o = outcomes[-1]
         print(f"{o.port.name}: {o.status} ({o.seconds:.1f} s) {o.detail}", flush=True)
     report(outcomes)
