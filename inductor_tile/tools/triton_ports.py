@@ -124,17 +124,27 @@ def load_definitions(path: Path, module_name: str) -> types.ModuleType:
     return module
 
 
-def load_package_module(src: Path, dotted: str) -> types.ModuleType:
-    """Import `dotted` (e.g. `liger_kernel.ops.rms_norm`) from the checkout's `src/` directory, without running
-    its packages' `__init__.py` (they import every op and optional dependencies)."""
+def load_package_module(src: Path, dotted: str) -> tuple[types.ModuleType, list[str]]:
+    """Import `dotted` (e.g. `liger_kernel.ops.rms_norm`) from the checkout's `src/` directory as its users do,
+    packages' `__init__.py` included (they import every op, which also sets up what the ops expect, e.g.
+    `torch.distributed.tensor`). If a package's `__init__` fails (an optional dependency, a feature we lack),
+    the module is imported again without running any `__init__`, and a note says so."""
+    top = dotted.split(".")[0]
+    if str(src) not in sys.path:
+        sys.path.insert(0, str(src))
+    try:
+        return importlib.import_module(dotted), []
+    except Exception as e:
+        failure = " ".join(f"{type(e).__name__}: {e}".split())[:160]
+    for name in [n for n in sys.modules if n == top or n.startswith(top + ".")]:
+        del sys.modules[name]
     parts = dotted.split(".")
     for i in range(1, len(parts)):
         package = ".".join(parts[:i])
-        if package not in sys.modules:
-            stub = types.ModuleType(package)
-            stub.__path__ = [str(src.joinpath(*parts[:i]))]
-            sys.modules[package] = stub
-    return importlib.import_module(dotted)
+        stub = types.ModuleType(package)
+        stub.__path__ = [str(src.joinpath(*parts[:i]))]
+        sys.modules[package] = stub
+    return importlib.import_module(dotted), [f"imported without its packages' __init__ ({failure})"]
 
 
 # ===------------------------------------------------------------------------===
@@ -180,20 +190,21 @@ def poison_allocations(module: types.ModuleType) -> types.ModuleType:
 # ===------------------------------------------------------------------------===
 # Running
 # ===------------------------------------------------------------------------===
-def load_port(port: Port, roots: dict[str, Path]) -> types.ModuleType:
+def load_port(port: Port, roots: dict[str, Path]) -> tuple[types.ModuleType, list[str]]:
+    """The port's module, with its allocations poisoned, and notes on how it was loaded."""
     root = roots[port.source]
     if port.source == "tutorials":
         path = root / port.path
         if not path.is_file():
             raise NotApplicable(f"{path} not found")
         name = "tile_port_" + "".join(c if c.isalnum() else "_" for c in path.stem)
-        return poison_allocations(load_definitions(path, name))
+        return poison_allocations(load_definitions(path, name)), []
     src = root / "src" if (root / "src").is_dir() else root
-    module = load_package_module(src, port.path)
+    module, notes = load_package_module(src, port.path)
     for name, loaded in list(sys.modules.items()):  # the module and the package helpers it imported
         if name.split(".")[0] == port.path.split(".")[0] and isinstance(loaded, types.ModuleType):
             poison_allocations(loaded)
-    return module
+    return module, notes
 
 
 def run_port(port: Port, roots: dict[str, Path], device: str) -> Outcome:
@@ -202,8 +213,8 @@ def run_port(port: Port, roots: dict[str, Path], device: str) -> Outcome:
     if reason:
         return Outcome(port, "n.a.", reason)
     try:
-        module = load_port(port, roots)
-        notes = port.check(module, device) or []
+        module, notes = load_port(port, roots)
+        notes += port.check(module, device) or []
         return Outcome(port, "pass", "", time.perf_counter() - start, notes)
     except NotApplicable as e:
         return Outcome(port, "n.a.", str(e), time.perf_counter() - start)

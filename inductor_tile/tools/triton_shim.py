@@ -31,7 +31,7 @@ MODULES = ("triton", "triton.language", "triton.language.core", "triton.language
            "triton.language.extra.libdevice", "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
            "triton.language.math", "triton.runtime", "triton.runtime.errors", "triton.runtime.jit",
            "triton.runtime.driver", "triton.compiler", "triton.compiler.errors", "triton.testing",
-           "triton._internal_testing", "triton.knobs")
+           "triton._internal_testing", "triton.knobs", "triton.tools", "triton.tools.tensor_descriptor")
 
 
 class MissingFeature(NotImplementedError):
@@ -343,6 +343,9 @@ def install(device: str = "cpu", compile_only_api: bool = False) -> None:
                     CompilationError=CompilationError, TritonError=errors_tuple, runtime=runtime,
                     compiler=compiler, testing=testing, reinterpret=reinterpret, __version__="3.3.0+inductor_tile",
                     knobs=_Proxy("triton.knobs"))
+    tensor_descriptor = _Proxy("triton.tools.tensor_descriptor")  # TensorDescriptor: a Missing placeholder
+    tools = _Proxy("triton.tools", None, tensor_descriptor=tensor_descriptor)
+    triton.__dict__["tools"] = tools
     internal = _internal_testing()
     triton.__dict__["_internal_testing"] = internal
     modules = {"triton": triton, "triton.language": _language, "triton.language.core": _language,
@@ -351,7 +354,8 @@ def install(device: str = "cpu", compile_only_api: bool = False) -> None:
                "triton.language.math": _language.math, "triton.runtime": runtime, "triton.runtime.errors": errors,
                "triton.runtime.jit": runtime_jit, "triton.runtime.driver": driver, "triton.compiler": compiler,
                "triton.compiler.errors": compiler_errors, "triton.testing": testing,
-               "triton._internal_testing": internal, "triton.knobs": triton.knobs}
+               "triton._internal_testing": internal, "triton.knobs": triton.knobs, "triton.tools": tools,
+               "triton.tools.tensor_descriptor": tensor_descriptor}
     for name, module in modules.items():
         module.__path__ = []  # a package, so `import triton.x.y` looks the submodules up in sys.modules
         if module.__spec__ is None:  # importlib.util.find_spec("triton") (torch asks) needs one
