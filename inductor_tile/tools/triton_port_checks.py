@@ -265,6 +265,107 @@ def check_liger_rope(module: Any, device: str) -> list[str]:
     return notes
 
 
+def check_autograd(what: str, ours: Any, reference: Any, inputs: list[torch.Tensor], tol: float,
+                   grad_tol: float | None = None) -> list[str]:
+    """`ours(*inputs)` against `reference(*inputs in float64)`: outputs, then the gradients of every floating
+    input that requires one, for random output gradients. Either function may return a tensor or a tuple."""
+    inputs64 = [t.detach().double().requires_grad_(t.requires_grad) if t.is_floating_point() else t for t in inputs]
+    outputs, expected = ours(*inputs), reference(*inputs64)
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    notes = [compare(f"{what} output {i}", got, want, atol=tol, rtol=tol)
+             for i, (got, want) in enumerate(zip(outputs, expected))]
+    grads = [torch.randn(o.shape, dtype=torch.float32).to(device=o.device, dtype=o.dtype) for o in outputs]
+    torch.autograd.backward(outputs, grads)
+    torch.autograd.backward(expected, [g.double() for g in grads])
+    for i, (t, t64) in enumerate(zip(inputs, inputs64)):
+        if t.requires_grad:
+            notes.append(compare(f"{what} grad {i}", t.grad, t64.grad, atol=grad_tol or tol, rtol=grad_tol or tol))
+    return notes
+
+
+def check_liger_softmax(module: Any, device: str) -> list[str]:
+    softmax = _liger_function(module, "LigerSoftmaxFunction")
+    notes = []
+    for dtype in (torch.float32, torch.float16):
+        x = (_randn(4, 9, 300, device=device, dtype=dtype) * 3).requires_grad_()
+        notes += check_autograd(f"softmax {dtype}", softmax, lambda t: torch.softmax(t, -1), [x], _tolerance(dtype))
+    return notes
+
+
+def check_liger_dyt(module: Any, device: str) -> list[str]:
+    dyt = _liger_function(module, "LigerDyTFunction")
+    notes = []
+    for dtype in (torch.float32, torch.bfloat16):
+        rows, cols = 45, 520
+        x = _randn(rows, cols, device=device, dtype=dtype).requires_grad_()
+        alpha = torch.tensor([0.7]).to(device=device, dtype=dtype).requires_grad_()
+        gamma = (torch.rand(cols) + 0.5).to(device=device, dtype=dtype).requires_grad_()
+        beta = torch.randn(cols).to(device=device, dtype=dtype).requires_grad_()
+        tol = _tolerance(dtype)
+        reference = lambda x, a, g, b: g * torch.tanh(a * x) + b  # noqa: E731
+        if device == "cuda":
+            notes += check_autograd(f"dyt {dtype}", dyt, reference, [x, alpha, gamma, beta], tol,
+                                    grad_tol=tol * rows ** 0.5)
+        else:  # the library's backward sizes its grid from a GPU's SM count (cuda/xpu/npu only)
+            with torch.no_grad():
+                y = dyt(x, alpha, gamma, beta)
+            notes.append(compare(f"dyt {dtype} forward", y, reference(*(t.double() for t in (x, alpha, gamma, beta))),
+                                 atol=tol, rtol=tol))
+    if device != "cuda":
+        notes.append("backward not run: the library's backward has no CPU path")
+    return notes
+
+
+def check_liger_kl_div(module: Any, device: str) -> list[str]:
+    kl_div = _liger_function(module, "LigerKLDivLossFunction")
+    notes = []
+    for reduction in ("batchmean", "sum", "none"):
+        rows, vocab = 13, 700
+        y_pred = torch.log_softmax(_randn(rows, vocab, device=device), -1).requires_grad_()
+        y_true = torch.softmax(_randn(rows, vocab, device=device), -1)
+        notes += check_autograd(f"kl_div {reduction}", lambda p, t: kl_div(p, t, reduction, False, 1e-10),
+                                lambda p, t: F.kl_div(p, t, reduction=reduction), [y_pred, y_true], 2e-5)
+    return notes
+
+
+def check_liger_group_norm(module: Any, device: str) -> list[str]:
+    group_norm = _liger_function(module, "LigerGroupNormFunction")
+    notes = []
+    batch, channels, groups, length = 3, 12, 4, 50
+    x = _randn(batch, channels, length, device=device).requires_grad_()
+    w = (torch.rand(channels) + 0.5).to(device).requires_grad_()
+    b = torch.randn(channels).to(device).requires_grad_()
+    notes += check_autograd("group_norm", lambda x, w, b: group_norm(x, w, b, channels, groups, 1e-6),
+                            lambda x, w, b: F.group_norm(x, groups, w, b, 1e-6), [x, w, b], 2e-5, grad_tol=1e-4)
+    return notes
+
+
+def check_liger_fused_add_rms_norm(module: Any, device: str) -> list[str]:
+    fused = _liger_function(module, "LigerFusedAddRMSNormFunction")
+    notes = []
+
+    def reference(x, r, w):
+        s = x + r
+        return s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + 1e-6) * w, s
+
+    for dtype in (torch.float32, torch.float16):
+        rows, cols = 33, 640
+        x = _randn(rows, cols, device=device, dtype=dtype).requires_grad_()
+        r = _randn(rows, cols, device=device, dtype=dtype).requires_grad_()
+        w = (torch.rand(cols) + 0.5).to(device=device, dtype=dtype).requires_grad_()
+        tol = _tolerance(dtype)
+        notes += check_autograd(f"fused add rms_norm {dtype}", lambda x, r, w: fused(x, r, w, 1e-6, 0.0, "llama"),
+                                reference, [x, r, w], 2 * tol, grad_tol=2 * tol * rows ** 0.5)
+    return notes
+
+
+def check_liger_relu_squared(module: Any, device: str) -> list[str]:
+    relu_squared = _liger_function(module, "LigerReLUSquaredFunction")
+    x = _randn(7, 333, device=device).requires_grad_()
+    return check_autograd("relu_squared", relu_squared, lambda t: torch.relu(t) ** 2, [x], 2e-5)
+
+
 PORTS = [
     Port("tutorial 01 vector add", "tutorials", "01-vector-add.py", check_vector_add),
     Port("tutorial 02 fused softmax", "tutorials", "02-fused-softmax.py", check_fused_softmax),
@@ -279,4 +380,11 @@ PORTS = [
     Port("liger geglu fwd+bwd", "liger", "liger_kernel.ops.geglu", check_liger_geglu),
     Port("liger cross_entropy fwd+bwd", "liger", "liger_kernel.ops.cross_entropy", check_liger_cross_entropy),
     Port("liger rope fwd+bwd", "liger", "liger_kernel.ops.rope", check_liger_rope),
+    Port("liger softmax fwd+bwd", "liger", "liger_kernel.ops.softmax", check_liger_softmax),
+    Port("liger dyt fwd+bwd", "liger", "liger_kernel.ops.dyt", check_liger_dyt),
+    Port("liger kl_div fwd+bwd", "liger", "liger_kernel.ops.kl_div", check_liger_kl_div),
+    Port("liger group_norm fwd+bwd", "liger", "liger_kernel.ops.group_norm", check_liger_group_norm),
+    Port("liger fused_add_rms_norm fwd+bwd", "liger", "liger_kernel.ops.fused_add_rms_norm",
+         check_liger_fused_add_rms_norm),
+    Port("liger relu_squared fwd+bwd", "liger", "liger_kernel.ops.relu_squared", check_liger_relu_squared),
 ]
