@@ -273,6 +273,8 @@ def run_isolated(port: Port, roots: dict[str, Path], device: str, timeout: float
             record = json.loads(line[len(_RESULT):])
             return Outcome(port, record["status"], record["detail"], record["seconds"], record["notes"])
     last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+    if "Assertion" in last:  # an LLVM assertion: its message, not its source path
+        last = "LLVM a" + last.split("Assertion", 1)[1].strip()
     return Outcome(port, "fail", f"the process died (exit status {done.returncode}): {last[:200]}",
                    time.perf_counter() - start)
 

@@ -120,9 +120,9 @@ class JITFunction(_JITFunction):
 
 #: Triton's launch options that inductor_tile's launches take
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
-#: compile options of Triton's backends with no meaning here (AMD, Intel, register limits, launch modes)
-IGNORED_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg", "grf_mode", "enable_fp_fusion",
-                   "launch_cooperative_grid", "launch_pdl", "debug")
+#: performance hints of Triton's backends with no meaning here (AMD, Intel, register limits): dropped. Options
+#: that change results (`enable_fp_fusion`, `debug`, cooperative launches) are not dropped: the launch refuses them.
+IGNORED_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg", "grf_mode")
 #: registers a warm kernel reports (inductor_tile does not read ptxas's count back)
 NOMINAL_REGISTERS = 32
 
