@@ -9,8 +9,9 @@ code, self-checks and benchmarks are left out (`definitions_only`), and `triton.
 measures nothing. A library (Liger-Kernel) is imported as a package from its `src/` directory.
 Then the checks of `triton_port_checks.py` call the port's entry points with small random inputs on
 the chosen device, with the outputs the port allocates through `torch.empty*` filled with NaN first,
-and compare against torch in float64. The table says per port: pass / fail / n.a. (with the reason),
-and what beyond imports had to change (the checks record it; ideally nothing).
+and compare against torch in float64. Each port runs in its own process (an LLVM abort or a hang fails
+that port alone; `--timeout`); `--interpret` runs the kernels in the interpreter. The table says per
+port: pass / fail / n.a. (with the reason), and what beyond imports had to change (ideally nothing).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import os
 import sys
 import time
 import traceback
@@ -288,6 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--liger", type=Path, help="a linkedin/Liger-Kernel checkout (its root or its src/)")
     parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     parser.add_argument("--only", help="comma-separated words; run the ports whose names contain one")
+    parser.add_argument("--interpret", action="store_true", help="run the kernels in the interpreter (TILE_INTERPRET=1)")
     parser.add_argument("--timeout", type=float, default=1200.0, help="seconds one port may take (default 1200)")
     parser.add_argument("--child", help=argparse.SUPPRESS)  # internal: run this one port, print its outcome
     args = parser.parse_args(argv)
@@ -307,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
         o = run_port(next(p for p in PORTS if p.name == args.child), roots, args.device)
         print(_RESULT + json.dumps({"status": o.status, "detail": o.detail, "seconds": o.seconds, "notes": o.notes}))
         return 0
+    if args.interpret:
+        os.environ["TILE_INTERPRET"] = "1"  # the children inherit it
     outcomes = []
     for port in select(PORTS, roots, args.only):
         outcomes.append(run_isolated(port, roots, args.device, args.timeout))
