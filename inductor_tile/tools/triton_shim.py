@@ -31,7 +31,7 @@ MODULES = ("triton", "triton.language", "triton.language.core", "triton.language
            "triton.language.extra.libdevice", "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
            "triton.language.math", "triton.runtime", "triton.runtime.errors", "triton.runtime.jit",
            "triton.runtime.driver", "triton.compiler", "triton.compiler.errors", "triton.testing",
-           "triton._internal_testing", "triton.knobs")
+           "triton._internal_testing", "triton.knobs", "triton.tools", "triton.tools.tensor_descriptor")
 
 
 class MissingFeature(NotImplementedError):
@@ -95,8 +95,62 @@ class JITFunction(_JITFunction):
         self.cache.clear()
         self.launch_cache.clear()
 
-    def warmup(self, *args: Any, **kwargs: Any) -> Any:
-        raise MissingFeature("`JITFunction.warmup` (Triton's compile-only API) is not provided by inductor_tile")
+    def run(self, *args: Any, grid: Any, **kwargs: Any) -> Any:
+        args, kwargs, options = self._split_launch_options(args, kwargs)
+        return super().run(*args, grid=grid, **kwargs, **options)
+
+    def _split_launch_options(self, args: tuple, kwargs: dict[str, Any]) -> tuple[tuple, dict, dict]:
+        """Triton's launch keywords, apart from the kernel's arguments: num_warps/num_stages/num_ctas (also
+        given to a kernel parameter of that name, as Triton does), and other backends' compile options
+        (`waves_per_eu`, ...) which mean nothing here and are dropped."""
+        options = {name: kwargs[name] for name in LAUNCH_OPTIONS if name in kwargs}
+        given = set(self.arg_names[:len(args)])  # parameters given positionally
+        kwargs = {name: value for name, value in kwargs.items() if name not in given and
+                  (name in self.arg_names or (name not in LAUNCH_OPTIONS and name not in IGNORED_OPTIONS))}
+        if any(name in self.arg_names for name in options):  # a parameter named like an option: bind it here
+            args, kwargs = tuple(self.bind(args, kwargs).values()), {}
+        return args, kwargs, options
+
+    def warmup(self, *args: Any, grid: Any = None, **kwargs: Any) -> Any:
+        if not _compile_only_api:
+            raise MissingFeature("`JITFunction.warmup` (Triton's compile-only API) is not provided by inductor_tile")
+        args, kwargs, options = self._split_launch_options(args, kwargs)
+        return WarmKernel(self, self.bind(args, kwargs), options)
+
+
+#: Triton's launch options that inductor_tile's launches take
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas")
+#: performance hints of Triton's backends with no meaning here (AMD, Intel, register limits): dropped. Options
+#: that change results (`enable_fp_fusion`, `debug`, cooperative launches) are not dropped: the launch refuses them.
+IGNORED_OPTIONS = ("waves_per_eu", "matrix_instr_nonkdim", "kpack", "maxnreg", "grf_mode")
+#: registers a warm kernel reports (inductor_tile does not read ptxas's count back)
+NOMINAL_REGISTERS = 32
+
+
+class WarmKernel:
+    """What `JITFunction.warmup(...)` returns: the compiled kernel, Triton's `n_regs`/`n_spills`/
+    `metadata.shared` for occupancy arithmetic, and `kernel[grid](*all_args)` to launch it."""
+
+    def __init__(self, fn: JITFunction, bound: dict[str, Any], options: dict[str, Any]):
+        options = {**options}
+        options.pop("num_ctas", None)
+        self.fn, self.options = fn, options
+        self.compiled = fn.compile_for(bound, **options)
+        self.n_regs, self.n_spills = NOMINAL_REGISTERS, 0
+        # a kernel without shared memory (every CPU kernel) reports one byte, so that occupancy
+        # arithmetic written for GPUs (`max_shared_mem // shared`) stays defined
+        self.metadata = types.SimpleNamespace(shared=self.compiled.shared_bytes or 1, name=self.compiled.name,
+                                              num_warps=self.compiled.num_warps)
+        self.asm, self.name = self.compiled.asm, self.compiled.name
+
+    def _init_handles(self) -> None:
+        pass
+
+    def __getitem__(self, grid: Any) -> Any:
+        def launch(*args: Any, **kwargs: Any) -> Any:
+            return self.fn.run(*args, grid=grid, **kwargs, **self.options)
+
+        return launch
 
 
 def jit(fn: Any = None, **options: Any) -> Any:
@@ -215,15 +269,48 @@ def _internal_testing() -> types.ModuleType:
 
 
 # ===------------------------------------------------------------------------===
+# triton.testing's benchmark reports (ports run kernels, never benchmarks)
+# ===------------------------------------------------------------------------===
+class Benchmark(types.SimpleNamespace):
+    """`triton.testing.Benchmark(x_names=..., ...)`: the description is kept, nothing is measured."""
+
+
+def perf_report(benchmarks: Any) -> Any:
+    """`@triton.testing.perf_report(...)`: the function stays callable; `.run(...)` measures nothing."""
+    def wrap(fn: Any) -> Any:
+        fn.benchmarks = benchmarks
+        fn.run = lambda *args, **kwargs: None
+        return fn
+
+    return wrap
+
+
+def _device_properties(device_index: Any = None) -> dict[str, int]:
+    """`driver.active.utils.get_device_properties(i)`: an H100's numbers (ports size launches with them)."""
+    if _device == "cuda" and torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(device_index or 0)
+        sms, warp = props.multi_processor_count, getattr(props, "warp_size", 32)
+    else:
+        sms, warp = 132, 32
+    return {"max_shared_mem": 227 * 1024, "multiprocessor_count": sms, "max_num_regs": 65536, "warpSize": warp,
+            "max_threads_per_sm": 2048, "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
+
+
+# ===------------------------------------------------------------------------===
 # The modules
 # ===------------------------------------------------------------------------===
 _language = _Proxy("triton.language", _tl)
 
 
-def install(device: str = "cpu") -> None:
-    """Make `import triton...` resolve to inductor_tile for the rest of this process."""
-    global _device
-    _device = device
+_compile_only_api = False
+
+
+def install(device: str = "cpu", compile_only_api: bool = False) -> None:
+    """Make `import triton...` resolve to inductor_tile for the rest of this process.
+    `compile_only_api`: `JITFunction.warmup` compiles (for ported kernels that size launches from the
+    compiled kernel); off, it raises `MissingFeature` (the conformance tool counts those tests as n.a.)."""
+    global _device, _compile_only_api
+    _device, _compile_only_api = device, compile_only_api
     if device == "cuda" and torch.cuda.is_available():
         torch.cuda.init()  # torch's lazy CUDA start-up looks for the real triton: let it run before the shim
     from inductor_tile.language import dtypes
@@ -236,10 +323,11 @@ def install(device: str = "cpu") -> None:
                               standard=_language, semantic=_Proxy("triton.language.semantic"))
     errors = _Proxy("triton.runtime.errors", None, InterpreterError=type("InterpreterError", (Exception,), {}),
                     OutOfResources=type("OutOfResources", (Exception,), {}))
+    torch_device = torch.device("cuda", 0) if device == "cuda" else torch.device("cpu")
     active = types.SimpleNamespace(get_current_target=lambda: _Target(device),
                                    get_current_device=lambda: 0,
-                                   utils=types.SimpleNamespace(get_device_properties=lambda d: {
-                                       "max_shared_mem": 227 * 1024, "multiprocessor_count": 132}))
+                                   get_active_torch_device=lambda: torch_device,
+                                   utils=types.SimpleNamespace(get_device_properties=_device_properties))
     driver = _Proxy("triton.runtime.driver", None, active=active)
     runtime_jit = _Proxy("triton.runtime.jit", None, JITFunction=JITFunction, TensorWrapper=torch.Tensor,
                          jit=jit)
@@ -247,7 +335,7 @@ def install(device: str = "cpu") -> None:
                      Config=inductor_tile.Config, Autotuner=inductor_tile.Autotuner)
     compiler_errors = _Proxy("triton.compiler.errors", None, CompilationError=CompilationError)
     compiler = _Proxy("triton.compiler", None, errors=compiler_errors, CompilationError=CompilationError)
-    testing = _Proxy("triton.testing", inductor_tile.testing)
+    testing = _Proxy("triton.testing", inductor_tile.testing, perf_report=perf_report, Benchmark=Benchmark)
     errors_tuple = (CompilationError, TileTypeError, TileValueError, DeviceAssertionError, MissingFeature)
     triton = _Proxy("triton", None, language=_language, jit=jit, JITFunction=JITFunction, cdiv=inductor_tile.cdiv,
                     next_power_of_2=inductor_tile.next_power_of_2, Config=inductor_tile.Config,
@@ -255,6 +343,9 @@ def install(device: str = "cpu") -> None:
                     CompilationError=CompilationError, TritonError=errors_tuple, runtime=runtime,
                     compiler=compiler, testing=testing, reinterpret=reinterpret, __version__="3.3.0+inductor_tile",
                     knobs=_Proxy("triton.knobs"))
+    tensor_descriptor = _Proxy("triton.tools.tensor_descriptor")  # TensorDescriptor: a Missing placeholder
+    tools = _Proxy("triton.tools", None, tensor_descriptor=tensor_descriptor)
+    triton.__dict__["tools"] = tools
     internal = _internal_testing()
     triton.__dict__["_internal_testing"] = internal
     modules = {"triton": triton, "triton.language": _language, "triton.language.core": _language,
@@ -263,7 +354,8 @@ def install(device: str = "cpu") -> None:
                "triton.language.math": _language.math, "triton.runtime": runtime, "triton.runtime.errors": errors,
                "triton.runtime.jit": runtime_jit, "triton.runtime.driver": driver, "triton.compiler": compiler,
                "triton.compiler.errors": compiler_errors, "triton.testing": testing,
-               "triton._internal_testing": internal, "triton.knobs": triton.knobs}
+               "triton._internal_testing": internal, "triton.knobs": triton.knobs, "triton.tools": tools,
+               "triton.tools.tensor_descriptor": tensor_descriptor}
     for name, module in modules.items():
         module.__path__ = []  # a package, so `import triton.x.y` looks the submodules up in sys.modules
         if module.__spec__ is None:  # importlib.util.find_spec("triton") (torch asks) needs one

@@ -22,6 +22,7 @@ from xdsl.rewriter import InsertPoint
 from ...language import builtins as tl_builtins
 from ...language import dtypes as T
 from ...language.core import constexpr, is_builtin, tensor
+from ...language.python_min_max import kernel_max, kernel_min
 from ...language.semantic import Semantic
 from ..errors import CompilationError
 from .branch_values import BranchValues
@@ -46,6 +47,8 @@ _PYTHON_BUILTINS = {
     for name in ("min", "max", "int", "float", "bool", "len", "range", "isinstance", "getattr", "tuple", "list",
                  "abs", "print", "enumerate", "zip", "ValueError", "TypeError", "hasattr")
 }
+
+_TILE_MIN_MAX = {py_builtins.min: kernel_min, py_builtins.max: kernel_max}
 
 
 def _constant_of(x: tensor) -> int | float | None:
@@ -631,6 +634,8 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             return fn(*args, **kwargs)  # a tensor method: x.to(...), x.reshape(...)
         if fn in (py_builtins.isinstance, py_builtins.hasattr):  # compile-time questions about a value's Python type
             return constexpr(fn(args[0] if _is_tile(args[0]) else _unwrap(args[0]), _unwrap(args[1])))
+        if fn in _TILE_MIN_MAX and any(_is_tile(a) for a in list(args) + list(kwargs.values())):
+            return _TILE_MIN_MAX[fn](*args, **kwargs)  # Python's min/max of tiles: tl.minimum/maximum (Triton's rule)
         if any(_is_tile(a) for a in list(args) + list(kwargs.values())):
             name = getattr(fn, "__name__", repr(fn))
             raise self.error(node, f"`{name}` is neither a tile builtin nor a @jit function, so it cannot take tile "

@@ -60,6 +60,24 @@ class _RouteAssignments(ast.NodeTransformer):
         return ast.copy_location(ast.Assign(targets=[node.target], value=_wrap(value, node.target)), node)
 
 
+def _kernel_builtins() -> dict[str, Any]:
+    from ...language.python_min_max import kernel_max, kernel_min
+
+    return {"min": kernel_min, "max": kernel_max}
+
+
+#: Python builtins that mean something else given tile values (as in the compiler's front end)
+_KERNEL_BUILTINS = _kernel_builtins()
+
+
+def _outer_names(fn: Any) -> tuple[str, ...]:
+    """The wrapper's parameters: the assignment helper, the kernel's closure, then the builtins it shadows
+    (unless the kernel's own globals or closure define those names)."""
+    free = fn.__code__.co_freevars
+    shadowed = tuple(name for name in _KERNEL_BUILTINS if name not in free and name not in fn.__globals__)
+    return (HELPER,) + free + shadowed
+
+
 def interpretable(jit_fn: Any) -> Callable[..., Any]:
     """`jit_fn`'s Python function with the assignment rule (compiled once, closure read per call)."""
     code = jit_fn.__dict__.get("_interpreter_code")
@@ -74,7 +92,7 @@ def interpretable(jit_fn: Any) -> Callable[..., Any]:
         from ..runtime.jit import AST_LOCK
 
         with AST_LOCK:  # see AST_LOCK
-            outer = ast.parse(f"def __tile_outer__({', '.join((HELPER,) + fn.__code__.co_freevars)}):\n    pass").body[0]
+            outer = ast.parse(f"def __tile_outer__({', '.join(_outer_names(fn))}):\n    pass").body[0]
             outer.body = [definition, ast.Return(value=ast.Name(id=definition.name, ctx=ast.Load()))]
             module = ast.Module(body=[outer], type_ignores=[])
             ast.fix_missing_locations(module)
@@ -82,6 +100,7 @@ def interpretable(jit_fn: Any) -> Callable[..., Any]:
             compiled = compile(module, jit_fn.filename, "exec")
         code = jit_fn._interpreter_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     cells = [cell.cell_contents for cell in fn.__closure__ or ()]
-    rewritten = types.FunctionType(code, fn.__globals__)(as_assigned, *cells)
+    shadowed = [_KERNEL_BUILTINS[name] for name in _outer_names(fn)[1 + len(cells):]]
+    rewritten = types.FunctionType(code, fn.__globals__)(as_assigned, *cells, *shadowed)
     rewritten.__defaults__, rewritten.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     return rewritten
