@@ -498,6 +498,13 @@ class TileOps:
     modified_bessel_i1 = _math("tl.extra.libdevice.cyl_bessel_i1")
     i0e = _math("tl.extra.libdevice.i0e")
     i1e = _math("tl.extra.libdevice.i1e")
+    erfcx = _math("tl.extra.libdevice.erfcx")
+    ndtri = _math("tl.extra.libdevice.ndtri")
+    modified_bessel_k0 = _math("tl.extra.libdevice.modified_bessel_k0")
+    modified_bessel_k1 = _math("tl.extra.libdevice.modified_bessel_k1")
+    scaled_modified_bessel_k0 = _math("tl.extra.libdevice.scaled_modified_bessel_k0")
+    scaled_modified_bessel_k1 = _math("tl.extra.libdevice.scaled_modified_bessel_k1")
+    spherical_bessel_j0 = _math("tl.extra.libdevice.spherical_bessel_j0")
     del _math
 
     def _math_binary(fn_name):
@@ -521,6 +528,42 @@ class TileOps:
         if dtype in (torch.float16, torch.bfloat16):  # computed in fp32, the step would round away
             raise Unsupported(f"nextafter on {dtype}")
         return self._nextafter(a, b)
+
+    def _special_binary(fn_name):
+        """A special function of two floats whose operands may be numbers or integer tensors (the order n
+        of polygamma and of the orthogonal polynomials): both become the result's float type."""
+        def fn(self, a, b):
+            dtype = self._promote(a, b)
+            if not dtype.is_floating_point:
+                raise Unsupported(f"{fn_name} on {dtype}")
+            if on_amd(self.k):
+                raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
+            operands = []
+            for v in (a, b):
+                if isinstance(v, (bool, int, float)):
+                    operands.append(f"tl.full({self.k.scalar_shape}, {literal(float(v), dtype)}, {tl_dtype(dtype)})")
+                elif self._dtype(v) != dtype:
+                    operands.append(f"{self._src(v)}.to({tl_dtype(dtype)})")
+                else:
+                    operands.append(self._src(v))
+            return self._def(f"tl.extra.libdevice.{fn_name}({operands[0]}, {operands[1]})", dtype)
+        return fn
+
+    zeta = _special_binary("zeta")
+    polygamma = _special_binary("polygamma")  # polygamma(n, x)
+    chebyshev_polynomial_t = _special_binary("chebyshev_polynomial_t")  # the polynomials: (x, n)
+    chebyshev_polynomial_u = _special_binary("chebyshev_polynomial_u")
+    chebyshev_polynomial_v = _special_binary("chebyshev_polynomial_v")
+    chebyshev_polynomial_w = _special_binary("chebyshev_polynomial_w")
+    shifted_chebyshev_polynomial_t = _special_binary("shifted_chebyshev_polynomial_t")
+    shifted_chebyshev_polynomial_u = _special_binary("shifted_chebyshev_polynomial_u")
+    shifted_chebyshev_polynomial_v = _special_binary("shifted_chebyshev_polynomial_v")
+    shifted_chebyshev_polynomial_w = _special_binary("shifted_chebyshev_polynomial_w")
+    hermite_polynomial_h = _special_binary("hermite_polynomial_h")
+    hermite_polynomial_he = _special_binary("hermite_polynomial_he")
+    laguerre_polynomial_l = _special_binary("laguerre_polynomial_l")
+    legendre_polynomial_p = _special_binary("legendre_polynomial_p")
+    del _special_binary
 
     def fma(self, a, b, c):
         dtype = self._promote(a, b, c)
@@ -597,7 +640,9 @@ class TileOps:
 
 # libdevice functions the AMD target has no code for (targets/amd_math.py): their nodes fall back there
 _NOT_ON_AMD = frozenset({"erfc", "lgamma", "digamma", "erfinv", "hypot", "nextafter", "j0", "j1", "y0", "y1",
-                         "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e"})
+                         "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e", "erfcx", "ndtri", "modified_bessel_k0",
+                         "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                         "spherical_bessel_j0"})
 
 
 def on_amd(kernel) -> bool:

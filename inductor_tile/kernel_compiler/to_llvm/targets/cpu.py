@@ -14,9 +14,9 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ..context import byte_size, intrinsic_suffix
+from ..context import byte_size, intrinsic_suffix, map_pairs
 from ..target import MathEntry, Target
-from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma
+from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma, special_functions
 from .widened import widened
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -182,17 +182,44 @@ class CPUTarget(Target):
             return digamma.digamma_function(module, element, lambda name: _MATH[name][0])
         if op in _BESSEL_I:
             return bessel_i.bessel_i_function(module, *_BESSEL_I[op], element, lambda name: _MATH[name][0])
+        if op in special_functions.SPECIAL:
+            return special_functions.function(module, op, element, _library(module))
         if op in _WIDENED_F32 and element == ir.FloatType():
             f64_type = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
             f64 = module.globals.get(op) or ir.Function(module, f64_type, op)
             return widened(module, f64, f"__tile_cpu_{op}_f32")
         return None
 
+    def emit_math_binary(self, builder: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Value | None:
+        """zeta, polygamma and the orthogonal polynomials (special_functions.py), one call per element."""
+        if op not in special_functions.SPECIAL:
+            return None
+        element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        fn = special_functions.function(builder.module, op, element, _library(builder.module))
+        return map_pairs(builder, x, y, lambda a, b: builder.call(fn, [a, b]))
+
     def math(self, op: str, type_name: str) -> MathEntry:
         symbol, is_intrinsic = _MATH[op]
         if is_intrinsic:
             return MathEntry(symbol, True)
         return MathEntry(symbol + ("f" if type_name == "f32" else ""), False)
+
+
+def _library(module: ir.Module):
+    """Names of the math the special functions call: the C library, LLVM intrinsics, or the module's own
+    functions (erfinv, digamma, other special functions)."""
+    def name(op: str, element: ir.Type) -> str:
+        if op in special_functions.SPECIAL:
+            return special_functions.function(module, op, element, name).name
+        own = CPUTarget._scalar_function(module, op, element)
+        if own is not None:
+            return own.name
+        symbol, is_intrinsic = _MATH[op]
+        suffix = "f32" if element == ir.FloatType() else "f64"
+        if is_intrinsic:
+            return f"{symbol}.{suffix}"
+        return symbol + ("f" if suffix == "f32" else "")
+    return name
 
 
 def _all_true(n: int) -> ir.Constant:
