@@ -10,9 +10,9 @@ erfcx(x) = e^(x^2) erfc(x):
 ndtri(p):
 - p >= 1/4: sqrt(2) erfinv(2p - 1) (2p - 1 is exact there);
 - p < 1/4: a first guess from the rational approximation of Abramowitz and Stegun 26.2.23 (error
-  below 4.5e-4), then three Halley steps on Phi(z) - p, Phi(z) = erfc(-z / sqrt 2) / 2 (accurate in
-  relative terms in the lower tail); the density's e^(-z^2/2) is applied as two halves so that
-  subnormal p does not overflow it;
+  below 4.5e-4), then five Newton steps on log Phi(z) = log p, in logarithms so that nothing underflows
+  for subnormal p: with u = -z / sqrt 2, Phi(z) = erfcx(u) e^(-u^2) / 2 and Phi / Phi' = sqrt(pi / 2)
+  erfcx(u);
 - 0 gives -inf, 1 gives inf, outside [0, 1] and NaN give NaN.
 """
 
@@ -24,7 +24,7 @@ from .scalar_code import ScalarFunction, Value
 
 _ASYMPTOTIC_FROM = 10.0
 _ASYMPTOTIC_TERMS = 15
-_HALLEY_STEPS = 3
+_NEWTON_STEPS = 5
 
 
 def erfcx(f: ScalarFunction, x: Value) -> Value:
@@ -43,13 +43,14 @@ def erfcx(f: ScalarFunction, x: Value) -> Value:
 
 def ndtri(f: ScalarFunction, p: Value) -> Value:
     central = math.sqrt(2.0) * f.call("erfinv", 2.0 * p - 1.0)
-    t = f.call("sqrt", -2.0 * f.call("log", p))
+    t = f.call("sqrt", -2.0 * f.call("log", p))  # (the log of the smaller tail: p < 1/4 where used)
     z = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1.0 + t * (1.432788 + t * (0.189269 + t * 0.001308))))
-    for _ in range(_HALLEY_STEPS):
-        residual = 0.5 * f.call("erfc", -z * math.sqrt(0.5)) - p
-        half_density = f.call("exp", z * z * 0.25)
-        u = residual * math.sqrt(2.0 * math.pi) * half_density * half_density
-        z = z - u / (1.0 + z * u * 0.5)
+    log_p = f.call("log", p)
+    for _ in range(_NEWTON_STEPS):
+        u = z * -math.sqrt(0.5)
+        scaled = f.call("erfcx", u)
+        residual = f.call("log", 0.5 * scaled) - u * u - log_p
+        z = z - residual * math.sqrt(math.pi / 2) * scaled
     result = f.select(p >= 0.25, central, z)
     result = f.select(p == 0.0, -math.inf, result)
     return f.select((p < 0.0) | (p > 1.0), f.nan, result)

@@ -4,8 +4,7 @@ psi^(n)(x) = (-1)^(n+1) n! zeta(n + 1, x) (n >= 1; digamma for n = 0), in float6
 zeta: the terms (q + k)^-s are summed until q + k > 9 (at least 9 of them), the rest of the sum by
 Euler-Maclaurin at a = q + k: a^(1-s) / (s - 1) + a^-s / 2 + sum_j B_2j / (2j)! s (s+1) ... (s+2j-2)
 a^(-s-2j+1), twelve terms. Domain as torch's: s = 1 gives inf, s < 1 NaN; q a non-positive integer
-gives inf, q < 0 with a non-integer s NaN; above q = 1e8 the first terms of the asymptotic expansion
-(1 / (s - 1) + 1 / (2q)) q^(1-s).
+gives inf, q < 0 with a non-integer s NaN; q = inf gives NaN.
 """
 
 from __future__ import annotations
@@ -48,10 +47,8 @@ def zeta(f: ScalarFunction, s: Value, q: Value) -> Value:
         if j > 1:
             factor = factor * (s + float(2 * j - 3)) * (s + float(2 * j - 2)) * inverse_square
         total = total + coefficient * factor * w
-    large_q = (1.0 / (s - 1.0) + 0.5 / q) * f.call("pow", q, 1.0 - s)
-    result = f.select(q > 1e8, large_q, total)
     non_positive = q <= 0.0
-    result = f.select(non_positive & (s != f.call("floor", s)), f.nan, result)
+    result = f.select(non_positive & (s != f.call("floor", s)), f.nan, total)
     result = f.select(non_positive & (q == f.call("floor", q)), f.inf, result)
     result = f.select(s < 1.0, f.nan, result)
     return f.select(s == 1.0, f.inf, result)
