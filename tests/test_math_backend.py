@@ -1,9 +1,12 @@
 """torch.compile(backend="tile") of the special functions (erfc, lgamma, digamma, erfinv, hypot,
-nextafter, the Bessel functions, i0/i1/i0e/i1e): every kernel is ours (no fallback) and matches eager.
+nextafter, the Bessel functions, i0/i1/i0e/i1e, erfcx, ndtri, log_ndtr, Bessel K, spherical j0, zeta,
+polygamma, the orthogonal polynomials): every kernel is ours (no fallback) and matches eager.
 
 Random inputs in each function's domain; float64 results are compared with eager float64,
 float32 results with eager computed in float64 from the same inputs. Gradients too where the
-backward needs another special function (lgamma -> digamma, i0 -> i1, i0e -> i1e, erfinv -> exp).
+backward needs another special function (lgamma -> digamma, i0 -> i1, i0e -> i1e, erfinv -> exp,
+erfcx, ndtri, log_ndtr -> erfcx). The polynomials, which torch computes in the element type by
+the same recurrences, are compared with float64: float32 no further than twice eager's error.
 """
 
 from __future__ import annotations
@@ -29,6 +32,23 @@ UNARY = {
     "i1": (torch.special.i1, (-30.0, 30.0), 1e-12),
     "i0e": (torch.special.i0e, (-30.0, 30.0), 1e-12),
     "i1e": (torch.special.i1e, (-30.0, 30.0), 1e-12),
+    "erfcx": (torch.special.erfcx, (-5.0, 30.0), 1e-12),
+    "ndtri": (torch.special.ndtri, (0.0, 1.0), 1e-12),
+    "log_ndtr": (torch.special.log_ndtr, (-30.0, 8.0), 1e-12),  # Inductor: through erfcx
+    "modified_bessel_k0": (torch.special.modified_bessel_k0, (0.01, 50.0), 1e-12),
+    "modified_bessel_k1": (torch.special.modified_bessel_k1, (0.01, 50.0), 1e-12),
+    "scaled_modified_bessel_k0": (torch.special.scaled_modified_bessel_k0, (0.01, 50.0), 1e-12),
+    "scaled_modified_bessel_k1": (torch.special.scaled_modified_bessel_k1, (0.01, 50.0), 1e-12),
+    "spherical_bessel_j0": (torch.special.spherical_bessel_j0, (-20.0, 20.0), 1e-12),
+}
+# functions of (x, n): the orthogonal polynomials (x's range; n an integer tensor in [-1, 12])
+POLYNOMIALS = {
+    "chebyshev_polynomial_t": (-1.2, 1.2), "chebyshev_polynomial_u": (-1.2, 1.2),
+    "chebyshev_polynomial_v": (-1.2, 1.2), "chebyshev_polynomial_w": (-1.2, 1.2),
+    "shifted_chebyshev_polynomial_t": (-0.1, 1.1), "shifted_chebyshev_polynomial_u": (-0.1, 1.1),
+    "shifted_chebyshev_polynomial_v": (-0.1, 1.1), "shifted_chebyshev_polynomial_w": (-0.1, 1.1),
+    "hermite_polynomial_h": (-3.0, 3.0), "hermite_polynomial_he": (-3.0, 3.0),
+    "laguerre_polynomial_l": (-2.0, 10.0), "legendre_polynomial_p": (-1.2, 1.2),
 }
 
 
@@ -75,7 +95,7 @@ def test_hypot_and_nextafter_compile_without_fallback(dtype):
     assert torch.equal(nxt, torch.nextafter(x, y))  # exact
 
 
-@pytest.mark.parametrize("name", ["lgamma", "i0", "i0e", "erfinv"])
+@pytest.mark.parametrize("name", ["lgamma", "i0", "i0e", "erfinv", "erfcx", "ndtri", "log_ndtr"])
 def test_special_function_gradient_without_fallback(name):
     fn, (low, high), _ = UNARY[name]
     x = _uniform((23, 31), low, high, torch.float64, seed=7)
@@ -85,6 +105,36 @@ def test_special_function_gradient_without_fallback(name):
     x_eager = x.clone().requires_grad_(True)
     fn(x_eager).sum().backward()
     torch.testing.assert_close(x_compiled.grad, x_eager.grad, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+@pytest.mark.parametrize("name", list(POLYNOMIALS))
+def test_orthogonal_polynomial_compiles_without_fallback(name, dtype):
+    fn = getattr(torch.special, name)
+    x = _uniform((19, 23), *POLYNOMIALS[name], dtype, seed=len(name))
+    n = torch.randint(-1, 13, (19, 23), generator=torch.Generator().manual_seed(1))  # int64: promoted
+    out = _compile(lambda a, k: fn(a, k) + a)(x, n)
+    assert metrics.generated_kernels >= 1
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    exact = fn(x.double(), n.double()) + x.double()
+    eager_error = (fn(x, n) + x - exact).abs()  # torch computes in the dtype, by the same recurrences
+    bound = 1e-12 * exact.abs().clamp_min(1.0) if dtype == torch.float64 else 2 * eager_error + 1e-4 * exact.abs().clamp_min(1.0)
+    assert bool(((out.double() - exact).abs() <= bound).all()), (out, exact)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_zeta_and_polygamma_compile_without_fallback(dtype):
+    s, q = _uniform((17, 19), 1.1, 6.0, dtype, 5), _uniform((17, 19), 0.1, 20.0, dtype, 6)
+
+    def f(a, b):
+        return torch.special.zeta(a, b) * 2.0, torch.special.polygamma(3, b) - a, torch.polygamma(1, b)
+
+    outs = _compile(f)(s, q)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    # torch's trigamma is good to ~1e-9 in float64 (tests/test_math_special_functions.py checks ours with mpmath)
+    tol = dict(rtol=1e-9, atol=1e-12) if dtype == torch.float64 else dict(rtol=2e-5, atol=2e-6)
+    for got, want in zip(outs, f(s.double(), q.double())):
+        torch.testing.assert_close(got.double(), want, **tol)
 
 
 def test_special_functions_fall_back_on_the_amd_target(monkeypatch):
