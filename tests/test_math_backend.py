@@ -11,6 +11,8 @@ the same recurrences, are compared with float64: float32 no further than twice e
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -135,6 +137,25 @@ def test_zeta_and_polygamma_compile_without_fallback(dtype):
     tol = dict(rtol=1e-9, atol=1e-12) if dtype == torch.float64 else dict(rtol=2e-5, atol=2e-6)
     for got, want in zip(outs, f(s.double(), q.double())):
         torch.testing.assert_close(got.double(), want, **tol)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_frexp_compiles_without_fallback_and_is_exact(dtype):
+    """Mantissa and exponent from the bits: random magnitudes over the whole range, subnormals, 0, +-inf, NaN."""
+    gen = torch.Generator().manual_seed(11)
+    scales = torch.exp2(torch.randint(-1100, 1100, (400,), generator=gen).double())
+    x = (torch.randn(400, generator=gen, dtype=torch.float64) * scales).to(dtype)
+    info = torch.finfo(dtype)
+    edges = [0.0, -0.0, math.inf, -math.inf, math.nan, 1.0, 0.75, -3.0, info.tiny, info.tiny / 2,
+             info.tiny * info.eps, -info.max, info.max, 0.5, -0.5]
+    x[:len(edges)] = torch.tensor(edges, dtype=dtype)
+    mantissa, exponent = _compile(torch.frexp)(x)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    want_mantissa, want_exponent = torch.frexp(x)
+    assert exponent.dtype == torch.int32 and torch.equal(exponent, want_exponent), (x, exponent, want_exponent)
+    same = (mantissa == want_mantissa) & (mantissa.signbit() == want_mantissa.signbit()) | \
+        (mantissa.isnan() & want_mantissa.isnan())
+    assert bool(same.all()), (x[~same], mantissa[~same], want_mantissa[~same])
 
 
 def test_special_functions_fall_back_on_the_amd_target(monkeypatch):

@@ -565,6 +565,36 @@ class TileOps:
     legendre_polynomial_p = _special_binary("legendre_polynomial_p")
     del _special_binary
 
+    def frexp(self, x):
+        """(mantissa, exponent) with x = mantissa * 2^exponent, 0.5 <= |mantissa| < 1, from the bits: subnormals
+        are scaled into the normal range first; 0, +-inf and NaN give themselves and exponent 0 (torch's
+        frexp). fp16/bf16 go through float32 (exact both ways)."""
+        dtype = self._dtype(x)
+        if not dtype.is_floating_point:
+            raise Unsupported(f"frexp on {dtype}")
+        wide = torch.float32 if dtype.itemsize < 4 else dtype
+        # bits of the mantissa, exponent bias, scale that makes every subnormal normal, int type
+        mantissa_bits, bias, scale, ints = (23, 127, 25, torch.int32) if wide == torch.float32 else \
+            (52, 1023, 54, torch.int64)
+        smallest_normal = torch.finfo(wide).tiny
+        mask = (1 << (64 if wide == torch.float64 else 32)) - 1
+        keep = ~(((2 * bias + 1) << mantissa_bits)) & mask  # sign and mantissa bits
+        keep = keep - (mask + 1) if keep >> (63 if wide == torch.float64 else 31) else keep  # as a signed literal
+        v = self._def(f"{x}.to({tl_dtype(wide)})", wide) if wide != dtype else x
+        subnormal = self._def(f"tl.abs({v}) < {literal(smallest_normal, wide)}", _BOOL)
+        scaled = self._def(f"tl.where({subnormal}, {v} * {literal(2.0 ** scale, wide)}, {v})", wide)
+        bits = self._def(f"{scaled}.to({tl_dtype(ints)}, bitcast=True)", ints)
+        biased = self._def(f"({bits} >> {mantissa_bits}) & {2 * bias + 1}", ints)
+        special = self._def(f"({v} == 0) | ({v} != {v}) | (tl.abs({v}) == float(\"inf\"))", _BOOL)
+        exponent = self._def(f"tl.where({special}, 0, {biased} - {bias - 1} - tl.where({subnormal}, {scale}, 0))"
+                             f".to(tl.int32)", torch.int32)
+        mantissa = self._def(f"(({bits} & {keep}) | {(bias - 1) << mantissa_bits}).to({tl_dtype(wide)}, bitcast=True)",
+                             wide)
+        mantissa = self._def(f"tl.where({special}, {v}, {mantissa})", wide)
+        if wide != dtype:
+            mantissa = self._def(f"{mantissa}.to({tl_dtype(dtype)})", dtype)
+        return mantissa, exponent
+
     def fma(self, a, b, c):
         dtype = self._promote(a, b, c)
         if not dtype.is_floating_point or any(isinstance(v, (int, float)) for v in (a, b, c)):
