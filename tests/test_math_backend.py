@@ -125,15 +125,17 @@ def test_orthogonal_polynomial_compiles_without_fallback(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
-def test_zeta_and_polygamma_compile_without_fallback(dtype):
+def test_zeta_polygamma_igamma_compile_without_fallback(dtype):
     s, q = _uniform((17, 19), 1.1, 6.0, dtype, 5), _uniform((17, 19), 0.1, 20.0, dtype, 6)
 
     def f(a, b):
-        return torch.special.zeta(a, b) * 2.0, torch.special.polygamma(3, b) - a, torch.polygamma(1, b)
+        return (torch.special.zeta(a, b) * 2.0, torch.special.polygamma(3, b) - a, torch.polygamma(1, b),
+                torch.igamma(a, b), torch.special.gammaincc(b, a))
 
     outs = _compile(f)(s, q)
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
-    # torch's trigamma is good to ~1e-9 in float64 (tests/test_math_special_functions.py checks ours with mpmath)
+    # torch's trigamma and incomplete gamma are good to ~1e-9 in float64 (tests/test_math_special_functions.py
+    # checks ours with mpmath)
     tol = dict(rtol=1e-9, atol=1e-12) if dtype == torch.float64 else dict(rtol=2e-5, atol=2e-6)
     for got, want in zip(outs, f(s.double(), q.double())):
         torch.testing.assert_close(got.double(), want, **tol)

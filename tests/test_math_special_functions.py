@@ -1,12 +1,12 @@
 """The special functions targets build themselves (to_llvm/targets/special_functions.py): erfcx, ndtri,
-the Bessel functions K0, K1 (plain and scaled) and spherical j0, zeta, polygamma and the orthogonal
-polynomials, as libdevice functions in kernels.
+the Bessel functions K0, K1 (plain and scaled) and spherical j0, zeta, polygamma, the incomplete gamma
+functions and the orthogonal polynomials, as libdevice functions in kernels.
 
 Each runs in the interpreter and compiled for the CPU on float32 and float64, on random inputs over
 its domain plus edge values (+-0, +-inf, NaN, poles, the ends of intervals, the switches between
 methods), into outputs poisoned with NaN. The unary functions are compared with mpmath (24 digits);
-zeta with torch in float64 (both Euler-Maclaurin sums), polygamma with mpmath (torch's trigamma is
-good to ~1e-9 only); the
+zeta with torch in float64 (both Euler-Maclaurin sums), polygamma and igamma/igammac with mpmath
+(torch's trigamma and incomplete gamma are good to ~1e-9 only); the
 polynomials, which torch computes in the element type by the same recurrences, with torch's float64
 result: float64 to 1e-12 of the polynomial's size, float32 no further from it than twice torch's own
 float32 result plus 1e-5. Where the result is exact (+-0, +-inf, NaN) it must match bit for bit. The
@@ -266,6 +266,63 @@ def test_zeta_and_polygamma_match_torch(mode, dtype, monkeypatch):
         assert_edges_exact(name, out[row, :11], ref[:11].to(dtype))
 
 
+@inductor_tile.jit
+def incomplete_gamma_kernel(a_ptr, x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    a, x = tl.load(a_ptr + offs, mask=mask), tl.load(x_ptr + offs, mask=mask)
+    tl.store(out_ptr + offs, libdevice.igamma(a, x), mask=mask)
+    tl.store(out_ptr + n + offs, libdevice.igammac(a, x), mask=mask)
+
+
+INCOMPLETE_GAMMA_EDGES = [(0.0, 1.0), (0.0, 0.0), (1.0, 0.0), (-1.0, 1.0), (1.0, -1.0), (INF, 1.0), (INF, INF),
+                          (1.0, INF), (NAN, 1.0), (1.0, NAN), (0.01, 1.0), (1e-3, 1e-3), (150.0, 150.0), (3.0, 1.1)]
+
+
+def incomplete_gamma_inputs(n=300, seed=6):
+    """a over 10^[-2, 2], x over [0, 2.5 a] (the series, the fraction and the small-x sums), float32 values."""
+    gen = torch.Generator().manual_seed(seed)
+    a = 10 ** (torch.rand(n, generator=gen, dtype=torch.float64) * 4 - 2)
+    x = a * torch.rand(n, generator=gen, dtype=torch.float64) * 2.5
+    x[20:80] = torch.rand(60, generator=gen, dtype=torch.float64) * 1.5
+    a[:len(INCOMPLETE_GAMMA_EDGES)] = torch.tensor([e[0] for e in INCOMPLETE_GAMMA_EDGES], dtype=torch.float64)
+    x[:len(INCOMPLETE_GAMMA_EDGES)] = torch.tensor([e[1] for e in INCOMPLETE_GAMMA_EDGES], dtype=torch.float64)
+    return a.float().double(), x.float().double()
+
+
+@functools.lru_cache(maxsize=None)
+def incomplete_gamma_reference(a: float, x: float) -> tuple[float, float]:
+    """(P, Q) by mpmath, torch's values off the domain's interior (NaN, infinities, zeros)."""
+    if not (math.isfinite(a) and math.isfinite(x) and a > 0 and x > 0):
+        at = (torch.tensor(a, dtype=torch.float64), torch.tensor(x, dtype=torch.float64))
+        return torch.special.gammainc(*at).item(), torch.special.gammaincc(*at).item()
+    with mpmath.workdps(_DIGITS):
+        return (float(mpmath.gammainc(a, 0, x, regularized=True)),
+                float(mpmath.gammainc(a, x, mpmath.inf, regularized=True)))
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_incomplete_gamma_matches_mpmath(mode, dtype, monkeypatch):
+    _set_mode(mode, monkeypatch)
+    n = 300
+    a, x = incomplete_gamma_inputs(n)
+    out = torch.full((2, n), NAN, dtype=dtype)
+    incomplete_gamma_kernel[(tl.cdiv(n, 64),)](a.to(dtype), x.to(dtype), out, n, BLOCK=64)
+    if mode == "interpret":  # torch in the kernel's dtype
+        refs = [torch.special.gammainc(a.to(dtype), x.to(dtype)), torch.special.gammaincc(a.to(dtype), x.to(dtype))]
+        tolerance = dict(rtol=1e-5 if dtype == torch.float32 else 1e-13, atol=0)  # torch's vector and scalar paths
+    else:
+        values = [incomplete_gamma_reference(av, xv) for av, xv in zip(a.tolist(), x.tolist())]
+        refs = [torch.tensor([v[i] for v in values], dtype=torch.float64).to(dtype) for i in (0, 1)]
+        # float64: x^a e^-x / Gamma(a) costs ~a ulps of its exponent
+        tolerance = {torch.float32: dict(rtol=4e-6, atol=1e-30), torch.float64: dict(rtol=1e-12, atol=1e-300)}[dtype]
+    for row, (name, ref) in enumerate(zip(("igamma", "igammac"), refs)):
+        torch.testing.assert_close(out[row], ref, equal_nan=True, **tolerance,
+                                   msg=lambda m, name=name: f"libdevice.{name} {dtype} {mode}: {m}")
+        assert_edges_exact(name, out[row, :len(INCOMPLETE_GAMMA_EDGES)], ref[:len(INCOMPLETE_GAMMA_EDGES)])
+
+
 def polynomial_inputs(dtype, n=300, seed=5):
     gen = torch.Generator().manual_seed(seed)
     x = torch.stack([_uniform(gen, n, -1.2, 1.2), _uniform(gen, n, -0.1, 1.1), _uniform(gen, n, -4.0, 4.0),
@@ -316,7 +373,7 @@ def test_special_ops_print_and_parse_in_ttir():
     from inductor_tile.kernel_compiler.ir.context import parse_ttir
 
     for kernel, names in ((unary_kernel, UNARY), (polynomial_kernel, POLYNOMIALS),
-                          (zeta_polygamma_kernel, ["zeta", "polygamma"])):
+                          (zeta_polygamma_kernel, ["zeta", "polygamma"]), (incomplete_gamma_kernel, ["igamma", "igammac"])):
         pointers = [p for p in ("x_ptr", "a_ptr", "b_ptr", "n_ptr", "out_ptr") if p in kernel.arg_names]
         compiled = inductor_tile.compile(kernel, signature={p: "*fp64" for p in pointers} | {"n": "i32"},
                                          constexprs={"BLOCK": 64}, target="cpu")
@@ -332,7 +389,7 @@ def test_special_ops_print_and_parse_in_ttir():
 def test_special_functions_assemble_with_ptxas(dtype):
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
 
-    for kernel in (unary_kernel, zeta_polygamma_kernel, polynomial_kernel):
+    for kernel in (unary_kernel, zeta_polygamma_kernel, polynomial_kernel, incomplete_gamma_kernel):
         pointers = [p for p in kernel.arg_names if p.endswith("_ptr")]
         compiled = inductor_tile.compile(kernel, signature={p: f"*{dtype}" for p in pointers} | {"n": "i32"},
                                          constexprs={"BLOCK": 128}, target="cuda:90", divisible_by_16=pointers)

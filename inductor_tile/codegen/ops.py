@@ -551,6 +551,8 @@ class TileOps:
 
     zeta = _special_binary("zeta")
     polygamma = _special_binary("polygamma")  # polygamma(n, x)
+    igamma = _special_binary("igamma")  # igamma(a, x)
+    igammac = _special_binary("igammac")
     chebyshev_polynomial_t = _special_binary("chebyshev_polynomial_t")  # the polynomials: (x, n)
     chebyshev_polynomial_u = _special_binary("chebyshev_polynomial_u")
     chebyshev_polynomial_v = _special_binary("chebyshev_polynomial_v")

@@ -39,7 +39,8 @@ ORTHOGONAL_POLYNOMIALS = (
     "legendre_polynomial_p",
 )
 # math binary ops (libdevice/libm functions of two floats), also through `create_binary`
-MATH_BINARY_OPS = ("powf", "atan2", "copysign", "hypot", "nextafter", "zeta", "polygamma", *ORTHOGONAL_POLYNOMIALS)
+MATH_BINARY_OPS = ("powf", "atan2", "copysign", "hypot", "nextafter", "zeta", "polygamma", "igamma", "igammac",
+                   *ORTHOGONAL_POLYNOMIALS)
 # math unary ops, by the name used in `create_unary`.
 UNARY_OPS = (
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",

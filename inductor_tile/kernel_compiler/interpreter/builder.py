@@ -229,6 +229,8 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "hypot": torch.hypot,
     "nextafter": torch.nextafter,
     "zeta": torch.special.zeta,
+    "igamma": torch.special.gammainc,
+    "igammac": torch.special.gammaincc,
     "polygamma": lambda n, x: _polygamma(n, x),
     **{name: getattr(torch.special, name) for name in ORTHOGONAL_POLYNOMIALS},
 }

@@ -59,6 +59,8 @@ SPECIAL_UNARY = {
 SPECIAL_BINARY = {
     "zeta": "The Hurwitz zeta function zeta(s, q) of (s, q).",
     "polygamma": "The polygamma function psi^(n)(x) of (n, x), n a non-negative integer.",
+    "igamma": "The regularized lower incomplete gamma function P(a, x) of (a, x).",
+    "igammac": "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) of (a, x).",
     **{name: f"The {name.replace('_', ' ')} of (x, n): order int(n), 0 for n < 0."
        for name in ("chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
                     "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u",

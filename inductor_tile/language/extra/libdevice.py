@@ -88,6 +88,11 @@ zeta = _binary("zeta", "zeta", "The Hurwitz zeta function zeta(x, q) = sum_k (q 
 polygamma = _binary("polygamma", "polygamma",
                     "The n-th derivative of digamma at x, polygamma(n, x) for integer n >= 0 (an extension).")
 
+igamma = _binary("igamma", "igamma",
+                 "The regularized lower incomplete gamma function P(a, x), igamma(a, x) (an extension).")
+igammac = _binary("igammac", "igammac",
+                  "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (an extension).")
+
 
 def _polynomial(name: str, what: str):
     return _binary(name, name, f"{what} of degree int(n) at x, {name}(x, n) (0 for n < 0; an extension).")
@@ -121,7 +126,7 @@ __all__ = [
     "i0e", "i1e", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2", "nearbyint", "nextafter", "pow", "rint",
     "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
     "erfcx", "ndtri", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-    "scaled_modified_bessel_k1", "spherical_bessel_j0", "zeta", "polygamma", "chebyshev_polynomial_t",
+    "scaled_modified_bessel_k1", "spherical_bessel_j0", "zeta", "polygamma", "igamma", "igammac", "chebyshev_polynomial_t",
     "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
     "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
     "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",

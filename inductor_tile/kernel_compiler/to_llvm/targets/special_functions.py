@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from . import bessel_k, normal_distribution, orthogonal_polynomials, zeta
+from . import bessel_k, incomplete_gamma, normal_distribution, orthogonal_polynomials, zeta
 from .scalar_code import F64, define, widened
 
 NAME = "__tile_special_"
@@ -32,6 +32,8 @@ SPECIAL: dict[str, Special] = {
     "ndtri": Special(1, normal_distribution.ndtri),
     "zeta": Special(2, zeta.zeta),
     "polygamma": Special(2, zeta.polygamma),
+    "igamma": Special(2, incomplete_gamma.igamma),
+    "igammac": Special(2, incomplete_gamma.igammac),
     "modified_bessel_k0": Special(1, bessel_k.k_function(0, scaled=False)),
     "modified_bessel_k1": Special(1, bessel_k.k_function(1, scaled=False)),
     "scaled_modified_bessel_k0": Special(1, bessel_k.k_function(0, scaled=True)),
