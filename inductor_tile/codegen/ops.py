@@ -505,6 +505,7 @@ class TileOps:
     scaled_modified_bessel_k0 = _math("tl.extra.libdevice.scaled_modified_bessel_k0")
     scaled_modified_bessel_k1 = _math("tl.extra.libdevice.scaled_modified_bessel_k1")
     spherical_bessel_j0 = _math("tl.extra.libdevice.spherical_bessel_j0")
+    airy_ai = _math("tl.extra.libdevice.airy_ai")
     del _math
 
     def _math_binary(fn_name):
@@ -674,7 +675,7 @@ class TileOps:
 _NOT_ON_AMD = frozenset({"erfc", "lgamma", "digamma", "erfinv", "hypot", "nextafter", "j0", "j1", "y0", "y1",
                          "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e", "erfcx", "ndtri", "modified_bessel_k0",
                          "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-                         "spherical_bessel_j0"})
+                         "spherical_bessel_j0", "airy_ai"})
 
 
 def on_amd(kernel) -> bool:

@@ -52,7 +52,7 @@ MATH_UNARY_OPS = (
     "trunc", "roundeven", "round", "erfc", "lgamma", "digamma", "erfinv",
     "j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e", "erfcx", "ndtri",
     "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-    "spherical_bessel_j0",
+    "spherical_bessel_j0", "airy_ai",
 )
 # arith casts, by the name used in `create_cast`.
 CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")

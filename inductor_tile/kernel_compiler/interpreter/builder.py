@@ -273,7 +273,7 @@ _FLOAT_UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "modified_bessel_k1": torch.special.modified_bessel_k1,
     "scaled_modified_bessel_k0": torch.special.scaled_modified_bessel_k0,
     "scaled_modified_bessel_k1": torch.special.scaled_modified_bessel_k1,
-    "spherical_bessel_j0": torch.special.spherical_bessel_j0,
+    "spherical_bessel_j0": torch.special.spherical_bessel_j0, "airy_ai": torch.special.airy_ai,
 }
 
 

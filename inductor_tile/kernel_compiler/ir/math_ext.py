@@ -55,6 +55,7 @@ SPECIAL_UNARY = {
     "scaled_modified_bessel_k0": "e^x K0(x).",
     "scaled_modified_bessel_k1": "e^x K1(x).",
     "spherical_bessel_j0": "The spherical Bessel function of the first kind of order 0, sin(x) / x.",
+    "airy_ai": "The Airy function Ai.",
 }
 SPECIAL_BINARY = {
     "zeta": "The Hurwitz zeta function zeta(s, q) of (s, q).",

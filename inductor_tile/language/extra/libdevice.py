@@ -84,6 +84,7 @@ scaled_modified_bessel_k0 = _unary("scaled_modified_bessel_k0", "scaled_modified
 scaled_modified_bessel_k1 = _unary("scaled_modified_bessel_k1", "scaled_modified_bessel_k1",
                                    "e^x K1(x) (an extension).")
 spherical_bessel_j0 = _unary("spherical_bessel_j0", "spherical_bessel_j0", "sin(x) / x, 1 at 0 (an extension).")
+airy_ai = _unary("airy_ai", "airy_ai", "The Airy function Ai (an extension).")
 zeta = _binary("zeta", "zeta", "The Hurwitz zeta function zeta(x, q) = sum_k (q + k)^-x (an extension).")
 polygamma = _binary("polygamma", "polygamma",
                     "The n-th derivative of digamma at x, polygamma(n, x) for integer n >= 0 (an extension).")
@@ -126,7 +127,7 @@ __all__ = [
     "i0e", "i1e", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2", "nearbyint", "nextafter", "pow", "rint",
     "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
     "erfcx", "ndtri", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-    "scaled_modified_bessel_k1", "spherical_bessel_j0", "zeta", "polygamma", "igamma", "igammac", "chebyshev_polynomial_t",
+    "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai", "zeta", "polygamma", "igamma", "igammac", "chebyshev_polynomial_t",
     "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
     "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
     "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",

@@ -25,7 +25,8 @@ _ASYMPTOTIC_TERMS = 20
 _MAX_STEPS = 20000.0
 
 
-def _scaled(f: ScalarFunction, x: Value, order: int) -> Value:
+def scaled_k(f: ScalarFunction, x: Value, order: float) -> Value:
+    """e^x K_order(x) (order 0, 1, or 1/3 for airy.py)."""
     x_integral = f.select((x > 0.0) & (x <= _INTEGRAL_UP_TO), x, 1.0)  # 0 and NaN would never stop
 
     def integrand(t: Value) -> Value:
@@ -33,7 +34,12 @@ def _scaled(f: ScalarFunction, x: Value, order: int) -> Value:
         sinh_half = (e + e / (e + 1.0)) * 0.5
         excess = 2.0 * sinh_half * sinh_half  # cosh t - 1
         value = f.call("exp", -x_integral * excess)
-        return value * (excess + 1.0) if order == 1 else value
+        if order == 0:
+            return value
+        if order == 1:
+            return value * (excess + 1.0)
+        e = f.call("exp", t * order)
+        return value * (e + 1.0 / e) * 0.5
 
     def condition(j, total, term):
         return (term > total * 1e-18) & (j < _MAX_STEPS)
@@ -57,7 +63,7 @@ def _scaled(f: ScalarFunction, x: Value, order: int) -> Value:
 
 def k_function(order: int, scaled: bool):
     def body(f: ScalarFunction, x: Value) -> Value:
-        value = _scaled(f, x, order)
+        value = scaled_k(f, x, order)
         return value if scaled else value * f.call("exp", -x)
     return body
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from . import bessel_k, incomplete_gamma, normal_distribution, orthogonal_polynomials, zeta
+from . import airy, bessel_k, incomplete_gamma, normal_distribution, orthogonal_polynomials, zeta
 from .scalar_code import F64, define, widened
 
 NAME = "__tile_special_"
@@ -39,6 +39,7 @@ SPECIAL: dict[str, Special] = {
     "scaled_modified_bessel_k0": Special(1, bessel_k.k_function(0, scaled=True)),
     "scaled_modified_bessel_k1": Special(1, bessel_k.k_function(1, scaled=True)),
     "spherical_bessel_j0": Special(1, bessel_k.spherical_j0),
+    "airy_ai": Special(1, airy.airy_ai),
     **{name: Special(2, body, "element") for name, body in orthogonal_polynomials.bodies().items()},
 }
 
