@@ -3,7 +3,8 @@
 `math.erfc`, `math.lgamma`, `math.digamma`, `math.erfinv`, the Bessel functions `math.j0`, `j1`,
 `y0`, `y1`, `cyl_bessel_i0`, `cyl_bessel_i1`, `i0e`, `i1e` (one float) and `math.hypot`,
 `math.nextafter` (two floats), and the special functions of SPECIAL_UNARY / SPECIAL_BINARY
-(erfcx, ndtri, the Bessel K functions, zeta, polygamma, the orthogonal polynomials) have no MLIR op in xdsl; each is one pure elementwise op of the operand type,
+(erfcx, ndtri, the Bessel K functions, Airy Ai, zeta, polygamma, the incomplete gamma functions, the
+orthogonal polynomials) have no MLIR op in xdsl; each is one pure elementwise op of the operand type,
 printed and parsed as `%r = math.erfc %x : f32`, lowered through the targets' math tables
 as the other math ops are.
 """

@@ -122,13 +122,13 @@ def fmod(x: Any, y: Any) -> tensor:
 fabs = _unary("absf", "fabs", "Absolute value of a float.")
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "cyl_bessel_i0",
-    "cyl_bessel_i1", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot",
-    "i0e", "i1e", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2", "nearbyint", "nextafter", "pow", "rint",
-    "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
-    "erfcx", "ndtri", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
-    "scaled_modified_bessel_k1", "spherical_bessel_j0", "airy_ai", "zeta", "polygamma", "igamma", "igammac", "chebyshev_polynomial_t",
-    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
-    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w",
-    "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l", "legendre_polynomial_p",
+    "acos", "acosh", "airy_ai", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "copysign", "cos", "cosh",
+    "cyl_bessel_i0", "cyl_bessel_i1", "digamma", "erf", "erfc", "erfcx", "erfinv", "exp", "exp2", "expm1", "fabs",
+    "floor", "fmod", "hermite_polynomial_h", "hermite_polynomial_he", "hypot", "i0e", "i1e", "igamma", "igammac",
+    "j0", "j1", "laguerre_polynomial_l", "legendre_polynomial_p", "lgamma", "log", "log10", "log1p", "log2",
+    "modified_bessel_k0", "modified_bessel_k1", "ndtri", "nearbyint", "nextafter", "polygamma", "pow", "rint",
+    "round", "rsqrt", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sin",
+    "sinh", "spherical_bessel_j0", "sqrt", "tan", "tanh", "trunc", "y0", "y1", "zeta",
 ]

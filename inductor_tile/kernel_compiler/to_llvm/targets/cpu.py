@@ -14,7 +14,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from ..context import byte_size, intrinsic_suffix, map_pairs
+from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
 from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma, special_functions
 from .widened import widened
@@ -196,7 +196,9 @@ class CPUTarget(Target):
             return None
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
         fn = special_functions.function(builder.module, op, element, _library(builder.module))
-        return map_pairs(builder, x, y, lambda a, b: builder.call(fn, [a, b]))
+        if isinstance(x.type, ir.VectorType):
+            return cpu_memory.map_elements(builder, x, fn, y)
+        return builder.call(fn, [x, y])
 
     def math(self, op: str, type_name: str) -> MathEntry:
         symbol, is_intrinsic = _MATH[op]

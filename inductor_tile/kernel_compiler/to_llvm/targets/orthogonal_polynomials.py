@@ -17,9 +17,7 @@ and every polynomial of a negative order is 0, as in torch.
 
 from __future__ import annotations
 
-from llvmlite import ir
-
-from .scalar_code import F32, ScalarFunction, Value
+from .scalar_code import F32, Condition, ScalarFunction, Value
 
 # Chebyshev kind -> order above which the closed form is used (unshifted, shifted)
 _CLOSED_FORM_ABOVE = {"t": (6, 6), "u": (8, 6), "v": (8, 6), "w": (8, 4)}
@@ -30,7 +28,7 @@ def _order(f: ScalarFunction, n: Value) -> Value:
     return f.select(f.call("fabs", n) < 2.0 ** 63, f.call("trunc", n), -1.0)
 
 
-def _even(f: ScalarFunction, n: Value) -> object:
+def _even(f: ScalarFunction, n: Value) -> Condition:
     return n - 2.0 * f.call("floor", n * 0.5) == 0.0
 
 
@@ -144,5 +142,3 @@ def bodies() -> dict:
     table["legendre_polynomial_p"] = legendre
     return table
 
-
-__all__ = ["bodies", "ir"]
