@@ -163,6 +163,19 @@ def test_frexp_compiles_without_fallback_and_is_exact(dtype):
     assert bool(same.all()), (x[~same], mantissa[~same], want_mantissa[~same])
 
 
+@pytest.mark.parametrize("case", ["polynomial_order", "polynomial_x", "zeta_q", "polygamma_order"])
+def test_special_functions_take_python_numbers(case):
+    """A number on either side (Inductor passes it as a literal) becomes a tensor of the result's type."""
+    fn = {"polynomial_order": lambda a: torch.special.chebyshev_polynomial_t(a, 3),
+          "polynomial_x": lambda a: torch.special.hermite_polynomial_h(2.0, a * 5),
+          "zeta_q": lambda a: torch.special.zeta(a + 2.5, 3.0),
+          "polygamma_order": lambda a: torch.special.polygamma(2, a + 3)}[case]
+    x = _uniform((50,), -1.0, 1.0, torch.float64, 9)
+    out = _compile(fn)(x)
+    assert metrics.generated_kernels == 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+    torch.testing.assert_close(out, fn(x), rtol=1e-13, atol=1e-13)
+
+
 def test_special_functions_fall_back_on_the_amd_target(monkeypatch):
     """amd_math.py has no erfc, hypot, ...: on that target their nodes fall back instead of failing to compile."""
     from inductor_tile.codegen import ops
@@ -173,6 +186,13 @@ def test_special_functions_fall_back_on_the_amd_target(monkeypatch):
     assert metrics.fallback_kernels >= 1
     assert any("on the AMD target" in reason for reason in metrics.fallback_reasons), metrics.fallback_reasons
     torch.testing.assert_close(out, torch.hypot(torch.erfc(x), y), rtol=1e-12, atol=1e-12)
+    # the functions special_functions.py builds (of one and of two arguments) fall back there too
+    for name, fn in (("erfcx", lambda a: torch.special.erfcx(a) + 1.0),
+                     ("chebyshev_polynomial_t", lambda a: torch.special.chebyshev_polynomial_t(a, 3) + 1.0)):
+        out = _compile(fn)(x)
+        assert any(f"{name} on the AMD target" in reason for reason in metrics.fallback_reasons), \
+            metrics.fallback_reasons
+        torch.testing.assert_close(out, fn(x), rtol=1e-12, atol=1e-12)
 
 
 # ops of the OpInfo sweep that fell back for lack of math before (issue 23): a sample that reaches every
