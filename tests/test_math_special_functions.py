@@ -58,7 +58,7 @@ def unary_kernel(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
     offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
     mask = offs < n
     tl.store(out_ptr + offs, libdevice.erfcx(tl.load(x_ptr + offs, mask=mask)), mask=mask)
-    tl.store(out_ptr + n + offs, libdevice.ndtri(tl.load(x_ptr + n + offs, mask=mask)), mask=mask)
+    tl.store(out_ptr + n + offs, libdevice.normcdfinv(tl.load(x_ptr + n + offs, mask=mask)), mask=mask)  # = ndtri
     tl.store(out_ptr + 2 * n + offs, libdevice.modified_bessel_k0(tl.load(x_ptr + 2 * n + offs, mask=mask)),
              mask=mask)
     tl.store(out_ptr + 3 * n + offs, libdevice.modified_bessel_k1(tl.load(x_ptr + 3 * n + offs, mask=mask)),

@@ -75,6 +75,7 @@ hypot = _binary("hypot", "hypot", "sqrt(x^2 + y^2) without overflow or underflow
 nextafter = _binary("nextafter", "nextafter", "The float next to x in the direction of y (y when x == y).")
 erfcx = _unary("erfcx", "erfcx", "e^(x^2) erfc(x), the scaled complementary error function.")
 ndtri = _unary("ndtri", "ndtri", "The inverse of the standard normal CDF (libdevice's normcdfinv; NaN outside [0, 1]).")
+normcdfinv = _unary("ndtri", "normcdfinv", "The inverse of the standard normal CDF (Triton's name of ndtri).")
 modified_bessel_k0 = _unary("modified_bessel_k0", "modified_bessel_k0",
                             "K0, the modified Bessel function of the second kind of order 0 (an extension).")
 modified_bessel_k1 = _unary("modified_bessel_k1", "modified_bessel_k1",
@@ -127,8 +128,9 @@ __all__ = [
     "cyl_bessel_i0", "cyl_bessel_i1", "digamma", "erf", "erfc", "erfcx", "erfinv", "exp", "exp2", "expm1", "fabs",
     "floor", "fmod", "hermite_polynomial_h", "hermite_polynomial_he", "hypot", "i0e", "i1e", "igamma", "igammac",
     "j0", "j1", "laguerre_polynomial_l", "legendre_polynomial_p", "lgamma", "log", "log10", "log1p", "log2",
-    "modified_bessel_k0", "modified_bessel_k1", "ndtri", "nearbyint", "nextafter", "polygamma", "pow", "rint",
-    "round", "rsqrt", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
-    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v", "shifted_chebyshev_polynomial_w", "sin",
-    "sinh", "spherical_bessel_j0", "sqrt", "tan", "tanh", "trunc", "y0", "y1", "zeta",
+    "modified_bessel_k0", "modified_bessel_k1", "ndtri", "nearbyint", "nextafter", "normcdfinv", "polygamma", "pow",
+    "rint", "round", "rsqrt", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "sin", "sinh", "spherical_bessel_j0", "sqrt", "tan", "tanh", "trunc", "y0",
+    "y1", "zeta",
 ]
