@@ -175,7 +175,8 @@ class CPUTarget(Target):
     @staticmethod
     def _scalar_function(module: ir.Module, op: str, element: ir.Type) -> ir.Function | None:
         """The module's own scalar function for `op` on `element`, where the C library has none
-        (erfinv, digamma, cyl_bessel_i0/i1, i0e/i1e) or only a poor float32 version (j0, j1, y0, y1)."""
+        (erfinv, digamma, cyl_bessel_i0/i1, i0e/i1e, special_functions.py's) or only a poor float32 version
+        (j0, j1, y0, y1)."""
         if op == "erfinv":
             return cpu_erfinv.erfinv_function(module, element)
         if op == "digamma":

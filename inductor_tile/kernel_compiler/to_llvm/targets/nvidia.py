@@ -244,7 +244,8 @@ class NvidiaTarget(Target):
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma, i0e and i1e (not in
         libdevice) are float64 functions of the module built on __nv_log, __nv_tan and __nv_exp
-        (digamma.py, bessel_i.py); everything else uses `math`."""
+        (digamma.py, bessel_i.py), so are special_functions.py's but erfcx and ndtri (__nv_erfcx,
+        __nv_normcdfinv); everything else uses `math`."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
         if op in ("digamma", "i0e", "i1e"):
             library = _LIBDEVICE.__getitem__
