@@ -499,6 +499,14 @@ class TileOps:
     modified_bessel_i1 = _math("tl.extra.libdevice.cyl_bessel_i1")
     i0e = _math("tl.extra.libdevice.i0e")
     i1e = _math("tl.extra.libdevice.i1e")
+    erfcx = _math("tl.extra.libdevice.erfcx")
+    ndtri = _math("tl.extra.libdevice.ndtri")
+    modified_bessel_k0 = _math("tl.extra.libdevice.modified_bessel_k0")
+    modified_bessel_k1 = _math("tl.extra.libdevice.modified_bessel_k1")
+    scaled_modified_bessel_k0 = _math("tl.extra.libdevice.scaled_modified_bessel_k0")
+    scaled_modified_bessel_k1 = _math("tl.extra.libdevice.scaled_modified_bessel_k1")
+    spherical_bessel_j0 = _math("tl.extra.libdevice.spherical_bessel_j0")
+    airy_ai = _math("tl.extra.libdevice.airy_ai")
     del _math
 
     def _math_binary(fn_name):
@@ -522,6 +530,74 @@ class TileOps:
         if dtype in (torch.float16, torch.bfloat16):  # computed in fp32, the step would round away
             raise Unsupported(f"nextafter on {dtype}")
         return self._nextafter(a, b)
+
+    def _special_binary(fn_name):
+        """A special function of two floats whose operands may be numbers or integer tensors (the order n
+        of polygamma and of the orthogonal polynomials): both become the result's float type."""
+        def fn(self, a, b):
+            dtype = self._promote(a, b)
+            if not dtype.is_floating_point:
+                raise Unsupported(f"{fn_name} on {dtype}")
+            if on_amd(self.k):
+                raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
+            operands = []
+            for v in (a, b):
+                if isinstance(v, (bool, int, float)):
+                    operands.append(f"tl.full({self.k.scalar_shape}, {literal(float(v), dtype)}, {tl_dtype(dtype)})")
+                elif self._dtype(v) != dtype:
+                    operands.append(f"{self._src(v)}.to({tl_dtype(dtype)})")
+                else:
+                    operands.append(self._src(v))
+            return self._def(f"tl.extra.libdevice.{fn_name}({operands[0]}, {operands[1]})", dtype)
+        return fn
+
+    zeta = _special_binary("zeta")
+    polygamma = _special_binary("polygamma")  # polygamma(n, x)
+    igamma = _special_binary("igamma")  # igamma(a, x)
+    igammac = _special_binary("igammac")
+    chebyshev_polynomial_t = _special_binary("chebyshev_polynomial_t")  # the polynomials: (x, n)
+    chebyshev_polynomial_u = _special_binary("chebyshev_polynomial_u")
+    chebyshev_polynomial_v = _special_binary("chebyshev_polynomial_v")
+    chebyshev_polynomial_w = _special_binary("chebyshev_polynomial_w")
+    shifted_chebyshev_polynomial_t = _special_binary("shifted_chebyshev_polynomial_t")
+    shifted_chebyshev_polynomial_u = _special_binary("shifted_chebyshev_polynomial_u")
+    shifted_chebyshev_polynomial_v = _special_binary("shifted_chebyshev_polynomial_v")
+    shifted_chebyshev_polynomial_w = _special_binary("shifted_chebyshev_polynomial_w")
+    hermite_polynomial_h = _special_binary("hermite_polynomial_h")
+    hermite_polynomial_he = _special_binary("hermite_polynomial_he")
+    laguerre_polynomial_l = _special_binary("laguerre_polynomial_l")
+    legendre_polynomial_p = _special_binary("legendre_polynomial_p")
+    del _special_binary
+
+    def frexp(self, x):
+        """(mantissa, exponent) with x = mantissa * 2^exponent, 0.5 <= |mantissa| < 1, from the bits: subnormals
+        are scaled into the normal range first; 0, +-inf and NaN give themselves and exponent 0 (torch's
+        frexp). fp16/bf16 go through float32 (exact both ways)."""
+        dtype = self._dtype(x)
+        if not dtype.is_floating_point:
+            raise Unsupported(f"frexp on {dtype}")
+        wide = torch.float32 if dtype.itemsize < 4 else dtype
+        # bits of the mantissa, exponent bias, scale that makes every subnormal normal, int type
+        mantissa_bits, bias, scale, ints = (23, 127, 25, torch.int32) if wide == torch.float32 else \
+            (52, 1023, 54, torch.int64)
+        smallest_normal = torch.finfo(wide).tiny
+        mask = (1 << (64 if wide == torch.float64 else 32)) - 1
+        keep = ~(((2 * bias + 1) << mantissa_bits)) & mask  # sign and mantissa bits
+        keep = keep - (mask + 1) if keep >> (63 if wide == torch.float64 else 31) else keep  # as a signed literal
+        v = self._def(f"{x}.to({tl_dtype(wide)})", wide) if wide != dtype else x
+        subnormal = self._def(f"tl.abs({v}) < {literal(smallest_normal, wide)}", _BOOL)
+        scaled = self._def(f"tl.where({subnormal}, {v} * {literal(2.0 ** scale, wide)}, {v})", wide)
+        bits = self._def(f"{scaled}.to({tl_dtype(ints)}, bitcast=True)", ints)
+        biased = self._def(f"({bits} >> {mantissa_bits}) & {2 * bias + 1}", ints)
+        special = self._def(f"({v} == 0) | ({v} != {v}) | (tl.abs({v}) == float(\"inf\"))", _BOOL)
+        exponent = self._def(f"tl.where({special}, 0, {biased} - {bias - 1} - tl.where({subnormal}, {scale}, 0))"
+                             f".to(tl.int32)", torch.int32)
+        mantissa = self._def(f"(({bits} & {keep}) | {(bias - 1) << mantissa_bits}).to({tl_dtype(wide)}, bitcast=True)",
+                             wide)
+        mantissa = self._def(f"tl.where({special}, {v}, {mantissa})", wide)
+        if wide != dtype:
+            mantissa = self._def(f"{mantissa}.to({tl_dtype(dtype)})", dtype)
+        return mantissa, exponent
 
     def fma(self, a, b, c):
         dtype = self._promote(a, b, c)
@@ -598,7 +674,9 @@ class TileOps:
 
 # libdevice functions the AMD target has no code for (targets/amd_math.py): their nodes fall back there
 _NOT_ON_AMD = frozenset({"erfc", "lgamma", "digamma", "erfinv", "hypot", "nextafter", "j0", "j1", "y0", "y1",
-                         "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e"})
+                         "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e", "erfcx", "ndtri", "modified_bessel_k0",
+                         "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+                         "spherical_bessel_j0", "airy_ai"})
 
 
 def on_amd(kernel) -> bool:

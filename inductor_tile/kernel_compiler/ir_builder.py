@@ -77,6 +77,7 @@ BINARY_OPS: dict[str, type[Operation]] = {
     "copysign": math.CopySignOp,
     "hypot": math_ext.HypotOp,
     "nextafter": math_ext.NextafterOp,
+    **{name: math_ext.SPECIAL_OPS[name] for name in math_ext.SPECIAL_BINARY},
 }
 UNARY_OPS: dict[str, type[Operation]] = {
     "exp": math.ExpOp,
@@ -121,6 +122,7 @@ UNARY_OPS: dict[str, type[Operation]] = {
     "cyl_bessel_i1": math_ext.CylBesselI1Op,
     "i0e": math_ext.I0eOp,
     "i1e": math_ext.I1eOp,
+    **{name: math_ext.SPECIAL_OPS[name] for name in math_ext.SPECIAL_UNARY},
 }
 CAST_OPS: dict[str, type[Operation]] = {
     "extf": arith.ExtFOp,

@@ -31,7 +31,16 @@ INT_BINARY_OPS = (
 # divf may be approximated by a target (GPU: within 2 ulp); divf_rn is always correctly rounded
 FLOAT_BINARY_OPS = ("addf", "subf", "mulf", "divf", "divf_rn", "remf", "maximumf", "minimumf", "maxnumf", "minnumf")
 # math binary ops (libdevice/libm functions of two floats), also through `create_binary`
-MATH_BINARY_OPS = ("powf", "atan2", "copysign", "hypot", "nextafter")
+# orthogonal polynomials of torch.special, functions of (x, n) (libdevice names, extensions of Triton's)
+ORTHOGONAL_POLYNOMIALS = (
+    "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+    "legendre_polynomial_p",
+)
+# math binary ops (libdevice/libm functions of two floats), also through `create_binary`
+MATH_BINARY_OPS = ("powf", "atan2", "copysign", "hypot", "nextafter", "zeta", "polygamma", "igamma", "igammac",
+                   *ORTHOGONAL_POLYNOMIALS)
 # math unary ops, by the name used in `create_unary`.
 UNARY_OPS = (
     "exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
@@ -41,7 +50,9 @@ UNARY_OPS = (
 MATH_UNARY_OPS = (
     "tanh", "log1p", "expm1", "log10", "tan", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh",
     "trunc", "roundeven", "round", "erfc", "lgamma", "digamma", "erfinv",
-    "j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e",
+    "j0", "j1", "y0", "y1", "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e", "erfcx", "ndtri",
+    "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "spherical_bessel_j0", "airy_ai",
 )
 # arith casts, by the name used in `create_cast`.
 CAST_OPS = ("extf", "truncf", "extsi", "extui", "trunci", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")

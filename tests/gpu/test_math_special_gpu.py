@@ -16,6 +16,11 @@ from test_math_special import (BESSEL_EDGES, EDGES, _assert_edges_exact, _bessel
 
 pytestmark = pytest.mark.gpu
 TOLERANCE = {torch.float32: dict(rtol=1e-5, atol=2e-6), torch.float64: dict(rtol=1e-12, atol=1e-13)}
+# libdevice's float64 j0, j1, y0, y1 are documented (CUDA programming guide, mathematical functions appendix)
+# to 7 ulp below |x| = 8 and to an absolute error of 5e-12 above: near their zeros (x = 100 in the edges
+# is close to one of y0's) the relative error is unbounded, so above 8 the check is absolute. A wrong
+# function is still off by ~0.1 there.
+LIBDEVICE_BESSEL_ABSOLUTE = 5e-12
 
 
 def _run(kernel, rows, n, *inputs):
@@ -45,8 +50,14 @@ def test_bessel_functions_on_gpu(dtype):
     out = _run(bessel_kernel, 8, n, x)
     for row, name in enumerate(BESSEL_EDGES):
         ref = torch.tensor([_bessel_reference(name, v) for v in x[row].double().tolist()], dtype=torch.float64)
-        torch.testing.assert_close(out[row].double(), ref.to(dtype).double(), equal_nan=True, **TOLERANCE[dtype],
-                                   msg=lambda m, name=name: f"libdevice.{name} {dtype}: {m}")
+        if dtype == torch.float64 and name in ("j0", "j1", "y0", "y1"):
+            want, got, large = ref, out[row].double(), x[row].abs() >= 8
+            allowed = torch.where(large, LIBDEVICE_BESSEL_ABSOLUTE, 1e-12 * want.abs() + 1e-13)
+            bad = ~((got - want).abs() <= allowed) & ~(got.isnan() & want.isnan()) & ~(got == want)
+            assert not bad.any(), f"libdevice.{name}: x={x[row][bad]} -> {got[bad]}, want {want[bad]}"
+        else:
+            torch.testing.assert_close(out[row].double(), ref.to(dtype).double(), equal_nan=True, **TOLERANCE[dtype],
+                                       msg=lambda m, name=name: f"libdevice.{name} {dtype}: {m}")
         _assert_edges_exact(name, out[row, :len(BESSEL_EDGES[name])], ref[:len(BESSEL_EDGES[name])].to(dtype), dtype)
 
 

@@ -37,6 +37,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from inductor_tile.language.builder import ORTHOGONAL_POLYNOMIALS
+
 from .builder_lang import LanguageOpsInterpreter
 from .memory import Memory
 
@@ -226,7 +228,23 @@ _FLOAT_BINARY: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
     "copysign": torch.copysign,
     "hypot": torch.hypot,
     "nextafter": torch.nextafter,
+    "zeta": torch.special.zeta,
+    "igamma": torch.special.gammainc,
+    "igammac": torch.special.gammaincc,
+    "polygamma": lambda n, x: _polygamma(n, x),
+    **{name: getattr(torch.special, name) for name in ORTHOGONAL_POLYNOMIALS},
 }
+
+
+def _polygamma(n: Tensor, x: Tensor) -> Tensor:
+    """torch.special.polygamma of a tensor of orders (torch takes one int order)."""
+    n, x = torch.broadcast_tensors(n, x)
+    out = torch.empty_like(x)
+    for order in n.unique().tolist():
+        where = n == order
+        out[where] = torch.special.polygamma(int(order), x[where])
+    return out
+
 
 def _sqrt(x: Tensor) -> Tensor:
     """Correctly rounded sqrt (numpy uses the hardware instruction; torch's CPU sqrt is off by an ulp)."""
@@ -251,6 +269,11 @@ _FLOAT_UNARY: dict[str, Callable[[Tensor], Tensor]] = {
     "digamma": torch.digamma, "erfinv": torch.erfinv, "j0": torch.special.bessel_j0, "j1": torch.special.bessel_j1,
     "y0": torch.special.bessel_y0, "y1": torch.special.bessel_y1, "cyl_bessel_i0": torch.i0,
     "cyl_bessel_i1": torch.special.i1, "i0e": torch.special.i0e, "i1e": torch.special.i1e,
+    "erfcx": torch.special.erfcx, "ndtri": torch.special.ndtri, "modified_bessel_k0": torch.special.modified_bessel_k0,
+    "modified_bessel_k1": torch.special.modified_bessel_k1,
+    "scaled_modified_bessel_k0": torch.special.scaled_modified_bessel_k0,
+    "scaled_modified_bessel_k1": torch.special.scaled_modified_bessel_k1,
+    "spherical_bessel_j0": torch.special.spherical_bessel_j0, "airy_ai": torch.special.airy_ai,
 }
 
 

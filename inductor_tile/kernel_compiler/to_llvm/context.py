@@ -238,6 +238,18 @@ def map_elements(builder: ir.IRBuilder, vector: ir.Value, fn) -> ir.Value:
     return out
 
 
+def map_pairs(builder: ir.IRBuilder, x: ir.Value, y: ir.Value, fn) -> ir.Value:
+    """Apply a scalar function of two values to every pair of elements of two vectors (or to two scalars)."""
+    if not isinstance(x.type, ir.VectorType):
+        return fn(x, y)
+    out = x
+    for i in range(x.type.count):
+        index = ir.Constant(I32, i)
+        out = builder.insert_element(out, fn(builder.extract_element(x, index), builder.extract_element(y, index)),
+                                     index)
+    return out
+
+
 def _align(memory: ir.Type) -> int:
     """The alignment of a stack array of `memory` elements (not the larger one of a vector of them)."""
     return 8 if isinstance(memory, ir.PointerType) else byte_size(memory)

@@ -15,6 +15,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr
 from xdsl.ir import Operation
 
+from ..ir import math_ext
 from . import half
 from .context import F32, I1, LoweringContext, constant_like, float_kind, intrinsic_suffix, lowering
 
@@ -332,8 +333,9 @@ _MATH_OPS = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.lo
              "math.erfc": "erfc", "math.lgamma": "lgamma", "math.digamma": "digamma", "math.erfinv": "erfinv",
              "math.j0": "j0", "math.j1": "j1", "math.y0": "y0", "math.y1": "y1", "math.cyl_bessel_i0": "cyl_bessel_i0",
              "math.cyl_bessel_i1": "cyl_bessel_i1", "math.i0e": "i0e", "math.i1e": "i1e"}
+_MATH_OPS |= {f"math.{name}": name for name in math_ext.SPECIAL_UNARY}
 _MATH_BINARY_OPS = {"math.powf": "pow", "math.atan2": "atan2", "math.copysign": "copysign", "math.hypot": "hypot",
-                    "math.nextafter": "nextafter"}
+                    "math.nextafter": "nextafter", **{f"math.{name}": name for name in math_ext.SPECIAL_BINARY}}
 
 
 def call_math(ctx: LoweringContext, name: str, x: ir.Value) -> ir.Value:
@@ -360,6 +362,9 @@ def lower_math(ctx: LoweringContext, op: Operation) -> None:
 def call_math_binary(ctx: LoweringContext, name: str, x: ir.Value, y: ir.Value) -> ir.Value:
     """Apply math function `name` of two floats elementwise (scalarized for library calls)."""
     b = ctx.builder
+    special = ctx.target.emit_math_binary(b, name, x, y)
+    if special is not None:
+        return special
     element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
     entry = ctx.target.math(name, "f32" if element == F32 else "f64")
     if entry.is_intrinsic:

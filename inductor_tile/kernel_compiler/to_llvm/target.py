@@ -141,6 +141,10 @@ class Target(ABC):
         """Target-specific 1 / sqrt(x), or None for the correctly rounded sqrt and division."""
         return None
 
+    def emit_math_binary(self, builder: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Value | None:
+        """Target-specific code for a math op of two floats, or None to use the `math` table."""
+        return None
+
     def emit_truncf(self, builder: ir.IRBuilder, x: ir.Value, kind: str, ty: ir.Type) -> ir.Value | None:
         """Target-specific rounding of the f32 `x` to the half kind `kind` ("f16"/"bf16"), as a value of
         the LLVM type `ty` (half, or i16 bits for a soft half), or None for the generic conversion."""

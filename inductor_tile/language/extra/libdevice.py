@@ -73,6 +73,45 @@ erfinv = _unary("erfinv", "erfinv",
                 "The inverse error function: erf(erfinv(x)) == x on (-1, 1), +-inf at +-1, NaN outside.")
 hypot = _binary("hypot", "hypot", "sqrt(x^2 + y^2) without overflow or underflow on the way.")
 nextafter = _binary("nextafter", "nextafter", "The float next to x in the direction of y (y when x == y).")
+erfcx = _unary("erfcx", "erfcx", "e^(x^2) erfc(x), the scaled complementary error function.")
+ndtri = _unary("ndtri", "ndtri", "The inverse of the standard normal CDF (libdevice's normcdfinv; NaN outside [0, 1]).")
+normcdfinv = _unary("ndtri", "normcdfinv", "The inverse of the standard normal CDF (Triton's name of ndtri).")
+modified_bessel_k0 = _unary("modified_bessel_k0", "modified_bessel_k0",
+                            "K0, the modified Bessel function of the second kind of order 0 (an extension).")
+modified_bessel_k1 = _unary("modified_bessel_k1", "modified_bessel_k1",
+                            "K1, the modified Bessel function of the second kind of order 1 (an extension).")
+scaled_modified_bessel_k0 = _unary("scaled_modified_bessel_k0", "scaled_modified_bessel_k0",
+                                   "e^x K0(x) (an extension).")
+scaled_modified_bessel_k1 = _unary("scaled_modified_bessel_k1", "scaled_modified_bessel_k1",
+                                   "e^x K1(x) (an extension).")
+spherical_bessel_j0 = _unary("spherical_bessel_j0", "spherical_bessel_j0", "sin(x) / x, 1 at 0 (an extension).")
+airy_ai = _unary("airy_ai", "airy_ai", "The Airy function Ai (an extension).")
+zeta = _binary("zeta", "zeta", "The Hurwitz zeta function zeta(x, q) = sum_k (q + k)^-x (an extension).")
+polygamma = _binary("polygamma", "polygamma",
+                    "The n-th derivative of digamma at x, polygamma(n, x) for integer n >= 0 (an extension).")
+
+igamma = _binary("igamma", "igamma",
+                 "The regularized lower incomplete gamma function P(a, x), igamma(a, x) (an extension).")
+igammac = _binary("igammac", "igammac",
+                  "The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (an extension).")
+
+
+def _polynomial(name: str, what: str):
+    return _binary(name, name, f"{what} of degree int(n) at x, {name}(x, n) (0 for n < 0; an extension).")
+
+
+chebyshev_polynomial_t = _polynomial("chebyshev_polynomial_t", "The Chebyshev polynomial of the first kind")
+chebyshev_polynomial_u = _polynomial("chebyshev_polynomial_u", "The Chebyshev polynomial of the second kind")
+chebyshev_polynomial_v = _polynomial("chebyshev_polynomial_v", "The Chebyshev polynomial of the third kind")
+chebyshev_polynomial_w = _polynomial("chebyshev_polynomial_w", "The Chebyshev polynomial of the fourth kind")
+shifted_chebyshev_polynomial_t = _polynomial("shifted_chebyshev_polynomial_t", "T_n(2x - 1)")
+shifted_chebyshev_polynomial_u = _polynomial("shifted_chebyshev_polynomial_u", "U_n(2x - 1)")
+shifted_chebyshev_polynomial_v = _polynomial("shifted_chebyshev_polynomial_v", "V_n(2x - 1)")
+shifted_chebyshev_polynomial_w = _polynomial("shifted_chebyshev_polynomial_w", "W_n(2x - 1)")
+hermite_polynomial_h = _polynomial("hermite_polynomial_h", "The (physicists') Hermite polynomial H")
+hermite_polynomial_he = _polynomial("hermite_polynomial_he", "The (probabilists') Hermite polynomial He")
+laguerre_polynomial_l = _polynomial("laguerre_polynomial_l", "The Laguerre polynomial")
+legendre_polynomial_p = _polynomial("legendre_polynomial_p", "The Legendre polynomial")
 
 
 @builtin
@@ -84,8 +123,14 @@ def fmod(x: Any, y: Any) -> tensor:
 fabs = _unary("absf", "fabs", "Absolute value of a float.")
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos", "cosh", "cyl_bessel_i0",
-    "cyl_bessel_i1", "digamma", "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "fabs", "floor", "fmod", "hypot",
-    "i0e", "i1e", "j0", "j1", "lgamma", "log", "log10", "log1p", "log2", "nearbyint", "nextafter", "pow", "rint",
-    "round", "rsqrt", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "y0", "y1",
+    "acos", "acosh", "airy_ai", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "copysign", "cos", "cosh",
+    "cyl_bessel_i0", "cyl_bessel_i1", "digamma", "erf", "erfc", "erfcx", "erfinv", "exp", "exp2", "expm1", "fabs",
+    "floor", "fmod", "hermite_polynomial_h", "hermite_polynomial_he", "hypot", "i0e", "i1e", "igamma", "igammac",
+    "j0", "j1", "laguerre_polynomial_l", "legendre_polynomial_p", "lgamma", "log", "log10", "log1p", "log2",
+    "modified_bessel_k0", "modified_bessel_k1", "ndtri", "nearbyint", "nextafter", "normcdfinv", "polygamma", "pow",
+    "rint", "round", "rsqrt", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "sin", "sinh", "spherical_bessel_j0", "sqrt", "tan", "tanh", "trunc", "y0",
+    "y1", "zeta",
 ]

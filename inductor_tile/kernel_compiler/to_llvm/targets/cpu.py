@@ -16,7 +16,7 @@ from llvmlite import ir
 
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
-from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma
+from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma, special_functions
 from .widened import widened
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -175,24 +175,54 @@ class CPUTarget(Target):
     @staticmethod
     def _scalar_function(module: ir.Module, op: str, element: ir.Type) -> ir.Function | None:
         """The module's own scalar function for `op` on `element`, where the C library has none
-        (erfinv, digamma, cyl_bessel_i0/i1, i0e/i1e) or only a poor float32 version (j0, j1, y0, y1)."""
+        (erfinv, digamma, cyl_bessel_i0/i1, i0e/i1e, special_functions.py's) or only a poor float32 version
+        (j0, j1, y0, y1)."""
         if op == "erfinv":
             return cpu_erfinv.erfinv_function(module, element)
         if op == "digamma":
             return digamma.digamma_function(module, element, lambda name: _MATH[name][0])
         if op in _BESSEL_I:
             return bessel_i.bessel_i_function(module, *_BESSEL_I[op], element, lambda name: _MATH[name][0])
+        if op in special_functions.SPECIAL:
+            return special_functions.function(module, op, element, _library(module))
         if op in _WIDENED_F32 and element == ir.FloatType():
             f64_type = ir.FunctionType(ir.DoubleType(), [ir.DoubleType()])
             f64 = module.globals.get(op) or ir.Function(module, f64_type, op)
             return widened(module, f64, f"__tile_cpu_{op}_f32")
         return None
 
+    def emit_math_binary(self, builder: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Value | None:
+        """zeta, polygamma and the orthogonal polynomials (special_functions.py), one call per element."""
+        if op not in special_functions.SPECIAL:
+            return None
+        element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        fn = special_functions.function(builder.module, op, element, _library(builder.module))
+        if isinstance(x.type, ir.VectorType):
+            return cpu_memory.map_elements(builder, x, fn, y)
+        return builder.call(fn, [x, y])
+
     def math(self, op: str, type_name: str) -> MathEntry:
         symbol, is_intrinsic = _MATH[op]
         if is_intrinsic:
             return MathEntry(symbol, True)
         return MathEntry(symbol + ("f" if type_name == "f32" else ""), False)
+
+
+def _library(module: ir.Module):
+    """Names of the math the special functions call: the C library, LLVM intrinsics, or the module's own
+    functions (erfinv, digamma, other special functions)."""
+    def name(op: str, element: ir.Type) -> str:
+        if op in special_functions.SPECIAL:
+            return special_functions.function(module, op, element, name).name
+        own = CPUTarget._scalar_function(module, op, element)
+        if own is not None:
+            return own.name
+        symbol, is_intrinsic = _MATH[op]
+        suffix = "f32" if element == ir.FloatType() else "f64"
+        if is_intrinsic:
+            return f"{symbol}.{suffix}"
+        return symbol + ("f" if suffix == "f32" else "")
+    return name
 
 
 def _all_true(n: int) -> ir.Constant:

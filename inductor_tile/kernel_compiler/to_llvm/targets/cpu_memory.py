@@ -213,14 +213,17 @@ def scatter(builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: i
     _through_buffer_store(builder, mask, value, _vector_address(builder, addresses))
 
 
-def map_elements(builder: ir.IRBuilder, x: ir.Value, scalar_fn: ir.Function) -> ir.Value:
-    """`scalar_fn` applied to each element of the vector `x`, in a loop through stack buffers."""
+def map_elements(builder: ir.IRBuilder, x: ir.Value, scalar_fn: ir.Function, *more: ir.Value) -> ir.Value:
+    """`scalar_fn` applied to each element of the vector `x` (and the same elements of the vectors `more`,
+    its further arguments), in a loop through stack buffers."""
     n, element = x.type.count, x.type.element
-    source, result = _entry_alloca(builder, x.type), _entry_alloca(builder, x.type)
-    _store_vector(builder, x, source, 1)
+    sources, result = [_entry_alloca(builder, x.type) for _ in (x, *more)], _entry_alloca(builder, x.type)
+    for vector, source in zip((x, *more), sources):
+        _store_vector(builder, vector, source, 1)
 
     def apply(b: ir.IRBuilder, i: ir.Value) -> None:
-        value = b.call(scalar_fn, [b.load(_element_ptr(b, source, i, element), typ=element, align=1)])
+        value = b.call(scalar_fn, [b.load(_element_ptr(b, source, i, element), typ=element, align=1)
+                                   for source in sources])
         b.store(value, _element_ptr(b, result, i, element), align=1)
 
     _for_each_set_element(builder, None, n, apply)

@@ -16,9 +16,9 @@ import re
 
 from llvmlite import ir
 
-from ..context import byte_size, guarded, lane_by_lane_gather, map_elements
+from ..context import byte_size, guarded, lane_by_lane_gather, map_elements, map_pairs
 from ..target import MathEntry, Target, define_gpu_entry
-from . import bessel_i, digamma
+from . import bessel_i, digamma, special_functions
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -32,7 +32,8 @@ _LIBDEVICE = {"exp": "__nv_exp", "exp2": "__nv_exp2", "log": "__nv_log", "log2":
               "atanh": "__nv_atanh", "round": "__nv_round", "pow": "__nv_pow", "atan2": "__nv_atan2",
               "erfc": "__nv_erfc", "lgamma": "__nv_lgamma", "erfinv": "__nv_erfinv", "hypot": "__nv_hypot",
               "nextafter": "__nv_nextafter", "j0": "__nv_j0", "j1": "__nv_j1", "y0": "__nv_y0", "y1": "__nv_y1",
-              "cyl_bessel_i0": "__nv_cyl_bessel_i0", "cyl_bessel_i1": "__nv_cyl_bessel_i1"}
+              "cyl_bessel_i0": "__nv_cyl_bessel_i0", "cyl_bessel_i1": "__nv_cyl_bessel_i1", "erfcx": "__nv_erfcx",
+              "ndtri": "__nv_normcdfinv"}
 _INTRINSICS = {"sqrt": "llvm.sqrt", "floor": "llvm.floor", "ceil": "llvm.ceil", "absf": "llvm.fabs",
                "trunc": "llvm.trunc", "roundeven": "llvm.rint", "copysign": "llvm.copysign"}
 
@@ -199,6 +200,15 @@ class NvidiaTarget(Target):
             return MathEntry(_INTRINSICS[op], True)
         return MathEntry(_LIBDEVICE[op] + ("f" if type_name == "f32" else ""), False)
 
+    def emit_math_binary(self, builder: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Value | None:
+        """zeta, polygamma and the orthogonal polynomials (not in libdevice): functions of the module built on
+        libdevice (special_functions.py), one call per element."""
+        if op not in special_functions.SPECIAL:
+            return None
+        element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        fn = special_functions.function(builder.module, op, element, _library(builder.module))
+        return map_pairs(builder, x, y, lambda a, b: builder.call(fn, [a, b]))
+
     def emit_divf(self, builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value | None:
         """fp32 `/` is `div.full.f32` (within 2 ulp), as in Triton; tl.div_rn stays correctly rounded."""
         element = a.type.element if isinstance(a.type, ir.VectorType) else a.type
@@ -246,12 +256,16 @@ class NvidiaTarget(Target):
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
         """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma, i0e and i1e (not in
         libdevice) are float64 functions of the module built on __nv_log, __nv_tan and __nv_exp
-        (digamma.py, bessel_i.py); everything else uses `math`."""
+        (digamma.py, bessel_i.py), so are special_functions.py's but erfcx and ndtri (__nv_erfcx,
+        __nv_normcdfinv); everything else uses `math`."""
         element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
         if op in ("digamma", "i0e", "i1e"):
             library = _LIBDEVICE.__getitem__
             fn = (digamma.digamma_function(builder.module, element, library) if op == "digamma" else
                   bessel_i.bessel_i_function(builder.module, int(op[1]), True, element, library))
+            return map_elements(builder, x, lambda element: builder.call(fn, [element]))
+        if op in special_functions.SPECIAL and op not in _LIBDEVICE:
+            fn = special_functions.function(builder.module, op, element, _library(builder.module))
             return map_elements(builder, x, lambda element: builder.call(fn, [element]))
         if op != "exp" or element != F32:
             return None
@@ -260,6 +274,18 @@ class NvidiaTarget(Target):
                                                                          "llvm.nvvm.ex2.approx.f")
         scaled = builder.fmul(x, _splat_like(x, math.log2(math.e)))
         return map_elements(builder, scaled, lambda element: builder.call(fn, [element]))
+
+
+def _library(module: ir.Module):
+    """Names of the math the special functions call: libdevice, or the module's own functions (digamma,
+    other special functions)."""
+    def name(op: str, element: ir.Type) -> str:
+        if op in special_functions.SPECIAL and op not in _LIBDEVICE:
+            return special_functions.function(module, op, element, name).name
+        if op == "digamma":
+            return digamma.digamma_function(module, element, _LIBDEVICE.__getitem__).name
+        return _LIBDEVICE[op] + ("f" if element == F32 else "")
+    return name
 
 
 def _address_vector(builder: ir.IRBuilder, address: ir.Value, like: ir.Value) -> ir.Value:
