@@ -239,6 +239,7 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     module_ref = llvm_tools.parse(lowered.llvm_ir)
     llvm_tools.optimize(module_ref, machine, **CPU_PIPELINE_TUNING)
     kernel.asm["llir"] = str(module_ref)
+    _check_vector_widths(kernel)
     # Machine code generation is the slowest step: the JIT does it once; the assembly text is only
     # produced when someone will read it (ahead-of-time compiles, TILE_DUMP_IR).
     if not native or os.environ.get("TILE_DUMP_IR"):
@@ -248,6 +249,25 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
         kernel.binary = machine.emit_object(module_ref)
         if load:
             kernel.runner = _make_runner(kernel)
+
+
+# the most elements of one LLVM vector the code generator takes: an instruction's operand count is
+# 16 bits there, and a wider vector aborted the whole process ("too many operands to fit into SDNode")
+MAX_CPU_VECTOR_ELEMENTS = 65535
+
+
+def _check_vector_widths(kernel: CompiledKernel) -> None:
+    """Refuse, with an error, a CPU kernel whose tile LLVM cannot compile (one program's whole tile
+    is one thread's vectors there: Triton tutorial 03's 256 x 256 block)."""
+    import re
+
+    widest = max((int(n) for n in re.findall(r"<(\d+) x ", kernel.asm["llir"])), default=0)
+    if widest > MAX_CPU_VECTOR_ELEMENTS:
+        from .to_llvm.context import LoweringError
+
+        raise LoweringError(f"{kernel.name}: a tile of {widest} elements is more than the CPU target can "
+                            f"compile ({MAX_CPU_VECTOR_ELEMENTS} per program: one thread holds the whole "
+                            "tile); use smaller blocks for the CPU")
 
 
 def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> None:
