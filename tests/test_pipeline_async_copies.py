@@ -31,7 +31,7 @@ SM90_SHARED, SM80_SHARED = 232448, 166912
 
 @pytest.fixture(autouse=True)
 def rings_on(monkeypatch):
-    """The rings are opt-in (TILE_PIPELINE=1) until they have run on a GPU; a test may say otherwise."""
+    """Rings for every tensor-core dot here (TILE_PIPELINE=1; unset, only wgmma's); a test may say otherwise."""
     monkeypatch.setenv("TILE_PIPELINE", "1")
 
 
@@ -151,6 +151,14 @@ def test_switched_off_by_the_environment(monkeypatch):
     monkeypatch.setenv("TILE_PIPELINE", "nofence")  # as 1 (the proxy fence is the lowering's: a PTX test)
     text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
     assert "ttg.ring_alloc" in text and "ttg.dot_wait" in text
+
+
+def test_rings_by_default_for_wgmma_only(monkeypatch):
+    monkeypatch.delenv("TILE_PIPELINE")
+    text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
+    assert "ttg.ring_alloc" in text and "ttg.dot_wait" in text  # Hopper: rings, a wgmma group in flight
+    text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=2, num_stages=3)
+    assert "ttg.ring_alloc" not in text  # mma.sync: the register prefetch (rings untimed there)
 
 
 def test_cpu_and_fma_pipelines_ignore_num_stages():

@@ -65,9 +65,13 @@ EXCHANGE_MARGIN = 8192
 PIPELINE_WORDS = ("1", "sync", "nofence", "padded")
 
 
-def pipeline_modes() -> frozenset[str]:
-    """The words of TILE_PIPELINE (an unknown one is an error pointing at the variable)."""
-    words = frozenset(w.strip() for w in os.environ.get("TILE_PIPELINE", "0").split(",") if w.strip())
+def pipeline_modes(mma_version: int = 3) -> frozenset[str]:
+    """The words of TILE_PIPELINE (an unknown one is an error pointing at the variable); unset: rings
+    ({"1"}) for Hopper's wgmma dots (`mma_version` 3), none for mma.sync."""
+    setting = os.environ.get("TILE_PIPELINE", "").strip()
+    if not setting:
+        return frozenset({"1"}) if mma_version >= 3 else frozenset()
+    words = frozenset(w.strip() for w in setting.split(",") if w.strip())
     unknown = words - set(PIPELINE_WORDS) - {"0"}
     if unknown:
         raise ValueError(f"TILE_PIPELINE={os.environ['TILE_PIPELINE']!r}: unknown {sorted(unknown)}; "
@@ -77,10 +81,11 @@ def pipeline_modes() -> frozenset[str]:
 
 def async_copy_stages(num_stages: int, mma_version: int) -> int:
     """The stages of the cp.async rings for a launch's `num_stages` (tensor-core targets only; 1: none,
-    the operands are prefetched through registers instead). The rings are opt-in until they are
-    faster on a GPU: TILE_PIPELINE=1 turns them on, and so does each of the words of
-    `PIPELINE_WORDS` that change them (to time what each costs: to_llvm/dot_async.py)."""
-    if mma_version < 2 or not pipeline_modes():
+    the operands are prefetched through registers instead). On by default for wgmma (H100, session 13:
+    fp16/bf16 4096^3 matmuls 340-357 -> 470-620 TFLOP/s, causal attention d=64 133 -> 176; Triton
+    531-682 / 201-206); TILE_PIPELINE=0 turns them off, =1 on for mma.sync too (untimed there), and
+    each word of `PIPELINE_WORDS` changes them (to time what each costs: to_llvm/dot_async.py)."""
+    if mma_version < 2 or not pipeline_modes(mma_version):
         return 1
     return num_stages
 
