@@ -12,6 +12,7 @@ import torch
 
 import inductor_tile
 import inductor_tile.language as tl
+from filecheck_tool import filecheck
 from suite import poison
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8, torch.int32, torch.uint8]
@@ -165,3 +166,61 @@ def test_grid_split_across_threads_only_when_it_pays(threads, min_seconds, progr
         assert len(submitted) == 2 * threads and chunks[0][0] == 0 and chunks[-1][1] == programs, submitted
     else:
         assert not submitted
+
+
+@inductor_tile.jit
+def grid_ids_kernel(ids_ptr, value_ptr, a, b, c, d, flag):
+    x, y, z = tl.program_id(0), tl.program_id(1), tl.program_id(2)
+    pid = (z * tl.num_programs(1) + y) * tl.num_programs(0) + x
+    tl.store(ids_ptr + pid * 3, x)
+    tl.store(ids_ptr + pid * 3 + 1, y)
+    tl.store(ids_ptr + pid * 3 + 2, z)
+    value = a * x.to(tl.float64) + b * y.to(tl.float64) + (c * z).to(tl.float64) + d
+    tl.store(value_ptr + pid, tl.where(flag, value, -value))
+
+
+@pytest.mark.parametrize("grid", [(1, 1, 1), (3, 5, 7), (7, 1, 3), (1, 6, 1), (2, 2, 9)])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_every_program_id_and_scalar_reaches_the_kernel(grid, threads, monkeypatch):
+    """The entry's frame (each argument in an 8-byte slot, then the grid and the range) and its
+    odometer over program ids, on one thread and split across the pool (chunks that start
+    mid-row: the first ids of a chunk come from divisions, the rest from stepping)."""
+    from inductor_tile.kernel_compiler.runtime import cpu_launcher
+
+    monkeypatch.setattr(cpu_launcher, "PARALLEL_MIN_SECONDS", 0.0)
+    gen = torch.Generator().manual_seed(sum(grid) * threads)
+    a, b = torch.randn(2, generator=gen).tolist()  # Python floats are fp32 arguments: exact in float32
+    c, d = 3_000_000_011, int(torch.randint(-1000, 1000, (1,), generator=gen))  # c needs 64 bits
+    total = grid[0] * grid[1] * grid[2]
+    expected_ids = torch.tensor([(x, y, z) for z in range(grid[2]) for y in range(grid[1]) for x in range(grid[0])],
+                                dtype=torch.int32)
+    xyz = expected_ids.double()
+    expected = a * xyz[:, 0] + b * xyz[:, 1] + (c * expected_ids[:, 2].long()).double() + d
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for launch, flag in enumerate((True, False, True)):  # the second and third may use the pool
+            ids = poison(torch.empty(total, 3, dtype=torch.int32))
+            values = poison(torch.empty(total, dtype=torch.float64))
+            grid_ids_kernel[grid](ids, values, a, b, c, d, flag)
+            assert torch.equal(ids, expected_ids), f"launch {launch}"
+            torch.testing.assert_close(values, expected if flag else -expected, rtol=1e-15, atol=0)
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_entry_reads_one_frame_and_divides_only_before_its_loop(tmp_path):
+    """The grid entry takes one pointer (the frame) and steps program ids without dividing."""
+    text = inductor_tile.compile(grid_ids_kernel, {"ids_ptr": "*i32", "value_ptr": "*fp64", "a": "fp32", "b": "fp32",
+                                                   "c": "i64", "d": "i32", "flag": "i1"}, {}, target="cpu").asm["llir"]
+    filecheck(text, """
+CHECK-LABEL: define void @grid_ids_kernel_grid(ptr
+CHECK-SAME: %[[FRAME:[^)]+]])
+CHECK: getelementptr i8, ptr %[[FRAME]], i64 56
+CHECK: load i32
+CHECK: {{udiv|urem}} i64
+CHECK: loop:
+CHECK-NOT: {{udiv|urem|sdiv|srem}}
+CHECK: done:
+CHECK-NEXT: ret void
+""", tmp_path)

@@ -1,20 +1,29 @@
 """Running CPU-target kernels: JIT with llvmlite's MCJIT, the grid split across cores.
 
-The compiled entry `<kernel>_grid(args, gx, gy, gz, start, end)` runs programs
-[start, end) of the grid; the launcher packs the arguments once per launch and calls it
-from a thread pool (ctypes releases the GIL), one contiguous chunk of programs per thread,
-as many threads as torch uses (`torch.set_num_threads`).
+The compiled entry `<kernel>_grid(frame)` runs programs [start, end) of the grid; the
+frame holds every runtime argument in an 8-byte slot, then the grid and the range
+(to_llvm/targets/cpu.py, `finish_kernel`). A launch packs the frame with one
+`struct.pack_into` into a buffer of the calling thread and makes one ctypes call with
+one pointer argument (ctypes converts each argument in Python: six of them cost more
+than the rest of a launch).
+
+Two ways in: `launch(values, grid)` takes the launch values in parameter order (tensors
+for pointers), for `CompiledKernel.launch`; `kernel.launch(picked, grid)` with `pick`
+takes the runtime values alone with pointers already as addresses, for the fast path of
+generated wrappers (`LaunchSite`, which treats this runner like the GPU ones).
 
 Handing work to the pool costs tens of microseconds (more on a loaded machine), which is
 more than a small kernel runs: a model's small layers ran 2x slower split across two
 cores than on one.  So the first launch of each grid size runs on the calling thread and
 is timed; later launches of that size use the pool only if that one took at least
-`PARALLEL_MIN_SECONDS`.
+`PARALLEL_MIN_SECONDS`, as many threads as torch uses (`torch.set_num_threads`), one
+contiguous chunk of programs per thread, each with its own copy of the frame.
 """
 
 from __future__ import annotations
 
 import ctypes
+import operator
 import os
 import struct
 import threading
@@ -27,16 +36,18 @@ import torch
 
 from ..frontend.specialization import ArgSpec
 from ..to_llvm import llvm_tools
+from ..to_llvm.targets.cpu import FRAME_SLOT
 from . import device_assert
 
 device_assert.register_symbol()  # kernels compiled in debug mode call it
 
-_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int32, ctypes.c_int32, ctypes.c_int32, ctypes.c_int64,
-                          ctypes.c_int64)
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 #: struct format of each scalar kind (native sizes, as the kernel reads them); pointers are "Q"
 _FORMAT_OF = {"i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B", "u16": "H", "u32": "I",
               "u64": "Q", "fp32": "f", "fp64": "d"}
-_SLOT = 8  # bytes per argument slot
+#: after the arguments: gx, gy, gz (i32), 4 bytes of padding, start and end (i64)
+_GRID_FORMAT = "iiixxxxqq"
+_RANGE_OFFSET = 16  # bytes from the grid's fields to `start`
 _POOL: ThreadPoolExecutor | None = None
 #: programs per launch below which the grid runs on the calling thread
 SERIAL_GRID = 4
@@ -77,54 +88,85 @@ class CPUKernel:
         self.positions = [i for i, _ in runtime]
         self.pointers = [s.kind == "pointer" for _, s in runtime]
         formats = ["Q" if s.kind == "pointer" else _scalar_format(s) for _, s in runtime]
-        self._struct = struct.Struct("<" + "".join(f + "x" * (_SLOT - struct.calcsize("<" + f)) for f in formats))
+        self._struct = struct.Struct("<" + "".join(f + "x" * (FRAME_SLOT - struct.calcsize("<" + f)) for f in formats)
+                                     + _GRID_FORMAT)
+        self._range_at = FRAME_SLOT * len(formats) + _RANGE_OFFSET
         self._tls = threading.local()
         self.parallel: dict[int, bool] = {}  # programs per launch -> whether the pool pays off
+        # the GPU runners' protocol, which LaunchSite's fast path uses: `kernel.launch(pick(values), grid)`
+        self.pick = _picker(self.positions)
 
     @classmethod
     def from_object(cls, object_file: bytes, entry: str, specs: list[ArgSpec]) -> "CPUKernel":
         """Load a relocatable object file (as `TargetMachine.emit_object` makes) for this process."""
         return cls(None, entry, specs, object_file=object_file)
 
-    def pack(self, values: tuple) -> int:
-        """The address of this thread's `void*[n]` array pointing at each runtime argument's value
-        (from the launch values in parameter order), written into 8-byte slots with one
-        `struct.pack_into`; valid until this thread's next launch of this kernel."""
-        try:
-            buffer, array = self._tls.slot
-        except AttributeError:
-            buffer, array = self._new_slot()
-        args = [values[i].data_ptr() if pointer else values[i] for i, pointer in zip(self.positions, self.pointers)]
-        self._struct.pack_into(buffer, 0, *args)
-        return array
-
-    def _new_slot(self) -> tuple[Any, int]:
-        n = max(1, len(self.positions))
-        buffer = (ctypes.c_char * (n * _SLOT))()
-        base = ctypes.addressof(buffer)
-        pointers = (ctypes.c_void_p * n)(*[base + _SLOT * i for i in range(n)])
-        self._tls.keep = pointers  # the array must outlive the slot's address
-        self._tls.slot = (buffer, ctypes.addressof(pointers))
-        return self._tls.slot
+    @property
+    def kernel(self) -> "_AddressLaunch":
+        # made on demand: stored, it would close a reference cycle through the bound method, and
+        # collecting such a cycle can free the execution engine in the wrong order (a segfault)
+        return _AddressLaunch(self.launch_addresses)
 
     def launch(self, values: tuple, grid: tuple[int, int, int]) -> None:
-        array = self.pack(values)
-        total = grid[0] * grid[1] * grid[2]
-        if total == 0:
-            return
+        """Launch with the values of every parameter in order (tensors for pointers)."""
+        picked = [values[i].data_ptr() if pointer else values[i] for i, pointer in zip(self.positions, self.pointers)]
+        self.launch_addresses(picked, grid)
+
+    def launch_addresses(self, picked: Any, grid: tuple[int, int, int]) -> None:
+        """Launch with the runtime values alone, pointers as addresses."""
+        gx, gy, gz = grid
+        total = gx * gy * gz
+        try:
+            buffer, address = self._tls.frame
+        except AttributeError:
+            buffer, address = self._new_frame()
+        self._struct.pack_into(buffer, 0, *picked, gx, gy, gz, 0, total)
+        parallel = self.parallel.get(total, None) if total > SERIAL_GRID else False
+        if parallel is False:
+            self.entry(address)
+        elif total:
+            self._launch_unsure_or_parallel(buffer, address, total, parallel)
+        if device_assert.failures:  # a tl.device_assert failed (debug mode)
+            device_assert.raise_failures()
+
+    def _launch_unsure_or_parallel(self, buffer: Any, address: int, total: int, parallel: bool | None) -> None:
         workers = min(total, _threads())
-        parallel = self.parallel.get(total)
-        if total <= SERIAL_GRID or workers == 1 or not parallel:
+        if workers == 1 or not parallel:
             start = time.perf_counter()
-            self.entry(array, *grid, 0, total)
-            if parallel is None and total > SERIAL_GRID and workers > 1:
+            self.entry(address)
+            if parallel is None and workers > 1:
                 self.parallel[total] = time.perf_counter() - start >= PARALLEL_MIN_SECONDS
             return
         chunk = -(-total // workers)
-        futures = [_pool().submit(self.entry, array, *grid, start, min(start + chunk, total))
-                   for start in range(0, total, chunk)]
+        template = bytes(buffer)
+        futures = [_pool().submit(self._run_range, template, first, min(first + chunk, total))
+                   for first in range(0, total, chunk)]
         for future in futures:
             future.result()
+
+    def _run_range(self, template: bytes, start: int, end: int) -> None:
+        """Programs [start, end) with a copy of the frame `template` (on a pool thread)."""
+        frame = ctypes.create_string_buffer(template, len(template))
+        struct.pack_into("<qq", frame, self._range_at, start, end)
+        self.entry(ctypes.addressof(frame))
+
+    def _new_frame(self) -> tuple[Any, int]:
+        buffer = ctypes.create_string_buffer(self._struct.size)
+        self._tls.frame = (buffer, ctypes.addressof(buffer))
+        return self._tls.frame
+
+
+class _AddressLaunch:
+    """`kernel.launch(picked, grid)` of the GPU runners' protocol, for CPUKernel."""
+
+    def __init__(self, launch: Any):
+        self.launch = launch
+
+
+def _picker(positions: list[int]) -> Any:
+    if len(positions) == 1:
+        return lambda values: (values[positions[0]],)
+    return operator.itemgetter(*positions) if positions else (lambda values: ())
 
 
 def _scalar_format(spec: ArgSpec) -> str:

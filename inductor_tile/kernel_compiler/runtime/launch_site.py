@@ -76,7 +76,7 @@ class LaunchSite:
         """`fast(grid, args) -> bool`: launch and return True, or return False (use the general path)."""
         names = [f"a{i}" for i in range(len(args))]
         pointers, checks, scope = [], [], {}
-        picks_pointers = hasattr(runner, "pick")  # the GPU runners take addresses; the CPU one, tensors
+        picks_pointers = hasattr(runner, "pick")  # runners with `pick` (CUDA, HIP, CPU) take addresses
         runtime_expr = {}
         for param, name, value in zip(self.runtime_names, names, args):
             if hasattr(value, "data_ptr") and hasattr(value, "dtype"):

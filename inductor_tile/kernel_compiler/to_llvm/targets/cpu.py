@@ -21,6 +21,8 @@ from .widened import widened
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
+#: bytes per user argument in the entry's frame (runtime/cpu_launcher.py packs the same layout)
+FRAME_SLOT = 8
 
 # math op -> (intrinsic or libm base name, is_intrinsic); libm names get an `f` suffix for f32
 _MATH = {
@@ -75,30 +77,47 @@ class CPUTarget(Target):
 
     def finish_kernel(self, module: ir.Module, body: ir.Function, name: str, user_arg_types: list[ir.Type],
                       num_warps: int) -> str:
-        """`void <name>_grid(ptr args, i32 gx, i32 gy, i32 gz, i64 start, i64 end)`: run programs [start, end).
+        """`void <name>_grid(ptr frame)`: run programs [start, end) of a grid, all read from `frame`.
 
-        `args` points to an array of pointers, one per user argument, each to the argument's value.
+        The frame (runtime/cpu_launcher.py packs it with one `struct.pack_into`) holds each user
+        argument in an 8-byte slot, then the grid's i32 sizes gx, gy, gz (and 4 bytes of padding),
+        then the i64 `start` and `end`: one pointer is the whole foreign call, which ctypes makes
+        several times faster than one with six arguments.  Program `pid` is (pid % gx, pid / gx % gy,
+        pid / (gx * gy)); the divisions happen once, for `start`, and the loop steps the three ids
+        like an odometer (a 64-bit division per program cost more than a one-vector program's body).
         """
         name = f"{name}_grid"
-        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I32, I32, I32, I64, I64]), name)
-        args_ptr, gx, gy, gz, start, end = fn.args
+        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), name)
+        frame = fn.args[0]
         entry, loop, done = fn.append_basic_block("entry"), fn.append_basic_block("loop"), fn.append_basic_block("done")
         b = ir.IRBuilder(entry)
-        values = []
-        for i, ty in enumerate(user_arg_types):
-            slot = b.gep(args_ptr, [ir.Constant(I64, i)], source_etype=PTR)
-            values.append(b.load(b.load(slot, typ=PTR), typ=ty))
+
+        def field(offset: int, ty: ir.Type) -> ir.Value:
+            return b.load(b.gep(frame, [ir.Constant(I64, offset)], source_etype=ir.IntType(8)), typ=ty)
+
+        values = [field(FRAME_SLOT * i, ty) for i, ty in enumerate(user_arg_types)]
+        grid_at = FRAME_SLOT * len(user_arg_types)
+        gx, gy, gz = (field(grid_at + 4 * axis, I32) for axis in range(3))
+        start, end = field(grid_at + 16, I64), field(grid_at + 24, I64)
+        gx64, gy64 = b.zext(gx, I64), b.zext(gy, I64)
+        first = (b.trunc(b.urem(start, gx64), I32), b.trunc(b.urem(b.udiv(start, gx64), gy64), I32),
+                 b.trunc(b.udiv(start, b.mul(gx64, gy64)), I32))
         b.cbranch(b.icmp_signed("<", start, end), loop, done)
         b.position_at_end(loop)
         pid = b.phi(I64)
-        pid.add_incoming(start, entry)
-        gx64, gy64 = b.zext(gx, I64), b.zext(gy, I64)
-        x = b.trunc(b.urem(pid, gx64), I32)
-        y = b.trunc(b.urem(b.udiv(pid, gx64), gy64), I32)
-        z = b.trunc(b.udiv(pid, b.mul(gx64, gy64)), I32)
+        x, y, z = (b.phi(I32) for _ in range(3))
+        for phi, initial in zip((pid, x, y, z), (start, *first)):
+            phi.add_incoming(initial, entry)
         b.call(body, values + [x, y, z, gx, gy, gz])
+        zero, one = ir.Constant(I32, 0), ir.Constant(I32, 1)
+        x_next = b.add(x, one)
+        x_wraps = b.icmp_unsigned("==", x_next, gx)
+        y_next = b.add(y, b.zext(x_wraps, I32))
+        y_wraps = b.icmp_unsigned("==", y_next, gy)
         following = b.add(pid, ir.Constant(I64, 1))
-        pid.add_incoming(following, loop)
+        for phi, value in zip((pid, x, y, z), (following, b.select(x_wraps, zero, x_next),
+                                                b.select(y_wraps, zero, y_next), b.add(z, b.zext(y_wraps, I32)))):
+            phi.add_incoming(value, loop)
         b.cbranch(b.icmp_signed("<", following, end), loop, done)
         b.position_at_end(done)
         b.ret_void()
