@@ -36,7 +36,7 @@ import torch
 
 from ..frontend.specialization import ArgSpec
 from ..to_llvm import llvm_tools
-from ..to_llvm.targets.cpu import FRAME_SLOT
+from ..cpu_frame import FRAME_SLOT
 from . import device_assert
 
 device_assert.register_symbol()  # kernels compiled in debug mode call it

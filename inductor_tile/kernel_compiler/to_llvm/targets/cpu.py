@@ -14,6 +14,7 @@ from __future__ import annotations
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from ...cpu_frame import FRAME_SLOT
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
 from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma, special_functions
@@ -21,8 +22,6 @@ from .widened import widened
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
-#: bytes per user argument in the entry's frame (runtime/cpu_launcher.py packs the same layout)
-FRAME_SLOT = 8
 
 # math op -> (intrinsic or libm base name, is_intrinsic); libm names get an `f` suffix for f32
 _MATH = {
