@@ -48,6 +48,16 @@ def divide_kernel(a_ptr, b_ptr, q_ptr, n, BLOCK: tl.constexpr):
     tl.store(q_ptr + offsets, a // b, mask=mask)
 
 
+@inductor_tile.jit
+def guarded_divide_kernel(a_ptr, b_ptr, q_ptr, r_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    a = tl.load(a_ptr + offsets, mask=mask)
+    b = tl.load(b_ptr + offsets, mask=mask, other=1)
+    tl.store(q_ptr + offsets, tl.where(b != 0, a // b, 0), mask=mask)  # a zero divisor's quotient is dropped
+    tl.store(r_ptr + offsets, tl.where(b == 0, -1, a % b), mask=mask)  # ... here as the false side
+
+
 def _expected_location(fn, text: str, at: str) -> str:
     """`file:line:col:`, the source line and a caret under `at`, for the line of `fn` containing `text`."""
     lines, first = inspect.getsourcelines(fn.fn)
@@ -100,6 +110,18 @@ def test_division_by_zero_is_reported_and_masked_off_lanes_are_not(sanitize, gen
     assert str(info.value) == ("integer division by zero in kernel `divide_kernel`, "
                                + _expected_location(divide_kernel, "a // b", "a // b")
                                + "program id (1, 0, 0): the divisor is 0 at element 6 of the tile")
+
+
+def test_division_whose_zero_lanes_a_where_drops_is_not_reported(sanitize, gen):
+    n = 100
+    a = torch.randint(-1000, 1000, (n,), generator=gen, dtype=torch.int32)
+    b = torch.randint(-5, 5, (n,), generator=gen, dtype=torch.int32)
+    b[::7] = 0
+    q, r = poison(torch.empty(n, dtype=torch.int32)), poison(torch.empty(n, dtype=torch.int32))
+    guarded_divide_kernel[(2,)](a, b, q, r, n, BLOCK=64)
+    safe = torch.where(b != 0, b, torch.ones_like(b))
+    torch.testing.assert_close(q, torch.where(b != 0, torch.div(a, safe, rounding_mode="trunc"), 0), rtol=0, atol=0)
+    torch.testing.assert_close(r, torch.where(b == 0, -1, torch.fmod(a, safe)), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("view", ["negative_stride", "storage_offset", "broadcast"])

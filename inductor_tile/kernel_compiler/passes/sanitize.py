@@ -18,7 +18,8 @@ kernel reports a bad access instead of making it (and crashing); tt.atomic_cas h
 is only reported. Before each integer division or remainder whose divisor is not a nonzero
 constant it adds `bad = divisor == 0`, restricted to lanes where the masked loads the divisor
 was computed from were enabled (a masked-off lane holds `other`, often 0, and its quotient is
-never used). Each report carries the checked op's source location (`loc`, "file:line:col" with a
+never used), and to lanes whose quotient is kept when every use of it is a `tl.where` on a condition
+computed before it (`tl.where(d != 0, n // d, 0)`). Each report carries the checked op's source location (`loc`, "file:line:col" with a
 1-based column, from the location the front end gives every op). runtime/sanitizer.py passes the
 hidden arguments and reads the record after the launch.
 """
@@ -239,10 +240,30 @@ class _Instrumenter:
             valid = self._valid_lanes(scalar, {})
             if valid is not None:
                 bad = self._emit(arith.AndIOp(bad, valid))
+            used = self._selected_lanes(op)
+            if used is not None:
+                bad = self._emit(arith.AndIOp(bad, used))
             index = self._emit(arith_ext.ExtSIOp(self._tile_index(shape), with_shape(i64, shape)))
         else:
             index = self._constant(0, i64, ())
         self._report(bad, index, DIVISIONS[op.name], loc, -1)
+
+    def _selected_lanes(self, op: Operation) -> SSAValue | None:
+        """i1 of the quotient's shape: lanes a `tl.where` keeps the quotient in, when every use is such a
+        select on a condition computed before the division (`tl.where(d != 0, n // d, 0)`: a zero
+        divisor's quotient is thrown away); None: every lane is used."""
+        result = op.results[0]
+        block, lanes = op.parent_block(), None
+        for use in result.uses:
+            user, cond = use.operation, use.operation.operands[0]
+            if (user.name != "arith.select" or use.index == 0 or shape_of(cond.type) != shape_of(result.type)
+                    or not isinstance(cond, OpResult) or cond.op.parent_block() is not block
+                    or block.get_operation_index(cond.op) > block.get_operation_index(op)):
+                return None
+            if use.index == 2:  # the quotient is the false side: kept where the condition is false
+                cond = self._emit(arith.XOrIOp(cond, self._constant(1, i1, shape_of(cond.type))))
+            lanes = cond if lanes is None else self._emit(arith.OrIOp(lanes, cond))
+        return lanes
 
     def _valid_lanes(self, value: SSAValue, memo: dict[SSAValue, SSAValue | None], depth: int = 0) -> SSAValue | None:
         """i1 of `value`'s shape: lanes computed only from loads whose mask enabled them (None: all)."""

@@ -153,5 +153,36 @@ func.func @division(%p: !tt.ptr<i32>, %n: i32) {
   func.return
 }
 
+// -----
+
+// A quotient that only `tl.where`s keep (conditions computed before the division) is checked on the
+// lanes they keep: the true side where the condition holds, the false side where it does not.
+// CHECK-LABEL: func.func @guarded_division
+// CHECK:         %[[EQ:[0-9]+]] = arith.cmpi eq, %d, %{{[0-9]+}} : tensor<64xi32>
+// CHECK-NEXT:    %[[LOADED:[0-9]+]] = arith.andi %[[EQ]], %{{[0-9]+}} : tensor<64xi1>
+// CHECK-NEXT:    %[[BAD:[0-9]+]] = arith.andi %[[LOADED]], %nonzero : tensor<64xi1>
+// CHECK:         tt.sanitizer_report %[[BAD]], %{{.*}} {site = 1 : i32, kind = "div"
+// CHECK-NEXT:    %q = arith.divsi %x, %d
+// CHECK:         %[[EQ2:[0-9]+]] = arith.cmpi eq, %d, %{{[0-9]+}} : tensor<64xi32>
+// CHECK-NEXT:    %[[LOADED2:[0-9]+]] = arith.andi %[[EQ2]], %{{[0-9]+}} : tensor<64xi1>
+// CHECK:         %[[KEPT:[0-9]+]] = arith.xori %iszero, %{{[0-9]+}} : tensor<64xi1>
+// CHECK-NEXT:    %[[BAD2:[0-9]+]] = arith.andi %[[LOADED2]], %[[KEPT]] : tensor<64xi1>
+// CHECK:         tt.sanitizer_report %[[BAD2]], %{{.*}} {site = 2 : i32, kind = "rem"
+// CHECK-NEXT:    %m = arith.remsi %x, %d
+func.func @guarded_division(%p: !tt.ptr<i32>) {
+  %x = tt.make_range {end = 64 : i32, start = 0 : i32} : tensor<64xi32>
+  %ps = tt.splat %p : !tt.ptr<i32> -> tensor<64x!tt.ptr<i32>>
+  %ptrs = tt.addptr %ps, %x : tensor<64x!tt.ptr<i32>>, tensor<64xi32>
+  %d = tt.load %ptrs : tensor<64x!tt.ptr<i32>> -> tensor<64xi32>
+  %zero = arith.constant dense<0> : tensor<64xi32>
+  %nonzero = arith.cmpi ne, %d, %zero : tensor<64xi32>
+  %iszero = arith.cmpi eq, %d, %zero : tensor<64xi32>
+  %q = arith.divsi %x, %d : tensor<64xi32>
+  %kept = arith.select %nonzero, %q, %zero : tensor<64xi1>, tensor<64xi32>
+  %m = arith.remsi %x, %d : tensor<64xi32>
+  %kept2 = arith.select %iszero, %zero, %m : tensor<64xi1>, tensor<64xi32>
+  func.return
+}
+
 // ROUNDTRIP-LABEL: func.func @masked_load
 // ROUNDTRIP:         tt.sanitizer_report %{{.*}}, %{{.*}}, %{{.*}} {site = 0 : i32, kind = "load", loc = "k.py:7:9", arg = 0 : i32} : tensor<64xi1>, tensor<64xi64>, !tt.ptr<i64>
