@@ -13,6 +13,7 @@ import json
 import logging
 import operator
 import os
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,8 +260,6 @@ MAX_CPU_VECTOR_ELEMENTS = 65535
 def _check_vector_widths(kernel: CompiledKernel) -> None:
     """Refuse, with an error, a CPU kernel whose tile LLVM cannot compile (one program's whole tile
     is one thread's vectors there: Triton tutorial 03's 256 x 256 block)."""
-    import re
-
     widest = max((int(n) for n in re.findall(r"<(\d+) x ", kernel.asm["llir"])), default=0)
     if widest > MAX_CPU_VECTOR_ELEMENTS:
         from .to_llvm.context import LoweringError
