@@ -27,6 +27,7 @@ import torch
 import inductor_tile
 import inductor_tile.language as tl
 from inductor_tile.language.extra import libdevice
+from test_math_special import assert_edges_exact, set_mode
 
 INF, NAN = math.inf, math.nan
 _DIGITS = 24
@@ -187,29 +188,13 @@ def _besselk(order: int, x: float):
     return mpmath.besselk(order, x)
 
 
-def _set_mode(mode, monkeypatch):
-    if mode == "interpret":
-        monkeypatch.setenv("TILE_INTERPRET", "1")
-    else:
-        monkeypatch.delenv("TILE_INTERPRET", raising=False)
-
-
-def assert_edges_exact(name, got, want):
-    """Where the result is exact (+-0, +-inf, NaN), bit for bit, the sign of zero included."""
-    special = ~torch.isfinite(want) | (want == 0)
-    assert torch.equal(got[special].isnan(), want[special].isnan()), f"{name}: {got[special]} vs {want[special]}"
-    finite = special & ~want.isnan()
-    assert torch.equal(got[finite], want[finite]) and torch.equal(got[finite].signbit(), want[finite].signbit()), \
-        f"{name}: {got[finite]} vs {want[finite]}"
-
-
 TOLERANCE = {torch.float32: dict(rtol=2e-6, atol=1e-30), torch.float64: dict(rtol=4e-15, atol=1e-300)}
 
 
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_unary_special_functions_match_mpmath(mode, dtype, monkeypatch):
-    _set_mode(mode, monkeypatch)
+    set_mode(mode, monkeypatch)
     n = 300
     x = unary_inputs(dtype, n)
     out = torch.full((len(UNARY), n), NAN, dtype=dtype)
@@ -272,7 +257,7 @@ def _polygamma_mpmath(order, x):
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_zeta_and_polygamma_match_torch(mode, dtype, monkeypatch):
-    _set_mode(mode, monkeypatch)
+    set_mode(mode, monkeypatch)
     n = 300
     a, b = zeta_polygamma_inputs(dtype, n)
     out = torch.full((2, n), NAN, dtype=dtype)
@@ -325,7 +310,7 @@ def incomplete_gamma_reference(a: float, x: float) -> tuple[float, float]:
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_incomplete_gamma_matches_mpmath(mode, dtype, monkeypatch):
-    _set_mode(mode, monkeypatch)
+    set_mode(mode, monkeypatch)
     n = 300
     a, x = incomplete_gamma_inputs(n)
     out = torch.full((2, n), NAN, dtype=dtype)
@@ -361,7 +346,7 @@ def polynomial_inputs(dtype, n=300, seed=5):
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_orthogonal_polynomials_match_torch(mode, dtype, monkeypatch):
-    _set_mode(mode, monkeypatch)
+    set_mode(mode, monkeypatch)
     n = 300
     x, order = polynomial_inputs(dtype, n)
     out = torch.full((len(POLYNOMIALS), n), NAN, dtype=dtype)

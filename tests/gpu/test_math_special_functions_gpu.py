@@ -12,8 +12,9 @@ import pytest
 import torch
 
 import inductor_tile.language as tl
+from test_math_special import assert_edges_exact
 from test_math_special_functions import (INCOMPLETE_GAMMA_EDGES, POLYNOMIAL_EDGES, POLYNOMIALS, UNARY, UNARY_EDGES,
-                                         _polygamma_mpmath, assert_edges_exact, incomplete_gamma_inputs,
+                                         _polygamma_mpmath, incomplete_gamma_inputs,
                                          incomplete_gamma_kernel, incomplete_gamma_reference, polynomial_inputs,
                                          polynomial_kernel, unary_inputs, unary_kernel, unary_reference,
                                          zeta_polygamma_inputs, zeta_polygamma_kernel)

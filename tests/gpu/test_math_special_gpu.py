@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import inductor_tile.language as tl
-from test_math_special import (BESSEL_EDGES, EDGES, _assert_edges_exact, _bessel_inputs, _bessel_reference,
+from test_math_special import (BESSEL_EDGES, EDGES, assert_edges_exact, _bessel_inputs, _bessel_reference,
                                _binary_inputs, _unary_inputs, bessel_kernel, special_binary_kernel,
                                special_unary_kernel)
 
@@ -40,7 +40,7 @@ def test_erfc_lgamma_digamma_erfinv_on_gpu(dtype):
     for row, (name, ref) in enumerate(refs.items()):
         torch.testing.assert_close(out[row].double(), ref.to(dtype).double(), equal_nan=True, **TOLERANCE[dtype],
                                    msg=lambda m, name=name: f"libdevice.{name} {dtype}: {m}")
-        _assert_edges_exact(name, out[row, :len(EDGES[name])], ref[:len(EDGES[name])].to(dtype), dtype)
+        assert_edges_exact(name, out[row, :len(EDGES[name])], ref[:len(EDGES[name])].to(dtype))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
@@ -58,7 +58,7 @@ def test_bessel_functions_on_gpu(dtype):
         else:
             torch.testing.assert_close(out[row].double(), ref.to(dtype).double(), equal_nan=True, **TOLERANCE[dtype],
                                        msg=lambda m, name=name: f"libdevice.{name} {dtype}: {m}")
-        _assert_edges_exact(name, out[row, :len(BESSEL_EDGES[name])], ref[:len(BESSEL_EDGES[name])].to(dtype), dtype)
+        assert_edges_exact(name, out[row, :len(BESSEL_EDGES[name])], ref[:len(BESSEL_EDGES[name])].to(dtype))
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
