@@ -390,3 +390,35 @@ def test_gpu_persistent_reductions_load_first(cuda_heuristics):
     assert len(weights) == 2 and max(weights) < first_sum, source
     rows = re.search(r"(tmp\d+) = tl\.load\(in_ptr\d+ \+ \(.*tmp", source)  # the gathered rows ...
     assert rows and source.index(rows.group(0)) > source.index("tl.load(in_ptr0 + x0"), source  # ... after the ids
+
+
+def test_row_reduction_with_a_transposed_epilogue_keeps_its_row_shape(monkeypatch):
+    """An RMSNorm over head dims followed by a rotary embedding whose output is stored transposed
+    (Qwen3's q/k norm): the epilogue's strided store and the cat's halves do not make it a column
+    sum on a GPU, and the halves (masked blocks of the cat) read the sum of squares from registers,
+    not back from memory (which other threads of a GPU program may not have written yet)."""
+    import torch
+
+    from inductor_tile.scheduler import scheduling
+
+    B, S, H, D = 2, 8, 4, 16
+    g = torch.Generator().manual_seed(0)
+
+    def norm_rotary(q, w, cos, sin):
+        q = q.view(B, S, H, D)
+        q = q * torch.rsqrt(q.pow(2).mean(-1, keepdim=True) + 1e-6) * w
+        q = q.transpose(1, 2)
+        out = q * cos + torch.cat((-q[..., D // 2:], q[..., :D // 2]), -1) * sin
+        return out.transpose(-1, -2).contiguous()  # stored with the head dim strided
+
+    args = (torch.randn(B, S, H * D, generator=g, dtype=torch.float64), torch.randn(D, generator=g, dtype=torch.float64),
+            torch.randn(1, 1, S, D, generator=g, dtype=torch.float64), torch.randn(1, 1, S, D, generator=g, dtype=torch.float64))
+    import torch._inductor.config as inductor_config
+
+    monkeypatch.setattr(inductor_config, "force_pointwise_cat", True)  # the cat as a GPU lowers it
+    kernels = _generated_kernels(monkeypatch, norm_rotary, *args)
+    assert len({k.name for k in kernels}) == 1, [k.name for k in kernels]  # one kernel (generated twice: elision)
+    kernel = kernels[-1]
+    assert not kernel.strided_reduction and not scheduling._wants_gather_shape(kernel, "cuda")
+    source = "\n".join(kernel.lines)
+    assert "tl.load(out_ptr" not in source and len(kernel.out_args) == 1

@@ -75,7 +75,7 @@ class TileKernelSource:
         self.launch = launch
         self.gather = False  # some load/store is not contiguous along the tile's fast dimension
         self.column_gathers_only = True  # ... and every such access is a column sum's (see _note_access)
-        self.strided_reduction = False  # some access steps by more than one element along the reduced dim
+        self.strided_reduction = False  # a reduction's input steps by more than one element along the reduced dim
         self.elide = set(elide)  # buffers read only inside this kernel: not stored
         self.elided: set[str] = set()
         self.name = name
@@ -247,7 +247,7 @@ class TileKernelSource:
         index = sympy.sympify(index)
         r_step = _step(index, self.rsyms[-1]) if self.two_d and self.rsyms else sympy.Integer(0)
         strided = bool(r_step.is_Integer and abs(int(r_step)) > 1)
-        if strided:
+        if strided and not self._in_epilogue():
             self.strided_reduction = True
         if self.two_d:
             fast, syms, sizes = self.rsyms, self.xsyms + self.rsyms, self.plan.xsizes + self.plan.rsizes
@@ -262,6 +262,20 @@ class TileKernelSource:
             self.gather = True
             # a column sum's access: consecutive along the fastest loop dim, strided along the reduced one
             self.column_gathers_only &= strided and bool(self.xsyms) and _step(index, self.xsyms[-1]) == 1
+
+    def _in_epilogue(self) -> bool:
+        """Whether the node being generated is a pointwise node after a reduction of the group. Its
+        strided accesses (a rotary embedding's transposed store after an RMSNorm) do not make the row
+        reduction a column sum: only a reduction's or its prologue's inputs choose the tile shape."""
+        node = self.current
+        if node is None or node.kind == "reduction":
+            return False
+        for other in self.plan.nodes:
+            if other is node:
+                return False
+            if other.kind == "reduction":
+                return True
+        return False
 
     def mask(self, reduced: bool = False, index=None) -> str:
         if not reduced and self.current is not None and self.current.kind != "pointwise":
@@ -307,7 +321,7 @@ class TileKernelSource:
             # nodes over other sizes (decoded indices) may spell the same element differently
             idx = next((w for w in self.written[name] if self._same_element(self.index_exprs[w], index)), idx)
         key = (name, idx)
-        if key in self.stored and not self.masks:
+        if key in self.stored:  # also inside a masked block: the value is a full tile (a store is never masked)
             return self.stored[key]
         if name in self.elide:
             raise NeedsBuffer(name)
