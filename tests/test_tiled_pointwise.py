@@ -70,6 +70,24 @@ def test_half_precision_transpose():
     assert _tiled_sources()
 
 
+def test_a_halved_dim_counts_as_consecutive_for_tiling():
+    """Grouped-query attention's repeated key heads read a [B, D, S, Hkv] buffer (as Inductor lays out
+    the rotary embedding's output) at h // 2: steps of 0 and 1, consecutive for a tile along h."""
+    import sympy
+    from torch.utils._sympy.functions import FloorDiv
+
+    from inductor_tile.codegen.kernel import _tile_strides
+
+    b, h, s, d = sympy.symbols("x0 x1 x2 x3", integer=True, nonnegative=True)
+    sizes = [8, 16, 512, 128]
+    read = 524288 * b + FloorDiv(h, 2) + 8 * s + 4096 * d
+    assert _tile_strides(read, [b, h, s, d], sizes, [524288, 0, 8, 4096]) == [524288, 1, 8, 4096]
+    broadcast = 4096 * d + 8 * s  # h unused: stays 0
+    assert _tile_strides(broadcast, [b, h, s, d], sizes, [0, 0, 8, 4096]) == [0, 0, 8, 4096]
+    quarter_rows = 64 * FloorDiv(h, 4) + d  # h // 4 rows apart: 16 elements per step on average
+    assert _tile_strides(quarter_rows, [b, h, s, d], sizes, [0, 0, 0, 1]) == [0, 0, 0, 1]
+
+
 def test_contiguous_kernels_stay_one_dimensional():
     x, y = _rand(37, 53), _rand(37, 53, seed=1)
     fn = lambda x, y: (x * y + 1.0, torch.relu(x).t() + 0.0)  # noqa: E731

@@ -64,6 +64,21 @@ def _step(index, sym):
     return sympy.expand(index.subs(sym, sym + 1) - index)
 
 
+def _tile_strides(expr, syms, sizes, strides) -> list:
+    """`strides` of `expr` along `syms`, where a dim that moves the address by less than one element
+    per step counts as contiguous (1): `h // 2` of grouped-query attention's repeated heads steps by 0
+    and 1 in turn, and a tile along it still reads consecutive addresses."""
+    out = list(strides)
+    at_zero = {sym: 0 for sym in syms}
+    for i, (sym, size) in enumerate(zip(syms, sizes)):
+        if out[i] == 0 and sym in expr.free_symbols and isinstance(size, int) and size > 1:
+            period = min(size, 64)
+            step = (expr.subs({**at_zero, sym: period}) - expr.subs(at_zero)) / period
+            if 0 < step <= 1:
+                out[i] = 1
+    return out
+
+
 class TileKernelSource:
     """Builds the source of one kernel for a planned group of nodes."""
 
@@ -152,7 +167,7 @@ class TileKernelSource:
             if not expr.free_symbols & set(self.xsyms) or expr.free_symbols - set(self.xsyms):
                 continue  # broadcast, or indirect: no stride to speak of
             try:
-                strides = V.graph.sizevars.stride_hints(expr, self.xsyms)
+                strides = _tile_strides(expr, self.xsyms, self.plan.xsizes, V.graph.sizevars.stride_hints(expr, self.xsyms))
             except Exception:  # noqa: BLE001 - an index sympy cannot step: leave the kernel 1-D
                 return 0
             if strides[-1] == 1:
