@@ -26,6 +26,7 @@ from xdsl.ir import Operation
 from ..ir.dot_layouts import MMA_K
 from ..ir.layouts import LayoutMap
 from .context import F32, I16, I32, LoweringContext, float_kind
+from .dot_tf32 import lower_tf32_mma_dot
 from .dot_wgmma import WgmmaOperand, lower_wgmma_dot
 
 _TYPES = {"f16": "f16", "bf16": "bf16"}
@@ -103,6 +104,8 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
     builder = ctx.builder
     kind = float_kind(op.operands[0].type)
     a_map, b_map, c_map = (ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0]))
+    if kind == "f32":  # tf32 tensor cores
+        return lower_tf32_mma_dot(ctx, op, a_map, b_map, c_map)
     a, b, acc = (ctx.get(v) for v in op.operands)
     if not ctx.soft_half(kind):  # native halves: the same bits as i16
         a = builder.bitcast(a, ir.VectorType(I16, a.type.count))
