@@ -79,8 +79,7 @@ class AccelerateMatmulPass(ModulePass):
                 shape = shape_of(dot.result.type)
                 warps = mma_warps(shape, num_warps) if mma_eligible(dot) else None
                 if warps is not None:
-                    version = 3 if (self.mma_version >= 3 and wgmma_shape(shape, warps, num_warps)
-                                    and not tf32_dot(dot)) else 2
+                    version = 3 if self.mma_version >= 3 and wgmma_shape(shape, warps, num_warps) else 2
                     _to_mma(dot, NvidiaMma(warps, version))
 
 

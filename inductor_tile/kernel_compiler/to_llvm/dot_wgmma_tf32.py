@@ -1,0 +1,209 @@
+"""fp32 `tt.dot` ("tf32", "tf32x3") on Hopper: `wgmma.mma_async.m64nNk8.f32.tf32.tf32`, both operands in
+shared memory.
+
+The PTX ISA allows tf32 operands in shared memory in K-major layouts only (no transpose bits), so both
+tiles are stored K-major whatever the load's layout: no-swizzle core matrices of 8 rows (mn) x 16 bytes
+(4 consecutive k), rows 16 bytes apart; core matrices 128 bytes apart along MN (SBO) and a column of
+them (`lbo`) apart along K. One k8 instruction reads two core matrices along K. Element (mn, k) lies at
+    (mn / 8) * 128 B + (k / 4) * lbo + (mn % 8) * 16 B + (k % 4) * 4 B
+(`tf32_offset`, in the 16-bit units of `dot_wgmma.descriptor`). a's rows are permuted as for 16-bit
+operands (`dot_wgmma.wgmma_row`), so the accumulator is the mma layout's, as there.
+
+When a is not stored for the dot (its conversion comes before b's and something else lies between:
+attention's p, a tile loaded before b), a comes from registers: this warp's m16n8k8 fragments of
+`dot_tf32.py`, whose k index t stands for k = 2t and t+4 for 2t+1 within each 8; b's tile then holds
+those k in that order (`register_a_k`), so the hardware pairs them as the registers do.
+
+Each conversion rounds its operand with `cvt.rna.tf32.f32` ("tf32x3": also the tf32 rounding of what is
+left, in a second tile), stores it between a barrier and a proxy fence plus a barrier (a thread's run of
+four k starting at a multiple of 4 is one 16-byte store), and leaves a `Tf32Operand` for the dot.
+Tiles of one dot: a's parts, then b's, each 128-byte aligned (`tf32_regions`). The dot issues, per k8
+step, one instruction per part product (small * big, big * small, big * big for "tf32x3"), then commits
+and waits. A dot whose a is not stored for it (computed in registers, or converted before a loop) uses
+mma.sync m16n8k8 (`dot_tf32.py`) on the same layout.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from .context import F32, I16, I32, LoweringContext
+from .dot_tf32 import products, tf32_parts, tf32_precision
+from .dot_wgmma import WGMMA_M, WgmmaTile, _side_effect, _wait, _warp_uniform, a_in_shared_memory, accumulator_slots, \
+    descriptor, fence_async_shared, warpgroups, wgmma_row
+
+TF32_K = 8  # k of one instruction
+CORE_UNITS = 64  # a core matrix: 128 bytes, in 16-bit units
+
+
+def tf32_tile(mn_size: int, k_size: int) -> WgmmaTile:
+    """The K-major tile of mn_size x k_size fp32 elements (strides in 16-bit units)."""
+    lbo = (mn_size // 8) * CORE_UNITS
+    return WgmmaTile(False, sbo=CORE_UNITS, lbo=lbo, elements=(k_size // 4) * lbo)
+
+
+def tf32_offset(o, tile: WgmmaTile, mn, k):
+    """Offset (16-bit units) of element (mn, k) in `tile`."""
+    core = o.add(o.mul(o.shr(mn, 3), tile.sbo), o.mul(o.shr(k, 2), tile.lbo))
+    return o.add(core, o.add(o.mul(o.and_(mn, 7), 8), o.mul(o.and_(k, 3), 2)))
+
+
+def register_a_k(o, k):
+    """Where b's row k is stored when a comes from registers: within each 8, k = 2t + j goes to t + 4j."""
+    low = o.and_(k, 7)
+    return o.add(o.add(o.mul(o.shr(k, 3), 8), o.shr(low, 1)), o.mul(o.and_(low, 1), 4))
+
+
+def tf32_regions(dot: Operation) -> tuple[WgmmaTile, WgmmaTile, list[int], list[int], int]:
+    """a's and b's tiles, the offsets (16-bit units) of each one's parts (big, then small for "tf32x3"),
+    and the bytes all of them take."""
+    (m_size, k_size), n_size = dot.operands[0].type.get_shape(), dot.operands[1].type.get_shape()[1]
+    a_tile, b_tile = tf32_tile(m_size, k_size), tf32_tile(n_size, k_size)
+    parts = 2 if tf32_precision(dot) == "tf32x3" else 1
+    offsets, end = [], 0
+    for tile in (a_tile, b_tile):
+        offsets.append([end + part * tile.elements for part in range(parts)])
+        end += parts * tile.elements  # multiples of 64 units: 128-byte aligned
+    return a_tile, b_tile, offsets[0], offsets[1], 2 * end
+
+
+@dataclass
+class Tf32Operand:
+    """An fp32 operand stored as tf32 tiles for a wgmma dot."""
+
+    base: ir.Value
+    tile: WgmmaTile
+    parts: list[int]  # offsets of the big (and small) tiles, 16-bit units
+
+
+def _k_runs(src_map, op_idx: int) -> int:
+    """Consecutive slots of a thread along K stored as one 16-byte vector (4), else 1."""
+    root = src_map.root
+    k_dim = 1 if op_idx == 0 else 0
+    return 4 if root.order[0] == k_dim and root.size_per_thread[k_dim] % 4 == 0 else 1
+
+
+def tf32_wgmma_conversion(ctx: LoweringContext, op: Operation) -> ir.Value | None:
+    """The conversion of an fp32 operand of a tf32 wgmma dot, lowered to its stores; None for others."""
+    from .dot_operands import deferred_dot, mma_operand
+    from .dot_wgmma import wgmma_dot
+
+    layout, dot = mma_operand(op), deferred_dot(op)
+    if layout is None or dot is None or tf32_precision(dot) is None or not wgmma_dot(dot):
+        return None
+    return store_tf32_operand(ctx, op, dot, layout.op_idx)
+
+
+def store_tf32_operand(ctx: LoweringContext, op: Operation, dot: Operation, op_idx: int) -> ir.Value:
+    """Store the converted operand's tf32 parts where the wgmma dot reads them; returns a placeholder."""
+    from .dot_operands import IROps
+    from .rules_tensor import index_vectors
+
+    b, o = ctx.builder, IROps(ctx.builder)
+    src_map, dst_map = ctx.layout_map(op.operands[0].type), ctx.layout_map(op.results[0].type)
+    a_tile, b_tile, a_parts, b_parts, total = tf32_regions(dot)
+    tile, offsets = (a_tile, a_parts) if op_idx == 0 else (b_tile, b_parts)
+    groups = warpgroups(dot)
+    ctx.shared_bytes = max(ctx.shared_bytes, total)
+    base = ctx.target.shared_memory(ctx.module, b, total)
+    value = ctx.get(op.operands[0])
+    parts = tf32_parts(ctx, value, tf32_precision(dot))
+    rows, cols = index_vectors(ctx, src_map)
+    a_in_registers = op_idx == 1 and not a_in_shared_memory(dot)
+    run = 1 if a_in_registers else _k_runs(src_map, op_idx)
+    ctx.target.barrier(b)
+    for first in range(0, src_map.num_slots, run):
+        slot = ir.Constant(I32, first)
+        row, col = b.extract_element(rows, slot), b.extract_element(cols, slot)
+        mn, k = (wgmma_row(o, row, groups), col) if op_idx == 0 else (col, row)
+        if a_in_registers:
+            k = register_a_k(o, k)
+        where = tf32_offset(o, tile, mn, k)
+        for part, offset in zip(parts, offsets):
+            pointer = b.gep(base, [b.add(where, ir.Constant(I32, offset))], source_etype=I16)
+            if run == 1:
+                b.store(part[first], pointer, align=4)
+                continue
+            vector = ir.Constant(ir.VectorType(I32, run), None)
+            for j in range(run):
+                vector = b.insert_element(vector, part[first + j], ir.Constant(I32, j))
+            b.store(vector, pointer, align=16)
+    fence_async_shared(ctx)
+    ctx.target.barrier(b)
+    ctx.__dict__.setdefault("shared_operands", {})[op.results[0]] = Tf32Operand(base, tile, offsets)
+    return ir.Constant(ir.VectorType(F32, dst_map.num_slots), None)  # read by the dot only
+
+
+def _wgmma_tf32(ctx: LoweringContext, n: int, a_desc: ir.Value, b_desc: ir.Value, acc: list[ir.Value]) -> list[ir.Value]:
+    count = len(acc)
+    outs = ", ".join(f"${i}" for i in range(count))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 2) + ", 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, ${count}, ${count + 1}, p, 1, 1; }}")
+    constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [ir.IntType(64)] * 2 + [I32] + [F32] * count),
+                       text, constraints, side_effect=True)
+    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def _wgmma_tf32_registers_a(ctx: LoweringContext, n: int, a: list[ir.Value], b_desc: ir.Value,
+                            acc: list[ir.Value]) -> list[ir.Value]:
+    count = len(acc)
+    outs = ", ".join(f"${i}" for i in range(count))
+    regs = ", ".join(f"${count + i}" for i in range(4))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 5) + ", 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, {{{regs}}}, ${count + 4}, p, 1, 1; }}")
+    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [ir.IntType(64), I32] + [F32] * count),
+                       text, constraints, side_effect=True)
+    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def _register_a(ctx: LoweringContext, op: Operation):
+    """(instruction i, k8 step, part) -> this warp's four a registers (the m16n8k8 fragment)."""
+    from .dot_mma import mma_steps
+    from .dot_tf32 import k8_a_slots
+
+    a_map, b_map, c_map = (ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0]))
+    parts = tf32_parts(ctx, ctx.get(op.operands[0]), tf32_precision(op))
+    pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
+    return lambda i, step, part: [parts[part][s] for s in k8_a_slots(pieces[(i, step // 2)], step % 2)]
+
+
+def lower_tf32_wgmma_dot(ctx: LoweringContext, op: Operation, a: Tf32Operand | None, b: Tf32Operand) -> ir.Value:
+    """`a`: its stored tiles, or None: from registers."""
+    builder = ctx.builder
+    c_map = ctx.layout_map(op.results[0].type)
+    m_size, k_size = op.operands[0].type.get_shape()
+    n_size = op.operands[1].type.get_shape()[1]
+    acc = ctx.get(op.operands[2])
+    groups = warpgroups(op)
+    blocks = [accumulator_slots(c_map, i) for i in range(m_size // (WGMMA_M * groups))]
+    registers = [[builder.extract_element(acc, ir.Constant(I32, slot)) for slot in slots] for slots in blocks]
+    group_offset = ir.Constant(I32, 0)
+    a_registers = _register_a(ctx, op) if a is None else None
+    if groups > 1 and a is not None:  # this warpgroup's rows of a start at 64 wg
+        group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
+        group_offset = builder.mul(group, ir.Constant(I32, (WGMMA_M // 8) * a.tile.sbo))
+    _side_effect(ctx, "wgmma.fence.sync.aligned;")
+    for q in range(k_size // TF32_K):
+        for a_part, b_part in products(tf32_precision(op)):
+            b_desc = descriptor(ctx, b.base, b.parts[b_part] + (TF32_K * q // 4) * b.tile.lbo, b.tile)
+            for i in range(len(blocks)):
+                if a is None:
+                    registers[i] = _wgmma_tf32_registers_a(ctx, n_size, a_registers(i, q, a_part), b_desc, registers[i])
+                    continue
+                k_offset = (TF32_K * q // 4) * a.tile.lbo
+                static = a.parts[a_part] + (WGMMA_M * groups * i // 8) * a.tile.sbo + k_offset
+                a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
+                registers[i] = _wgmma_tf32(ctx, n_size, a_desc, b_desc, registers[i])
+    _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
+    out = acc
+    for slots, values in zip(blocks, registers):
+        for slot, value in zip(slots, _wait(ctx, values)):
+            out = builder.insert_element(out, value, ir.Constant(I32, slot))
+    return out
