@@ -20,8 +20,8 @@ from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
 from inductor_tile.kernel_compiler.to_llvm.dot_mma import mma_steps
 from inductor_tile.kernel_compiler.to_llvm.dot_operands import IntOps
 from inductor_tile.kernel_compiler.to_llvm.dot_tf32 import k8_a_slots
-from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import accumulator_slots, wgmma_row
-from inductor_tile.kernel_compiler.to_llvm.dot_wgmma_tf32 import _k_runs, register_a_k, tf32_offset, tf32_tile
+from inductor_tile.kernel_compiler.to_llvm.dot_tf32_tiles import choose_tile, conflicts, k_run, store_place, tf32_tile
+from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import accumulator_slots
 
 
 def _hardware_read(smem, start, lbo, sbo, mn, k):
@@ -32,16 +32,13 @@ def _hardware_read(smem, start, lbo, sbo, mn, k):
 
 def _store(smem, base, tile, op_idx, src_map, values, num_warps, a_in_registers=False):
     o, groups = IntOps(), num_warps // 4
-    run = 1 if a_in_registers else _k_runs(src_map, op_idx)
+    run = 1 if a_in_registers else k_run(src_map, op_idx)
     for warp in range(num_warps):
         for lane in range(32):
             first_offset = None
             for slot in range(src_map.num_slots):
                 r, c = src_map.index(slot, lane, warp)
-                mn, k = (wgmma_row(o, r, groups), c) if op_idx == 0 else (c, r)
-                if a_in_registers:
-                    k = register_a_k(o, k)
-                offset = base + tf32_offset(o, tile, mn, k)
+                offset = base + store_place(o, tile, op_idx, r, c, groups, a_in_registers)
                 if slot % run == 0:
                     first_offset = offset
                     assert offset % 8 == 0 or run == 1  # 16-byte aligned vector stores
@@ -74,16 +71,18 @@ def test_tiles_in_shared_memory_compute_the_product(M, N, K, num_warps, run):
     gen = torch.Generator().manual_seed(3)
     a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
     c_map = LayoutMap(NvidiaMma((num_warps, 1), 3), (M, N))
-    a_tile, b_tile = tf32_tile(M, K), tf32_tile(N, K)
+    a_src, b_src = (LayoutMap(_load_layout(M, K, num_warps, min(run, K)), (M, K)),
+                    LayoutMap(_load_layout(K, N, num_warps, run), (K, N)))
+    a_tile, b_tile = choose_tile(a_src, 0, groups), choose_tile(b_src, 1, groups)
     smem: dict[int, float] = {}
-    _store(smem, 0, a_tile, 0, LayoutMap(_load_layout(M, K, num_warps, min(run, K)), (M, K)), a, num_warps)
-    _store(smem, a_tile.elements, b_tile, 1, LayoutMap(_load_layout(K, N, num_warps, run), (K, N)), b, num_warps)
+    _store(smem, 0, a_tile, 0, a_src, a, num_warps)
+    _store(smem, a_tile.elements, b_tile, 1, b_src, b, num_warps)
     assert len(smem) == M * K + K * N and max(smem) < a_tile.elements + b_tile.elements
     expected = a @ b + c
     for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
         d = torch.zeros(64, N, dtype=torch.float64)
         for q in range(K // 8):  # the lowering's descriptor starts
-            a_start = group * 8 * a_tile.sbo + (64 * groups * i // 8) * a_tile.sbo + 2 * q * a_tile.lbo
+            a_start = group * 8 * a_tile.sbo + (64 * groups * i // 8) * a_tile.sbo + 2 * q * a_tile.lbo  # as lowered
             b_start = a_tile.elements + 2 * q * b_tile.lbo
             A = torch.tensor([[_hardware_read(smem, a_start, a_tile.lbo, a_tile.sbo, r, k) for k in range(8)]
                               for r in range(64)], dtype=torch.float64)
@@ -102,9 +101,10 @@ def test_a_in_registers_computes_the_product(M, N, K, num_warps):
     gen = torch.Generator().manual_seed(4)
     a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
     a_map, b_map, c_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N)), LayoutMap(mma, (M, N))
-    b_tile = tf32_tile(N, K)
+    b_src = LayoutMap(_load_layout(K, N, num_warps, 4), (K, N))
+    b_tile = choose_tile(b_src, 1, groups, a_in_registers=True)
     smem: dict[int, float] = {}
-    _store(smem, 0, b_tile, 1, LayoutMap(_load_layout(K, N, num_warps, 4), (K, N)), b, num_warps, a_in_registers=True)
+    _store(smem, 0, b_tile, 1, b_src, b, num_warps, a_in_registers=True)
     pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
     expected = a @ b + c
     for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
@@ -121,6 +121,21 @@ def test_a_in_registers_computes_the_product(M, N, K, num_warps):
                                for n in range(N)] for k in range(8)], dtype=torch.float64)
             d += A @ B
         _check_accumulators(d, c_map, c, expected, group, i)
+
+
+@pytest.mark.parametrize("M,N,K", [(128, 128, 32), (128, 128, 16), (64, 256, 32), (128, 64, 64)])
+def test_padding_spreads_the_stores_over_the_banks(M, N, K):
+    """a's 16-byte runs of k (the loads' layout): each quarter-warp reaches 8 bank groups once; b's 4-byte
+    stores of 32 mn at one k: at most 4 addresses per bank (32 rows 16 bytes apart can do no better),
+    where the unpadded tile puts 16 (a) and 16 (b) in one."""
+    a_src = LayoutMap(_load_layout(M, K, 4, 4), (M, K))
+    b_src = LayoutMap(_load_layout(K, N, 4, 4), (K, N))
+    stores = min(a_src.num_slots, 16) // 4
+    assert conflicts(a_src, 0, choose_tile(a_src, 0, 1), 1, False) == 4 * stores  # 4 phases x 1
+    assert conflicts(a_src, 0, tf32_tile(M, K), 1, False) > 4 * stores
+    b_stores = min(b_src.num_slots, 4)
+    assert conflicts(b_src, 1, choose_tile(b_src, 1, 1), 1, False) <= 4 * b_stores
+    assert conflicts(b_src, 1, tf32_tile(N, K), 1, False) >= 8 * b_stores
 
 
 needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",

@@ -1,26 +1,23 @@
-"""fp32 `tt.dot` ("tf32", "tf32x3") on Hopper: `wgmma.mma_async.m64nNk8.f32.tf32.tf32`, both operands in
-shared memory.
+"""fp32 `tt.dot` ("tf32", "tf32x3") on Hopper: `wgmma.mma_async.m64nNk8.f32.tf32.tf32`, b (and a when its
+conversion is stored for the dot) in shared memory.
 
-The PTX ISA allows tf32 operands in shared memory in K-major layouts only (no transpose bits), so both
+The PTX ISA allows tf32 operands in shared memory in K-major layouts only (no transpose bits), so the
 tiles are stored K-major whatever the load's layout: no-swizzle core matrices of 8 rows (mn) x 16 bytes
-(4 consecutive k), rows 16 bytes apart; core matrices 128 bytes apart along MN (SBO) and a column of
-them (`lbo`) apart along K. One k8 instruction reads two core matrices along K. Element (mn, k) lies at
-    (mn / 8) * 128 B + (k / 4) * lbo + (mn % 8) * 16 B + (k % 4) * 4 B
-(`tf32_offset`, in the 16-bit units of `dot_wgmma.descriptor`). a's rows are permuted as for 16-bit
+(4 consecutive k), padded against bank conflicts (`dot_tf32_tiles.py`). One k8 instruction reads two
+core matrices along K (LBO apart), the 8-row groups SBO apart. a's rows are permuted as for 16-bit
 operands (`dot_wgmma.wgmma_row`), so the accumulator is the mma layout's, as there.
 
 When a is not stored for the dot (its conversion comes before b's and something else lies between:
 attention's p, a tile loaded before b), a comes from registers: this warp's m16n8k8 fragments of
 `dot_tf32.py`, whose k index t stands for k = 2t and t+4 for 2t+1 within each 8; b's tile then holds
-those k in that order (`register_a_k`), so the hardware pairs them as the registers do.
+those k in that order (`dot_tf32_tiles.register_a_k`), so the hardware pairs them as the registers do.
 
 Each conversion rounds its operand with `cvt.rna.tf32.f32` ("tf32x3": also the tf32 rounding of what is
 left, in a second tile), stores it between a barrier and a proxy fence plus a barrier (a thread's run of
 four k starting at a multiple of 4 is one 16-byte store), and leaves a `Tf32Operand` for the dot.
 Tiles of one dot: a's parts, then b's, each 128-byte aligned (`tf32_regions`). The dot issues, per k8
 step, one instruction per part product (small * big, big * small, big * big for "tf32x3"), then commits
-and waits. A dot whose a is not stored for it (computed in registers, or converted before a loop) uses
-mma.sync m16n8k8 (`dot_tf32.py`) on the same layout.
+and waits.
 """
 
 from __future__ import annotations
@@ -32,41 +29,28 @@ from xdsl.ir import Operation
 
 from .context import F32, I16, I32, LoweringContext
 from .dot_tf32 import products, tf32_parts, tf32_precision
+from .dot_tf32_tiles import CORE_UNITS, choose_tile, k_run, store_place
 from .dot_wgmma import WGMMA_M, WgmmaTile, _side_effect, _wait, _warp_uniform, a_in_shared_memory, accumulator_slots, \
-    descriptor, fence_async_shared, warpgroups, wgmma_row
+    descriptor, fence_async_shared, warpgroups
 
 TF32_K = 8  # k of one instruction
-CORE_UNITS = 64  # a core matrix: 128 bytes, in 16-bit units
 
 
-def tf32_tile(mn_size: int, k_size: int) -> WgmmaTile:
-    """The K-major tile of mn_size x k_size fp32 elements (strides in 16-bit units)."""
-    lbo = (mn_size // 8) * CORE_UNITS
-    return WgmmaTile(False, sbo=CORE_UNITS, lbo=lbo, elements=(k_size // 4) * lbo)
-
-
-def tf32_offset(o, tile: WgmmaTile, mn, k):
-    """Offset (16-bit units) of element (mn, k) in `tile`."""
-    core = o.add(o.mul(o.shr(mn, 3), tile.sbo), o.mul(o.shr(k, 2), tile.lbo))
-    return o.add(core, o.add(o.mul(o.and_(mn, 7), 8), o.mul(o.and_(k, 3), 2)))
-
-
-def register_a_k(o, k):
-    """Where b's row k is stored when a comes from registers: within each 8, k = 2t + j goes to t + 4j."""
-    low = o.and_(k, 7)
-    return o.add(o.add(o.mul(o.shr(k, 3), 8), o.shr(low, 1)), o.mul(o.and_(low, 1), 4))
-
-
-def tf32_regions(dot: Operation) -> tuple[WgmmaTile, WgmmaTile, list[int], list[int], int]:
-    """a's and b's tiles, the offsets (16-bit units) of each one's parts (big, then small for "tf32x3"),
-    and the bytes all of them take."""
-    (m_size, k_size), n_size = dot.operands[0].type.get_shape(), dot.operands[1].type.get_shape()[1]
-    a_tile, b_tile = tf32_tile(m_size, k_size), tf32_tile(n_size, k_size)
+def tf32_regions(ctx: LoweringContext, dot: Operation) -> tuple[WgmmaTile | None, WgmmaTile, list[int], list[int], int]:
+    """a's tile (None: a comes from registers) and b's, the offsets (16-bit units) of each one's parts
+    (big, then small for "tf32x3"), and the bytes all of them take. Each tile's padding follows the layout
+    its conversion stores from (`dot_tf32_tiles.choose_tile`)."""
+    groups = warpgroups(dot)
+    a_stored = a_in_shared_memory(dot)
+    source = [ctx.layout_map(dot.operands[i].owner.operands[0].type) for i in (0, 1)]
+    a_tile = choose_tile(source[0], 0, groups) if a_stored else None
+    b_tile = choose_tile(source[1], 1, groups, a_in_registers=not a_stored)
     parts = 2 if tf32_precision(dot) == "tf32x3" else 1
     offsets, end = [], 0
     for tile in (a_tile, b_tile):
-        offsets.append([end + part * tile.elements for part in range(parts)])
-        end += parts * tile.elements  # multiples of 64 units: 128-byte aligned
+        offsets.append([end + part * tile.elements for part in range(parts)] if tile is not None else [])
+        if tile is not None:
+            end += -(-parts * tile.elements // CORE_UNITS) * CORE_UNITS  # 128-byte aligned
     return a_tile, b_tile, offsets[0], offsets[1], 2 * end
 
 
@@ -77,13 +61,6 @@ class Tf32Operand:
     base: ir.Value
     tile: WgmmaTile
     parts: list[int]  # offsets of the big (and small) tiles, 16-bit units
-
-
-def _k_runs(src_map, op_idx: int) -> int:
-    """Consecutive slots of a thread along K stored as one 16-byte vector (4), else 1."""
-    root = src_map.root
-    k_dim = 1 if op_idx == 0 else 0
-    return 4 if root.order[0] == k_dim and root.size_per_thread[k_dim] % 4 == 0 else 1
 
 
 def tf32_wgmma_conversion(ctx: LoweringContext, op: Operation) -> ir.Value | None:
@@ -104,8 +81,9 @@ def store_tf32_operand(ctx: LoweringContext, op: Operation, dot: Operation, op_i
 
     b, o = ctx.builder, IROps(ctx.builder)
     src_map, dst_map = ctx.layout_map(op.operands[0].type), ctx.layout_map(op.results[0].type)
-    a_tile, b_tile, a_parts, b_parts, total = tf32_regions(dot)
+    a_tile, b_tile, a_parts, b_parts, total = tf32_regions(ctx, dot)
     tile, offsets = (a_tile, a_parts) if op_idx == 0 else (b_tile, b_parts)
+    assert tile is not None
     groups = warpgroups(dot)
     ctx.shared_bytes = max(ctx.shared_bytes, total)
     base = ctx.target.shared_memory(ctx.module, b, total)
@@ -113,15 +91,12 @@ def store_tf32_operand(ctx: LoweringContext, op: Operation, dot: Operation, op_i
     parts = tf32_parts(ctx, value, tf32_precision(dot))
     rows, cols = index_vectors(ctx, src_map)
     a_in_registers = op_idx == 1 and not a_in_shared_memory(dot)
-    run = 1 if a_in_registers else _k_runs(src_map, op_idx)
+    run = 1 if a_in_registers else k_run(src_map, op_idx)
     ctx.target.barrier(b)
     for first in range(0, src_map.num_slots, run):
         slot = ir.Constant(I32, first)
         row, col = b.extract_element(rows, slot), b.extract_element(cols, slot)
-        mn, k = (wgmma_row(o, row, groups), col) if op_idx == 0 else (col, row)
-        if a_in_registers:
-            k = register_a_k(o, k)
-        where = tf32_offset(o, tile, mn, k)
+        where = store_place(o, tile, op_idx, row, col, groups, a_in_registers)
         for part, offset in zip(parts, offsets):
             pointer = b.gep(base, [b.add(where, ir.Constant(I32, offset))], source_etype=I16)
             if run == 1:
