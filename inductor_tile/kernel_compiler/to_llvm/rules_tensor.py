@@ -206,6 +206,13 @@ def lower_convert_layout(ctx: LoweringContext, op: Operation) -> None:
         if mma_operand(op) is not None and (stored := tf32_wgmma_conversion(ctx, op)) is not None:
             ctx.set(op.results[0], stored)
             return
+    if perm is None and ctx.target.mma_version >= 2:
+        from .dot_epilogue import applies, mma_exchange
+
+        value = ctx.get(op.operands[0])
+        if applies(src_map, dst_map, byte_size(value.type.element)):
+            ctx.set(op.results[0], mma_exchange(ctx, value, src_map, dst_map))
+            return
     if perm is None:
         from .shared import exchange
 
