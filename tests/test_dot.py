@@ -1,6 +1,7 @@
 """tl.dot on the CPU target and in the interpreter: every operand/result type, edges (masked
 loads), transposed operands through strides, accumulation over a K loop, batched dots, a
-causal attention kernel, and the typing errors. References are computed in float64 (of tf32-rounded fp32 operands: the default input_precision)."""
+causal attention kernel, and the typing errors. References are computed in float64 (of tf32-rounded
+fp32 operands: the default input_precision)."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def test_ieee_and_tf32x3_are_fp32_accurate(precision, mode, gen):
 def _simulate_k8(a_regs, b_regs, c_regs, step, h):
     """One warp's mma.sync.m16n8k8 tf32 (row.col), fragments as in the PTX ISA (lane = 4 g + t):
     a0..a3 = (g, t), (g+8, t), (g, t+4), (g+8, t+4); b0, b1 = (t, g), (t+4, g); c as m16n8k16."""
-    A, B, C = torch.zeros(16, 8, dtype=torch.float64), torch.zeros(8, 8, dtype=torch.float64), torch.zeros(16, 8, dtype=torch.float64)
+    A, B, C = (torch.zeros(shape, dtype=torch.float64) for shape in ((16, 8), (8, 8), (16, 8)))
     c_at = lambda g, t: [(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)]  # noqa: E731
     for lane in range(32):
         g, t = divmod(lane, 4)
@@ -116,7 +116,8 @@ def test_k8_instructions_compute_the_product(M, N, K, num_warps):
     mma = NvidiaMma(mma_warps((M, N), num_warps))
     gen = torch.Generator().manual_seed(0)
     a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
-    a_map, b_map, c_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N)), LayoutMap(mma, (M, N))
+    a_map, b_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N))
+    c_map = LayoutMap(mma, (M, N))
     expected = a @ b + c
     for warp in range(num_warps):
         regs = [[[tile[lmap.index(slot, lane, warp)].item() for slot in range(lmap.num_slots)] for lane in range(32)]
@@ -144,7 +145,8 @@ def _ptx(precision: str, arch: int, M=64, N=64, K=32, num_warps=4) -> str:
     constexprs = {"M": M, "N": N, "K": K, "PRECISION": precision}
     specs = [spec_from_signature(name, signature[name]) if name in signature
              else spec_from_signature(name, "constexpr", constexprs[name]) for name in fp32_dot_kernel.arg_names]
-    ptx = compile_specialized(fp32_dot_kernel, specs, target=f"cuda:{arch}", num_warps=num_warps, native=False).asm["ptx"]
+    compiled = compile_specialized(fp32_dot_kernel, specs, target=f"cuda:{arch}", num_warps=num_warps, native=False)
+    ptx = compiled.asm["ptx"]
     check_ptx(ptx, "sm_90a" if arch == 90 else f"sm_{arch}", "fp32_dot_kernel")
     return ptx
 

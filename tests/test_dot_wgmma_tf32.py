@@ -100,7 +100,8 @@ def test_a_in_registers_computes_the_product(M, N, K, num_warps):
     groups = num_warps // 4
     gen = torch.Generator().manual_seed(4)
     a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
-    a_map, b_map, c_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N)), LayoutMap(mma, (M, N))
+    a_map, b_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N))
+    c_map = LayoutMap(mma, (M, N))
     b_src = LayoutMap(_load_layout(K, N, num_warps, 4), (K, N))
     b_tile = choose_tile(b_src, 1, groups, a_in_registers=True)
     smem: dict[int, float] = {}

@@ -92,7 +92,8 @@ def _ring_operand(load: LoadOp, num_warps: int) -> bool:
     if not (len(uses) == 1 and isinstance(uses[0].operation, tt.DotOp) and uses[0].index < 2):
         return False
     dot = uses[0].operation
-    return (mma_eligible(dot) and element_of(load.result.type).bitwidth == 16 and mma_warps(shape_of(dot.result.type), num_warps) is not None
+    return (mma_eligible(dot) and element_of(load.result.type).bitwidth == 16
+            and mma_warps(shape_of(dot.result.type), num_warps) is not None
             and zero_or_none(load.other))
 
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from .context import F32, I16, I32, LoweringContext
+from .context import F32, I16, I32, I64, LoweringContext
 from .dot_tf32 import products, tf32_parts, tf32_precision
 from .dot_tf32_tiles import CORE_UNITS, choose_tile, k_run, store_place
 from .dot_wgmma import WGMMA_M, WgmmaTile, _side_effect, _wait, _warp_uniform, a_in_shared_memory, accumulator_slots, \
@@ -112,14 +112,15 @@ def store_tf32_operand(ctx: LoweringContext, op: Operation, dot: Operation, op_i
     return ir.Constant(ir.VectorType(F32, dst_map.num_slots), None)  # read by the dot only
 
 
-def _wgmma_tf32(ctx: LoweringContext, n: int, a_desc: ir.Value, b_desc: ir.Value, acc: list[ir.Value]) -> list[ir.Value]:
+def _wgmma_tf32(ctx: LoweringContext, n: int, a_desc: ir.Value, b_desc: ir.Value,
+                acc: list[ir.Value]) -> list[ir.Value]:
     count = len(acc)
     outs = ", ".join(f"${i}" for i in range(count))
     text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 2) + ", 0; "
             f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, ${count}, ${count + 1}, p, 1, 1; }}")
     constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
-    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [ir.IntType(64)] * 2 + [I32] + [F32] * count),
-                       text, constraints, side_effect=True)
+    signature = ir.FunctionType(ir.LiteralStructType([F32] * count), [I64, I64, I32] + [F32] * count)
+    asm = ir.InlineAsm(signature, text, constraints, side_effect=True)
     out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
     return [ctx.builder.extract_value(out, i) for i in range(count)]
 
@@ -132,8 +133,8 @@ def _wgmma_tf32_registers_a(ctx: LoweringContext, n: int, a: list[ir.Value], b_d
     text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 5) + ", 0; "
             f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, {{{regs}}}, ${count + 4}, p, 1, 1; }}")
     constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
-    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [ir.IntType(64), I32] + [F32] * count),
-                       text, constraints, side_effect=True)
+    signature = ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count)
+    asm = ir.InlineAsm(signature, text, constraints, side_effect=True)
     out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
     return [ctx.builder.extract_value(out, i) for i in range(count)]
 
