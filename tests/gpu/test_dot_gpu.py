@@ -221,6 +221,32 @@ def test_fp32_matmul_on_tensor_cores(blocks):
     assert any(".tf32.tf32" in text for text in ptx)
 
 
+@pytest.mark.parametrize("transposed", ["a", "b", "both"])
+def test_fp32_matmul_transposed_operands(transposed):
+    """tf32 tiles are stored K-major whatever the load's layout (wgmma takes no transpose for tf32): operands
+    loaded column by column store element by element."""
+    gen = torch.Generator().manual_seed(12)
+    M, N, K = 200, 136, 96
+    a = _random((K, M), torch.float32, gen).t() if transposed in ("a", "both") else _random((M, K), torch.float32, gen)
+    b = _random((N, K), torch.float32, gen).t() if transposed in ("b", "both") else _random((K, N), torch.float32, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    dot_kernels.matmul(a, b, c, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
+    assert _relative_error(c, _product(a, b)) <= TOLERANCE[torch.float32]
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_fp32_causal_attention(head_dim):
+    """fp32 q, k, v: q k^T and p v on tf32 tensor cores (a from registers: q loaded once, p computed)."""
+    gen = torch.Generator().manual_seed(13)
+    q, k, v = (_random((4, 333, head_dim), torch.float32, gen) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    dot_kernels.attention(q, k, v, head_dim**-0.5, o, BLOCK_M=64, BLOCK_N=64, num_warps=4)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True,
+                                                           scale=head_dim**-0.5)
+    assert not o.isnan().any()
+    torch.testing.assert_close(o.double(), ref, atol=5e-3, rtol=5e-3)  # the interpreter (tf32 too): 1e-3 off
+
+
 @pytest.mark.parametrize("num_stages", [1, 2, 3, 4])
 @pytest.mark.parametrize("head_dim", [64, 128])
 @pytest.mark.parametrize("blocks", [(64, 64, 4), (128, 64, 8)], ids=lambda b: "x".join(map(str, b)))
