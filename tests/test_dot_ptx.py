@@ -59,6 +59,8 @@ def test_fp32_matmul_uses_tf32_mma_sync(arch):
                {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 8}, arch)
     assert ptx.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 32 * 32 * 16 // (16 * 8 * 8 * 4)
     assert "fma.rn.f32" not in ptx
+    # both operands (prefetched, converted right before the dot) stored as tf32 tiles and read by ldmatrix
+    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 6  # a: 2 row pairs x 2 k8 halves; b: once per row pair
 
 
 @pytest.mark.parametrize("arch", [80, 90])

@@ -158,6 +158,7 @@ def test_sm80_ptx_uses_tf32_mma_sync(precision, products, monkeypatch):
     ptx = _ptx(precision, 80, M, N, K, warps)
     assert ptx.count(K8) == products * M * N * K // (16 * 8 * 8 * warps)
     assert "cvt.rna.tf32.f32" in ptx
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx  # b, stored right before the dot
     assert "fma.rn.f32" not in ptx
 
 

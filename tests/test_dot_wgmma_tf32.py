@@ -30,15 +30,15 @@ def _hardware_read(smem, start, lbo, sbo, mn, k):
     return smem[start + (mn // 8) * sbo + (k // 4) * lbo + (mn % 8) * 8 + (k % 4) * 2]
 
 
-def _store(smem, base, tile, op_idx, src_map, values, num_warps, a_in_registers=False):
+def _store(smem, base, tile, op_idx, src_map, values, num_warps, permuted=False):
     o, groups = IntOps(), num_warps // 4
-    run = 1 if a_in_registers else k_run(src_map, op_idx)
+    run = 1 if permuted else k_run(src_map, op_idx)
     for warp in range(num_warps):
         for lane in range(32):
             first_offset = None
             for slot in range(src_map.num_slots):
                 r, c = src_map.index(slot, lane, warp)
-                offset = base + store_place(o, tile, op_idx, r, c, groups, a_in_registers)
+                offset = base + store_place(o, tile, op_idx, r, c, groups, permuted)
                 if slot % run == 0:
                     first_offset = offset
                     assert offset % 8 == 0 or run == 1  # 16-byte aligned vector stores
@@ -103,9 +103,9 @@ def test_a_in_registers_computes_the_product(M, N, K, num_warps):
     a_map, b_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N))
     c_map = LayoutMap(mma, (M, N))
     b_src = LayoutMap(_load_layout(K, N, num_warps, 4), (K, N))
-    b_tile = choose_tile(b_src, 1, groups, a_in_registers=True)
+    b_tile = choose_tile(b_src, 1, groups, permuted=True)
     smem: dict[int, float] = {}
-    _store(smem, 0, b_tile, 1, b_src, b, num_warps, a_in_registers=True)
+    _store(smem, 0, b_tile, 1, b_src, b, num_warps, permuted=True)
     pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
     expected = a @ b + c
     for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:

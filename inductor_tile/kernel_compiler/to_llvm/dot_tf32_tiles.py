@@ -46,21 +46,23 @@ def k_run(src_map: LayoutMap, op_idx: int) -> int:
     return 4 if root.order[0] == k_dim and root.size_per_thread[k_dim] % 4 == 0 else 1
 
 
-def store_place(o, tile: WgmmaTile, op_idx: int, row, col, groups: int, a_in_registers: bool):
-    """Offset (16-bit units) where tensor element (row, col) of operand `op_idx` is stored."""
-    mn, k = (wgmma_row(o, row, groups), col) if op_idx == 0 else (col, row)
-    if a_in_registers:
+def store_place(o, tile: WgmmaTile, op_idx: int, row, col, groups: int, permuted: bool):
+    """Offset (16-bit units) where tensor element (row, col) of operand `op_idx` is stored: a's rows in wgmma's
+    order for `groups` warpgroups (0: mma.sync, rows as they are), k relabelled when `permuted` (the other
+    operand comes from registers)."""
+    mn, k = (wgmma_row(o, row, groups) if groups else row, col) if op_idx == 0 else (col, row)
+    if permuted:
         k = register_a_k(o, k)
     return tf32_offset(o, tile, mn, k)
 
 
-def conflicts(src_map: LayoutMap, op_idx: int, tile: WgmmaTile, groups: int, a_in_registers: bool) -> int:
+def conflicts(src_map: LayoutMap, op_idx: int, tile: WgmmaTile, groups: int, permuted: bool) -> int:
     """Bank conflicts of warp 0's first stores: per phase (a quarter-warp of 16-byte stores, or the
     warp's 4-byte stores), the most distinct addresses in one bank (group), summed."""
     from .dot_operands import IntOps
 
     o = IntOps()
-    run = 1 if a_in_registers else k_run(src_map, op_idx)
+    run = 1 if permuted else k_run(src_map, op_idx)
     phases = [range(q, q + 8) for q in range(0, 32, 8)] if run == 4 else [range(32)]
     cost = 0
     for first in range(0, min(src_map.num_slots, 4 * run), run):
@@ -68,14 +70,14 @@ def conflicts(src_map: LayoutMap, op_idx: int, tile: WgmmaTile, groups: int, a_i
             banks: dict[int, set[int]] = {}
             for lane in lanes:
                 row, col = src_map.index(first, lane, 0)
-                address = 2 * store_place(o, tile, op_idx, row, col, groups, a_in_registers)
+                address = 2 * store_place(o, tile, op_idx, row, col, groups, permuted)
                 bank = (address // 16) % 8 if run == 4 else (address // 4) % 32
                 banks.setdefault(bank, set()).add(address)
             cost += max(len(addresses) for addresses in banks.values())
     return cost
 
 
-def choose_tile(src_map: LayoutMap, op_idx: int, groups: int, a_in_registers: bool = False) -> WgmmaTile:
+def choose_tile(src_map: LayoutMap, op_idx: int, groups: int, permuted: bool = False) -> WgmmaTile:
     """The padded tile (paddings of 0-48 bytes along MN, 0-112 along K) with the fewest conflicts for the
     stores from `src_map`; the smallest among equals."""
     rows, cols = src_map.shape
@@ -84,7 +86,7 @@ def choose_tile(src_map: LayoutMap, op_idx: int, groups: int, a_in_registers: bo
     for mn_padding in range(0, 32, 8):
         for k_padding in range(0, 64, 8):
             tile = tf32_tile(mn_size, k_size, mn_padding, k_padding)
-            key = (conflicts(src_map, op_idx, tile, groups, a_in_registers), tile.elements)
+            key = (conflicts(src_map, op_idx, tile, groups, permuted), tile.elements)
             if best_key is None or key < best_key:
                 best, best_key = tile, key
     assert best is not None

@@ -12,104 +12,21 @@ attention's p, a tile loaded before b), a comes from registers: this warp's m16n
 `dot_tf32.py`, whose k index t stands for k = 2t and t+4 for 2t+1 within each 8; b's tile then holds
 those k in that order (`dot_tf32_tiles.register_a_k`), so the hardware pairs them as the registers do.
 
-Each conversion rounds its operand with `cvt.rna.tf32.f32` ("tf32x3": also the tf32 rounding of what is
-left, in a second tile), stores it between a barrier and a proxy fence plus a barrier (a thread's run of
-four k starting at a multiple of 4 is one 16-byte store), and leaves a `Tf32Operand` for the dot.
-Tiles of one dot: a's parts, then b's, each 128-byte aligned (`tf32_regions`). The dot issues, per k8
-step, one instruction per part product (small * big, big * small, big * big for "tf32x3"), then commits
-and waits.
+The conversions store the tiles (`dot_tf32_store.py`). The dot issues, per k8 step, one instruction per
+part product (small * big, big * small, big * big for "tf32x3"), then commits and waits.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from .context import F32, I16, I32, I64, LoweringContext
+from .context import F32, I32, I64, LoweringContext
 from .dot_tf32 import products, tf32_parts, tf32_precision
-from .dot_tf32_tiles import CORE_UNITS, choose_tile, k_run, store_place
-from .dot_wgmma import WGMMA_M, WgmmaTile, _side_effect, _wait, _warp_uniform, a_in_shared_memory, accumulator_slots, \
-    descriptor, fence_async_shared, warpgroups
+from .dot_tf32_store import Tf32Operand
+from .dot_wgmma import WGMMA_M, _side_effect, _wait, _warp_uniform, accumulator_slots, descriptor, warpgroups
 
 TF32_K = 8  # k of one instruction
-
-
-def tf32_regions(ctx: LoweringContext, dot: Operation) -> tuple[WgmmaTile | None, WgmmaTile, list[int], list[int], int]:
-    """a's tile (None: a comes from registers) and b's, the offsets (16-bit units) of each one's parts
-    (big, then small for "tf32x3"), and the bytes all of them take. Each tile's padding follows the layout
-    its conversion stores from (`dot_tf32_tiles.choose_tile`)."""
-    groups = warpgroups(dot)
-    a_stored = a_in_shared_memory(dot)
-    source = [ctx.layout_map(dot.operands[i].owner.operands[0].type) for i in (0, 1)]
-    a_tile = choose_tile(source[0], 0, groups) if a_stored else None
-    b_tile = choose_tile(source[1], 1, groups, a_in_registers=not a_stored)
-    parts = 2 if tf32_precision(dot) == "tf32x3" else 1
-    offsets, end = [], 0
-    for tile in (a_tile, b_tile):
-        offsets.append([end + part * tile.elements for part in range(parts)] if tile is not None else [])
-        if tile is not None:
-            end += -(-parts * tile.elements // CORE_UNITS) * CORE_UNITS  # 128-byte aligned
-    return a_tile, b_tile, offsets[0], offsets[1], 2 * end
-
-
-@dataclass
-class Tf32Operand:
-    """An fp32 operand stored as tf32 tiles for a wgmma dot."""
-
-    base: ir.Value
-    tile: WgmmaTile
-    parts: list[int]  # offsets of the big (and small) tiles, 16-bit units
-
-
-def tf32_wgmma_conversion(ctx: LoweringContext, op: Operation) -> ir.Value | None:
-    """The conversion of an fp32 operand of a tf32 wgmma dot, lowered to its stores; None for others."""
-    from .dot_operands import deferred_dot, mma_operand
-    from .dot_wgmma import wgmma_dot
-
-    layout, dot = mma_operand(op), deferred_dot(op)
-    if layout is None or dot is None or tf32_precision(dot) is None or not wgmma_dot(dot):
-        return None
-    return store_tf32_operand(ctx, op, dot, layout.op_idx)
-
-
-def store_tf32_operand(ctx: LoweringContext, op: Operation, dot: Operation, op_idx: int) -> ir.Value:
-    """Store the converted operand's tf32 parts where the wgmma dot reads them; returns a placeholder."""
-    from .dot_operands import IROps
-    from .rules_tensor import index_vectors
-
-    b, o = ctx.builder, IROps(ctx.builder)
-    src_map, dst_map = ctx.layout_map(op.operands[0].type), ctx.layout_map(op.results[0].type)
-    a_tile, b_tile, a_parts, b_parts, total = tf32_regions(ctx, dot)
-    tile, offsets = (a_tile, a_parts) if op_idx == 0 else (b_tile, b_parts)
-    assert tile is not None
-    groups = warpgroups(dot)
-    ctx.shared_bytes = max(ctx.shared_bytes, total)
-    base = ctx.target.shared_memory(ctx.module, b, total)
-    value = ctx.get(op.operands[0])
-    parts = tf32_parts(ctx, value, tf32_precision(dot))
-    rows, cols = index_vectors(ctx, src_map)
-    a_in_registers = op_idx == 1 and not a_in_shared_memory(dot)
-    run = 1 if a_in_registers else k_run(src_map, op_idx)
-    ctx.target.barrier(b)
-    for first in range(0, src_map.num_slots, run):
-        slot = ir.Constant(I32, first)
-        row, col = b.extract_element(rows, slot), b.extract_element(cols, slot)
-        where = store_place(o, tile, op_idx, row, col, groups, a_in_registers)
-        for part, offset in zip(parts, offsets):
-            pointer = b.gep(base, [b.add(where, ir.Constant(I32, offset))], source_etype=I16)
-            if run == 1:
-                b.store(part[first], pointer, align=4)
-                continue
-            vector = ir.Constant(ir.VectorType(I32, run), None)
-            for j in range(run):
-                vector = b.insert_element(vector, part[first + j], ir.Constant(I32, j))
-            b.store(vector, pointer, align=16)
-    fence_async_shared(ctx)
-    ctx.target.barrier(b)
-    ctx.__dict__.setdefault("shared_operands", {})[op.results[0]] = Tf32Operand(base, tile, offsets)
-    return ir.Constant(ir.VectorType(F32, dst_map.num_slots), None)  # read by the dot only
 
 
 def _wgmma_tf32(ctx: LoweringContext, n: int, a_desc: ir.Value, b_desc: ir.Value,
