@@ -22,6 +22,8 @@ MATMUL_CONFIGS = [(128, 128, 32, 4), (128, 128, 32, 8), (128, 64, 32, 4), (64, 1
                   (128, 256, 32, 8), (128, 256, 64, 8)]
 #: num_stages (cp.async ring slots, both compilers) of the matmul configs measured with more than the default 3
 MATMUL_STAGES = {(128, 128, 32, 4): (3, 4), (128, 256, 64, 8): (3, 4)}
+#: (BLOCK_M, BLOCK_N, BLOCK_K, warps) of the fp32 matmul (tl.dot's default input_precision: tf32 tensor cores)
+TF32_CONFIGS = [(128, 128, 32, 4), (128, 64, 32, 4), (128, 256, 32, 8)]
 #: (BLOCK_M, BLOCK_N, warps) of attention
 ATTENTION_CONFIGS = [(64, 64, 4), (128, 64, 8)]
 
@@ -83,6 +85,7 @@ def run_dot_benchmarks(bench: Callable, load_triton: Callable[[Path], Any], size
                 a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps))
             _row(f"matmul {str(dtype)[6:]} {size}^3 tutorial {bm}x{bn}x{bk}/{warps}w", 2 * size**3, bench, tutorial,
                  triton_run, lambda: torch.mm(a, b, out=c))
+    _tf32_rows(bench, triton, size, g)
     heads, seq = 32, 2048
     for head_dim in (64, 128):
         q, k, v = (torch.randn(heads, seq, head_dim, device="cuda", dtype=torch.float16, generator=g) for _ in range(3))
@@ -100,3 +103,25 @@ def run_dot_benchmarks(bench: Callable, load_triton: Callable[[Path], Any], size
                 q, k, v, scale, o, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps))
             _row(f"causal attention d={head_dim} s={seq} {bm}x{bn}/{warps}w", flops, bench, tile, triton_run,
                  lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale))
+
+
+def _tf32_rows(bench: Callable, triton: Any, size: int, g: torch.Generator) -> None:
+    """fp32 operands: both compilers' default tl.dot precision (tf32), cuBLAS with TF32 allowed."""
+    a, b = (torch.randn(size, size, device="cuda", generator=g) for _ in range(2))
+    c = torch.empty(size, size, device="cuda")
+    ref = (a.double() @ b.double()).float()
+    allowed = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        for bm, bn, bk, warps in TF32_CONFIGS:
+            def tile(bm=bm, bn=bn, bk=bk, warps=warps):
+                return dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps)
+            if not _checked(f"matmul tf32 {bm}x{bn}x{bk}", tile,
+                            lambda: torch.testing.assert_close(c, ref, atol=0.5, rtol=1e-2)):
+                continue
+            triton_run = None if triton is None else (lambda t=triton, bm=bm, bn=bn, bk=bk, warps=warps: t.matmul(
+                a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=8, num_warps=warps))
+            _row(f"matmul fp32 (tf32) {size}^3 {bm}x{bn}x{bk}/{warps}w", 2 * size**3, bench, tile, triton_run,
+                 lambda: torch.mm(a, b, out=c))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = allowed

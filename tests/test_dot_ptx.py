@@ -1,5 +1,5 @@
 """tl.dot kernels compiled for NVIDIA without a GPU: fp16/bf16 dots run on tensor cores
-(the expected number of mma.sync.m16n8k16 per thread), fp32 dots on FMAs, and ptxas accepts
+(the expected number of mma.sync.m16n8k16 per thread), fp32 dots on tf32 ones, and ptxas accepts
 the PTX for sm_80 and sm_90 (sm_90 with TILE_WGMMA=0: its default, wgmma, is test_dot_wgmma.py's)."""
 
 from __future__ import annotations
@@ -52,11 +52,15 @@ def test_matmul_uses_mma_sync(arch, dtype, kind):
     assert "fma.rn.f32" not in ptx
 
 
-def test_fp32_matmul_uses_fmas():
+@pytest.mark.parametrize("arch", [80, 90])
+def test_fp32_matmul_uses_tf32_mma_sync(arch):
+    """tl.dot's default input_precision for fp32 is tf32: m16n8k8 tf32 pieces (test_dot_tf32.py has the rest)."""
     ptx = _ptx(dot_kernels.matmul_kernel, _matmul_signature("fp32"),
-               {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 8}, 80)
-    assert "mma.sync" not in ptx
-    assert ptx.count("fma.rn.f32") >= 32 * 32 * 16 // 128  # every product of the tile, spread over 128 threads
+               {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 8}, arch)
+    assert ptx.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 32 * 32 * 16 // (16 * 8 * 8 * 4)
+    assert "fma.rn.f32" not in ptx
+    # both operands (prefetched, converted right before the dot) stored as tf32 tiles and read by ldmatrix
+    assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 6  # a: 2 row pairs x 2 k8 halves; b: once per row pair
 
 
 @pytest.mark.parametrize("arch", [80, 90])

@@ -5,8 +5,10 @@
 Operand and result types (a and b share an element type):
     fp16 x fp16 -> fp32 (or fp16 with out_dtype=tl.float16)
     bf16 x bf16 -> fp32
-    fp32 x fp32 -> fp32; input_precision "tf32" (the default; allow_tf32=False means "ieee"), "tf32x3"
-                   or "ieee" say how much a GPU's tensor cores may round the inputs (a CPU never does)
+    fp32 x fp32 -> fp32; input_precision "tf32" (the default; allow_tf32=False means "ieee"): the inputs
+                   rounded to tf32 (10 mantissa bits, nearest, ties away) on every target, NVIDIA
+                   tensor cores on GPUs; "tf32x3": three tf32 products, about fp32's precision (the
+                   CPU computes it in fp32); "ieee": fp32 FMAs
     fp64 x fp64 -> fp64
     int8 x int8 -> int32
 M, N and K must be at least 16 (the smallest tensor-core tile). Without `acc` the product

@@ -1,6 +1,8 @@
 """tl.dot on an NVIDIA GPU: the matmul and causal attention kernels of dot_kernels.py (tensor
-cores for fp16/bf16, FMAs for fp32 and small tiles), random inputs, NaN-poisoned outputs,
-float64 references. Also every operand/result type of tile_dot_kernel (tests/test_dot.py).
+cores for fp16/bf16 and tf32 (fp32's default input_precision), FMAs for "ieee" fp32 and small tiles),
+random inputs, NaN-poisoned outputs, float64 references (of tf32-rounded inputs for tf32). Also every
+operand/result type of tile_dot_kernel (tests/test_dot.py) and each fp32 input_precision
+(tests/test_dot_tf32.py), checked against the interpreter too.
 
     pytest -q -m gpu tests/gpu/test_dot_gpu.py
 """
@@ -15,6 +17,8 @@ import inductor_tile.language as tl
 from model_benchmarks import dot_kernels
 from model_benchmarks.dot_kernels import triton_cdiv
 from test_dot import TYPE_CASES, tile_dot_kernel
+from test_dot_tf32 import fp32_dot_kernel
+from tf32_reference import tf32
 
 pytestmark = pytest.mark.gpu
 
@@ -36,8 +40,13 @@ def _relative_error(out, ref):
     return float((out.double() - ref).abs().max() / ref.abs().max())
 
 
-# tolerance of the relative error by operand type (fp32 operands may not be rounded here: full fp32)
+# tolerance of the relative error by operand type (fp32: against a product of the operands as the dot rounds them)
 TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-5, torch.float64: 1e-12}
+
+
+def _product(a, b):
+    """float64 reference of tl.dot(a, b) at the default input_precision (tf32 for fp32 operands)."""
+    return tf32(a) @ tf32(b) if a.dtype == torch.float32 else a.double() @ b.double()
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
@@ -57,7 +66,7 @@ def check_matmul(dtype, blocks, shape, seed: int = 0, **launch) -> None:
     c = torch.full((M, N), float("nan"), device="cuda")
     bm, bn, bk, warps = blocks
     dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps, **launch)
-    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
+    assert _relative_error(c, _product(a, b)) <= TOLERANCE[dtype]
 
 
 @pytest.mark.parametrize("num_stages", [1, 2, 3, 4])
@@ -174,6 +183,68 @@ def test_operand_and_result_types(operand, out_dtype, result, shape):
         assert torch.equal(out.long(), ref.long())
     else:
         assert _relative_error(out, ref) <= max(TOLERANCE[operand], 1e-3 if result == torch.float16 else 0)
+
+
+@pytest.mark.parametrize("precision", ["tf32", "default", "tf32x3", "ieee", "no-tf32"])
+@pytest.mark.parametrize("shape", [(16, 32, 16), (64, 64, 32), (128, 128, 64), (128, 64, 128)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp32_input_precisions(precision, shape, monkeypatch):
+    """fp32 dots on tf32 tensor cores (mma.sync m16n8k8, or wgmma on sm_90) or FMAs (16 x 32: too small,
+    "ieee"): tf32 matches a product of tf32-rounded inputs (and the interpreter, which rounds the same way)
+    and not the exact one; tf32x3 and ieee are fp32-accurate."""
+    gen = torch.Generator().manual_seed(10)
+    M, N, K = shape
+    a, b, acc = (_random(s, torch.float32, gen) for s in ((M, K), (K, N), (M, N)))
+    out = torch.full((M, N), float("nan"), device="cuda")
+    fp32_dot_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION=precision)
+    exact = a.double() @ b.double() + acc.double()
+    rounded = tf32(a) @ tf32(b) + acc.double()
+    if precision in ("tf32", "default"):
+        assert _relative_error(out, rounded) <= 1e-5
+        assert _relative_error(out, exact) >= 1e-5
+    else:
+        assert _relative_error(out, exact) <= 1e-5
+        assert _relative_error(out, rounded) >= 1e-5
+    monkeypatch.setenv("TILE_INTERPRET", "1")
+    interpreted = torch.full((M, N), float("nan"))
+    fp32_dot_kernel[(1,)](a.cpu(), b.cpu(), acc.cpu(), interpreted, M=M, N=N, K=K, PRECISION=precision)
+    assert _relative_error(out.cpu(), interpreted.double()) <= 1e-5
+
+
+@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 256, 32, 8)],
+                         ids=lambda b: "x".join(map(str, b)))
+def test_fp32_matmul_on_tensor_cores(blocks):
+    """The matmul kernel with fp32 operands (tf32, its default precision) at edges, K looped; the PTX has the
+    tf32 instructions."""
+    check_matmul(torch.float32, blocks, (333, 271, 145), seed=11)
+    ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in getattr(k, "asm", {})]
+    assert any(".tf32.tf32" in text for text in ptx)
+
+
+@pytest.mark.parametrize("transposed", ["a", "b", "both"])
+def test_fp32_matmul_transposed_operands(transposed):
+    """tf32 tiles are stored K-major whatever the load's layout (wgmma takes no transpose for tf32): operands
+    loaded column by column store element by element."""
+    gen = torch.Generator().manual_seed(12)
+    M, N, K = 200, 136, 96
+    a = _random((K, M), torch.float32, gen).t() if transposed in ("a", "both") else _random((M, K), torch.float32, gen)
+    b = _random((N, K), torch.float32, gen).t() if transposed in ("b", "both") else _random((K, N), torch.float32, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    dot_kernels.matmul(a, b, c, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
+    assert _relative_error(c, _product(a, b)) <= TOLERANCE[torch.float32]
+
+
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_fp32_causal_attention(head_dim):
+    """fp32 q, k, v: q k^T and p v on tf32 tensor cores (a from registers: q loaded once, p computed)."""
+    gen = torch.Generator().manual_seed(13)
+    q, k, v = (_random((4, 333, head_dim), torch.float32, gen) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    dot_kernels.attention(q, k, v, head_dim**-0.5, o, BLOCK_M=64, BLOCK_N=64, num_warps=4)
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True,
+                                                           scale=head_dim**-0.5)
+    assert not o.isnan().any()
+    torch.testing.assert_close(o.double(), ref, atol=5e-3, rtol=5e-3)  # the interpreter (tf32 too): 1e-3 off
 
 
 @pytest.mark.parametrize("num_stages", [1, 2, 3, 4])

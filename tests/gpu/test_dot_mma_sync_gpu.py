@@ -27,7 +27,7 @@ def wgmma_off(monkeypatch):
         monkeypatch.setattr(kernel, "launch_cache", {})
 
 
-@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
 @pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 64, 64, 4), (64, 256, 16, 4),
                                     (128, 128, 32, 8), (128, 256, 32, 8)],
                          ids=lambda b: "x".join(map(str, b)))

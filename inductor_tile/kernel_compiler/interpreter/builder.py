@@ -576,9 +576,14 @@ class InterpreterBuilder(LanguageOpsInterpreter):
 
     # --- matrix products ----------------------------------------------------
     def create_dot(self, a: Tensor, b: Tensor, acc: Tensor, input_precision: str, ty: Ty) -> Tensor:
-        """a @ b + acc, computed in the accumulator's width without rounding the inputs: fp16/bf16/fp32 (any input_precision)
-        in fp32, fp64 in fp64, int8 in int64 wrapped to int32; then rounded once to the result type."""
+        """a @ b + acc, computed in the accumulator's width: fp16/bf16 in fp32, fp32 with its operands rounded as
+        `input_precision` says (tf32 like a GPU's tensor cores: `dot_precision.py`), fp64 in fp64, int8 in int64
+        wrapped to int32; then rounded once to the result type."""
         out = torch_dtype(ty)
+        if a.dtype == torch.float32:
+            from .dot_precision import fp32_dot
+
+            return fp32_dot(a, b, acc.to(torch.float32), input_precision).to(out)
         wide = torch.int64 if not a.dtype.is_floating_point else torch.float64 if out == torch.float64 else torch.float32
         product = torch.matmul(a.to(wide), b.to(wide)) + acc.to(wide)
         return product.to(out)

@@ -10,7 +10,8 @@ definition, so a loop-invariant operand is converted once, before the loop.
 
 Warps lie along one dimension: along M ([w, 1]) when M has 16 rows for each warp, else
 along N ([1, w]) when N has 8 columns for each warp; dots too small for either keep the
-FMA path. Other dots (fp32, fp64, int8, fp16 results, batched) keep the FMA path too.
+FMA path. fp32 dots whose input_precision is "tf32" or "tf32x3" take the same layouts (tf32 instructions,
+`to_llvm/dot_tf32.py`); other dots ("ieee" fp32, fp64, int8, fp16 results, batched) keep the FMA path.
 
 With `mma_version` 3 (sm_90 unless TILE_WGMMA=0), dots that one or two warpgroups can compute with
 wgmma.m64nNk16 (4 or 8 warps along M, 16 rows per warp and instruction, N a multiple of 8 up to 256) get
@@ -51,10 +52,15 @@ def wgmma_shape(shape: tuple[int, ...], warps: tuple[int, int], num_warps: int) 
             and n <= 256)
 
 
+def tf32_dot(dot: tt.DotOp) -> bool:
+    """Whether `dot` multiplies fp32 operands that tensor cores may round to tf32 ("tf32", "tf32x3")."""
+    return isinstance(element_of(dot.a.type), Float32Type) and dot.input_precision.data in ("tf32", "tf32x3")
+
+
 def mma_eligible(dot: tt.DotOp) -> bool:
     operand, result = element_of(dot.a.type), element_of(dot.result.type)
     shape_a = shape_of(dot.a.type)
-    return (isinstance(operand, Float16Type | BFloat16Type) and isinstance(result, Float32Type)
+    return ((isinstance(operand, Float16Type | BFloat16Type) or tf32_dot(dot)) and isinstance(result, Float32Type)
             and len(shape_a) == 2 and shape_a[1] % MMA_K == 0)
 
 

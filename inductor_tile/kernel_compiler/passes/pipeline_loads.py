@@ -82,8 +82,9 @@ def _clone_load(load: LoadOp, slice_ops: list[Operation], iv: SSAValue, index: S
 
 
 def _ring_operand(load: LoadOp, num_warps: int) -> bool:
-    """Whether pipeline-async-copies will copy `load` into a ring: a tensor-core operand of a dot alone."""
-    from ..ir.tt_types import shape_of
+    """Whether pipeline-async-copies will copy `load` into a ring: a 16-bit tensor-core operand of a dot alone
+    (tf32 operands are prefetched here)."""
+    from ..ir.tt_types import element_of, shape_of
     from .accelerate_matmul import mma_eligible, mma_warps
     from .pipeline_async_copies import zero_or_none
 
@@ -91,7 +92,8 @@ def _ring_operand(load: LoadOp, num_warps: int) -> bool:
     if not (len(uses) == 1 and isinstance(uses[0].operation, tt.DotOp) and uses[0].index < 2):
         return False
     dot = uses[0].operation
-    return (mma_eligible(dot) and mma_warps(shape_of(dot.result.type), num_warps) is not None
+    return (mma_eligible(dot) and element_of(load.result.type).bitwidth == 16
+            and mma_warps(shape_of(dot.result.type), num_warps) is not None
             and zero_or_none(load.other))
 
 

@@ -26,7 +26,10 @@ from xdsl.ir import Operation
 from ..ir.dot_layouts import MMA_K
 from ..ir.layouts import LayoutMap
 from .context import F32, I16, I32, LoweringContext, float_kind
-from .dot_wgmma import WgmmaOperand, lower_wgmma_dot
+from .dot_tf32 import lower_tf32_mma_dot
+from .dot_tf32_store import Tf32Operand
+from .dot_wgmma import WgmmaOperand, lower_wgmma_dot, wgmma_dot
+from .dot_wgmma_tf32 import lower_tf32_wgmma_dot
 
 _TYPES = {"f16": "f16", "bf16": "bf16"}
 
@@ -103,6 +106,12 @@ def lower_mma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
     builder = ctx.builder
     kind = float_kind(op.operands[0].type)
     a_map, b_map, c_map = (ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0]))
+    if kind == "f32":  # tf32 tensor cores
+        shared = ctx.__dict__.get("shared_operands", {})
+        a_shared, b_shared = shared.pop(op.operands[0], None), shared.pop(op.operands[1], None)
+        if isinstance(b_shared, Tf32Operand) and wgmma_dot(op):  # a from its tile or from registers
+            return lower_tf32_wgmma_dot(ctx, op, a_shared, b_shared)
+        return lower_tf32_mma_dot(ctx, op, a_map, b_map, c_map, a_shared, b_shared)
     a, b, acc = (ctx.get(v) for v in op.operands)
     if not ctx.soft_half(kind):  # native halves: the same bits as i16
         a = builder.bitcast(a, ir.VectorType(I16, a.type.count))

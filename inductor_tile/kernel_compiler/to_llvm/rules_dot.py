@@ -9,8 +9,8 @@
   need and computes them with K unrolled FMAs each.
 
 Operands are widened to the accumulator's type first (fp16/bf16 -> f32, int8 -> i32), the
-accumulator too; an fp16 result is rounded once at the end. fp32 operands are never
-rounded to tf32 here: every input_precision computes in full fp32.
+accumulator too; an fp16 result is rounded once at the end. fp32 operands of a "tf32" dot
+are rounded to tf32 first (`dot_tf32.py`); "tf32x3" and "ieee" compute in full fp32 here.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from . import half
 from .context import F32, F64, I32, LoweringContext, float_kind, intrinsic_suffix, lowering
+from .dot_tf32 import round_to_tf32, tf32_precision
 
 
 def compute_type(kind: str | None) -> ir.Type:
@@ -78,7 +79,10 @@ def lower_dot(ctx: LoweringContext, op: Operation) -> None:
     if ctx.single_thread:
         result = _dot_loops(ctx, op, *maps)
     else:
-        result = _dot_unrolled(ctx, *dot_operands(ctx, op)[:3], *maps)
+        a, b, acc, _ = dot_operands(ctx, op)
+        if tf32_precision(op) == "tf32":
+            a, b = round_to_tf32(ctx, a), round_to_tf32(ctx, b)
+        result = _dot_unrolled(ctx, a, b, acc, *maps)
     ctx.set(op.results[0], narrow(ctx, result, float_kind(op.results[0].type)))
 
 
@@ -179,6 +183,8 @@ def _dot_loops(ctx: LoweringContext, op: Operation, a_map: LayoutMap, b_map: Lay
     in_kind, out_kind = float_kind(op.operands[0].type), float_kind(op.results[0].type)
     element = compute_type(out_kind)
     a, b = ctx.get(op.operands[0]), ctx.get(op.operands[1])
+    if tf32_precision(op) == "tf32":
+        a, b = round_to_tf32(ctx, a), round_to_tf32(ctx, b)
     acc = widen(ctx, ctx.get(op.operands[2]), out_kind, element)
     row_type = ir.VectorType(element, n_size)
     a_buf, b_buf, c_buf = (_to_buffer(ctx, v, m) for v, m in ((a, a_map), (b, b_map), (acc, c_map)))

@@ -201,6 +201,18 @@ def lower_convert_layout(ctx: LoweringContext, op: Operation) -> None:
         if mma_operand(op) is not None and byte_size(ctx.scalar_type(op.results[0].type.element_type)) == 2:
             ctx.set(op.results[0], lower_mma_operand_conversion(ctx, op))
             return
+        from .dot_tf32_store import tf32_conversion
+
+        if mma_operand(op) is not None and (stored := tf32_conversion(ctx, op)) is not None:
+            ctx.set(op.results[0], stored)
+            return
+    if perm is None and ctx.target.mma_version >= 2:
+        from .dot_epilogue import applies, mma_exchange
+
+        value = ctx.get(op.operands[0])
+        if applies(src_map, dst_map, byte_size(value.type.element)):
+            ctx.set(op.results[0], mma_exchange(ctx, value, src_map, dst_map))
+            return
     if perm is None:
         from .shared import exchange
 

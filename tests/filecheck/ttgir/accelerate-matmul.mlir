@@ -57,8 +57,9 @@ func.func @mm(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %pc: !tt.ptr<f32>) {
 
 // -----
 
-// fp32 operands stay on FMAs: the result keeps the FMA layout (4 x 4 per thread) and the
-// operands its dot-operand layouts, whose size per thread along K is all of K (16).
+// "ieee" fp32 operands stay on FMAs ("tf32": accelerate-matmul-tf32.mlir): the result keeps the FMA
+// layout (4 x 4 per thread) and the operands its dot-operand layouts, whose size per thread along K
+// is all of K (16).
 // CHECK-LABEL: func.func @mm_f32
 // CHECK-NOT:  nvidia_mma
 // CHECK:      ttg.convert_layout %a : {{.*}} -> tensor<32x16xf32, #ttg.dot_op<{opIdx = 0, parent = [[FMA:#ttg.blocked<\{sizePerThread = .4, 4., threadsPerWarp = .4, 8., warpsPerCTA = .2, 2., order = .1, 0.\}>]]}>>
@@ -92,7 +93,7 @@ func.func @mm_f32(%pa: !tt.ptr<f32>, %pb: !tt.ptr<f32>, %pc: !tt.ptr<f32>) {
   %b = tt.load %ptrb : tensor<16x64x!tt.ptr<f32>> -> tensor<16x64xf32>
   %zero = arith.constant 0.000000e+00 : f32
   %acc = tt.splat %zero : f32 -> tensor<32x64xf32>
-  %d = tt.dot %a, %b, %acc {input_precision = "tf32"} : tensor<32x16xf32>, tensor<16x64xf32>, tensor<32x64xf32> -> tensor<32x64xf32>
+  %d = tt.dot %a, %b, %acc {input_precision = "ieee"} : tensor<32x16xf32>, tensor<16x64xf32>, tensor<32x64xf32> -> tensor<32x64xf32>
   %sc = tt.splat %pc : !tt.ptr<f32> -> tensor<32x64x!tt.ptr<f32>>
   %rowc = tt.expand_dims %r32 {axis = 1 : i32} : tensor<32xi32> -> tensor<32x1xi32>
   %rowcb = tt.broadcast %rowc : tensor<32x1xi32> -> tensor<32x64xi32>

@@ -1,0 +1,102 @@
+"""fp32 `tt.dot` ("tf32", "tf32x3") on Hopper: `wgmma.mma_async.m64nNk8.f32.tf32.tf32`, b (and a when its
+conversion is stored for the dot) in shared memory.
+
+The PTX ISA allows tf32 operands in shared memory in K-major layouts only (no transpose bits), so the
+tiles are stored K-major whatever the load's layout: no-swizzle core matrices of 8 rows (mn) x 16 bytes
+(4 consecutive k), padded against bank conflicts (`dot_tf32_tiles.py`). One k8 instruction reads two
+core matrices along K (LBO apart), the 8-row groups SBO apart. a's rows are permuted as for 16-bit
+operands (`dot_wgmma.wgmma_row`), so the accumulator is the mma layout's, as there.
+
+When a is not stored for the dot (its conversion comes before b's and something else lies between:
+attention's p, a tile loaded before b), a comes from registers: this warp's m16n8k8 fragments of
+`dot_tf32.py`, whose k index t stands for k = 2t and t+4 for 2t+1 within each 8; b's tile then holds
+those k in that order (`dot_tf32_tiles.register_a_k`), so the hardware pairs them as the registers do.
+
+The conversions store the tiles (`dot_tf32_store.py`). The dot issues, per k8 step, one instruction per
+part product (small * big, big * small, big * big for "tf32x3"), then commits and waits.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from .context import F32, I32, I64, LoweringContext
+from .dot_tf32 import products, tf32_parts, tf32_precision
+from .dot_tf32_store import Tf32Operand
+from .dot_wgmma import WGMMA_M, _side_effect, _wait, _warp_uniform, accumulator_slots, descriptor, warpgroups
+
+TF32_K = 8  # k of one instruction
+
+
+def _wgmma_tf32(ctx: LoweringContext, n: int, a_desc: ir.Value, b_desc: ir.Value,
+                acc: list[ir.Value]) -> list[ir.Value]:
+    count = len(acc)
+    outs = ", ".join(f"${i}" for i in range(count))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 2) + ", 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, ${count}, ${count + 1}, p, 1, 1; }}")
+    constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
+    signature = ir.FunctionType(ir.LiteralStructType([F32] * count), [I64, I64, I32] + [F32] * count)
+    asm = ir.InlineAsm(signature, text, constraints, side_effect=True)
+    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def _wgmma_tf32_registers_a(ctx: LoweringContext, n: int, a: list[ir.Value], b_desc: ir.Value,
+                            acc: list[ir.Value]) -> list[ir.Value]:
+    count = len(acc)
+    outs = ", ".join(f"${i}" for i in range(count))
+    regs = ", ".join(f"${count + i}" for i in range(4))
+    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 5) + ", 0; "
+            f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, {{{regs}}}, ${count + 4}, p, 1, 1; }}")
+    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
+    signature = ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count)
+    asm = ir.InlineAsm(signature, text, constraints, side_effect=True)
+    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
+    return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def _register_a(ctx: LoweringContext, op: Operation):
+    """(instruction i, k8 step, part) -> this warp's four a registers (the m16n8k8 fragment)."""
+    from .dot_mma import mma_steps
+    from .dot_tf32 import k8_a_slots
+
+    a_map, b_map, c_map = (ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0]))
+    parts = tf32_parts(ctx, ctx.get(op.operands[0]), tf32_precision(op))
+    pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
+    return lambda i, step, part: [parts[part][s] for s in k8_a_slots(pieces[(i, step // 2)], step % 2)]
+
+
+def lower_tf32_wgmma_dot(ctx: LoweringContext, op: Operation, a: Tf32Operand | None, b: Tf32Operand) -> ir.Value:
+    """`a`: its stored tiles, or None: from registers."""
+    builder = ctx.builder
+    c_map = ctx.layout_map(op.results[0].type)
+    m_size, k_size = op.operands[0].type.get_shape()
+    n_size = op.operands[1].type.get_shape()[1]
+    acc = ctx.get(op.operands[2])
+    groups = warpgroups(op)
+    blocks = [accumulator_slots(c_map, i) for i in range(m_size // (WGMMA_M * groups))]
+    registers = [[builder.extract_element(acc, ir.Constant(I32, slot)) for slot in slots] for slots in blocks]
+    group_offset = ir.Constant(I32, 0)
+    a_registers = _register_a(ctx, op) if a is None else None
+    if groups > 1 and a is not None:  # this warpgroup's rows of a start at 64 wg
+        group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
+        group_offset = builder.mul(group, ir.Constant(I32, (WGMMA_M // 8) * a.tile.sbo))
+    _side_effect(ctx, "wgmma.fence.sync.aligned;")
+    for q in range(k_size // TF32_K):
+        for a_part, b_part in products(tf32_precision(op)):
+            b_desc = descriptor(ctx, b.base, b.parts[b_part] + (TF32_K * q // 4) * b.tile.lbo, b.tile)
+            for i in range(len(blocks)):
+                if a is None:
+                    registers[i] = _wgmma_tf32_registers_a(ctx, n_size, a_registers(i, q, a_part), b_desc, registers[i])
+                    continue
+                k_offset = (TF32_K * q // 4) * a.tile.lbo
+                static = a.parts[a_part] + (WGMMA_M * groups * i // 8) * a.tile.sbo + k_offset
+                a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
+                registers[i] = _wgmma_tf32(ctx, n_size, a_desc, b_desc, registers[i])
+    _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
+    out = acc
+    for slots, values in zip(blocks, registers):
+        for slot, value in zip(slots, _wait(ctx, values)):
+            out = builder.insert_element(out, value, ir.Constant(I32, slot))
+    return out

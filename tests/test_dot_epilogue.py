@@ -1,0 +1,111 @@
+"""The mma accumulator leaving its layout through shared memory with vector accesses
+(`to_llvm/dot_epilogue.py`), checked without a GPU.
+
+- Simulated: every thread stores its runs of the mma layout at row * stride + column, then loads its
+  runs of the store layout; each run is aligned for its vector width, and every thread gets back the
+  elements its new layout names.
+- Banks: with the chosen padding, warp 0's accesses take the fewest wavefronts 128-byte phases allow
+  (the unpadded rows: four times as many for the stores), for rows of 128 bytes or more.
+- PTX: the matmul's epilogue stores pairs (st.shared.v2 for fp32, one 32-bit store per fp16 pair) and
+  loads 16 bytes at a time, instead of one element per instruction, on sm_80 and sm_90a.
+"""
+
+from __future__ import annotations
+
+import platform
+import re
+
+import pytest
+
+from inductor_tile.kernel_compiler.ir.dot_layouts import NvidiaMma
+from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
+from inductor_tile.kernel_compiler.to_llvm.dot_epilogue import access_cost, applies, choose_padding, run_of
+
+# (M, N, warps, element bytes, the store layout's elements per thread)
+CASES = [(128, 128, 4, 4, 4), (128, 128, 4, 2, 8), (64, 64, 4, 4, 4), (128, 256, 8, 4, 4), (64, 32, 4, 2, 8),
+         (32, 64, 4, 4, 4)]
+
+
+def _maps(M, N, warps, per_thread):
+    mma_warps = (warps, 1) if M % (16 * warps) == 0 else (1, warps)
+    lanes_n = min(32, N // per_thread)
+    store = Blocked((1, per_thread), (32 // lanes_n, lanes_n), (warps, 1), (1, 0))
+    return LayoutMap(NvidiaMma(mma_warps, 3 if mma_warps[1] == 1 else 2), (M, N)), LayoutMap(store, (M, N))
+
+
+@pytest.mark.parametrize("M,N,warps,size,per_thread", CASES)
+def test_every_thread_gets_its_elements(M, N, warps, size, per_thread):
+    src, dst = _maps(M, N, warps, per_thread)
+    assert applies(src, dst, size)
+    stride = N + choose_padding(src, dst, size)
+    memory: dict[int, tuple[int, int]] = {}
+    for lmap, storing in ((src, True), (dst, False)):
+        run = run_of(lmap, size)
+        assert run * size == min(16, lmap.root.size_per_thread[1] * size)
+        for warp in range(warps):
+            for lane in range(32):
+                for first in range(0, lmap.num_slots, run):
+                    row, col = lmap.index(first, lane, warp)
+                    offset = row * stride + col
+                    assert offset % run == 0  # the vector is aligned
+                    for j in range(run):
+                        element = lmap.index(first + j, lane, warp)
+                        assert element == (row, col + j)  # a run is consecutive columns
+                        if storing:
+                            assert memory.setdefault(offset + j, element) == element
+                        else:
+                            assert memory[offset + j] == element
+    assert len(memory) == M * N
+
+
+@pytest.mark.parametrize("M,N,warps,size,per_thread", CASES)
+def test_padding_avoids_bank_conflicts(M, N, warps, size, per_thread):
+    src, dst = _maps(M, N, warps, per_thread)
+    stride = N + choose_padding(src, dst, size)
+    store_bytes = 32 * max(4, run_of(src, size) * size)
+    total = access_cost(src, stride, size) + access_cost(dst, stride, size)
+    assert total <= access_cost(src, N, size) + access_cost(dst, N, size)
+    if N * size < 128:  # rows shorter than a quarter-warp's loads: padding them costs the loads (64 x 32 fp16)
+        return
+    assert access_cost(src, stride, size) == store_bytes // 128  # one wavefront per 128 bytes
+    assert access_cost(dst, stride, size) == 32 * run_of(dst, size) * size // 128
+    if store_bytes > 128:
+        assert access_cost(src, N, size) >= 4 * access_cost(src, stride, size)
+
+
+def test_only_mma_accumulators_of_2_or_4_bytes():
+    src, dst = _maps(64, 64, 4, 4)
+    assert not applies(dst, src, 4)  # blocked -> mma: the operand conversions
+    assert not applies(src, dst, 8)  # fp64
+    assert not applies(src, dst, 1)
+
+
+needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                                 reason="ptxas and libdevice wheels exist for Linux x86-64 only")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("arch", [80, 90])
+@pytest.mark.parametrize("out,stores,loads", [("fp32", "st.shared.v2.b32", "ld.shared.v4.b32"),
+                                              ("fp16", "st.shared.b32", "ld.shared.v4.b32")])
+def test_matmul_epilogue_moves_vectors(arch, out, stores, loads):
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+    from inductor_tile.kernel_compiler.to_llvm.nvptx import ptx_arch
+    from model_benchmarks import dot_kernels
+
+    kernel = dot_kernels.matmul_kernel
+    ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": f"*{out}", **{name: "i32" for name in ints}}
+    constexprs = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}
+    specs = [spec_from_signature(n, signature[n], divisible_by_16=True, equal_to_1=n.endswith(("_ak", "_bn", "_cn")))
+             if n in signature else spec_from_signature(n, "constexpr", constexprs[n]) for n in kernel.arg_names]
+    ptx = compile_specialized(kernel, specs, target=f"cuda:{arch}", num_warps=4, native=False).asm["ptx"]
+    check_ptx(ptx, ptx_arch(ptx, arch), kernel.__name__)
+    accesses = re.findall(r"(?:st|ld)\.shared\.\S+", ptx)
+    # 128 x 128 results over 128 threads: 64 pairs stored, 16-byte loads of 4 fp32 or 8 fp16
+    assert accesses.count(stores) == 64
+    assert accesses.count(loads) == (32 if out == "fp32" else 16)
+    assert not [a for a in accesses if a in ("st.shared.f32", "ld.shared.f32", "st.shared.b16", "ld.shared.b16")
+                or (a in ("ld.shared.b32",))]  # no element-wise epilogue left (operands: ldmatrix or cp.async)
