@@ -181,7 +181,9 @@ def spec_of(op: str, inputs: list, alpha=1, beta=1) -> MatmulSpec:
         raise Unsupported(f"{op} with an empty dimension")
     if batch > 65535:  # the batch is the grid's second dimension (CUDA's limit)
         raise Unsupported(f"bmm over {batch} matrices")
-    precision = "tf32" if dtype == torch.float32 and torch.backends.cuda.matmul.allow_tf32 else "ieee"
+    # torch's CUDA tf32 switch, as aten's mm follows it; a CPU mm is always exact float32
+    on_cuda = a.get_device() is not None and a.get_device().type == "cuda"
+    precision = "tf32" if dtype == torch.float32 and on_cuda and torch.backends.cuda.matmul.allow_tf32 else "ieee"
     return MatmulSpec(batched, batch, m, n, k, _operand(a, batched), _operand(b, batched), dtype,
                       bias=_operand(bias, False) if bias is not None else None, alpha=alpha, beta=beta,
                       precision=precision)
