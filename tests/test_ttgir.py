@@ -107,8 +107,8 @@ def test_blocked_for(shape: tuple[int, ...], per_thread: tuple[int, ...], order:
 def test_access_order_and_equivalent_layouts() -> None:
     assert access_order((1, 64)) == (1, 0)
     assert access_order((64, 1)) == (0, 1)
-    assert access_order((1, 1)) == (1, 0)  # ties: the last dimension first
-    assert access_order((4, 16, 16)) == (2, 1, 0)
+    assert access_order((1, 1)) == (0, 1)  # ties: the first dimension first (Triton's rule)
+    assert access_order((4, 16, 16)) == (1, 2, 0)
     one_thread = [Blocked((k,), (1,), (1,), (0,)) for k in (1, 4, 8)]
     assert all(same_mapping(one_thread[0], other, (128,), 1, 1) for other in one_thread)
     assert not same_mapping(Blocked((1,), (32,), (4,), (0,)), Blocked((4,), (32,), (4,), (0,)), (512,), 32, 4)
