@@ -54,9 +54,16 @@ class CompiledKernel:
         text = self.asm.get("sanitizer")
         return json.loads(text) if text else None
 
+    def __post_init__(self) -> None:
+        # host TensorDescriptor arguments: each stands for several of the runner's values (base, shape, strides)
+        self.takes_descriptors = any(spec.descriptor is not None for spec in self.specs)
+
     def launch_values(self, jit_fn: Any, values: tuple, grid: tuple[int, int, int]) -> None:
         """Launch with the arguments in parameter order (constexprs included)."""
         if self.runner is not None:
+            if self.takes_descriptors:
+                values = tuple(part for value in values for part in (
+                    value.launch_values() if hasattr(value, "launch_values") else (value,)))
             self.runner.launch(values, grid)
             return
         from .runtime.interpret import interpret_launch

@@ -26,7 +26,7 @@ from ...language.python_min_max import kernel_max, kernel_min
 from ...language.semantic import Semantic
 from ..errors import CompilationError
 from .branch_values import BranchValues
-from .specialization import ArgSpec
+from .specialization import ArgSpec, descriptor_from_specs, descriptor_spec_count
 
 _BINARY_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -652,9 +652,9 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
         bound.apply_defaults()
         scope = {}
         for name, value in bound.arguments.items():
-            if name in fn.constexpr_names and _is_tile(value):
-                raise self.error(node, f"argument '{name}' of `{fn.__name__}` is tl.constexpr but got a runtime value")
-            scope[name] = constexpr(value) if name in fn.constexpr_names else value
+            # a helper's tl.constexpr parameter given a runtime value keeps it (Triton's rule: only a kernel's
+            # own parameters are specialized; tutorial 06 passes tiles to its helper's constexpr parameters)
+            scope[name] = constexpr(value) if name in fn.constexpr_names and not _is_tile(value) else value
         callee = CodeGenerator(fn, self.semantic, scope)
         try:
             return callee.visit(fn.parse())
@@ -675,17 +675,27 @@ def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any, num_warps: in
     arg_attrs = [{"tt.divisibility": 16} if s.divisible_by_16 else {} for s in runtime]
     handles = builder.create_function(jit_fn.kernel_name(specs), [s.type for s in runtime], arg_attrs)
     handle_of = dict(zip([s.name for s in runtime], handles))
-    scope: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for spec in specs:
         if spec.kind == "constexpr":
-            scope[spec.name] = constexpr(spec.value)
+            values[spec.name] = constexpr(spec.value)
         elif spec.equal_to_1:
-            scope[spec.name] = constexpr(1)
+            values[spec.name] = constexpr(1)
         else:
-            scope[spec.name] = tensor(handle_of[spec.name], spec.type)
-    generator = CodeGenerator(jit_fn, semantic, scope)
-    generator.is_kernel = True
+            values[spec.name] = tensor(handle_of[spec.name], spec.type)
     with semantic_scope(semantic):
+        scope: dict[str, Any] = {}
+        i = 0
+        while i < len(specs):  # a host TensorDescriptor's specs (base, shape, strides) make one descriptor
+            count = descriptor_spec_count(specs[i])
+            if count == 1:
+                scope[specs[i].name] = values[specs[i].name]
+            else:
+                parts = specs[i:i + count]
+                scope[specs[i].name] = descriptor_from_specs(semantic, parts, [values[s.name] for s in parts])
+            i += count
+        generator = CodeGenerator(jit_fn, semantic, scope)
+        generator.is_kernel = True
         generator.visit(jit_fn.parse())
     builder.create_return()
     return builder.module

@@ -16,6 +16,8 @@ from typing import Any, Callable
 
 import torch
 
+from ...tools.tensor_descriptor import TensorDescriptor
+
 _Tensor = torch.Tensor
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
@@ -34,6 +36,8 @@ def spec_key(value: Any) -> Any:
         return "i1"
     if value is None:
         return None
+    if cls is TensorDescriptor:
+        return value.spec_key()
     return ("unsupported", cls)  # the slow path raises the user-facing error
 
 

@@ -16,7 +16,8 @@ import torch
 
 from ...language.core import constexpr, semantic_scope, tensor
 from ...language.dtypes import pointer_type
-from ...language.semantic import Semantic
+from ...language.semantic import Semantic, TileTypeError, TileValueError
+from ...tools.tensor_descriptor import TensorDescriptor
 from ..frontend.specialization import TORCH_TO_TILE
 from ..interpreter import InterpreterBuilder, Memory
 from ..interpreter.assignments import interpretable
@@ -43,6 +44,13 @@ def _to_language(jit_fn: Any, name: str, value: Any, semantic: Semantic, memory:
                  copies: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
     if name in jit_fn.constexpr_names or value is None:
         return constexpr(value)
+    if isinstance(value, TensorDescriptor):  # as the compiler sees it: a descriptor of the tensor at its base
+        base = _to_language(jit_fn, name, value.base, semantic, memory, copies)
+        try:
+            return semantic.make_tensor_descriptor(base, value.shape, value.strides, list(value.block_shape),
+                                                   value.padding)
+        except (TileTypeError, TileValueError) as e:
+            raise type(e)(f"argument '{name}' (a TensorDescriptor): {e}") from None
     if isinstance(value, torch.Tensor):
         element = TORCH_TO_TILE.get(value.dtype)
         if element is None:

@@ -17,8 +17,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from ... import config as _config
-from ...language.core import const, constexpr, current_semantic
-from ..frontend.specialization import ArgSpec, specialize
+from ...language.core import const, constexpr, current_semantic, tensor
+from ...tools.tensor_descriptor import TensorDescriptor
+from ..frontend.specialization import ArgSpec, descriptor_specs, specialize
 from . import device_assert
 
 #: one `ast.parse` at a time: CPython 3.11 keeps the AST conversion's recursion depth per interpreter,
@@ -155,7 +156,8 @@ class JITFunction:
         from ..interpreter.assignments import interpretable
 
         bound = self.bind(args, kwargs)
-        return interpretable(self)(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
+        return interpretable(self)(**{k: constexpr(v) if k in self.constexpr_names and not isinstance(v, tensor) else v
+                                      for k, v in bound.items()})
 
     def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Match launch arguments to parameters, with a clear TypeError on a mismatch."""
@@ -167,11 +169,15 @@ class JITFunction:
         return dict(bound.arguments)
 
     def specialize(self, bound: dict[str, Any]) -> list[ArgSpec]:
-        return [
-            specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize,
-                       name in self.const_names)
-            for name, value in bound.items()
-        ]
+        """One ArgSpec per parameter; a host TensorDescriptor gives several (its base, shape and strides)."""
+        specs = []
+        for name, value in bound.items():
+            if value.__class__ is TensorDescriptor:
+                specs += descriptor_specs(name, value, name in self.constexpr_names, name not in self.do_not_specialize)
+            else:
+                specs.append(specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize,
+                                        name in self.const_names))
+        return specs
 
     def launcher(self, num_warps: int = 4, **constexprs: Any) -> Any:
         """A `LaunchSite` for launches with these constexprs: `site(grid, *runtime_args)`, the
@@ -351,7 +357,8 @@ def check_num_warps(name: str, num_warps: int) -> None:
 
 def launch_target(bound: dict[str, Any]) -> str:
     """The target a launch runs on: where its tensors live (all must agree)."""
-    devices = {value.device.type for value in bound.values() if hasattr(value, "data_ptr") and hasattr(value, "device")}
+    values = [value.base if value.__class__ is TensorDescriptor else value for value in bound.values()]
+    devices = {value.device.type for value in values if hasattr(value, "data_ptr") and hasattr(value, "device")}
     if len(devices) > 1:
         raise ValueError(f"kernel arguments live on different devices: {sorted(devices)}")
     device = devices.pop() if devices else "cpu"
