@@ -296,6 +296,13 @@ def _device_properties(device_index: Any = None) -> dict[str, int]:
             "max_threads_per_sm": 2048, "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
 
 
+def set_allocator(allocator: Any) -> None:
+    """`triton.set_allocator(fn)`: Triton allocates global scratch memory (TMA descriptors made in a kernel)
+    through it. Descriptors here are pointer arithmetic and need no scratch memory: accepted, never called."""
+    if allocator is not None and not callable(allocator):
+        raise TypeError(f"triton.set_allocator: expected a callable (size, alignment, stream), got {allocator!r}")
+
+
 # ===------------------------------------------------------------------------===
 # The modules
 # ===------------------------------------------------------------------------===
@@ -342,8 +349,10 @@ def install(device: str = "cpu", compile_only_api: bool = False) -> None:
                     autotune=inductor_tile.autotune, heuristics=inductor_tile.heuristics,
                     CompilationError=CompilationError, TritonError=errors_tuple, runtime=runtime,
                     compiler=compiler, testing=testing, reinterpret=reinterpret, __version__="3.3.0+inductor_tile",
-                    knobs=_Proxy("triton.knobs"))
-    tensor_descriptor = _Proxy("triton.tools.tensor_descriptor")  # TensorDescriptor: a Missing placeholder
+                    knobs=_Proxy("triton.knobs"), set_allocator=set_allocator)
+    from . import tensor_descriptor as _tensor_descriptor
+
+    tensor_descriptor = _Proxy("triton.tools.tensor_descriptor", _tensor_descriptor)
     tools = _Proxy("triton.tools", None, tensor_descriptor=tensor_descriptor)
     triton.__dict__["tools"] = tools
     internal = _internal_testing()
