@@ -279,3 +279,27 @@ def test_descriptor_kernels_assemble_for_sm90(host):
     specs = scale_windows.specialize(bound)
     ptx = compile_specialized(scale_windows, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
     check_ptx(ptx, "sm_90", "scale_windows")
+
+
+# ===------------------------------------------------------------------------===
+# A Python `assert` on a runtime value is tl.device_assert (Triton's rule; its descriptor kernels check
+# `assert desc.shape[0] == M`): checked in debug mode, compiled out otherwise
+# ===------------------------------------------------------------------------===
+def _check_extent(x_ptr, M, BM: tl.constexpr, BN: tl.constexpr):
+    desc = tl.make_tensor_descriptor(x_ptr, [M, BN], [BN, 1], [BM, BN])
+    assert desc.block_shape == [BM, BN]  # known now: a compile-time check
+    assert desc.shape[0] == 16, "the descriptor has 16 rows"
+    desc.store([0, 0], desc.load([0, 0]) + 1)
+
+
+def test_runtime_assert_is_a_device_assertion(compiled):
+    """(Also: a @jit(debug=True) kernel never loads the disk cache entry of the same kernel without debug.)"""
+    from inductor_tile.kernel_compiler.runtime.device_assert import DeviceAssertionError
+
+    checked, unchecked = inductor_tile.jit(debug=True)(_check_extent), inductor_tile.jit(_check_extent)
+    x = torch.zeros(16, 16)
+    checked[(1,)](x, 16, BM=8, BN=16)
+    unchecked[(1,)](x, 15, BM=8, BN=16)
+    assert torch.equal(x[:8], torch.full((8, 16), 2.0)) and torch.equal(x[8:], torch.zeros(8, 16))
+    with pytest.raises(DeviceAssertionError, match="the descriptor has 16 rows"):
+        checked[(1,)](x, 15, BM=8, BN=16)

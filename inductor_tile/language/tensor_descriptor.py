@@ -43,7 +43,7 @@ class tensor_descriptor:
                  padding: str = "zero", known_shape: Sequence[int | None] | None = None):
         self.base = base
         self.shape, self.strides = tuple(shape), tuple(strides)  # int32/int64 scalars; int64 scalars
-        self.block_shape = tuple(block_shape)
+        self.block_shape = [int(b) for b in block_shape]  # a list, as Triton's (`desc.block_shape == [BM, BN]`)
         self.padding = padding
         # extents known at compile time (None: known at run time only); they let in-bounds blocks skip masks
         self.known_shape = tuple(known_shape) if known_shape is not None else (None,) * len(self.block_shape)
@@ -55,7 +55,7 @@ class tensor_descriptor:
 
     @property
     def block_type(self) -> block_type:
-        return block_type(self.dtype, list(self.block_shape))
+        return block_type(self.dtype, self.block_shape)
 
     def flatten(self) -> list[tensor]:
         """The tensors a loop or branch carries."""
@@ -69,7 +69,7 @@ class tensor_descriptor:
                                  self.padding)
 
     def __repr__(self) -> str:
-        return f"tensor_descriptor<{self.dtype}{list(self.block_shape)}>"
+        return f"tensor_descriptor<{self.dtype}{self.block_shape}>"
 
     # --- Triton's methods ----------------------------------------------------------
     @builtin
@@ -144,9 +144,9 @@ class TensorDescriptorSemantic:
         self.validate_shape(block, f"{what} block_shape")
         element = base.dtype.element_ty
         row_bytes = block[-1] * element.itemsize
-        if row_bytes < 16:  # Triton's rule (a TMA row is at least 16 bytes): kept, so ports stay portable
-            raise TileValueError(f"{what}: the block's last dimension must span at least 16 bytes, got "
-                                 f"{block[-1]} x {element} = {row_bytes} bytes")
+        if row_bytes < 16:  # Triton's rule (a TMA row is at least 16 bytes), and the words its tests look for
+            raise TileValueError(f"{what}: Descriptor block shape must have at least 16 bytes in its last "
+                                 f"dimension, got {block[-1]} x {element} = {row_bytes} bytes")
         if _known_int(strides[-1]) != 1:
             raise TileValueError(f"{what}: the last dimension must be contiguous (its stride the constant 1), "
                                  f"got {_unwrap(strides[-1])!r}")
@@ -194,7 +194,7 @@ class TensorDescriptorSemantic:
         checked = [d for d in range(rank) if not _inside(_known_int(offsets[d]), desc.block_shape[d],
                                                           desc.known_shape[d])]
         shape64 = [self.cast(s, T.int64) for s in desc.shape]
-        ptr = block_pointer(desc.base, shape64, list(desc.strides), offsets_t, desc.block_shape,
+        ptr = block_pointer(desc.base, shape64, list(desc.strides), offsets_t, tuple(desc.block_shape),
                             tuple(reversed(range(rank))))
         return ptr, checked
 
@@ -206,9 +206,9 @@ class TensorDescriptorSemantic:
         from .semantic import TileValueError
 
         value = self.to_tensor(value)
-        if not value.type.is_block() or tuple(value.type.shape) != desc.block_shape:
+        if not value.type.is_block() or list(value.type.shape) != desc.block_shape:
             shape = list(value.type.shape) if value.type.is_block() else "a scalar"
-            raise TileValueError(f"{what}: the value must have the block's shape {list(desc.block_shape)}, got {shape}")
+            raise TileValueError(f"{what}: the value must have the block's shape {desc.block_shape}, got {shape}")
         return self.cast(value, desc.dtype)
 
     def descriptor_store(self, desc: Any, offsets: Sequence[Any], value: Any) -> None:
@@ -235,7 +235,7 @@ class TensorDescriptorSemantic:
             raise TileTypeError(f"{what} needs a tensor descriptor, got {type(desc).__name__}")
         if len(desc.block_shape) != 2 or desc.block_shape[0] != 1:
             raise TileValueError(f"{what}: the descriptor must be 2-D with a block of one row, got block_shape "
-                                 f"{list(desc.block_shape)}")
+                                 f"{desc.block_shape}")
         rows, column = self.to_tensor(x_offsets), self.to_tensor(y_offset)
         if not rows.type.is_block() or len(rows.type.shape) != 1 or not rows.dtype.is_int():
             raise TileTypeError(f"{what}: x_offsets must be a 1-D integer tile, got {rows.type}")

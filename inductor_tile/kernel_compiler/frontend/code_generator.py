@@ -259,8 +259,10 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
 
     def visit_Assert(self, node: ast.Assert) -> None:
         test = self.visit(node.test)
-        if _is_tile(test):
-            raise self.unsupported(node, "`assert` on a runtime value; use tl.static_assert for compile-time checks")
+        if _is_tile(test):  # Triton's rule: a runtime `assert` is tl.device_assert (checked in debug mode only)
+            message = "" if node.msg is None else str(_unwrap(self.visit(node.msg)))
+            self.semantic.device_assert(test, message or ast.unparse(node.test), None)
+            return
         if not _unwrap(test):
             message = "" if node.msg is None else f": {_unwrap(self.visit(node.msg))}"
             raise self.error(node, f"assertion failed{message}")
