@@ -147,7 +147,10 @@ class TensorDescriptorSemantic:
         if row_bytes < 16:  # Triton's rule (a TMA row is at least 16 bytes), and the words its tests look for
             raise TileValueError(f"{what}: Descriptor block shape must have at least 16 bytes in its last "
                                  f"dimension, got {block[-1]} x {element} = {row_bytes} bytes")
-        if _known_int(strides[-1]) != 1:
+        last_stride = _known_int(strides[-1])
+        if last_stride is None and self.concrete and isinstance(strides[-1], tensor):  # the interpreter knows it
+            last_stride = int(self.to_python(strides[-1]))
+        if last_stride != 1:
             raise TileValueError(f"{what}: the last dimension must be contiguous (its stride the constant 1), "
                                  f"got {_unwrap(strides[-1])!r}")
         padding = self._descriptor_padding(padding_option, element, what)

@@ -26,7 +26,8 @@ from ...language.python_min_max import kernel_max, kernel_min
 from ...language.semantic import Semantic
 from ..errors import CompilationError
 from .branch_values import BranchValues
-from .specialization import ArgSpec, descriptor_from_specs, descriptor_spec_count
+from .grouped_arguments import unflatten
+from .specialization import ArgSpec
 
 _BINARY_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -234,7 +235,19 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             for t, v in zip(target.elts, values):
                 self.assign(t, v, keep_numbers)
             return
-        raise self.unsupported(target, "assignment to something other than a name or a tuple of names")
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            # `t[i] = v` on a tuple: the name is bound to a new tuple with that element replaced (Triton's rule)
+            container = _unwrap(self.visit(target.value))
+            index = _unwrap(self.visit(target.slice))
+            if isinstance(container, tuple) and isinstance(index, int):
+                if isinstance(_unwrap(value), (int, float, bool)) and not keep_numbers:
+                    value = self.semantic.to_tensor(value)
+                items = list(container)
+                items[index] = value
+                self.scope[target.value.id] = type(container)(*items) if hasattr(container, "_fields") else tuple(items)
+                return
+        raise self.unsupported(target, "assignment to something other than a name, a tuple of names or an "
+                                       "element of a tuple")
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
@@ -634,6 +647,8 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             return fn(*args, **kwargs)
         if getattr(fn, "__self__", None) is not None and _is_tile(fn.__self__):
             return fn(*args, **kwargs)  # a tensor method: x.to(...), x.reshape(...)
+        if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields"):
+            return fn(*args, **kwargs)  # a NamedTuple holding kernel values (Triton allows them as aggregates)
         if fn in (py_builtins.isinstance, py_builtins.hasattr):  # compile-time questions about a value's Python type
             return constexpr(fn(args[0] if _is_tile(args[0]) else _unwrap(args[0]), _unwrap(args[1])))
         if fn in _TILE_MIN_MAX and any(_is_tile(a) for a in list(args) + list(kwargs.values())):
@@ -686,16 +701,10 @@ def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any, num_warps: in
         else:
             values[spec.name] = tensor(handle_of[spec.name], spec.type)
     with semantic_scope(semantic):
-        scope: dict[str, Any] = {}
-        i = 0
-        while i < len(specs):  # a host TensorDescriptor's specs (base, shape, strides) make one descriptor
-            count = descriptor_spec_count(specs[i])
-            if count == 1:
-                scope[specs[i].name] = values[specs[i].name]
-            else:
-                parts = specs[i:i + count]
-                scope[specs[i].name] = descriptor_from_specs(semantic, parts, [values[s.name] for s in parts])
-            i += count
+        # host TensorDescriptors and tuples are several specs each: rebuilt here as the kernel sees them
+        kernel_values, scope, i = [values[s.name] for s in specs], {}, 0
+        for name in jit_fn.arg_names:
+            scope[name], i = unflatten(semantic, specs, kernel_values, i)
         generator = CodeGenerator(jit_fn, semantic, scope)
         generator.is_kernel = True
         generator.visit(jit_fn.parse())

@@ -7,7 +7,7 @@ and whether integers equal 1 (then the kernel is compiled with the constant 1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ...language import dtypes as T
@@ -75,40 +75,6 @@ def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool 
         f"argument '{name}' has unsupported type {type(value).__name__}: kernels take torch tensors, "
         "Python ints, floats and bools, None, or tl.constexpr values"
     )
-
-
-def descriptor_specs(name: str, desc: Any, is_constexpr: bool, specialize_ints: bool = True) -> list[ArgSpec]:
-    """The ArgSpecs a host TensorDescriptor argument stands for: its base pointer (marked with the block
-    shape and padding the kernel is specialized on), then its shape and its strides as integer scalars."""
-    if is_constexpr:
-        raise TypeError(f"argument '{name}': a TensorDescriptor cannot be a tl.constexpr argument")
-    block = tuple(int(b) for b in desc.block_shape)
-    if len(block) != len(desc.shape):
-        raise ValueError(f"argument '{name}': TensorDescriptor block_shape {list(block)} has not one entry per "
-                         f"dimension of its shape {list(desc.shape)}")
-    base = replace(specialize(name, desc.base, False), descriptor=(block, desc.padding))
-    parts = [specialize(f"{name}.shape[{d}]", int(v), False, specialize_ints) for d, v in enumerate(desc.shape)]
-    parts += [specialize(f"{name}.strides[{d}]", int(v), False, specialize_ints) for d, v in enumerate(desc.strides)]
-    return [base, *parts]
-
-
-def descriptor_from_specs(semantic: Semantic, specs: list[ArgSpec], values: list[Any]) -> Any:
-    """The kernel's view of a host TensorDescriptor argument: `specs` are its base's and the parts that
-    follow it (descriptor_specs), `values` their values in the kernel (tensors, or constexprs)."""
-    from ...language.semantic import TileTypeError, TileValueError
-
-    block, padding = specs[0].descriptor
-    rank = len(block)
-    try:
-        return semantic.make_tensor_descriptor(values[0], values[1:1 + rank], values[1 + rank:1 + 2 * rank],
-                                               list(block), padding)
-    except (TileTypeError, TileValueError) as e:
-        raise type(e)(f"argument '{specs[0].name}' (a TensorDescriptor): {e}") from None
-
-
-def descriptor_spec_count(spec: ArgSpec) -> int:
-    """How many specs (and launch values) a parameter takes: 1, or 1 + 2 * rank for a TensorDescriptor."""
-    return 1 if spec.descriptor is None else 1 + 2 * len(spec.descriptor[0])
 
 
 def spec_from_signature(name: str, type_string: str, value: Any = None, divisible_by_16: bool = False,

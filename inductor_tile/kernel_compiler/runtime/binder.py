@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 import torch
 
+from ...language.core import constexpr
 from ...tools.tensor_descriptor import TensorDescriptor
 
 _Tensor = torch.Tensor
@@ -38,6 +39,10 @@ def spec_key(value: Any) -> Any:
         return None
     if cls is TensorDescriptor:
         return value.spec_key()
+    if isinstance(value, (tuple, list)):  # each element as a parameter of its own (grouped_arguments.py)
+        return (cls, tuple(spec_key(item) for item in value))
+    if cls is constexpr:
+        return ("constexpr", value.value)
     return ("unsupported", cls)  # the slow path raises the user-facing error
 
 

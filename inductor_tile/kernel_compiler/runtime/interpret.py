@@ -44,6 +44,12 @@ def _to_language(jit_fn: Any, name: str, value: Any, semantic: Semantic, memory:
                  copies: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
     if name in jit_fn.constexpr_names or value is None:
         return constexpr(value)
+    if isinstance(value, constexpr):
+        return value
+    if isinstance(value, (tuple, list)):  # each element as the compiler sees it (grouped_arguments.py)
+        items = [None if item is None else _to_language(jit_fn, f"{name}[{i}]", item, semantic, memory, copies)
+                 for i, item in enumerate(value)]
+        return type(value)(*items) if hasattr(type(value), "_fields") else tuple(items)
     if isinstance(value, TensorDescriptor):  # as the compiler sees it: a descriptor of the tensor at its base
         base = _to_language(jit_fn, name, value.base, semantic, memory, copies)
         try:

@@ -18,8 +18,8 @@ from typing import Any, Callable
 
 from ... import config as _config
 from ...language.core import const, constexpr, current_semantic, tensor
-from ...tools.tensor_descriptor import TensorDescriptor
-from ..frontend.specialization import ArgSpec, descriptor_specs, specialize
+from ..frontend.grouped_arguments import leaf_values, specialize_argument
+from ..frontend.specialization import ArgSpec
 from . import device_assert
 
 #: one `ast.parse` at a time: CPython 3.11 keeps the AST conversion's recursion depth per interpreter,
@@ -169,15 +169,9 @@ class JITFunction:
         return dict(bound.arguments)
 
     def specialize(self, bound: dict[str, Any]) -> list[ArgSpec]:
-        """One ArgSpec per parameter; a host TensorDescriptor gives several (its base, shape and strides)."""
-        specs = []
-        for name, value in bound.items():
-            if value.__class__ is TensorDescriptor:
-                specs += descriptor_specs(name, value, name in self.constexpr_names, name not in self.do_not_specialize)
-            else:
-                specs.append(specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize,
-                                        name in self.const_names))
-        return specs
+        """One ArgSpec per parameter; a host TensorDescriptor or a tuple gives several (grouped_arguments.py)."""
+        return [spec for name, value in bound.items() for spec in specialize_argument(
+            name, value, name in self.constexpr_names, name not in self.do_not_specialize, name in self.const_names)]
 
     def launcher(self, num_warps: int = 4, **constexprs: Any) -> Any:
         """A `LaunchSite` for launches with these constexprs: `site(grid, *runtime_args)`, the
@@ -357,7 +351,7 @@ def check_num_warps(name: str, num_warps: int) -> None:
 
 def launch_target(bound: dict[str, Any]) -> str:
     """The target a launch runs on: where its tensors live (all must agree)."""
-    values = [value.base if value.__class__ is TensorDescriptor else value for value in bound.values()]
+    values = [leaf for value in bound.values() for leaf in leaf_values(value)]  # in descriptors and tuples too
     devices = {value.device.type for value in values if hasattr(value, "data_ptr") and hasattr(value, "device")}
     if len(devices) > 1:
         raise ValueError(f"kernel arguments live on different devices: {sorted(devices)}")
