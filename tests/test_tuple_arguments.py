@@ -113,3 +113,37 @@ def test_tuple_elements_specialize_like_parameters(compiled, gen):
         descriptor_from_tuples[(1,)](torch.empty(8, 32), a, shape, a.stride(), block)
     # 5 and 6 are plain integers alike (one kernel); 16 is divisible by 16 (another)
     assert len(descriptor_from_tuples.cache) == 2
+
+
+class Epilogue(NamedTuple):
+    fn: object
+    args: tuple
+
+
+@inductor_tile.jit
+def _times_loaded(x, s_ptr):
+    return x * tl.load(s_ptr)
+
+
+@inductor_tile.jit
+def _plus_loaded(x, s_ptr):
+    return x + tl.load(s_ptr)
+
+
+@inductor_tile.jit
+def apply_epilogue(x_ptr, out_ptr, epilogue, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, epilogue.fn(tl.load(x_ptr + offs), *epilogue.args))
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+def test_jit_functions_in_tuples(mode, request, gen):
+    """A @jit function inside a tuple argument is called where the kernel uses it; each function is its own
+    kernel (the launch cache tells them apart)."""
+    request.getfixturevalue(mode)
+    x, s = torch.randn(32, generator=gen), torch.randn(1, generator=gen)
+    for fn, want in ((_times_loaded, x.double() * s.double()), (_plus_loaded, x.double() + s.double()),
+                     (_times_loaded, x.double() * s.double())):
+        out = torch.full((32,), float("nan"))
+        apply_epilogue[(1,)](x, out, Epilogue(fn, (s,)), BLOCK=32)
+        torch.testing.assert_close(out.double(), want, rtol=1e-6, atol=1e-6)

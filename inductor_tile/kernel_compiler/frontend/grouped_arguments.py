@@ -39,6 +39,12 @@ class TupleArg:
         return f"{name}[{self.size}]"
 
 
+def _is_jit_function(value: Any) -> bool:
+    from ..runtime.jit import JITFunction
+
+    return isinstance(value, JITFunction)
+
+
 def _is_tuple(value: Any) -> bool:
     return isinstance(value, (tuple, list))
 
@@ -54,6 +60,8 @@ def specialize_argument(name: str, value: Any, is_constexpr: bool, specialize_in
         return [specialize(name, value, True)]
     if isinstance(value, constexpr):  # tl.constexpr(v) given for a plain parameter: known at compile time
         return [ArgSpec(name, "constexpr", value=value.value)]
+    if _is_jit_function(value):  # a @jit function passed to the kernel (e.g. in a tuple): called where it is used
+        return [ArgSpec(name, "constexpr", value=value)]
     if value.__class__ is TensorDescriptor:
         return descriptor_specs(name, value, specialize_ints)
     if _is_tuple(value):

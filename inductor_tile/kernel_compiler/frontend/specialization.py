@@ -41,6 +41,9 @@ class ArgSpec:
 
     def key(self) -> tuple:
         if self.kind == "constexpr":
+            source = getattr(self.value, "cache_key", None) if hasattr(self.value, "binder") else None
+            if isinstance(source, str):  # a @jit function passed as an argument: its source, not just its name
+                return (self.name, "constexpr", repr(self.value), source)
             return (self.name, "constexpr", repr(self.value))
         if self.descriptor is not None:
             return (self.name, self.type.to_ir_string(), self.divisible_by_16, self.equal_to_1, self.descriptor)

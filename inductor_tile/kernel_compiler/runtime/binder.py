@@ -43,7 +43,9 @@ def spec_key(value: Any) -> Any:
         return (cls, tuple(spec_key(item) for item in value))
     if cls is constexpr:
         return ("constexpr", value.value)
-    return ("unsupported", cls)  # the slow path raises the user-facing error
+    # anything else by identity (a @jit function passed as an argument); the slow path explains what a kernel
+    # cannot take (an unhashable value also goes there)
+    return ("object", value)
 
 
 def plain_key(value: Any) -> Any:

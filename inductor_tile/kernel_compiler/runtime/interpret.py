@@ -21,6 +21,7 @@ from ...tools.tensor_descriptor import TensorDescriptor
 from ..frontend.specialization import TORCH_TO_TILE
 from ..interpreter import InterpreterBuilder, Memory
 from ..interpreter.assignments import interpretable
+from .jit import JITFunction
 
 
 def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int], num_warps: int = 4) -> None:
@@ -46,6 +47,8 @@ def _to_language(jit_fn: Any, name: str, value: Any, semantic: Semantic, memory:
         return constexpr(value)
     if isinstance(value, constexpr):
         return value
+    if isinstance(value, JITFunction):  # a @jit function passed as an argument: called in the kernel
+        return constexpr(value)
     if isinstance(value, (tuple, list)):  # each element as the compiler sees it (grouped_arguments.py)
         items = [None if item is None else _to_language(jit_fn, f"{name}[{i}]", item, semantic, memory, copies)
                  for i, item in enumerate(value)]
