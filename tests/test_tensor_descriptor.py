@@ -303,3 +303,32 @@ def test_runtime_assert_is_a_device_assertion(compiled):
     assert torch.equal(x[:8], torch.full((8, 16), 2.0)) and torch.equal(x[8:], torch.zeros(8, 16))
     with pytest.raises(DeviceAssertionError, match="the descriptor has 16 rows"):
         checked[(1,)](x, 15, BM=8, BN=16)
+
+
+# ===------------------------------------------------------------------------===
+# A dimension known at compile time to lie inside the tensor gets no bounds check
+# ===------------------------------------------------------------------------===
+@inductor_tile.jit
+def rows_of_known_width(x_ptr, y_ptr, M, N: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr):
+    src = tl.make_tensor_descriptor(x_ptr, [M, N], [N, 1], [BM, BN])
+    dst = tl.make_tensor_descriptor(y_ptr, [M, N], [N, 1], [BM, BN])
+    dst.store([tl.program_id(0) * BM, 0], src.load([tl.program_id(0) * BM, 0]) + 1)
+
+
+@pytest.mark.parametrize("n, checks_columns", [(16, False), (12, True)])
+def test_columns_known_inside_are_not_checked(n, checks_columns, tmp_path, gen):
+    from filecheck_tool import filecheck
+
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+
+    x = torch.randn(10, n, generator=gen)
+    bound = rows_of_known_width.bind((x, x, 10), {"N": n, "BM": 4, "BN": 16})
+    ttir = compile_specialized(rows_of_known_width, rows_of_known_width.specialize(bound), target="cpu",
+                               native=False).asm["ttir"]
+    rows = "CHECK: arith.cmpi slt, {{.*}} : tensor<4x1xi64>\n"
+    columns = "arith.cmpi slt, {{.*}} : tensor<1x16xi64>\n"
+    filecheck(ttir, rows + ("CHECK: " if checks_columns else "CHECK-NOT: ") + columns + "CHECK: tt.load", tmp_path)
+    if n == 12:  # and the values: 16 columns of which 12 exist
+        y = torch.full_like(x, float("nan"))
+        rows_of_known_width[(3,)](x, y, 10, N=n, BM=4, BN=16)
+        torch.testing.assert_close(y.double(), x.double() + 1, rtol=1e-7, atol=1e-7)
