@@ -147,3 +147,4 @@ def test_jit_functions_in_tuples(mode, request, gen):
         out = torch.full((32,), float("nan"))
         apply_epilogue[(1,)](x, out, Epilogue(fn, (s,)), BLOCK=32)
         torch.testing.assert_close(out.double(), want, rtol=1e-6, atol=1e-6)
+

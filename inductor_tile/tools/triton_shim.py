@@ -352,7 +352,8 @@ def install(device: str = "cpu", compile_only_api: bool = False) -> None:
                     autotune=inductor_tile.autotune, heuristics=inductor_tile.heuristics,
                     CompilationError=CompilationError, TritonError=errors_tuple, runtime=runtime,
                     compiler=compiler, testing=testing, reinterpret=reinterpret, __version__="3.3.0+inductor_tile",
-                    knobs=_Proxy("triton.knobs"), set_allocator=set_allocator)
+                    knobs=_Proxy("triton.knobs"), set_allocator=set_allocator,
+                    must_use_result=inductor_tile.must_use_result)
     from . import tensor_descriptor as _tensor_descriptor
 
     tensor_descriptor = _Proxy("triton.tools.tensor_descriptor", _tensor_descriptor)

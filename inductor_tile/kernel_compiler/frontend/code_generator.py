@@ -218,6 +218,11 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # docstring
+        if isinstance(node.value, ast.Call):  # a helper marked @must_use_result called for nothing
+            fn = _unwrap(self.visit(node.value.func))
+            message = getattr(fn, "unused_result_message", None)
+            if isinstance(message, str):
+                raise self.error(node, f"The result of {fn.__name__} is not being used. {message}".rstrip())
         self.visit(node.value)
 
     def assign(self, target: ast.expr, value: Any, keep_numbers: bool = False) -> None:

@@ -75,6 +75,7 @@ class JITFunction:
     """A kernel (or helper) written in the tile language."""
 
     debug = False  # @jit(debug=True): device assertions are compiled in (as with TILE_DEBUG=1)
+    unused_result_message: str | None = None  # @must_use_result: a call whose result is dropped is an error
 
     def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = (), repr: Callable | None = None):
         self.fn = fn
@@ -393,3 +394,15 @@ def jit(fn: Callable | None = None, *, do_not_specialize: tuple[str, ...] = (), 
         return kernel
 
     return make if fn is None else make(fn)
+
+
+def must_use_result(message: str = "") -> Callable[[JITFunction], JITFunction]:
+    """Decorator over @jit (Triton's `triton.must_use_result`): calling the helper as a statement, dropping
+    its result, is a compile error naming it, followed by `message`."""
+    def mark(fn: JITFunction) -> JITFunction:
+        if not isinstance(fn, JITFunction):
+            raise TypeError("must_use_result decorates a @jit function (put it above @jit)")
+        fn.unused_result_message = message
+        return fn
+
+    return mark
