@@ -128,9 +128,10 @@ def swizzle2d(i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -> tuple:
     size_gj = semantic.mul(size_g, size_j)
     group = semantic.floordiv(ij, size_gj)
     first_row = semantic.mul(group, size_g)
-    rows = semantic.minimum(semantic.sub(size_i, first_row), size_g)
-    new_i = semantic.add(first_row, semantic.mod(ij, rows))
-    new_j = semantic.floordiv(semantic.mod(ij, size_gj), rows)
+    rows = semantic.minimum(semantic.sub(size_i, first_row), size_g)  # the last group may have fewer rows
+    within = semantic.mod(ij, size_gj)  # the position inside the group, column-major over its rows
+    new_i = semantic.add(first_row, semantic.mod(within, rows))
+    new_j = semantic.floordiv(within, rows)
     return new_i, new_j
 
 
