@@ -116,7 +116,8 @@ def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE) ->
 @builtin
 def cast(input: Any, dtype: Any, fp_downcast_rounding: Any = None, bitcast: Any = False) -> tensor:
     """`input` converted to `dtype` (bit-reinterpreted with bitcast=True); as `input.to(dtype)`."""
-    return current_semantic().cast(_c(input), _c(dtype), bitcast=bool(_c(bitcast)))
+    return current_semantic().to_tensor(_c(input)).to(_c(dtype), fp_downcast_rounding=_c(fp_downcast_rounding),
+                                                      bitcast=_c(bitcast))
 
 
 @builtin
