@@ -6,6 +6,8 @@ mode. Interpreter and CPU target; outputs start as NaN."""
 
 from __future__ import annotations
 
+import platform
+
 import pytest
 import torch
 
@@ -42,15 +44,22 @@ def _inputs(gen: torch.Generator, n: int = 256) -> torch.Tensor:
     return x
 
 
+CONVERSIONS = [(torch.float32, torch.float16), (torch.float32, torch.bfloat16), (torch.float64, torch.float32)]
+
+
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
-@pytest.mark.parametrize("src, dst", [(torch.float32, torch.float16), (torch.float32, torch.bfloat16),
-                                      (torch.float64, torch.float32)])
+@pytest.mark.parametrize("src, dst", CONVERSIONS)
 @pytest.mark.parametrize("rounding", ["rtne", "rtz"])
 def test_downcast_rounding(src, dst, rounding, mode, request, gen):
     request.getfixturevalue(mode)
+    check_downcast(src, dst, rounding, "cpu", gen)
+
+
+def check_downcast(src: torch.dtype, dst: torch.dtype, rounding: str, device: str, gen: torch.Generator) -> None:
     x = _inputs(gen).to(src)
-    y = torch.full(x.shape, float("nan"), dtype=dst)
-    convert[(1,)](x, y, ROUNDING=rounding, BLOCK=x.numel())
+    y = torch.full(x.shape, float("nan"), dtype=dst, device=device)
+    convert[(1,)](x.to(device), y, ROUNDING=rounding, BLOCK=x.numel())
+    y = y.cpu()
     want = x.to(dst) if rounding == "rtne" else toward_zero(x, dst)
     assert torch.equal(y.isnan(), want.isnan())
     assert torch.equal(y.nan_to_num(), want.nan_to_num())
@@ -68,3 +77,16 @@ def widen(x_ptr, y_ptr, BLOCK: tl.constexpr):
 def test_rounding_on_a_widening_conversion_is_refused(compiled):
     with pytest.raises(CompilationError, match="narrowing float conversions only"):
         widen[(1,)](torch.zeros(16, dtype=torch.float16), torch.empty(16), BLOCK=16)
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                    reason="ptxas and libdevice wheels exist for Linux x86-64 only")
+@pytest.mark.parametrize("dst", [torch.float16, torch.bfloat16])
+def test_toward_zero_assembles_for_sm90(dst):
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    bound = convert.bind((torch.empty(128), torch.empty(128, dtype=dst)), {"ROUNDING": "rtz", "BLOCK": 128})
+    ptx = compile_specialized(convert, convert.specialize(bound), target="cuda:90", num_warps=4,
+                              native=False).asm["ptx"]
+    check_ptx(ptx, "sm_90", "convert")

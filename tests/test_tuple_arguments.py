@@ -7,6 +7,7 @@ inputs, NaN-poisoned outputs, float64 references."""
 
 from __future__ import annotations
 
+import platform
 from typing import NamedTuple
 
 import pytest
@@ -148,3 +149,16 @@ def test_jit_functions_in_tuples(mode, request, gen):
         apply_epilogue[(1,)](x, out, Epilogue(fn, (s,)), BLOCK=32)
         torch.testing.assert_close(out.double(), want, rtol=1e-6, atol=1e-6)
 
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                    reason="ptxas and libdevice wheels exist for Linux x86-64 only")
+def test_tuple_arguments_assemble_for_sm90():
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    x, y = torch.empty(20, 40), torch.empty(13, 17)
+    bound = named_tuples.bind((Strided(x, x.shape, x.stride()), Strided(y, y.shape, y.stride())), {"BM": 16, "BN": 32})
+    ptx = compile_specialized(named_tuples, named_tuples.specialize(bound), target="cuda:90", num_warps=4,
+                              native=False).asm["ptx"]
+    check_ptx(ptx, "sm_90", "named_tuples")
