@@ -2,7 +2,7 @@
 
 from .kernel_compiler.errors import CompilationError, PerformanceWarning
 from .kernel_compiler.runtime.sanitizer import SanitizerError
-from .kernel_compiler.runtime.jit import JITFunction, jit
+from .kernel_compiler.runtime.jit import JITFunction, jit, must_use_result
 from .kernel_compiler.runtime.autotuner import Autotuner, Config, Heuristics, autotune, heuristics
 from . import config, language, metrics, testing
 from .language.builtins import cdiv
@@ -33,4 +33,4 @@ def __getattr__(name: str):
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "PerformanceWarning", "SanitizerError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "config", "jit", "language", "metrics", "testing", "__version__"]
+__all__ = ["Autotuner", "Config", "Heuristics", "autotune", "heuristics", "CompilationError", "PerformanceWarning", "SanitizerError", "CompiledKernel", "cdiv", "next_power_of_2", "JITFunction", "compile", "config", "jit", "must_use_result", "language", "metrics", "testing", "__version__"]

@@ -280,6 +280,7 @@ def test_autotune_over_heuristics():
         torch.testing.assert_close(out, x + 1)
         assert kernel.best_config.kwargs == {"BLOCK": 64}
     assert True in even_values and False in even_values
+    assert kernel.base_fn is maybe_masked_kernel.fn  # the Python function under the decorators (Triton's)
 
 
 def test_prune_configs_by():

@@ -139,11 +139,12 @@ ports = [tp.Port("tutorial", "tutorials", "tutorial.py", check_tutorial),
          tp.Port("skipping tutorial", "tutorials", "skipping.py", check_tutorial),
          tp.Port("library op", "liger", "minilib.ops.square", check_library),
          tp.Port("missing feature", "tutorials", "tutorial.py", check_tutorial, needs=("no_such_name",)),
-         tp.Port("gpu only", "tutorials", "tutorial.py", check_tutorial, devices=("cuda",))]
+         tp.Port("gpu only", "tutorials", "tutorial.py", check_tutorial, devices=("cuda",)),
+         tp.Port("asks capability", "tutorials", "capability.py", check_tutorial, asks_capability=True)]
 roots = {"tutorials": tutorials, "liger": library}
 outcomes = [tp.run_port(port, roots, "cpu") for port in ports]
 tp.report(outcomes)
-print("JSON " + json.dumps({o.port.name: [o.status, o.detail] for o in outcomes}))
+print("JSON " + json.dumps({o.port.name: [o.status, o.detail, o.notes] for o in outcomes}))
 '''
 
 
@@ -153,6 +154,8 @@ def _write_fixtures(tmp_path: Path) -> tuple[Path, Path]:
     (tutorials / "tutorial.py").write_text(TUTORIAL)
     # a kernel that leaves the last element unwritten: the poisoned allocation shows it
     (tutorials / "skipping.py").write_text(TUTORIAL.replace("tl.constexpr(0)", "tl.constexpr(1)"))
+    # a tutorial that asks the GPU's generation at import (as tutorial 06 does to filter its configs)
+    (tutorials / "capability.py").write_text(TUTORIAL + "\nMAJOR = torch.cuda.get_device_capability()[0]\n")
     library = tmp_path / "library"
     ops = library / "src" / "minilib" / "ops"
     ops.mkdir(parents=True)
@@ -174,13 +177,15 @@ def test_tool_runs_checks_and_catches_unwritten_outputs(tmp_path: Path):
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(line for line in done.stdout.splitlines() if line.startswith("JSON "))
     outcomes = json.loads(line[5:])
-    assert outcomes["tutorial"] == ["pass", ""], outcomes
-    assert outcomes["library op"] == ["pass", ""], outcomes
-    status, detail = outcomes["skipping tutorial"]
+    assert outcomes["tutorial"][:2] == ["pass", ""], outcomes
+    assert outcomes["library op"][:2] == ["pass", ""], outcomes
+    status, detail, _ = outcomes["skipping tutorial"]
     assert status == "fail" and "NaN" in detail and "(999,)" in detail, detail
     assert outcomes["missing feature"][0] == "n.a." and "tl.no_such_name" in outcomes["missing feature"][1]
     assert outcomes["gpu only"][0] == "n.a." and "cuda" in outcomes["gpu only"][1]
-    assert "3 pass" not in done.stdout and "2 pass, 1 fail, 2 n.a." in done.stdout
+    status, _, notes = outcomes["asks capability"]
+    assert status == "pass" and "get_device_capability() with (0, 0)" in notes[0], outcomes["asks capability"]
+    assert "3 pass, 1 fail, 2 n.a." in done.stdout
 
 
 def _kept(source: str) -> str:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .diagnostics import perf_warnings
+from .frontend.grouped_arguments import flatten_launch_values, is_grouped
 from .frontend.specialization import ArgSpec, spec_from_signature
 
 log = logging.getLogger("inductor_tile")
@@ -54,9 +55,15 @@ class CompiledKernel:
         text = self.asm.get("sanitizer")
         return json.loads(text) if text else None
 
+    def __post_init__(self) -> None:
+        # host TensorDescriptor and tuple arguments stand for several of the runner's values
+        self.grouped_arguments = any(is_grouped(spec) for spec in self.specs)
+
     def launch_values(self, jit_fn: Any, values: tuple, grid: tuple[int, int, int]) -> None:
         """Launch with the arguments in parameter order (constexprs included)."""
         if self.runner is not None:
+            if self.grouped_arguments:
+                values = flatten_launch_values(self.specs, values)
             self.runner.launch(values, grid)
             return
         from .runtime.interpret import interpret_launch

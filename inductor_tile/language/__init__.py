@@ -62,6 +62,13 @@ __all__ += [
     "histogram", "device_assert", "device_print", "make_block_ptr", "advance", "cast",
     "swizzle2d", "assume", "pi32_t",
 ]
+# tensor descriptors (lowered like block pointers: masked tiles of pointers)
+from .tensor_descriptor import load_tensor_descriptor, make_tensor_descriptor, store_tensor_descriptor, tensor_descriptor
+
+tensor_descriptor_base = tensor_descriptor  # Triton's base class of descriptors: here there is one kind
+
+__all__ += ["load_tensor_descriptor", "make_tensor_descriptor", "store_tensor_descriptor", "tensor_descriptor",
+            "tensor_descriptor_base"]
 # matrix products
 from .dot import dot
 

@@ -116,7 +116,8 @@ def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE) ->
 @builtin
 def cast(input: Any, dtype: Any, fp_downcast_rounding: Any = None, bitcast: Any = False) -> tensor:
     """`input` converted to `dtype` (bit-reinterpreted with bitcast=True); as `input.to(dtype)`."""
-    return current_semantic().cast(_c(input), _c(dtype), bitcast=bool(_c(bitcast)))
+    return current_semantic().to_tensor(_c(input)).to(_c(dtype), fp_downcast_rounding=_c(fp_downcast_rounding),
+                                                      bitcast=_c(bitcast))
 
 
 @builtin
@@ -128,9 +129,10 @@ def swizzle2d(i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -> tuple:
     size_gj = semantic.mul(size_g, size_j)
     group = semantic.floordiv(ij, size_gj)
     first_row = semantic.mul(group, size_g)
-    rows = semantic.minimum(semantic.sub(size_i, first_row), size_g)
-    new_i = semantic.add(first_row, semantic.mod(ij, rows))
-    new_j = semantic.floordiv(semantic.mod(ij, size_gj), rows)
+    rows = semantic.minimum(semantic.sub(size_i, first_row), size_g)  # the last group may have fewer rows
+    within = semantic.mod(ij, size_gj)  # the position inside the group, column-major over its rows
+    new_i = semantic.add(first_row, semantic.mod(within, rows))
+    new_j = semantic.floordiv(within, rows)
     return new_i, new_j
 
 

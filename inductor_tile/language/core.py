@@ -187,7 +187,11 @@ class tensor:
         return float(current_semantic().to_python(self))
 
     # --- methods, as in Triton ----------------------------------------------
-    def to(self, dtype: dtype, bitcast: bool = False) -> "tensor":
+    def to(self, dtype: dtype, fp_downcast_rounding: Any = None, bitcast: bool = False) -> "tensor":
+        if _unwrap(fp_downcast_rounding) is not None:
+            if _unwrap(bitcast):
+                raise ValueError("x.to(...): fp_downcast_rounding and bitcast=True exclude each other")
+            return current_semantic().cast_rounded(self, _unwrap(dtype), fp_downcast_rounding)
         return current_semantic().cast(self, _unwrap(dtype), bitcast=bool(_unwrap(bitcast)))
 
     def __getitem__(self, slices: Any) -> "tensor":

@@ -15,6 +15,7 @@ from .core import constexpr, tensor
 from .dtypes import block_type, dtype, is_power_of_two
 from .block_pointer import BlockPointerSemantic
 from .semantic_lang import LanguageSemantic
+from .tensor_descriptor import TensorDescriptorSemantic
 
 MAX_TENSOR_NUMEL = 1 << 20
 FLOAT32_MAX = (2 - 2**-23) * 2**127
@@ -48,7 +49,7 @@ def _check_writable(ptr: tensor, what: str) -> None:
                              "annotated tl.const)")
 
 
-class Semantic(LanguageSemantic, BlockPointerSemantic):
+class Semantic(LanguageSemantic, BlockPointerSemantic, TensorDescriptorSemantic):
     """The language's rules, building through `builder`.
 
     `concrete` is True for the interpreter, whose handles hold values that Python control

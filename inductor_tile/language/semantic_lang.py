@@ -189,6 +189,30 @@ class LanguageSemantic:
     # ===--------------------------------------------------------------------===
     # Synchronization
     # ===--------------------------------------------------------------------===
+    def cast_rounded(self, x: Any, dst: dtype, rounding: Any) -> tensor:
+        """`x.to(dst, fp_downcast_rounding=rounding)`: a narrowing float conversion rounded to nearest even
+        ("rtne", the default) or toward zero ("rtz"); other conversions take no rounding mode (Triton's rule).
+        Toward zero is the nearest-even result stepped back by one unit in the last place where it landed
+        farther from zero than `x` (an overflow to infinity becomes the largest finite value)."""
+        from .semantic import TileValueError
+
+        x, rounding = self.to_tensor(x), _unwrap(rounding)
+        if rounding is None:
+            return self.cast(x, dst)
+        src = x.dtype
+        if not (src.is_floating() and dst.is_floating() and dst.primitive_bitwidth < src.primitive_bitwidth):
+            raise TileValueError(f"fp_downcast_rounding applies to narrowing float conversions only, not {src} to "
+                                 f"{dst}")
+        if rounding not in ("rtne", "rtz"):
+            raise TileValueError(f"fp_downcast_rounding must be 'rtne' or 'rtz', got {rounding!r}")
+        nearest = self.cast(x, dst)
+        if rounding == "rtne":
+            return nearest
+        bits_type = {16: T.int16, 32: T.int32}[dst.primitive_bitwidth]
+        farther = self.compare("gt", self.abs(self.cast(nearest, src)), self.abs(x))  # false for NaN
+        stepped = self.cast(self.sub(self.cast(nearest, bits_type, bitcast=True), 1), dst, bitcast=True)
+        return self.where(farther, stepped, nearest)
+
     def debug_barrier(self) -> None:
         self.builder.create_debug_barrier()
 

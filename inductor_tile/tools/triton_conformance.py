@@ -8,7 +8,7 @@ For every test function the tool prints how many of its parametrizations passed,
 were not applicable, and for failures the first error; then a summary.
 
 Not applicable: skipped by the test itself, or a family outside this project's language
-(`NOT_APPLICABLE_FAMILIES`: dot/MMA, fp8, TMA/tensor descriptors, Triton compiler internals),
+(`NOT_APPLICABLE_FAMILIES`: dot/MMA, fp8, Triton compiler internals),
 or failing only because it uses a Triton API outside the language (`NOT_APPLICABLE_ERRORS`).
 A failure is anything else: a wrong result, a compile error, a missing `tl.` name.
 
@@ -36,7 +36,6 @@ import pytest
 NOT_APPLICABLE_FAMILIES = [
     (r"dot|mma|matmul|gemm", "tl.dot (another issue)"),
     (r"fp8|f8|float8|e4m3|e5m2|mxfp|scaled", "fp8 types"),
-    (r"tma|descriptor|tensor_desc", "TMA / tensor descriptors"),
     (r"inline_asm|ptx|ttgir|llir|amdgcn|asm", "GPU assembly / Triton IR text"),
     (r"convert2d|convert_layout|local_load|shared_layout|linear_layout|chain_reduce_layout|layout",
      "Triton layout attributes in MLIR text"),
@@ -50,9 +49,9 @@ NOT_APPLICABLE_ERRORS = [
     (r"`JITFunction\.warmup`", "Triton compile-only API"),
     (r"fp8 tensors|`triton\.language\.float8|float8_e|float8e", "fp8 types"),
     (r"launch_cooperative_grid|launch_pdl|maxnreg", "Triton launch options"),
-    (r"`triton\.language\.(dot|dot_scaled|make_tensor_descriptor|inline_asm_elementwise)`", "outside this issue"),
+    (r"`triton\.language\.(dot|dot_scaled|inline_asm_elementwise)`", "outside this issue"),
     (r"MLIR|ttgir|\.asm\[", "Triton IR text"),
-    (r"<missing triton\.language\.(dot|dot_scaled|make_tensor_descriptor|inline_asm_elementwise|float8)",
+    (r"<missing triton\.language\.(dot|dot_scaled|inline_asm_elementwise|float8)",
      "outside this issue"),
     (r"Torch not compiled with CUDA|torch\.cuda\.", "needs CUDA"),
 ]

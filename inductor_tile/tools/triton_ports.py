@@ -31,6 +31,10 @@ from typing import Any, Callable
 import torch
 
 
+#: what `torch.cuda.get_device_capability()` answers in a CPU run of a port that asks (`Port.asks_capability`)
+CPU_CAPABILITY = (0, 0)
+
+
 class NotApplicable(Exception):
     """The port needs something outside this project (hardware feature, missing package): n.a., not fail."""
 
@@ -45,7 +49,10 @@ class Port:
     check: Callable[[Any, str], list[str]]  # (loaded module, device) -> notes; raises on a wrong result
     changes: str = "none"  # what beyond imports the port needs
     needs: tuple[str, ...] = ()  # `tl.` names the port uses that inductor_tile may lack: n.a. while it does
-    devices: tuple[str, ...] = ("cpu", "cuda")  # where the port can run at all (e.g. it asks CUDA at import)
+    devices: tuple[str, ...] = ("cpu", "cuda")  # where the port can run at all
+    # the port asks torch.cuda.get_device_capability() at import (to filter its autotuning configs): on the
+    # CPU the tool answers (0, 0), as no GPU there is any particular generation
+    asks_capability: bool = False
 
     def not_applicable(self, device: str) -> str | None:
         """Why the port cannot run here (None: it can)."""
@@ -215,7 +222,13 @@ def run_port(port: Port, roots: dict[str, Path], device: str) -> Outcome:
     if reason:
         return Outcome(port, "n.a.", reason)
     try:
-        module, notes = load_port(port, roots)
+        notes = []
+        if port.asks_capability and device == "cpu":
+            torch.cuda.get_device_capability = lambda *args, **kwargs: CPU_CAPABILITY
+            notes.append(f"the tool answered torch.cuda.get_device_capability() with {CPU_CAPABILITY} (the port "
+                         "asks at import)")
+        module, load_notes = load_port(port, roots)
+        notes += load_notes
         notes += port.check(module, device) or []
         return Outcome(port, "pass", "", time.perf_counter() - start, notes)
     except NotApplicable as e:

@@ -31,7 +31,8 @@ MODULES = ("triton", "triton.language", "triton.language.core", "triton.language
            "triton.language.extra.libdevice", "triton.language.extra.cuda", "triton.language.extra.cuda.libdevice",
            "triton.language.math", "triton.runtime", "triton.runtime.errors", "triton.runtime.jit",
            "triton.runtime.driver", "triton.compiler", "triton.compiler.errors", "triton.testing",
-           "triton._internal_testing", "triton.knobs", "triton.tools", "triton.tools.tensor_descriptor")
+           "triton._internal_testing", "triton.knobs", "triton.tools", "triton.tools.tensor_descriptor",
+           "triton.tools.mxfp")
 
 
 class MissingFeature(NotImplementedError):
@@ -168,6 +169,8 @@ def jit(fn: Any = None, **options: Any) -> Any:
 INT_DTYPES = ["int8", "int16", "int32", "int64"]
 UINT_DTYPES = ["uint8", "uint16", "uint32", "uint64"]
 FLOAT_DTYPES = ["float16", "float32", "float64"]
+#: element types the descriptor tests run with (Triton's: those of 8 to 32 bits, bfloat16 included)
+TMA_DTYPES = sorted(set(INT_DTYPES + UINT_DTYPES + FLOAT_DTYPES + ["bfloat16"]) - {"int64", "uint64", "float64"})
 
 
 def numpy_random(shape: Any, dtype_str: str, rs: np.random.RandomState | None = None, low: Any = None,
@@ -253,7 +256,7 @@ def _internal_testing() -> types.ModuleType:
         dtypes=INT_DTYPES + UINT_DTYPES + FLOAT_DTYPES, dtypes_with_bfloat16=INT_DTYPES + UINT_DTYPES + FLOAT_DTYPES
         + ["bfloat16"], torch_float8_dtypes=["float8_e4m3fn", "float8_e5m2"],
         torch_dtypes=["bool"] + INT_DTYPES + ["uint8"] + FLOAT_DTYPES + ["bfloat16"],
-        tma_dtypes=[], is_interpreter=lambda: False, is_cuda=lambda: is_cuda, is_hip=lambda: False,
+        tma_dtypes=TMA_DTYPES, is_interpreter=lambda: False, is_cuda=lambda: is_cuda, is_hip=lambda: False,
         is_hopper=lambda: is_cuda, is_hip_cdna=lambda: False, is_hip_cdna2=lambda: False,
         is_hip_cdna3=lambda: False, is_hip_cdna4=lambda: False, is_hip_gfx12=lambda: False, is_xpu=lambda: False,
         get_arch=lambda: "sm90" if is_cuda else "cpu", get_current_target=lambda: _Target(_device),
@@ -294,6 +297,13 @@ def _device_properties(device_index: Any = None) -> dict[str, int]:
         sms, warp = 132, 32
     return {"max_shared_mem": 227 * 1024, "multiprocessor_count": sms, "max_num_regs": 65536, "warpSize": warp,
             "max_threads_per_sm": 2048, "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
+
+
+def set_allocator(allocator: Any) -> None:
+    """`triton.set_allocator(fn)`: Triton allocates global scratch memory (TMA descriptors made in a kernel)
+    through it. Descriptors here are pointer arithmetic and need no scratch memory: accepted, never called."""
+    if allocator is not None and not callable(allocator):
+        raise TypeError(f"triton.set_allocator: expected a callable (size, alignment, stream), got {allocator!r}")
 
 
 # ===------------------------------------------------------------------------===
@@ -342,9 +352,13 @@ def install(device: str = "cpu", compile_only_api: bool = False) -> None:
                     autotune=inductor_tile.autotune, heuristics=inductor_tile.heuristics,
                     CompilationError=CompilationError, TritonError=errors_tuple, runtime=runtime,
                     compiler=compiler, testing=testing, reinterpret=reinterpret, __version__="3.3.0+inductor_tile",
-                    knobs=_Proxy("triton.knobs"))
-    tensor_descriptor = _Proxy("triton.tools.tensor_descriptor")  # TensorDescriptor: a Missing placeholder
-    tools = _Proxy("triton.tools", None, tensor_descriptor=tensor_descriptor)
+                    knobs=_Proxy("triton.knobs"), set_allocator=set_allocator,
+                    must_use_result=inductor_tile.must_use_result)
+    from . import tensor_descriptor as _tensor_descriptor
+
+    tensor_descriptor = _Proxy("triton.tools.tensor_descriptor", _tensor_descriptor)
+    mxfp = _Proxy("triton.tools.mxfp")  # MXFP4Tensor, ...: Missing placeholders (fp4 is outside this project)
+    tools = _Proxy("triton.tools", None, tensor_descriptor=tensor_descriptor, mxfp=mxfp)
     triton.__dict__["tools"] = tools
     internal = _internal_testing()
     triton.__dict__["_internal_testing"] = internal
@@ -355,7 +369,7 @@ def install(device: str = "cpu", compile_only_api: bool = False) -> None:
                "triton.runtime.jit": runtime_jit, "triton.runtime.driver": driver, "triton.compiler": compiler,
                "triton.compiler.errors": compiler_errors, "triton.testing": testing,
                "triton._internal_testing": internal, "triton.knobs": triton.knobs, "triton.tools": tools,
-               "triton.tools.tensor_descriptor": tensor_descriptor}
+               "triton.tools.tensor_descriptor": tensor_descriptor, "triton.tools.mxfp": mxfp}
     for name, module in modules.items():
         module.__path__ = []  # a package, so `import triton.x.y` looks the submodules up in sys.modules
         if module.__spec__ is None:  # importlib.util.find_spec("triton") (torch asks) needs one

@@ -26,6 +26,7 @@ from ...language.python_min_max import kernel_max, kernel_min
 from ...language.semantic import Semantic
 from ..errors import CompilationError
 from .branch_values import BranchValues
+from .grouped_arguments import unflatten
 from .specialization import ArgSpec
 
 _BINARY_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
@@ -217,6 +218,11 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
     def visit_Expr(self, node: ast.Expr) -> None:
         if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
             return None  # docstring
+        if isinstance(node.value, ast.Call):  # a helper marked @must_use_result called for nothing
+            fn = _unwrap(self.visit(node.value.func))
+            message = getattr(fn, "unused_result_message", None)
+            if isinstance(message, str):
+                raise self.error(node, f"The result of {fn.__name__} is not being used. {message}".rstrip())
         self.visit(node.value)
 
     def assign(self, target: ast.expr, value: Any, keep_numbers: bool = False) -> None:
@@ -234,7 +240,19 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             for t, v in zip(target.elts, values):
                 self.assign(t, v, keep_numbers)
             return
-        raise self.unsupported(target, "assignment to something other than a name or a tuple of names")
+        if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            # `t[i] = v` on a tuple: the name is bound to a new tuple with that element replaced (Triton's rule)
+            container = _unwrap(self.visit(target.value))
+            index = _unwrap(self.visit(target.slice))
+            if isinstance(container, tuple) and isinstance(index, int):
+                if isinstance(_unwrap(value), (int, float, bool)) and not keep_numbers:
+                    value = self.semantic.to_tensor(value)
+                items = list(container)
+                items[index] = value
+                self.scope[target.value.id] = type(container)(*items) if hasattr(container, "_fields") else tuple(items)
+                return
+        raise self.unsupported(target, "assignment to something other than a name, a tuple of names or an "
+                                       "element of a tuple")
 
     def visit_Assign(self, node: ast.Assign) -> None:
         value = self.visit(node.value)
@@ -259,8 +277,10 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
 
     def visit_Assert(self, node: ast.Assert) -> None:
         test = self.visit(node.test)
-        if _is_tile(test):
-            raise self.unsupported(node, "`assert` on a runtime value; use tl.static_assert for compile-time checks")
+        if _is_tile(test):  # Triton's rule: a runtime `assert` is tl.device_assert (checked in debug mode only)
+            message = "" if node.msg is None else str(_unwrap(self.visit(node.msg)))
+            self.semantic.device_assert(test, message or ast.unparse(node.test), None)
+            return
         if not _unwrap(test):
             message = "" if node.msg is None else f": {_unwrap(self.visit(node.msg))}"
             raise self.error(node, f"assertion failed{message}")
@@ -632,6 +652,8 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             return fn(*args, **kwargs)
         if getattr(fn, "__self__", None) is not None and _is_tile(fn.__self__):
             return fn(*args, **kwargs)  # a tensor method: x.to(...), x.reshape(...)
+        if isinstance(fn, type) and issubclass(fn, tuple) and hasattr(fn, "_fields"):
+            return fn(*args, **kwargs)  # a NamedTuple holding kernel values (Triton allows them as aggregates)
         if fn in (py_builtins.isinstance, py_builtins.hasattr):  # compile-time questions about a value's Python type
             return constexpr(fn(args[0] if _is_tile(args[0]) else _unwrap(args[0]), _unwrap(args[1])))
         if fn in _TILE_MIN_MAX and any(_is_tile(a) for a in list(args) + list(kwargs.values())):
@@ -652,9 +674,9 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
         bound.apply_defaults()
         scope = {}
         for name, value in bound.arguments.items():
-            if name in fn.constexpr_names and _is_tile(value):
-                raise self.error(node, f"argument '{name}' of `{fn.__name__}` is tl.constexpr but got a runtime value")
-            scope[name] = constexpr(value) if name in fn.constexpr_names else value
+            # a helper's tl.constexpr parameter given a runtime value keeps it (Triton's rule: only a kernel's
+            # own parameters are specialized; tutorial 06 passes tiles to its helper's constexpr parameters)
+            scope[name] = constexpr(value) if name in fn.constexpr_names and not _is_tile(value) else value
         callee = CodeGenerator(fn, self.semantic, scope)
         try:
             return callee.visit(fn.parse())
@@ -675,17 +697,21 @@ def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any, num_warps: in
     arg_attrs = [{"tt.divisibility": 16} if s.divisible_by_16 else {} for s in runtime]
     handles = builder.create_function(jit_fn.kernel_name(specs), [s.type for s in runtime], arg_attrs)
     handle_of = dict(zip([s.name for s in runtime], handles))
-    scope: dict[str, Any] = {}
+    values: dict[str, Any] = {}
     for spec in specs:
         if spec.kind == "constexpr":
-            scope[spec.name] = constexpr(spec.value)
+            values[spec.name] = constexpr(spec.value)
         elif spec.equal_to_1:
-            scope[spec.name] = constexpr(1)
+            values[spec.name] = constexpr(1)
         else:
-            scope[spec.name] = tensor(handle_of[spec.name], spec.type)
-    generator = CodeGenerator(jit_fn, semantic, scope)
-    generator.is_kernel = True
+            values[spec.name] = tensor(handle_of[spec.name], spec.type)
     with semantic_scope(semantic):
+        # host TensorDescriptors and tuples are several specs each: rebuilt here as the kernel sees them
+        kernel_values, scope, i = [values[s.name] for s in specs], {}, 0
+        for name in jit_fn.arg_names:
+            scope[name], i = unflatten(semantic, specs, kernel_values, i)
+        generator = CodeGenerator(jit_fn, semantic, scope)
+        generator.is_kernel = True
         generator.visit(jit_fn.parse())
     builder.create_return()
     return builder.module

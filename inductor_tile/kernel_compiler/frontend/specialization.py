@@ -36,10 +36,17 @@ class ArgSpec:
     value: Any = None  # constexpr value
     divisible_by_16: bool = False
     equal_to_1: bool = False
+    # a host TensorDescriptor's base pointer: (block_shape, padding); its shape and strides follow as scalars
+    descriptor: tuple | None = None
 
     def key(self) -> tuple:
         if self.kind == "constexpr":
+            source = getattr(self.value, "cache_key", None) if hasattr(self.value, "binder") else None
+            if isinstance(source, str):  # a @jit function passed as an argument: its source, not just its name
+                return (self.name, "constexpr", repr(self.value), source)
             return (self.name, "constexpr", repr(self.value))
+        if self.descriptor is not None:
+            return (self.name, self.type.to_ir_string(), self.divisible_by_16, self.equal_to_1, self.descriptor)
         return (self.name, self.type.to_ir_string(), self.divisible_by_16, self.equal_to_1)
 
 

@@ -19,8 +19,22 @@ from ...language.core import constexpr, current_semantic
 HELPER = "__tile_as_assigned__"
 
 
-def as_assigned(value: Any, unpack: bool = False) -> Any:
-    """What a name is bound to: a Python number (or a constexpr of one) becomes a scalar tile."""
+_NOTHING = object()
+
+
+def as_assigned(value: Any, unpack: bool = False, into: Any = _NOTHING, at: Any = None) -> Any:
+    """What a name is bound to: a Python number (or a constexpr of one) becomes a scalar tile.
+    With `into`: `name[at] = value`, where `name` holds `into`; a tuple is replaced by a new tuple with that
+    element changed (Triton's rule), other containers change in place."""
+    if into is not _NOTHING:
+        value = as_assigned(value)
+        index = at.value if isinstance(at, constexpr) else at
+        if isinstance(into, tuple):
+            items = list(into)
+            items[index] = value
+            return type(into)(*items) if hasattr(into, "_fields") else tuple(items)
+        into[index] = value
+        return into
     if unpack and isinstance(value, (tuple, list)):
         return type(value)(as_assigned(v) for v in value)
     number = value.value if isinstance(value, constexpr) else value
@@ -45,6 +59,15 @@ class _RouteAssignments(ast.NodeTransformer):
     def visit_Assign(self, node: ast.Assign) -> ast.Assign:
         if len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Tuple, ast.List)):
             node.value = _wrap(node.value, node.targets[0])
+        elif len(node.targets) == 1 and isinstance(node.targets[0], ast.Subscript) and isinstance(
+                node.targets[0].value, ast.Name):  # `t[i] = v`: `t = as_assigned(v, into=t, at=i)`
+            target = node.targets[0]
+            name = target.value.id
+            call = ast.Call(func=ast.Name(id=HELPER, ctx=ast.Load()), args=[node.value], keywords=[
+                ast.keyword(arg="into", value=ast.Name(id=name, ctx=ast.Load())),
+                ast.keyword(arg="at", value=target.slice)])
+            node = ast.copy_location(ast.Assign(targets=[ast.copy_location(ast.Name(id=name, ctx=ast.Store()), target)],
+                                                value=ast.copy_location(call, node.value)), node)
         return node
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AnnAssign:

@@ -110,6 +110,11 @@ class KernelInterface:
     def __name__(self) -> str:  # type: ignore[override]
         return _base_jit(self.fn).__name__
 
+    @property
+    def base_fn(self) -> Callable[..., Any]:
+        """The Python function under the decorators (Triton's attribute)."""
+        return _base_jit(self.fn).fn
+
     def named_args(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         named = dict(zip(self.arg_names, args))
         named.update(kwargs)

@@ -16,6 +16,9 @@ from typing import Any, Callable
 
 import torch
 
+from ...language.core import constexpr
+from ...tools.tensor_descriptor import TensorDescriptor
+
 _Tensor = torch.Tensor
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
@@ -34,7 +37,15 @@ def spec_key(value: Any) -> Any:
         return "i1"
     if value is None:
         return None
-    return ("unsupported", cls)  # the slow path raises the user-facing error
+    if cls is TensorDescriptor:
+        return value.spec_key()
+    if isinstance(value, (tuple, list)):  # each element as a parameter of its own (grouped_arguments.py)
+        return (cls, tuple(spec_key(item) for item in value))
+    if cls is constexpr:
+        return ("constexpr", value.value)
+    # anything else by identity (a @jit function passed as an argument); the slow path explains what a kernel
+    # cannot take (an unhashable value also goes there)
+    return ("object", value)
 
 
 def plain_key(value: Any) -> Any:

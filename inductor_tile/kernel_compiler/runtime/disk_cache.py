@@ -164,6 +164,8 @@ def kernel_key(jit_fn: Any, specs: list[Any], num_warps: int, target: str, sanit
     }
     if sanitize:
         parts["sanitize"] = True
+    if getattr(jit_fn, "debug", False):  # @jit(debug=True): device assertions compiled in
+        parts["debug"] = True
     if num_stages != 3:  # the default keeps the keys of earlier entries
         parts["num_stages"] = num_stages
     return _sha256(json.dumps(parts, sort_keys=True).encode())

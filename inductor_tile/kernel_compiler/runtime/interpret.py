@@ -16,10 +16,12 @@ import torch
 
 from ...language.core import constexpr, semantic_scope, tensor
 from ...language.dtypes import pointer_type
-from ...language.semantic import Semantic
+from ...language.semantic import Semantic, TileTypeError, TileValueError
+from ...tools.tensor_descriptor import TensorDescriptor
 from ..frontend.specialization import TORCH_TO_TILE
 from ..interpreter import InterpreterBuilder, Memory
 from ..interpreter.assignments import interpretable
+from .jit import JITFunction
 
 
 def interpret_launch(jit_fn: Any, bound: dict[str, Any], grid: tuple[int, int, int], num_warps: int = 4) -> None:
@@ -43,6 +45,21 @@ def _to_language(jit_fn: Any, name: str, value: Any, semantic: Semantic, memory:
                  copies: list[tuple[torch.Tensor, torch.Tensor]]) -> Any:
     if name in jit_fn.constexpr_names or value is None:
         return constexpr(value)
+    if isinstance(value, constexpr):
+        return value
+    if isinstance(value, JITFunction):  # a @jit function passed as an argument: called in the kernel
+        return constexpr(value)
+    if isinstance(value, (tuple, list)):  # each element as the compiler sees it (grouped_arguments.py)
+        items = [None if item is None else _to_language(jit_fn, f"{name}[{i}]", item, semantic, memory, copies)
+                 for i, item in enumerate(value)]
+        return type(value)(*items) if hasattr(type(value), "_fields") else tuple(items)
+    if isinstance(value, TensorDescriptor):  # as the compiler sees it: a descriptor of the tensor at its base
+        base = _to_language(jit_fn, name, value.base, semantic, memory, copies)
+        try:
+            return semantic.make_tensor_descriptor(base, value.shape, value.strides, list(value.block_shape),
+                                                   value.padding)
+        except (TileTypeError, TileValueError) as e:
+            raise type(e)(f"argument '{name}' (a TensorDescriptor): {e}") from None
     if isinstance(value, torch.Tensor):
         element = TORCH_TO_TILE.get(value.dtype)
         if element is None:

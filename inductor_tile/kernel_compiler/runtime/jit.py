@@ -17,8 +17,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
 
 from ... import config as _config
-from ...language.core import const, constexpr, current_semantic
-from ..frontend.specialization import ArgSpec, specialize
+from ...language.core import const, constexpr, current_semantic, tensor
+from ..frontend.grouped_arguments import leaf_values, specialize_argument
+from ..frontend.specialization import ArgSpec
 from . import device_assert
 
 #: one `ast.parse` at a time: CPython 3.11 keeps the AST conversion's recursion depth per interpreter,
@@ -74,6 +75,7 @@ class JITFunction:
     """A kernel (or helper) written in the tile language."""
 
     debug = False  # @jit(debug=True): device assertions are compiled in (as with TILE_DEBUG=1)
+    unused_result_message: str | None = None  # @must_use_result: a call whose result is dropped is an error
 
     def __init__(self, fn: Callable, do_not_specialize: tuple[str, ...] = (), repr: Callable | None = None):
         self.fn = fn
@@ -155,7 +157,8 @@ class JITFunction:
         from ..interpreter.assignments import interpretable
 
         bound = self.bind(args, kwargs)
-        return interpretable(self)(**{k: constexpr(v) if k in self.constexpr_names else v for k, v in bound.items()})
+        return interpretable(self)(**{k: constexpr(v) if k in self.constexpr_names and not isinstance(v, tensor) else v
+                                      for k, v in bound.items()})
 
     def bind(self, args: tuple, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Match launch arguments to parameters, with a clear TypeError on a mismatch."""
@@ -167,11 +170,9 @@ class JITFunction:
         return dict(bound.arguments)
 
     def specialize(self, bound: dict[str, Any]) -> list[ArgSpec]:
-        return [
-            specialize(name, value, name in self.constexpr_names, name not in self.do_not_specialize,
-                       name in self.const_names)
-            for name, value in bound.items()
-        ]
+        """One ArgSpec per parameter; a host TensorDescriptor or a tuple gives several (grouped_arguments.py)."""
+        return [spec for name, value in bound.items() for spec in specialize_argument(
+            name, value, name in self.constexpr_names, name not in self.do_not_specialize, name in self.const_names)]
 
     def launcher(self, num_warps: int = 4, **constexprs: Any) -> Any:
         """A `LaunchSite` for launches with these constexprs: `site(grid, *runtime_args)`, the
@@ -351,7 +352,8 @@ def check_num_warps(name: str, num_warps: int) -> None:
 
 def launch_target(bound: dict[str, Any]) -> str:
     """The target a launch runs on: where its tensors live (all must agree)."""
-    devices = {value.device.type for value in bound.values() if hasattr(value, "data_ptr") and hasattr(value, "device")}
+    values = [leaf for value in bound.values() for leaf in leaf_values(value)]  # in descriptors and tuples too
+    devices = {value.device.type for value in values if hasattr(value, "data_ptr") and hasattr(value, "device")}
     if len(devices) > 1:
         raise ValueError(f"kernel arguments live on different devices: {sorted(devices)}")
     device = devices.pop() if devices else "cpu"
@@ -392,3 +394,15 @@ def jit(fn: Callable | None = None, *, do_not_specialize: tuple[str, ...] = (), 
         return kernel
 
     return make if fn is None else make(fn)
+
+
+def must_use_result(message: str = "") -> Callable[[JITFunction], JITFunction]:
+    """Decorator over @jit (Triton's `triton.must_use_result`): calling the helper as a statement, dropping
+    its result, is a compile error naming it, followed by `message`."""
+    def mark(fn: JITFunction) -> JITFunction:
+        if not isinstance(fn, JITFunction):
+            raise TypeError("must_use_result decorates a @jit function (put it above @jit)")
+        fn.unused_result_message = message
+        return fn
+
+    return mark
