@@ -108,3 +108,17 @@ def test_logcumsumexp_rounds_once_as_eager_on_the_cpu():
     for dynamic in (None, True):
         error = (_grad(_compile(fn, dynamic), x.float(), g).double() - expected).abs()
         assert (error <= 1e-5 + 1.3e-6 * expected.abs() + 2 * eager_error).all(), (error - 2 * eager_error).max()
+
+
+def test_adaptive_avg_pool2d_to_a_symbolic_output_size_is_compiled():
+    """``output_size=(None, 7)`` keeps the input's height, a symbol under dynamic=True; Inductor's
+    lowering compared its window with 25 and raised (backend="inductor" too; we ran it eagerly)."""
+    def fn(x):
+        return F.adaptive_avg_pool2d(x, (None, 7))
+
+    x = _rand(2, 8, 8, 8)
+    g = _rand(2, 8, 8, 7, seed=1)
+    out = _grad(_compile(fn, dynamic=True), x.float(), g)
+    assert not metrics.eager_graphs and metrics.generated_kernels > 0
+    torch.testing.assert_close(out.double(), _grad(fn, x, g), rtol=1.3e-6, atol=1e-5)
+    torch.testing.assert_close(_compile(fn, dynamic=True)(x.float()).double(), fn(x), rtol=1.3e-6, atol=1e-5)

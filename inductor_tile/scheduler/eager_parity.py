@@ -13,6 +13,9 @@ says no) Inductor's own lowering runs unchanged.
   right).  ``backend="inductor"`` shares the error (torch 2.11-2.13); aten's backward runs.
   Its one-entry ``padding=(1,)`` (2-D pools) is widened to one entry per dim, which Inductor's
   lowering asserts (``backend="inductor"`` raises with ``dynamic=True``).
+- ``adaptive_avg_pool2d`` to an output size that ``dynamic=True`` made symbolic: Inductor's lowering
+  guards the input's sizes to ints but not the output's, and raises comparing its window with
+  25 (``backend="inductor"`` too); the output size is guarded to ints as well.
 - ``logcumsumexp`` of float32 on the CPU: eager's CPU kernel carries the running value in
   float64 (``at::acc_type<float, false>``), so each output is rounded once; a float32 scan
   loses up to a few ulp, which the backward, ``exp(logcumsumexp(log|g| - out) + x)``, turns into
@@ -112,6 +115,22 @@ def _always(args, kwargs) -> bool:
 
 
 # ===--------------------------------------------------------------------------===
+# adaptive_avg_pool2d to a symbolic output size
+# ===--------------------------------------------------------------------------===
+def _symbolic_output_size(args, kwargs) -> bool:
+    return any(not isinstance(s, int) for s in _arg(args, kwargs, 1, "output_size", ()))
+
+
+def _output_size_guarded(original, *args, **kwargs):
+    """The lowering guards the input's sizes to ints but compares the window of a symbolic output
+    size with 25 (a TypeError: the graph ran eagerly); the output size is guarded to ints too."""
+    from torch._inductor.virtualized import V
+
+    x, output_size = args[0], _arg(args, kwargs, 1, "output_size")
+    return original(x, [V.graph.sizevars.guard_int(s) for s in output_size])
+
+
+# ===--------------------------------------------------------------------------===
 # logcumsumexp in float64 on the CPU
 # ===--------------------------------------------------------------------------===
 def _float32_on_cpu(args, kwargs) -> bool:
@@ -140,6 +159,8 @@ def _replacements():
          "avg_pool2d backward, ceil mode with count_include_pad: Inductor's divisor of the last window"),
         (aten.avg_pool3d_backward.default, _always, _avg_pool_backward(aten.avg_pool3d_backward.default, 3),
          "avg_pool3d backward, ceil mode with count_include_pad: Inductor's divisor of the last window"),
+        (aten._adaptive_avg_pool2d.default, _symbolic_output_size, _output_size_guarded,
+         "adaptive_avg_pool2d to a symbolic output size: guarded to ints, as the input's sizes are"),
         (aten.logcumsumexp.default, _float32_on_cpu, _in_float64,
          "logcumsumexp of float32 on the CPU: eager accumulates in float64"),
     ]
