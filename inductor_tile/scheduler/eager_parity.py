@@ -1,8 +1,8 @@
 """Lowerings of Inductor's whose result is not eager's, replaced while we lower a graph.
 
-Each entry of ``REPLACEMENTS`` is data: the aten overload, a predicate on the lowering's
-arguments, what is lowered instead, and why.  Outside our compiles (and where the predicate
-says no) Inductor's own lowering runs unchanged.
+Each entry of ``_replacements()`` is data: the aten overload, a predicate on the lowering's
+arguments, what is lowered instead, and why (logged at debug level when it applies).  Outside
+our compiles (and where the predicate says no) Inductor's own lowering runs unchanged.
 
 - ``var_mean`` over no elements: Inductor's welford returns a mean of 0 (its
   ``WelfordReduction.create`` answers an empty reduction with constants); eager's mean of
@@ -25,8 +25,10 @@ says no) Inductor's own lowering runs unchanged.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 
+log = logging.getLogger(__name__)
 _lock = threading.RLock()
 _active = threading.local()
 
@@ -156,9 +158,9 @@ def _replacements():
         (aten.var_mean.correction, _empty_var_mean, _aten_handler(aten.var_mean.correction),
          "var_mean over no elements: eager's mean is NaN, Inductor's welford gives 0"),
         (aten.avg_pool2d_backward.default, _always, _avg_pool_backward(aten.avg_pool2d_backward.default, 2),
-         "avg_pool2d backward, ceil mode with count_include_pad: Inductor's divisor of the last window"),
+         "avg_pool2d backward: one padding entry per dim; ceil mode with count_include_pad to aten"),
         (aten.avg_pool3d_backward.default, _always, _avg_pool_backward(aten.avg_pool3d_backward.default, 3),
-         "avg_pool3d backward, ceil mode with count_include_pad: Inductor's divisor of the last window"),
+         "avg_pool3d backward: one padding entry per dim; ceil mode with count_include_pad to aten"),
         (aten._adaptive_avg_pool2d.default, _symbolic_output_size, _output_size_guarded,
          "adaptive_avg_pool2d to a symbolic output size: guarded to ints, as the input's sizes are"),
         (aten.logcumsumexp.default, _float32_on_cpu, _in_float64,
@@ -166,9 +168,10 @@ def _replacements():
     ]
 
 
-def _wrapped(original, applies, replacement):
+def _wrapped(original, applies, replacement, why: str):
     def lowering(*args, **kwargs):
         if getattr(_active, "on", False) and applies(args, kwargs):
+            log.debug("tile: lowering replaced: %s", why)
             return replacement(original, *args, **kwargs)
         return original(*args, **kwargs)
 
@@ -181,10 +184,10 @@ def _install() -> None:
     from torch._inductor.lowering import lowerings
 
     with _lock:
-        for overload, applies, replacement, _why in _replacements():
+        for overload, applies, replacement, why in _replacements():
             current = lowerings.get(overload)
             if current is not None and not hasattr(current, "_tile_eager_parity"):
-                lowerings[overload] = _wrapped(current, applies, replacement)
+                lowerings[overload] = _wrapped(current, applies, replacement, why)
 
 
 @contextlib.contextmanager

@@ -596,7 +596,8 @@ def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: 
             break
         case = generate(seed, device)
         result = run_case(case, device)
-        result.mode, result.backward, result.handover, result.dtype = case.mode, case.backward, case.handover, case.dtype
+        result.mode, result.backward, result.handover = case.mode, case.backward, case.handover
+        result.dtype = case.dtype
         results.append(result)
         if verbose or not result.ok:
             status = "ok" if result.ok else "FAILED"
