@@ -101,24 +101,31 @@ def _triton_rounds_casts():
     import torch
     from torch._inductor.codegen import triton
 
-    original = triton.TritonOverrides.__dict__["to_dtype"]
     low = (torch.float16, torch.bfloat16)
 
-    def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
-        plain = original.__func__(x, dtype, src_dtype, use_compute_types)
-        if not use_compute_types or dtype not in low:
-            return plain
-        if src_dtype == torch.float64:  # eager rounds float64 to float32 first (as codegen/ops.py does)
-            x, src_dtype = f"{x}.to(tl.float32)", torch.float32
-        rounded = original.__func__(x, dtype, src_dtype, False)
-        compute = triton.triton_compute_type(dtype)
-        return rounded if compute == triton.triton_store_type(dtype) else f"{rounded}.to({compute})"
+    def rounding(original):
+        def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
+            if not use_compute_types or dtype not in low:
+                return original(x, dtype, src_dtype, use_compute_types)
+            if src_dtype == torch.float64:  # eager rounds float64 to float32 first (as codegen/ops.py does)
+                x, src_dtype = f"{x}.to(tl.float32)", torch.float32
+            rounded = original(x, dtype, src_dtype, False)
+            compute = triton.triton_compute_type(dtype)
+            return rounded if compute == triton.triton_store_type(dtype) else f"{rounded}.to({compute})"
 
-    triton.TritonOverrides.to_dtype = staticmethod(to_dtype)
+        return staticmethod(to_dtype)
+
+    # the overrides class and, in torch versions where it has its own, the kernel's
+    classes = [c for c in (triton.TritonOverrides, getattr(triton, "TritonKernelOverrides", None))
+               if c is not None and "to_dtype" in c.__dict__]
+    saved = {c: c.__dict__["to_dtype"] for c in classes}
+    for c, method in saved.items():
+        c.to_dtype = rounding(getattr(method, "__func__", method))
     try:
         yield
     finally:
-        triton.TritonOverrides.to_dtype = original
+        for c, method in saved.items():
+            c.to_dtype = method
 
 
 # device type -> the contexts every fallback kernel of the device is generated under
