@@ -214,3 +214,18 @@ def test_summary_lines_and_the_final_table(monkeypatch):
         assert (r.mode, r.backward, r.dtype) == (case.mode, case.backward, case.dtype)
     modes = {f"{r.mode} {'forward+backward' if r.backward else 'forward'}" for r in results}
     assert all(any(line.startswith(m + " ") for line in text.splitlines()) for m in modes), text
+
+
+def test_the_handover_share_changes_only_the_handover(monkeypatch):
+    """``--handover 1.0`` hands every graph over (a run that tests the fallbacks); the graphs are the
+    same, and a failure's replay command carries the share."""
+    for seed in range(20):
+        plain = fuzz.generate(seed)
+        all_over, none = fuzz.generate(seed, handover=1.0), fuzz.generate(seed, handover=0.0)
+        assert all_over.handover and not none.handover
+        assert plain.source == all_over.source == none.source and plain.sizes == all_over.sizes
+    monkeypatch.setattr(fuzz, "run_case", lambda case, device="cpu": fuzz.Result(case.seed, False, "planted"))
+    out = io.StringIO()
+    fuzz.fuzz([5], out=out, handover=1.0)
+    assert "python -m inductor_tile.tools.fuzz --seed 5 --handover 1.0" in out.getvalue()
+    assert "handover True" in out.getvalue()

@@ -2,7 +2,7 @@
 
     python -m inductor_tile.tools.fuzz --seed N            # replay one graph (prints its source)
     python -m inductor_tile.tools.fuzz --count 2000 [--start S] [--device cuda] [--time-budget SEC]
-        [--summary-every N] [-v]
+        [--summary-every N] [--handover P] [-v]
 
 Each seed makes one small random graph (``generate``): pointwise math, broadcasts against
 inputs or keepdim reductions, views (permute, transpose, flatten, unsqueeze, strided and
@@ -259,8 +259,9 @@ def dim_min(token) -> int:
     return {"base": 1, "one": 1, "half": 1, "tail": 0, "flat": 1}[token[0]]
 
 
-def generate(seed: int, device: str = "cpu") -> Case:
-    """The graph of ``seed`` (deterministic)."""
+def generate(seed: int, device: str = "cpu", handover: float | None = None) -> Case:
+    """The graph of ``seed`` (deterministic); ``handover``: the share of graphs whose every node goes
+    to Inductor's scheduling (default 5% on the CPU, 10% on a GPU)."""
     rng = random.Random(seed)
     dtype = rng.choice(["float64", "float64", "float32"])
     b = _Builder(rng, dtype)
@@ -286,8 +287,9 @@ def generate(seed: int, device: str = "cpu") -> Case:
                 if d != marked:
                     s[d] = sizes[0][d]
     backward = rng.random() < 0.6 and not b.uses_int_cast
-    handover = rng.random() < (0.1 if device != "cpu" else 0.05)  # the C++ compiler is slow
-    return Case(seed, source, b.inputs, sizes, dtype, mode, marked, backward, handover, b.ops)
+    share = handover if handover is not None else (0.1 if device != "cpu" else 0.05)  # the C++ compiler is slow
+    handed = rng.random() < share
+    return Case(seed, source, b.inputs, sizes, dtype, mode, marked, backward, handed, b.ops)
 
 
 def _sizes(rng: random.Random, names: list[str]) -> dict:
@@ -585,16 +587,17 @@ def _is_zero(t) -> bool:
 
 
 def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: bool = False, out=sys.stdout,
-         summary_every: int = 0):
+         summary_every: int = 0, handover: float | None = None):
     """Run the seeds' graphs; print one line per failure (with its replay command), a summary line
-    every `summary_every` graphs (0: none), and at the end a summary line and a table."""
+    every `summary_every` graphs (0: none), and at the end a summary line and a table.  ``handover``:
+    see ``generate``."""
     _check_device(device)
     results = []
     start = time.perf_counter()
     for seed in seeds:
         if time_budget is not None and time.perf_counter() - start > time_budget:
             break
-        case = generate(seed, device)
+        case = generate(seed, device, handover)
         result = run_case(case, device)
         result.mode, result.backward, result.handover = case.mode, case.backward, case.handover
         result.dtype = case.dtype
@@ -607,7 +610,8 @@ def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: 
             print(case.describe(), file=out)
             print(f"  {result.error}", file=out)
             print(f"  replay: python -m inductor_tile.tools.fuzz --seed {seed}"
-                  f"{' --device ' + device if device != 'cpu' else ''}", file=out, flush=True)
+                  f"{' --device ' + device if device != 'cpu' else ''}"
+                  f"{f' --handover {handover}' if handover is not None else ''}", file=out, flush=True)
         if summary_every and len(results) % summary_every == 0:
             print(summary_line(results, device, time.perf_counter() - start), file=out, flush=True)
     if not (summary_every and results and len(results) % summary_every == 0):  # else just printed
@@ -666,14 +670,17 @@ def main(argv=None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per graph")
     parser.add_argument("--summary-every", type=int, default=50, metavar="N",
                         help="a summary line every N graphs (default 50; 0: none), and a table at the end")
+    parser.add_argument("--handover", type=float, default=None, metavar="P",
+                        help="share of graphs whose every node goes to Inductor's scheduling "
+                             "(default 0.05 on the CPU, 0.1 on a GPU; give it to --seed too to replay)")
     args = parser.parse_args(argv)
     if args.seed is not None:
-        case = generate(args.seed, args.device)
+        case = generate(args.seed, args.device, args.handover)
         print(case.describe())
-        results = fuzz([args.seed], args.device, verbose=True)
+        results = fuzz([args.seed], args.device, verbose=True, handover=args.handover)
     else:
         results = fuzz(range(args.start, args.start + args.count), args.device, args.time_budget, args.verbose,
-                       summary_every=args.summary_every)
+                       summary_every=args.summary_every, handover=args.handover)
     return 0 if all(r.ok for r in results) else 1
 
 
