@@ -147,6 +147,7 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
     from .codegen.compile_workers import start_at_lowering
     from .graph_cache import tile_caches
     from .scheduler.mix_order import pairing as mix_order_pairing
+    from .scheduler.eager_parity import eager_parity
     from .scheduler.scan_gate import scans_gated
     from .scheduler.matmul_templates import lowered as matmul_templates_lowered
 
@@ -159,6 +160,7 @@ def _tile_inner_compile(gm, example_inputs, **kwargs):
         stack.enter_context(mix_order_pairing())  # only with config.mix_order on
         stack.enter_context(tile_codegen_registered())
         stack.enter_context(scans_gated())  # Scan/Sort nodes only where our codegen takes them
+        stack.enter_context(eager_parity())  # lowerings of Inductor's that differ from eager
         stack.enter_context(matmul_templates_lowered())  # mm/addmm/bmm as tile templates where chosen
         if not config.inlining:
             stack.enter_context(_inlining_disabled())

@@ -192,3 +192,40 @@ def test_an_element_off_eager_but_on_float64_is_no_failure():
     assert not fuzz._float64_agrees(case, sizes, "cpu", 2, ((off_both,), None), ref)
     float64_case = fuzz.Case(**{**case.__dict__, "dtype": "float64"})  # no higher precision to ask
     assert not fuzz._float64_agrees(float64_case, sizes, "cpu", 2, as_float64, ref)
+
+
+def test_summary_lines_and_the_final_table(monkeypatch):
+    """A long run prints a summary line every N graphs and a table per mode/direction/dtype at the end."""
+    def run(case, device="cpu"):
+        return fuzz.Result(case.seed, case.seed != 3, "" if case.seed != 3 else "planted", fallbacks=case.seed % 2,
+                           generated=2, seconds=1.0)
+
+    monkeypatch.setattr(fuzz, "run_case", run)
+    out = io.StringIO()
+    results = fuzz.fuzz(range(6), out=out, summary_every=2)
+    text = out.getvalue()
+    lines = [line for line in text.splitlines() if line.startswith("fuzz: ")]
+    assert [line.split(" graphs")[0] for line in lines] == ["fuzz: 2", "fuzz: 4", "fuzz: 6"], text
+    assert "1 failed (seeds 3)" in lines[-1] and "3 with fallbacks" in lines[-1]
+    total = next(line for line in text.splitlines() if line.startswith("total")).split()
+    assert total[1:7] == ["6", "1", "3", "0", "0", "12"], text
+    for r in results:
+        case = fuzz.generate(r.seed)
+        assert (r.mode, r.backward, r.dtype) == (case.mode, case.backward, case.dtype)
+    modes = {f"{r.mode} {'forward+backward' if r.backward else 'forward'}" for r in results}
+    assert all(any(line.startswith(m + " ") for line in text.splitlines()) for m in modes), text
+
+
+def test_the_handover_share_changes_only_the_handover(monkeypatch):
+    """``--handover 1.0`` hands every graph over (a run that tests the fallbacks); the graphs are the
+    same, and a failure's replay command carries the share."""
+    for seed in range(20):
+        plain = fuzz.generate(seed)
+        all_over, none = fuzz.generate(seed, handover=1.0), fuzz.generate(seed, handover=0.0)
+        assert all_over.handover and not none.handover
+        assert plain.source == all_over.source == none.source and plain.sizes == all_over.sizes
+    monkeypatch.setattr(fuzz, "run_case", lambda case, device="cpu": fuzz.Result(case.seed, False, "planted"))
+    out = io.StringIO()
+    fuzz.fuzz([5], out=out, handover=1.0)
+    assert "python -m inductor_tile.tools.fuzz --seed 5 --handover 1.0" in out.getvalue()
+    assert "handover True" in out.getvalue()

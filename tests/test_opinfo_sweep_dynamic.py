@@ -32,3 +32,11 @@ def test_opinfo_ops_that_fell_back_are_ours_now():
     assert {r.op: r.status for r in results} == dict.fromkeys(FELL_BACK, "correct"), \
         [(r.op, r.status, r.reasons) for r in results]
 
+
+
+def test_an_op_dynamo_cannot_trace_is_skipped_not_failed():
+    """cov with dynamic=True fails in Dynamo (its C++ kernel asks a fake tensor for numel()) with
+    backend="eager" too: no backend sees a graph, so the sweep skips those samples."""
+    (result,) = opinfo_sweep.sweep(["cov"], "float32", max_samples=3, jobs=0, dynamic=True)
+    assert result.status != "failed", result.reasons
+    assert any("Dynamo fails (backend='eager' too)" in r for r in result.reasons), result.reasons

@@ -23,6 +23,8 @@ round trip (``x.to(float16).to(float32)``) as eager does; Inductor's C++ code, u
 skips the rounding.  A rounded value read by one of our kernels and by a fallback kernel then
 has two values in one graph: seed 40250 of the fuzzer, a gradient ``g`` rounded through fp16,
 ``reverse_cumsum(g) - g`` (ours, the fallback) is 3e-4 where both sides are exactly equal.
+Inductor's Triton code skips the rounding too, by a choice its lowering makes per cast; the
+fallback's Triton code is generated with every such cast rounded (``_triton_rounds_casts``).
 """
 
 from __future__ import annotations
@@ -86,10 +88,50 @@ def _eager_precision_casts():
     return inductor_config.patch({"emulate_precision_casts": True})
 
 
-# device type -> the contexts every fallback kernel of the device is generated under.  (Inductor's
-# Triton code rounds or not as the lowering decided, ``use_compute_types``: nothing to set here.)
+@contextlib.contextmanager
+def _triton_rounds_casts():
+    """Inductor's Triton code rounds every cast to fp16/bf16, then computes on in fp32.
+
+    Its lowering decides per cast, when the graph is lowered, whether the Triton code rounds:
+    ``to_dtype(x, float16, use_compute_types=True)`` (every cast unless ``emulate_precision_casts``
+    was on for the whole compile) becomes ``x.to(tl.float32)``, the round trip skipped.  Our
+    kernels round every such cast (as eager); so does the fallback's code generated under this,
+    ``x.to(tl.float16).to(tl.float32)``, which is what Inductor writes under that flag (a float64
+    value through float32 first, as eager and our kernels)."""
+    import torch
+    from torch._inductor.codegen import triton
+
+    low = (torch.float16, torch.bfloat16)
+
+    def rounding(original):
+        def to_dtype(x, dtype, src_dtype=None, use_compute_types=True):
+            if not use_compute_types or dtype not in low:
+                return original(x, dtype, src_dtype, use_compute_types)
+            if src_dtype == torch.float64:  # eager rounds float64 to float32 first (as codegen/ops.py does)
+                x, src_dtype = f"{x}.to(tl.float32)", torch.float32
+            rounded = original(x, dtype, src_dtype, False)
+            compute = triton.triton_compute_type(dtype)
+            return rounded if compute == triton.triton_store_type(dtype) else f"{rounded}.to({compute})"
+
+        return staticmethod(to_dtype)
+
+    # the overrides class and, in torch versions where it has its own, the kernel's
+    classes = [c for c in (triton.TritonOverrides, getattr(triton, "TritonKernelOverrides", None))
+               if c is not None and "to_dtype" in c.__dict__]
+    saved = {c: c.__dict__["to_dtype"] for c in classes}
+    for c, method in saved.items():
+        c.to_dtype = rounding(getattr(method, "__func__", method))
+    try:
+        yield
+    finally:
+        for c, method in saved.items():
+            c.to_dtype = method
+
+
+# device type -> the contexts every fallback kernel of the device is generated under
 EVERY_NODE = {
     "cpu": [_eager_precision_casts],
+    "cuda": [_triton_rounds_casts],
 }
 
 # device type -> the context of the fallback's most conservative code (retried on an error)

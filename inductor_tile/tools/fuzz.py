@@ -2,6 +2,7 @@
 
     python -m inductor_tile.tools.fuzz --seed N            # replay one graph (prints its source)
     python -m inductor_tile.tools.fuzz --count 2000 [--start S] [--device cuda] [--time-budget SEC]
+        [--summary-every N] [--handover P] [-v]
 
 Each seed makes one small random graph (``generate``): pointwise math, broadcasts against
 inputs or keepdim reductions, views (permute, transpose, flatten, unsqueeze, strided and
@@ -16,7 +17,16 @@ or three sets of sizes, and compares outputs and input gradients (backward throu
 every node to Inductor's own scheduling (``handover``): a fallback must be sound for any node.
 
 A compile error, a run-time error or a mismatch is a failure; a fallback is not (it is
-counted).  Every failure found is kept as a regression test in tests/test_fuzz.py.
+counted).  Every failure found is kept as a regression test in tests/test_fuzz.py.  A long run
+prints a summary line every ``--summary-every`` graphs and, at the end, a table of graphs,
+failures, fallbacks and kernels per shape mode and direction, per dtype and for handovers.
+
+Low-precision round trips (``x.to(float16).to(float32)``) are compared at the graph's own
+tolerance, on the GPU too: our kernels round them as eager does, and so do fallback kernels
+(``scheduler/fallback.py``: Inductor's C++ under ``emulate_precision_casts``, its Triton code
+with every such cast rounded), so a handed-over graph computes eager's values, not a rounding
+Inductor's lowering chose to skip.  (No looser tolerance, and no ``emulate_precision_casts``
+for the whole compile: that would also change how our own kernels round fp16 arithmetic.)
 """
 
 from __future__ import annotations
@@ -249,8 +259,9 @@ def dim_min(token) -> int:
     return {"base": 1, "one": 1, "half": 1, "tail": 0, "flat": 1}[token[0]]
 
 
-def generate(seed: int, device: str = "cpu") -> Case:
-    """The graph of ``seed`` (deterministic)."""
+def generate(seed: int, device: str = "cpu", handover: float | None = None) -> Case:
+    """The graph of ``seed`` (deterministic); ``handover``: the share of graphs whose every node goes
+    to Inductor's scheduling (default 5% on the CPU, 10% on a GPU)."""
     rng = random.Random(seed)
     dtype = rng.choice(["float64", "float64", "float32"])
     b = _Builder(rng, dtype)
@@ -276,8 +287,9 @@ def generate(seed: int, device: str = "cpu") -> Case:
                 if d != marked:
                     s[d] = sizes[0][d]
     backward = rng.random() < 0.6 and not b.uses_int_cast
-    handover = rng.random() < (0.1 if device != "cpu" else 0.05)  # the C++ compiler is slow
-    return Case(seed, source, b.inputs, sizes, dtype, mode, marked, backward, handover, b.ops)
+    share = handover if handover is not None else (0.1 if device != "cpu" else 0.05)  # the C++ compiler is slow
+    handed = rng.random() < share
+    return Case(seed, source, b.inputs, sizes, dtype, mode, marked, backward, handed, b.ops)
 
 
 def _sizes(rng: random.Random, names: list[str]) -> dict:
@@ -330,6 +342,11 @@ class Result:
     seconds: float = 0.0
     inductor_agrees: int = 0  # outputs that differ from eager exactly as backend="inductor"'s do
     float64_agrees: int = 0  # calls whose elements off eager are on the float64 evaluation (float32 graphs)
+    # what the graph was (from its Case, for the tables): shape mode, gradients too, every node handed over
+    mode: str = ""
+    backward: bool = False
+    handover: bool = False
+    dtype: str = ""
 
 
 def _function(case: Case):
@@ -569,15 +586,21 @@ def _is_zero(t) -> bool:
     return t is not None and not bool(t.abs().max() > 0) if t.numel() else True
 
 
-def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: bool = False, out=sys.stdout):
-    """Run the seeds' graphs; print one line per failure (with its replay command) and a summary."""
+def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: bool = False, out=sys.stdout,
+         summary_every: int = 0, handover: float | None = None):
+    """Run the seeds' graphs; print one line per failure (with its replay command), a summary line
+    every `summary_every` graphs (0: none), and at the end a summary line and a table.  ``handover``:
+    see ``generate``."""
+    _check_device(device)
     results = []
     start = time.perf_counter()
     for seed in seeds:
         if time_budget is not None and time.perf_counter() - start > time_budget:
             break
-        case = generate(seed, device)
+        case = generate(seed, device, handover)
         result = run_case(case, device)
+        result.mode, result.backward, result.handover = case.mode, case.backward, case.handover
+        result.dtype = case.dtype
         results.append(result)
         if verbose or not result.ok:
             status = "ok" if result.ok else "FAILED"
@@ -587,14 +610,54 @@ def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: 
             print(case.describe(), file=out)
             print(f"  {result.error}", file=out)
             print(f"  replay: python -m inductor_tile.tools.fuzz --seed {seed}"
-                  f"{' --device ' + device if device != 'cpu' else ''}", file=out, flush=True)
-    failed = [r.seed for r in results if not r.ok]
-    print(f"fuzz: {len(results)} graphs in {time.perf_counter() - start:.0f} s on {device}, "
-          f"{len(failed)} failed{' (seeds ' + ' '.join(map(str, failed)) + ')' if failed else ''}, "
-          f"{sum(r.fallbacks > 0 for r in results)} with fallbacks, "
-          f"{sum(r.inductor_agrees > 0 for r in results)} differing from eager as Inductor does, "
-          f"{sum(r.float64_agrees > 0 for r in results)} off eager where float64 agrees", file=out, flush=True)
+                  f"{' --device ' + device if device != 'cpu' else ''}"
+                  f"{f' --handover {handover}' if handover is not None else ''}", file=out, flush=True)
+        if summary_every and len(results) % summary_every == 0:
+            print(summary_line(results, device, time.perf_counter() - start), file=out, flush=True)
+    if not (summary_every and results and len(results) % summary_every == 0):  # else just printed
+        print(summary_line(results, device, time.perf_counter() - start), file=out, flush=True)
+    if summary_every:
+        print(table(results), file=out, flush=True)
     return results
+
+
+def _check_device(device: str) -> None:
+    import torch
+
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit(f"fuzz: --device {device}, but torch sees no CUDA device")
+
+
+def summary_line(results: list[Result], device: str, seconds: float) -> str:
+    failed = [r.seed for r in results if not r.ok]
+    return (f"fuzz: {len(results)} graphs in {seconds:.0f} s on {device}, "
+            f"{len(failed)} failed{' (seeds ' + ' '.join(map(str, failed)) + ')' if failed else ''}, "
+            f"{sum(r.fallbacks > 0 for r in results)} with fallbacks, "
+            f"{sum(r.inductor_agrees > 0 for r in results)} differing from eager as Inductor does, "
+            f"{sum(r.float64_agrees > 0 for r in results)} off eager where float64 agrees")
+
+
+TABLE_COLUMNS = ("graphs", "failed", "fallbacks", "as Inductor", "float64", "kernels", "seconds")
+
+
+def table(results: list[Result]) -> str:
+    """Counts per shape mode and direction, per graph dtype, for the handed-over graphs, and in all."""
+    groups: dict[str, list[Result]] = {}
+    for r in results:
+        groups.setdefault(f"{r.mode} {'forward+backward' if r.backward else 'forward'}", []).append(r)
+    rows = sorted(groups.items())
+    for dtype in sorted({r.dtype for r in results}):
+        rows.append((f"dtype {dtype}", [r for r in results if r.dtype == dtype]))
+    rows.append(("every node handed over", [r for r in results if r.handover]))
+    rows.append(("total", results))
+    width = max([len(name) for name, _ in rows] + [5])
+    lines = [f"{'':<{width}}  " + "  ".join(f"{c:>11}" for c in TABLE_COLUMNS)]
+    for name, rs in rows:
+        cells = (len(rs), sum(not r.ok for r in rs), sum(r.fallbacks > 0 for r in rs),
+                 sum(r.inductor_agrees > 0 for r in rs), sum(r.float64_agrees > 0 for r in rs),
+                 sum(r.generated for r in rs), f"{sum(r.seconds for r in rs):.0f}")
+        lines.append(f"{name:<{width}}  " + "  ".join(f"{c:>11}" for c in cells))
+    return "\n".join(lines)
 
 
 def main(argv=None) -> int:
@@ -605,13 +668,19 @@ def main(argv=None) -> int:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--time-budget", type=float, help="stop starting new graphs after this many seconds")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per graph")
+    parser.add_argument("--summary-every", type=int, default=50, metavar="N",
+                        help="a summary line every N graphs (default 50; 0: none), and a table at the end")
+    parser.add_argument("--handover", type=float, default=None, metavar="P",
+                        help="share of graphs whose every node goes to Inductor's scheduling "
+                             "(default 0.05 on the CPU, 0.1 on a GPU; give it to --seed too to replay)")
     args = parser.parse_args(argv)
     if args.seed is not None:
-        case = generate(args.seed, args.device)
+        case = generate(args.seed, args.device, args.handover)
         print(case.describe())
-        results = fuzz([args.seed], args.device, verbose=True)
+        results = fuzz([args.seed], args.device, verbose=True, handover=args.handover)
     else:
-        results = fuzz(range(args.start, args.start + args.count), args.device, args.time_budget, args.verbose)
+        results = fuzz(range(args.start, args.start + args.count), args.device, args.time_budget, args.verbose,
+                       summary_every=args.summary_every, handover=args.handover)
     return 0 if all(r.ok for r in results) else 1
 
 

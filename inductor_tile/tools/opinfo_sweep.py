@@ -20,8 +20,9 @@ Each op gets one status (the worst over its samples):
 - ``no kernel``: the outputs match and the graph had no loop kernel at all (only aten or
   extern calls, e.g. matmul, or views);
 - ``failed``: wrong result, a crash while compiling or running, or a timeout;
-- ``skipped``: not a test of the backend: eager itself fails, the dtype is unsupported, the
-  op is random, its outputs are complex or uninitialized, or it has no samples.
+- ``skipped``: not a test of the backend: eager itself fails, Dynamo fails to trace it with
+  ``backend="eager"`` too, the dtype is unsupported, the op is random, its outputs are complex
+  or uninitialized, or it has no samples.
 
 With ``--jobs J`` (default 1) ops run in J worker processes, each op under ``--timeout``
 seconds (a worker that hangs or crashes is replaced); ``--jobs 0`` runs in this process
@@ -202,7 +203,9 @@ def _run_sample(op, sample, dtype):
     torch.manual_seed(0)
     try:
         out = compiled(*inputs())
-    except Exception as e:  # noqa: BLE001 - a crash: say whether Inductor's own backend shares it
+    except Exception as e:  # noqa: BLE001 - a crash: say whether Dynamo or Inductor's own backend shares it
+        if _dynamo_fails(call, inputs, dynamic):
+            raise _Skip(f"Dynamo fails (backend='eager' too): {_crash_reason(e)[7:]}") from None
         return "failed", [_crash_reason(e) + _inductor_note(call, inputs, dynamic, None)], 0, 0
     problem = _mismatch(out, eager, reference)
     if problem is not None:
@@ -263,6 +266,21 @@ def _backward_mismatch(call, compiled, inputs) -> str | None:
     out = grads(compiled)
     problem = _mismatch(out, eager, reference)
     return None if problem is None else f"backward: {problem}"
+
+
+def _dynamo_fails(call, inputs, dynamic) -> bool:
+    """Whether tracing alone fails (``backend="eager"``): no backend gets the graph (e.g. cov with
+    dynamic=True: its C++ kernel asks a fake tensor for ``numel()``), so it is not a test of ours."""
+    import torch
+
+    torch._dynamo.reset()
+    try:
+        torch.compile(call, backend="eager", dynamic=dynamic)(*inputs())
+        return False
+    except Exception:  # noqa: BLE001
+        return True
+    finally:
+        torch._dynamo.reset()
 
 
 def _inductor_note(call, inputs, dynamic, out) -> str:
