@@ -135,17 +135,38 @@ def test_sin_cos_call_the_library_only_beyond_the_reduction(tmp_path):
                                                       "log_ptr": "*fp32", "n": "i32"}, {"BLOCK": 64},
                                  target="cpu").asm["llir"]
     assert "logf" not in text and "llvm.log." not in text and "llvm.sin." not in text and "llvm.cos." not in text
+    # one register-wide slice at a time (cpu_memory.map_chunks): the library only for a slice beyond the range
     filecheck(text, """
 CHECK-LABEL: loop:
+CHECK: chunk_loop{{[0-9.i]*}}:
 CHECK-NOT: @sinf
-CHECK: fcmp ugt <64 x float> {{.*}}, splat (float 0x4130000000000000)
+CHECK: fcmp ugt <{{(4|8|16)}} x float> {{.*}}, splat (float 0x4130000000000000)
 CHECK-NOT: @sinf
 CHECK: br i1
-CHECK: element_loop
 CHECK: call float @sinf
-CHECK: element_loop
+CHECK: chunk_loop{{[0-9.i]*}}:
 CHECK: call float @cosf
 """, tmp_path)
+
+
+def test_math_on_a_wide_tile_loops_over_register_wide_slices(tmp_path):
+    """erf on 256 elements: one copy of the polynomial on a register's worth in a loop through the stack,
+    not 16 interleaved copies (which spilled: 1469 instructions, 1.7x torch's time; now ~1.35x)."""
+    text = inductor_tile.compile(exp_tanh_kernel, {"x_ptr": "*fp32", "exp_ptr": "*fp32", "tanh_ptr": "*fp32",
+                                                   "erf_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256},
+                                 target="cpu").asm["llir"]
+    filecheck(text, """
+CHECK-LABEL: loop:
+CHECK: store <256 x float> [[X:%.*]], ptr [[SLOT:%.*]], align 1
+CHECK: [[LOOP:chunk_loop[0-9.i]*]]:
+CHECK: [[I:%.*]] = phi i64 [ 0, {{.*}} ], [ [[NEXT:%.*]], %[[LOOP]] ]
+CHECK: load <[[W:(4|8|16)]] x float>
+CHECK: fmul {{.*}}<[[W]] x float>
+CHECK: store <[[W]] x float>
+CHECK: [[NEXT]] = add {{.*}}i64 [[I]], [[W]]
+CHECK: br i1 {{.*}}, label %[[LOOP]], label %chunk_done
+""", tmp_path)
+    assert "fmul contract <256 x float>" not in text and "fdiv <256 x float>" not in text
 
 
 def test_no_scalar_math_calls_in_the_cpu_code():

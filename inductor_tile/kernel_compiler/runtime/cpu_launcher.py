@@ -84,6 +84,7 @@ class CPUKernel:
         if not address:
             raise RuntimeError(f"the compiled code has no entry `{entry}`")
         self.entry = _ENTRY(address)
+        self.name = entry
         runtime = [(i, s) for i, s in enumerate(specs) if s.kind != "constexpr"]
         self.positions = [i for i, _ in runtime]
         self.pointers = [s.kind == "pointer" for _, s in runtime]
