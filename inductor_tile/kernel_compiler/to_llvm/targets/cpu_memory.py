@@ -16,7 +16,7 @@ emitted here instead as
 Math that has no vector instruction (``sinf``, ``erf``, f64 ``exp``...) is one library call per
 element either way; ``map_elements`` makes those calls from a loop instead of n inlined copies.
 
-Vector math written out as polynomials (cpu_math.py) on a tile wider than one host register runs in
+Vector math written out as polynomials (cpu_math.py ``LOOPED``) on a tile wider than two host registers runs in
 ``map_chunks``: a loop over register-wide slices through a stack buffer.  Inlined on a 256-element
 tile, float32 erf was 16 interleaved copies that spilled (1469 instructions, 293 of them stack moves)
 and ran 1.7x torch's time; one register-wide copy in a loop keeps its temporaries in registers and its
