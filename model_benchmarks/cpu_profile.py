@@ -1,10 +1,13 @@
-"""`python -m model_benchmarks.cpu_profile MODEL`: where a compiled small model's CPU time goes.
+"""`python -m model_benchmarks.cpu_profile [MODELS]`: where a compiled small model's CPU time goes.
 
-Compiles one model of the small suite on the CPU with Inductor (its C++ kernels, each recorded by
-``cpp.enable_kernel_profile``) and with tile (each CPU launch recorded under its entry name), runs
-a few forward passes under torch.profiler and prints, per backend, the kernels in call order with
-their time per forward (wall time of the calling thread: use ``--threads 1`` on a shared machine),
-then the total of generated kernels and of everything else (aten ops, wrappers).
+Per model of the small suite and backend (Inductor: its C++ kernels, each recorded by
+``cpp.enable_kernel_profile``; tile: each CPU launch timed by the clock, trampoline and kernel, not
+the wrapper's LaunchSite), a few forwards under torch.profiler: the generated kernels ranked by their
+time per forward (median per call times calls: a shared machine stretches single calls), then the
+events with the most self time.  Use ``--threads 1`` on a shared machine.
+
+``--suite``: speedup over eager of each backend in CPU time (``time.process_time``), rounds of
+forwards interleaved with eager, as the small suite's table but steadier on a loaded machine.
 """
 
 from __future__ import annotations
