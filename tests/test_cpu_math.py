@@ -148,6 +148,26 @@ CHECK: call float @cosf
 """, tmp_path)
 
 
+def test_math_on_a_wide_tile_loops_over_register_wide_slices(tmp_path):
+    """erf on 256 elements: one copy of the polynomial on a register's worth in a loop through the stack,
+    not 16 interleaved copies (which spilled: 1469 instructions, 1.7x torch's time; now ~1.35x)."""
+    text = inductor_tile.compile(exp_tanh_kernel, {"x_ptr": "*fp32", "exp_ptr": "*fp32", "tanh_ptr": "*fp32",
+                                                   "erf_ptr": "*fp32", "n": "i32"}, {"BLOCK": 256},
+                                 target="cpu").asm["llir"]
+    filecheck(text, """
+CHECK-LABEL: loop:
+CHECK: store <256 x float> [[X:%.*]], ptr [[SLOT:%.*]], align 1
+CHECK: [[LOOP:chunk_loop[0-9.i]*]]:
+CHECK: [[I:%.*]] = phi i64 [ 0, {{.*}} ], [ [[NEXT:%.*]], %[[LOOP]] ]
+CHECK: load <[[W:(4|8|16)]] x float>
+CHECK: fmul {{.*}}<[[W]] x float>
+CHECK: store <[[W]] x float>
+CHECK: [[NEXT]] = add {{.*}}i64 [[I]], [[W]]
+CHECK: br i1 {{.*}}, label %[[LOOP]], label %chunk_done
+""", tmp_path)
+    assert "fmul contract <256 x float>" not in text and "fdiv <256 x float>" not in text
+
+
 def test_no_scalar_math_calls_in_the_cpu_code():
     x = torch.randn(512)
     _run(x)

@@ -37,7 +37,7 @@ import torch
 from ..frontend.specialization import ArgSpec
 from ..to_llvm import llvm_tools
 from ..cpu_frame import FRAME_SLOT
-from . import device_assert
+from . import cpu_trampoline, device_assert
 
 device_assert.register_symbol()  # kernels compiled in debug mode call it
 
@@ -53,6 +53,8 @@ _POOL: ThreadPoolExecutor | None = None
 SERIAL_GRID = 4
 #: a grid whose first (serial) launch took less than this keeps running on the calling thread
 PARALLEL_MIN_SECONDS = 250e-6
+#: serial launches through a compiled trampoline (cpu_trampoline.py) instead of struct + ctypes
+DIRECT_CALLS = os.environ.get("TILE_CPU_DIRECT_CALLS", "1") != "0"
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -84,12 +86,16 @@ class CPUKernel:
         if not address:
             raise RuntimeError(f"the compiled code has no entry `{entry}`")
         self.entry = _ENTRY(address)
+        self.name = entry
         runtime = [(i, s) for i, s in enumerate(specs) if s.kind != "constexpr"]
         self.positions = [i for i, _ in runtime]
         self.pointers = [s.kind == "pointer" for _, s in runtime]
         formats = ["Q" if s.kind == "pointer" else _scalar_format(s) for _, s in runtime]
         self._struct = struct.Struct("<" + "".join(f + "x" * (FRAME_SLOT - struct.calcsize("<" + f)) for f in formats)
                                      + _GRID_FORMAT)
+        # launches on the calling thread: `direct(*values, gx, gy, gz)`, a built-in function that packs
+        # the frame and calls the entry in machine code (cpu_trampoline.py); None: ctypes as the pool does
+        self.direct = cpu_trampoline.direct_launcher(formats, address) if DIRECT_CALLS else None
         self._range_at = FRAME_SLOT * len(formats) + _RANGE_OFFSET
         self._tls = threading.local()
         self.parallel: dict[int, bool] = {}  # programs per launch -> whether the pool pays off
@@ -116,6 +122,12 @@ class CPUKernel:
         """Launch with the runtime values alone, pointers as addresses."""
         gx, gy, gz = grid
         total = gx * gy * gz
+        if self.direct is not None and (total <= SERIAL_GRID or self.parallel.get(total) is False
+                                        or _threads() == 1):
+            self.direct(*picked, gx, gy, gz)
+            if device_assert.failures:  # a tl.device_assert failed (debug mode)
+                device_assert.raise_failures()
+            return
         try:
             buffer, address = self._tls.frame
         except AttributeError:

@@ -180,6 +180,8 @@ class CPUTarget(Target):
             return builder.call(fn, [x])
         emit = cpu_math.FLOAT32.get(op) if element == ir.FloatType() else None
         if emit:
+            if isinstance(x.type, ir.VectorType) and op in cpu_math.LOOPED:
+                return cpu_memory.map_chunks(builder, x, emit)
             return emit(builder, x)
         if isinstance(x.type, ir.VectorType) and x.type.count >= cpu_memory.LOOP_MIN_ELEMENTS and op in _LIBRARY_MATH:
             type_name = "f32" if element == ir.FloatType() else "f64"
