@@ -75,11 +75,11 @@ class CPUKernel:
     def __init__(self, optimized_ir: str | None, entry: str, specs: list[ArgSpec], object_file: bytes | None = None):
         machine = llvm_tools.host_target_machine()
         if object_file is None:
-            self.engine = llvm.create_mcjit_compiler(llvm_tools.parse(optimized_ir or ""), machine)
+            self.engine = llvm_tools.jit_engine(llvm_tools.parse(optimized_ir or ""), machine)
         else:
             # an object file from `machine.emit_object` (maybe from the disk cache): the engine only
             # links it; external symbols (libm's expf, ...) resolve against this process as for IR
-            self.engine = llvm.create_mcjit_compiler(llvm_tools.parse(""), machine)
+            self.engine = llvm_tools.jit_engine(llvm_tools.parse(""), machine)
             self.engine.add_object_file(llvm.ObjectFileRef.from_data(object_file))
         self.engine.finalize_object()
         address = self.engine.get_function_address(entry)

@@ -139,7 +139,7 @@ def _compile(formats: list[str]) -> tuple[Any, _MethodDef]:
             llvm.add_symbol(name, ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
         _symbols_added = True
     module = llvm_tools.parse(trampoline_ir(formats, id(None), id(TypeError), id(OverflowError)))
-    engine = llvm.create_mcjit_compiler(module, llvm_tools.host_target_machine(opt=2))
+    engine = llvm_tools.jit_engine(module, llvm_tools.host_target_machine(opt=2))
     engine.finalize_object()
     method = _MethodDef(b"tile_cpu_launch", engine.get_function_address("trampoline"), METH_FASTCALL, None)
     return engine, method

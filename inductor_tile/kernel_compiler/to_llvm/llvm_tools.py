@@ -44,6 +44,20 @@ def parse(text: str) -> llvm.ModuleRef:
     return module
 
 
+# LLVM contexts of modules that an execution engine owns, never disposed: an engine and its module's
+# context collected together by Python's cyclic GC are finalized in any order, and a context disposed
+# before the engine leaves the engine freeing a module of freed memory (a segfault in a later GC pass)
+_ENGINE_CONTEXTS: list = []
+
+
+def jit_engine(module: llvm.ModuleRef, machine: llvm.TargetMachine) -> llvm.ExecutionEngine:
+    """An MCJIT engine owning `module` (and `machine`), whose module's context outlives it."""
+    context = getattr(module, "_context", None)
+    if context is not None:
+        _ENGINE_CONTEXTS.append(context)
+    return llvm.create_mcjit_compiler(module, machine)
+
+
 def optimize(module: llvm.ModuleRef, machine: llvm.TargetMachine, speed_level: int = 3, **tuning: bool) -> None:
     """Run LLVM's default O<speed_level> pipeline in place; `tuning`: PipelineTuningOptions switches
     (``loop_unrolling=False``...)."""
