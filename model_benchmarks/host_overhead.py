@@ -39,7 +39,8 @@ def _step_times(fn, steps: int) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m model_benchmarks.host_overhead", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m model_benchmarks.host_overhead",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("model")
     parser.add_argument("--backends", default="inductor,tile")
     parser.add_argument("--precision", default="fp16", choices=("fp16", "bf16", "fp32"))

@@ -398,6 +398,7 @@ def test_row_reduction_with_a_transposed_epilogue_keeps_its_row_shape(monkeypatc
     sum on a GPU, and the halves (masked blocks of the cat) read the sum of squares from registers,
     not back from memory (which other threads of a GPU program may not have written yet)."""
     import torch
+    import torch._inductor.config as inductor_config
 
     from inductor_tile.scheduler import scheduling
 
@@ -411,13 +412,11 @@ def test_row_reduction_with_a_transposed_epilogue_keeps_its_row_shape(monkeypatc
         out = q * cos + torch.cat((-q[..., D // 2:], q[..., :D // 2]), -1) * sin
         return out.transpose(-1, -2).contiguous()  # stored with the head dim strided
 
-    args = (torch.randn(B, S, H * D, generator=g, dtype=torch.float64), torch.randn(D, generator=g, dtype=torch.float64),
-            torch.randn(1, 1, S, D, generator=g, dtype=torch.float64), torch.randn(1, 1, S, D, generator=g, dtype=torch.float64))
-    import torch._inductor.config as inductor_config
-
+    shapes = ((B, S, H * D), (D,), (1, 1, S, D), (1, 1, S, D))
+    args = tuple(torch.randn(*shape, generator=g, dtype=torch.float64) for shape in shapes)
     monkeypatch.setattr(inductor_config, "force_pointwise_cat", True)  # the cat as a GPU lowers it
     kernels = _generated_kernels(monkeypatch, norm_rotary, *args)
-    assert len({k.name for k in kernels}) == 1, [k.name for k in kernels]  # one kernel (generated twice: elision)
+    assert len({k.name for k in kernels}) == 1, [k.name for k in kernels]  # one kernel (its source made twice)
     kernel = kernels[-1]
     assert not kernel.strided_reduction and not scheduling._wants_gather_shape(kernel, "cuda")
     source = "\n".join(kernel.lines)

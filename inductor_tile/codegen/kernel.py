@@ -167,7 +167,8 @@ class TileKernelSource:
             if not expr.free_symbols & set(self.xsyms) or expr.free_symbols - set(self.xsyms):
                 continue  # broadcast, or indirect: no stride to speak of
             try:
-                strides = _tile_strides(expr, self.xsyms, self.plan.xsizes, V.graph.sizevars.stride_hints(expr, self.xsyms))
+                strides = V.graph.sizevars.stride_hints(expr, self.xsyms)
+                strides = _tile_strides(expr, self.xsyms, self.plan.xsizes, strides)
             except Exception:  # noqa: BLE001 - an index sympy cannot step: leave the kernel 1-D
                 return 0
             if strides[-1] == 1:
