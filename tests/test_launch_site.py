@@ -35,7 +35,7 @@ def test_fast_path_after_the_first_launch():
     _check(site, x, y, 1000)
     _check(site, *_inputs(1000, 1), 1000)
     assert site.fast_launches == 2
-    assert "data_ptr()" in site.fast_source and "& 15" in site.fast_source
+    assert "data_ptr()" in site.fast_source and "(p0 | p1 | p2) & 15" in site.fast_source
 
 
 def test_new_specialization_facts_take_the_general_path():
@@ -83,3 +83,70 @@ def test_tuned_site_tunes_once_per_key_then_launches_the_choice():
     assert len(site._sites) == 2  # n = 1000 and n = 300: each tuned once
     (_, first), _ = site._sites.values()
     assert first.fast_launches == 1  # the third launch of n = 1000 (the second armed the fast path)
+
+
+def _fresh_kernel():
+    """scaled_add with an empty launch cache of its own, so a test can count the specializations it compiles."""
+    return scaled_add.__class__(scaled_add.fn)
+
+
+def _launch_view(site, x, y, n, out_offset, dtype=torch.float32, alpha=0.5):
+    """Launch with `out` a NaN-poisoned view `out_offset` elements into its buffer; check against float64."""
+    out = torch.full((n + out_offset,), float("nan"), dtype=dtype)[out_offset:]
+    site((-(-n // 64), 1, 1), x, y, out, n, alpha)
+    expected = x[:n].double() + alpha * y[:n].double()
+    tol = 1e-6 if dtype == torch.float32 else 2e-3
+    torch.testing.assert_close(out.double(), expected, rtol=tol, atol=tol)
+
+
+def test_unaligned_views_take_the_fast_path_after_the_first_launch():
+    """Views at an offset (a slice of a fused projection, fp16 at an odd element): the kernel compiled
+    for them assumes nothing about those addresses, so later launches need not check them."""
+    for dtype in (torch.float32, torch.float16):
+        site = _fresh_kernel().launcher(num_warps=4, BLOCK=64)
+        for seed in range(4):
+            x, y = (t.to(dtype) for t in _inputs(1000, 10 + seed))
+            _launch_view(site, x[1:], y[3:], 990, out_offset=1, dtype=dtype)
+        assert site.fast_launches == 3, dtype
+        assert ") & 15" not in site.fast_source  # no address is assumed aligned: none is checked ("(p0 | p1) & 15")
+
+
+def test_unaligned_at_compile_time_then_aligned_runs_the_same_kernel():
+    fn = _fresh_kernel()
+    site = fn.launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(1000, 20)
+    _launch_view(site, x[1:], y, 992, out_offset=0)  # x unaligned; y and out aligned (checked from now on)
+    compiled = len(fn.launch_cache)
+    _launch_view(site, x[1:], y, 992, out_offset=0)
+    _launch_view(site, *_inputs(1000, 21), 992, out_offset=0)  # x aligned now: what was assumed still holds
+    assert site.fast_launches == 2
+    assert len(fn.launch_cache) == compiled
+
+
+def test_aligned_at_compile_time_then_unaligned_recompiles():
+    fn = _fresh_kernel()
+    site = fn.launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(1000, 30)
+    _launch_view(site, x, y, 992, out_offset=0)
+    _launch_view(site, x, y, 992, out_offset=0)
+    compiled, fast = len(fn.launch_cache), site.fast_launches
+    assert fast == 1
+    _launch_view(site, x, y, 992, out_offset=3)  # out was assumed aligned: the general path compiles anew
+    assert site.fast_launches == fast and len(fn.launch_cache) == compiled + 1
+    _launch_view(site, x, y, 992, out_offset=3)  # re-armed for the kernel that assumes nothing about out
+    _launch_view(site, x, y, 992, out_offset=0)
+    assert site.fast_launches == fast + 2 and len(fn.launch_cache) == compiled + 1
+
+
+def test_tuned_site_launches_unaligned_views_on_the_fast_path():
+    tuned = inductor_tile.autotune([inductor_tile.Config({"BLOCK": 32}), inductor_tile.Config({"BLOCK": 64})],
+                                   key=["n"], cache_results=False)(_fresh_kernel())
+    site = tuned.launcher()
+    n = 990
+    for seed in range(4):
+        x, y = _inputs(1000, 40 + seed)
+        out = torch.full((n + 1,), float("nan"))[1:]
+        site(lambda meta: (-(-meta["n"] // meta["BLOCK"]),), x[1:], y[5:], out, n, 0.75)
+        torch.testing.assert_close(out.double(), x[1:n + 1].double() + 0.75 * y[5:n + 5].double(), rtol=1e-6, atol=1e-6)
+    ((_, chosen),) = site._sites.values()
+    assert chosen.fast_launches == 2  # the first launch tuned, the second armed the chosen config's site

@@ -7,12 +7,14 @@ arguments keep their dtypes and devices from call to call, as the wrapper Induct
 for one graph does (Dynamo guards its inputs' dtypes and devices; its buffers are fixed).
 
 After the first launch, the site runs a function generated for the argument classes it saw:
-it reads each tensor's address once, and when every address is 16-byte aligned and every
-integer has the same specialization facts as before (divisible by 16, equal to 1, fits
-in 32 bits), it hands the values straight to the compiled kernel's runner. Anything else
-(an unaligned tensor, a new integer fact, `TILE_INTERPRET`, `config.sanitize`, an argument of
-another class) takes the general path, `jit_fn.run`, which specializes, compiles if needed and explains
-errors; a general launch with aligned tensors re-arms the fast path for what it compiled.
+it reads each tensor's address once and hands the values straight to the compiled kernel's
+runner when they satisfy what that kernel was specialized on: every address the kernel assumed
+16-byte aligned still is (an address it assumed nothing about, such as a view at an offset,
+may be anything), and every integer has the same specialization facts as before (divisible by
+16, equal to 1, fits in 32 bits). Anything else (an assumed alignment broken, a new integer
+fact, `TILE_INTERPRET`, `config.sanitize`, an argument of another class) takes the general
+path, `jit_fn.run`, which specializes, compiles if needed and explains errors; every general
+launch re-arms the fast path for what it compiled.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 def int_facts(value: int) -> tuple[bool, bool, bool]:
     """What the compiler specializes an integer argument on."""
     return value & 15 == 0, value == 1, _I32_MIN <= value <= _I32_MAX
+
+
+def assumed_aligned(key_part: Any) -> bool:
+    """Whether a kernel compiled for this binder key part of a tensor may assume its address 16-byte aligned.
+    Only a tensor key `(dtype, is_cuda, aligned)` that says unaligned frees the address (binder.spec_key)."""
+    return not (key_part.__class__ is tuple and len(key_part) == 3 and key_part[2] is False)
 
 
 class LaunchSite:
@@ -70,19 +78,24 @@ class LaunchSite:
             return
         compiled = fn.launch_cache.get((key, self.num_warps, DEFAULT_NUM_STAGES, False))
         if compiled is not None and getattr(compiled, "runner", None) is not None:
-            self._fast = self._build_fast(args, values, compiled.runner)
+            self._fast = self._build_fast(args, key, values, compiled.runner)
 
-    def _build_fast(self, args: tuple, values: tuple, runner: Any):
-        """`fast(grid, args) -> bool`: launch and return True, or return False (use the general path)."""
+    def _build_fast(self, args: tuple, key: tuple, values: tuple, runner: Any):
+        """`fast(grid, args) -> bool`: launch and return True, or return False (use the general path).
+        `key` and `values`: `jit_fn.binder`'s specialization key and values (parameter order) of `args`,
+        the launch that compiled `runner`."""
         names = [f"a{i}" for i in range(len(args))]
-        pointers, checks, scope = [], [], {}
+        key_of = dict(zip(self.jit_fn.arg_names, key))
+        pointers, aligned, checks, scope = [], [], [], {}
         picks_pointers = hasattr(runner, "pick")  # runners with `pick` (CUDA, HIP, CPU) take addresses
         runtime_expr = {}
         for param, name, value in zip(self.runtime_names, names, args):
             if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
-                if value.data_ptr() & 15:
-                    return None  # the compiled kernel assumed nothing about this address
                 pointers.append(f"p{name[1:]}")
+                if assumed_aligned(key_of.get(param)):
+                    if value.data_ptr() & 15:
+                        return None  # a key that is not a tensor's: leave this launch to the general path
+                    aligned.append(pointers[-1])  # the kernel may rely on it: checked at every launch
                 runtime_expr[param] = pointers[-1] if picks_pointers else name
             elif value.__class__ is int:
                 scope[f"_f{name}"] = int_facts(value)
@@ -102,8 +115,8 @@ class LaunchSite:
                 full.append(f"_c_{param}")
         lines = ["def fast(grid, args):", f"    {', '.join(names)}, = args" if names else "    pass"]
         lines += [f"    p{p[1:]} = a{p[1:]}.data_ptr()" for p in pointers]
-        if pointers:
-            checks.insert(0, f"({' | '.join(pointers)}) & 15")
+        if aligned:
+            checks.insert(0, f"({' | '.join(aligned)}) & 15")
         if checks:
             lines.append(f"    if {' or '.join(checks)} or _interpret() or _config.sanitize:")
         else:
