@@ -1,6 +1,6 @@
-"""CPU exp's 2^n step (to_llvm/targets/cpu_math.py): one `llvm.ldexp` (vscalefps) on AVX-512 hosts,
-two multiplies by exponent-bit powers of two elsewhere.  Both round once, so they give the same bits,
-subnormal results and overflow included."""
+"""CPU exp's 2^n step (to_llvm/targets/cpu_math.py): on AVX-512 hosts one vscalefps (16 floats: the
+x86 intrinsic on the float n; other widths: `llvm.ldexp`), elsewhere two multiplies by exponent-bit
+powers of two.  All round once, so they give the same bits, subnormal results and overflow included."""
 
 from __future__ import annotations
 
@@ -39,9 +39,8 @@ def _inputs() -> torch.Tensor:
                                     float("inf"), float("-inf")], dtype=torch.float64)]).float()
 
 
-def _run(kernel, x: torch.Tensor) -> torch.Tensor:
+def _run(kernel, x: torch.Tensor, block: int = 256) -> torch.Tensor:
     out = poison(torch.empty_like(x))
-    block = 256
     kernel[(-(-x.numel() // block),)](x, out, x.numel(), BLOCK=block)
     return out
 
@@ -56,19 +55,41 @@ def test_exp_with_exponent_bits_is_right_to_3_ulp_and_subnormal(monkeypatch):
     assert (out[(x < -87.4) & (x > -103)] > 0).all()  # subnormal results, not flushed
 
 
-@pytest.mark.skipif(not AVX512, reason="llvm.ldexp is one instruction only with AVX-512")
-def test_exp_through_ldexp_gives_the_same_bits(monkeypatch, tmp_path):
+SIGNATURE = {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}
+
+
+@pytest.mark.skipif(not AVX512, reason="vscalefps is an AVX-512 instruction")
+@pytest.mark.parametrize("block", [256, 8])
+def test_exp_through_scalef_gives_the_same_bits(monkeypatch, block):
+    """256: 16-float slices (the x86 scalef intrinsic); 8: one <8 x float> (llvm.ldexp)."""
     x = _inputs()
-    fast = _run(exp_with_host_ldexp, x)
+    fast = _run(exp_with_host_ldexp, x, block)
     monkeypatch.setattr(cpu_math, "_native_ldexp", lambda: False)
-    bits = _run(exp_with_exponent_bits, x)
+    bits = _run(exp_with_exponent_bits, x, block)
     assert torch.equal(fast.view(torch.int32), bits.view(torch.int32))
-    monkeypatch.undo()
-    text = inductor_tile.compile(exp_with_host_ldexp, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
-                                 {"BLOCK": 256}, target="cpu").asm
-    filecheck(text["llir"], """
-CHECK: [[K:%.*]] = fptosi <[[W:(4|8|16)]] x float> {{.*}} to <[[W]] x i32>
-CHECK-NOT: shl <[[W]] x i32>
-CHECK: call <[[W]] x float> @llvm.ldexp.v[[W]]f32.v[[W]]i32(<[[W]] x float> {{.*}}, <[[W]] x i32> [[K]])
+
+
+@pytest.mark.skipif(not AVX512, reason="vscalefps is an AVX-512 instruction")
+def test_exp_on_16_floats_scales_by_the_float_n(tmp_path):
+    """No float->int->float round trip of n and no NaN select: scalef(NaN, NaN) is NaN."""
+    asm = inductor_tile.compile(exp_with_host_ldexp, SIGNATURE, {"BLOCK": 256}, target="cpu").asm
+    filecheck(asm["llir"], """
+CHECK: [[N:%.*]] = call <16 x float> @llvm.floor.v16f32(
+CHECK-NOT: fptosi
+CHECK-NOT: fcmp uno
+CHECK: call <16 x float> @llvm.x86.avx512.mask.scalef.ps.512(<16 x float> {{.*}}, <16 x float> [[N]], <16 x float> zeroinitializer, i16 -1, i32 4)
+CHECK-NOT: fcmp uno
+CHECK: store <16 x float>
 """, tmp_path)
-    assert "vscalefps" in text["asm"] and "ldexpf" not in text["asm"]
+    assert "vscalefps" in asm["asm"] and "ldexpf" not in asm["asm"]
+
+
+@pytest.mark.skipif(not AVX512, reason="llvm.ldexp is one instruction only with AVX-512")
+def test_exp_on_8_floats_calls_ldexp(tmp_path):
+    asm = inductor_tile.compile(exp_with_host_ldexp, SIGNATURE, {"BLOCK": 8}, target="cpu").asm
+    filecheck(asm["llir"], """
+CHECK: [[K:%.*]] = fptosi <8 x float> {{.*}} to <8 x i32>
+CHECK-NOT: shl <8 x i32>
+CHECK: call <8 x float> @llvm.ldexp.v8f32.v8i32(<8 x float> {{.*}}, <8 x i32> [[K]])
+""", tmp_path)
+    assert "vscalefps" in asm["asm"] and "ldexpf" not in asm["asm"]
