@@ -8,8 +8,10 @@ correctly rounded result), so the backend turns them into a few SIMD instruction
 8 or 16 elements.
 
 - exp: x = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two constants so n ln2 is exact),
-  e^r by a degree-6 polynomial, times 2^n built in the exponent bits; 2^n is applied as
-  two halves so results down to the subnormal range and up to FLT_MAX stay right.
+  e^r by a degree-6 polynomial, times 2^n: on AVX-512 hosts one vscalefps (on 16 floats the x86
+  intrinsic on the float n, so no conversions and no NaN select; else `llvm.ldexp`), elsewhere
+  built in the exponent bits and applied as two halves so results down to the subnormal range and
+  up to FLT_MAX stay right (both round once: the same results).
 - tanh: |x| < 0.625 by an odd polynomial in x (no cancellation near 0); above,
   1 - 2 / (e^2|x| + 1) with the sign of x.
 - erf: |x| < 1 as x P(x^2); above, 1 - e^-x^2 Q(1/x) with the sign of x, |x| clamped at 4
@@ -114,10 +116,43 @@ def exp_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
     r = b.fsub(r, b.fmul(n, _like(x, _LN2_LO), flags=CONTRACT), flags=CONTRACT)
     poly = b.fmul(_horner(b, r, _EXP_POLY), b.fmul(r, r), flags=CONTRACT)
     e_r = b.fadd(b.fadd(poly, r, flags=CONTRACT), _like(x, 1.0))
+    if _native_ldexp() and x.type == _V16F32:
+        return _scalef_512(b, e_r, n)  # a NaN x made n NaN, and scalef gives NaN for it
     k = b.fptosi(n, _int_type(x))
-    half = b.ashr(k, _like(k, 1))
-    result = b.fmul(b.fmul(e_r, _pow2(b, half)), _pow2(b, b.sub(k, half)))
+    if _native_ldexp():
+        result = _ldexp(b, e_r, k)
+    else:
+        half = b.ashr(k, _like(k, 1))
+        result = b.fmul(b.fmul(e_r, _pow2(b, half)), _pow2(b, b.sub(k, half)))
     return b.select(b.fcmp_unordered("uno", x, x), x, result)  # NaN in, NaN out
+
+
+def _native_ldexp() -> bool:
+    """Whether `llvm.ldexp` is one instruction on the host (x86 AVX-512: vscalefps); elsewhere LLVM
+    expands it into one libm call per element."""
+    x86, features = cpu_memory.host()
+    return x86 and "avx512f" in features
+
+
+_V16F32 = ir.VectorType(F32, 16)
+
+
+def _scalef_512(b: ir.IRBuilder, x: ir.Value, n: ir.Value) -> ir.Value:
+    """x * 2^n for 16 floats with an integral float n: one vscalefps taking n as it is (`llvm.ldexp`
+    wants integers: two conversions more), NaN if n is NaN."""
+    name = "llvm.x86.avx512.mask.scalef.ps.512"
+    i16 = ir.IntType(16)
+    fn = b.module.globals.get(name) or ir.Function(
+        b.module, ir.FunctionType(_V16F32, [_V16F32, _V16F32, _V16F32, i16, I32]), name)
+    current_rounding = ir.Constant(I32, 4)
+    return b.call(fn, [x, n, ir.Constant(_V16F32, None), ir.Constant(i16, -1), current_rounding])
+
+
+def _ldexp(b: ir.IRBuilder, x: ir.Value, k: ir.Value) -> ir.Value:
+    """x * 2^k rounded once (subnormal results included, inf on overflow): `llvm.ldexp`."""
+    name = f"llvm.ldexp.{intrinsic_suffix(x.type)}.{intrinsic_suffix(k.type)}"
+    fn = b.module.globals.get(name) or ir.Function(b.module, ir.FunctionType(x.type, [x.type, k.type]), name)
+    return b.call(fn, [x, k])
 
 
 def tanh_f32(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
