@@ -35,6 +35,8 @@ import threading
 from concurrent.futures import Future
 from typing import Any
 
+from ..thread_switch import ThreadSwitch
+
 log = logging.getLogger("inductor_tile")
 
 _HEADER = struct.Struct("<Q")
@@ -217,7 +219,7 @@ def start_if_nothing_cached() -> None:
         start_early()
 
 
-_lowering = threading.local()
+_lowering = ThreadSwitch()
 
 
 @contextlib.contextmanager
@@ -226,12 +228,8 @@ def start_at_lowering():
     Inductor begins lowering the graph, i.e. after its graph-cache lookup missed.  A hit loads the
     compiled graph and its kernels from disk and needs no compiler processes."""
     _install_lowering_hook()
-    outer = getattr(_lowering, "active", False)
-    _lowering.active = True
-    try:
+    with _lowering.set():
         yield
-    finally:
-        _lowering.active = outer
 
 
 def _install_lowering_hook() -> None:
@@ -245,7 +243,7 @@ def _install_lowering_hook() -> None:
             return
 
         def run_starting_workers(self, *args, **kwargs):
-            if getattr(_lowering, "active", False):
+            if _lowering.get():
                 start_early()
             return run(self, *args, **kwargs)
 

@@ -28,9 +28,11 @@ import contextlib
 import logging
 import threading
 
+from ..thread_switch import ThreadSwitch
+
 log = logging.getLogger(__name__)
 _lock = threading.RLock()
-_active = threading.local()
+_active = ThreadSwitch()
 
 
 def _arg(args, kwargs, index: int, name: str, default=None):
@@ -170,7 +172,7 @@ def _replacements():
 
 def _wrapped(original, applies, replacement, why: str):
     def lowering(*args, **kwargs):
-        if getattr(_active, "on", False) and applies(args, kwargs):
+        if _active.get() and applies(args, kwargs):
             log.debug("tile: lowering replaced: %s", why)
             return replacement(original, *args, **kwargs)
         return original(*args, **kwargs)
@@ -194,9 +196,5 @@ def _install() -> None:
 def eager_parity():
     """While this thread lowers a graph for us: the replacements above apply."""
     _install()
-    previous = getattr(_active, "on", False)
-    _active.on = True
-    try:
+    with _active.set():
         yield
-    finally:
-        _active.on = previous

@@ -36,6 +36,7 @@ import sympy
 import torch
 
 from .. import config, metrics
+from ..thread_switch import ThreadSwitch
 from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.heuristics import is_gpu, next_pow2
 from ..codegen.matmul_template import (DTYPES, MatmulSpec, MatmulTemplateKernel, Operand, TemplateConfig,
@@ -43,7 +44,7 @@ from ..codegen.matmul_template import (DTYPES, MatmulSpec, MatmulTemplateKernel,
 
 log = logging.getLogger(__name__)
 
-_state = threading.local()
+_mode = ThreadSwitch(None)  # this thread's template mode while our compile lowers
 _lock = threading.RLock()
 # (op, spec without buffer names, device, mode) -> chosen TemplateConfig, or None for aten
 _choices: dict[tuple, TemplateConfig | None] = {}
@@ -93,12 +94,10 @@ def lowered():
                 for op, fn in installed.items():
                     if fn is not None and not hasattr(fn, "_tile_template"):
                         lowerings[op] = _template_lowering(ops[op], fn)
-        previous = getattr(_state, "mode", None)
-        _state.mode = mode
         try:
-            yield
+            with _mode.set(mode):
+                yield
         finally:
-            _state.mode = previous
             if not ours:
                 with _lock:
                     for op, fn in installed.items():
@@ -113,7 +112,7 @@ def _ops() -> dict:
 
 def _template_lowering(op: str, original):
     def lowering(*args, **kwargs):
-        mode = getattr(_state, "mode", None)
+        mode = _mode.get()
         if mode:
             try:
                 result = _lower(op, mode, args, kwargs)

@@ -14,8 +14,10 @@ from __future__ import annotations
 import contextlib
 import threading
 
+from ..thread_switch import ThreadSwitch
+
 _lock = threading.RLock()
-_active = threading.local()
+_active = ThreadSwitch()
 
 
 def _device_wanted(args, kwargs) -> bool:
@@ -32,7 +34,7 @@ def _device_wanted(args, kwargs) -> bool:
 
 def _gated(original, accepts):
     def create(cls, *args, **kwargs):
-        if getattr(_active, "on", False) and not (_device_wanted(args, kwargs) and accepts(kwargs)):
+        if _active.get() and not (_device_wanted(args, kwargs) and accepts(kwargs)):
             return [None] * len(kwargs.get("dtypes", ()) or (None,))
         return original.__func__(cls, *args, **kwargs)
 
@@ -70,9 +72,5 @@ def _install() -> None:
 def scans_gated():
     """While this thread lowers a graph for us: Scan/Sort nodes only where our codegen takes them."""
     _install()
-    previous = getattr(_active, "on", False)
-    _active.on = True
-    try:
+    with _active.set():
         yield
-    finally:
-        _active.on = previous
