@@ -234,6 +234,26 @@ def accumulator_slots(c_map: LayoutMap, block: int) -> list[int]:
     return [c_map.slot_of_coords((2 * block + h, 2 * s + j)) for s in range(col_blocks) for h in (0, 1) for j in (0, 1)]
 
 
+def accumulator_blocks(ctx: LoweringContext, op: Operation) -> tuple[list[list[int]], list[list[ir.Value]]]:
+    """Per wgmma instruction along M (64 rows of this warpgroup each): its accumulator slots, and their values."""
+    c_map = ctx.layout_map(op.results[0].type)
+    acc = ctx.get(op.operands[2])
+    m_size = op.operands[0].type.get_shape()[0]
+    blocks = [accumulator_slots(c_map, i) for i in range(m_size // (WGMMA_M * warpgroups(op)))]
+    return blocks, [[ctx.builder.extract_element(acc, ir.Constant(I32, slot)) for slot in slots] for slots in blocks]
+
+
+def with_accumulators(ctx: LoweringContext, acc: ir.Value, blocks: list[list[int]], registers: list[list[ir.Value]],
+                      wait: bool = True) -> ir.Value:
+    """`acc` with each block's registers put back in its slots (after `wgmma.wait_group 0` unless `wait` is off:
+    a `ttg.dot_wait` follows)."""
+    out = acc
+    for slots, values in zip(blocks, registers):
+        for slot, value in zip(slots, _wait(ctx, values) if wait else values):
+            out = ctx.builder.insert_element(out, value, ir.Constant(I32, slot))
+    return out
+
+
 def _side_effect(ctx: LoweringContext, text: str) -> None:
     asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), []), text, "", side_effect=True)
     ctx.builder.call(asm, [])
@@ -301,13 +321,10 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
 
     builder = ctx.builder
     kind = float_kind(op.operands[0].type)
-    c_map = ctx.layout_map(op.results[0].type)
-    m_size, k_size = op.operands[0].type.get_shape()
+    k_size = op.operands[0].type.get_shape()[1]
     n_size = op.operands[1].type.get_shape()[1]
-    acc = ctx.get(op.operands[2])
     groups = warpgroups(op)
-    blocks = [accumulator_slots(c_map, i) for i in range(m_size // (WGMMA_M * groups))]
-    registers = [[builder.extract_element(acc, ir.Constant(I32, slot)) for slot in slots] for slots in blocks]
+    blocks, registers = accumulator_blocks(ctx, op)
     # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
     in_registers = not isinstance(a, WgmmaOperand)
     if not in_registers:
@@ -330,8 +347,4 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
     uses = list(op.results[0].uses)
     in_flight = len(uses) == 1 and uses[0].operation.name == "ttg.dot_wait"  # it waits (dot_async.py)
-    out = acc
-    for slots, values in zip(blocks, registers):
-        for slot, value in zip(slots, values if in_flight else _wait(ctx, values)):
-            out = builder.insert_element(out, value, ir.Constant(I32, slot))
-    return out
+    return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not in_flight)

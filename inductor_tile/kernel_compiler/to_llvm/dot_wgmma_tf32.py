@@ -24,7 +24,8 @@ from xdsl.ir import Operation
 from .context import F32, I32, I64, LoweringContext
 from .dot_tf32 import products, tf32_parts, tf32_precision
 from .dot_tf32_store import Tf32Operand
-from .dot_wgmma import WGMMA_M, _side_effect, _wait, _warp_uniform, accumulator_slots, descriptor, warpgroups
+from .dot_wgmma import (WGMMA_M, _side_effect, _warp_uniform, accumulator_blocks, descriptor, warpgroups,
+                         with_accumulators)
 
 TF32_K = 8  # k of one instruction
 
@@ -70,13 +71,10 @@ def _register_a(ctx: LoweringContext, op: Operation):
 def lower_tf32_wgmma_dot(ctx: LoweringContext, op: Operation, a: Tf32Operand | None, b: Tf32Operand) -> ir.Value:
     """`a`: its stored tiles, or None: from registers."""
     builder = ctx.builder
-    c_map = ctx.layout_map(op.results[0].type)
-    m_size, k_size = op.operands[0].type.get_shape()
+    k_size = op.operands[0].type.get_shape()[1]
     n_size = op.operands[1].type.get_shape()[1]
-    acc = ctx.get(op.operands[2])
     groups = warpgroups(op)
-    blocks = [accumulator_slots(c_map, i) for i in range(m_size // (WGMMA_M * groups))]
-    registers = [[builder.extract_element(acc, ir.Constant(I32, slot)) for slot in slots] for slots in blocks]
+    blocks, registers = accumulator_blocks(ctx, op)
     group_offset = ir.Constant(I32, 0)
     a_registers = _register_a(ctx, op) if a is None else None
     if groups > 1 and a is not None:  # this warpgroup's rows of a start at 64 wg
@@ -95,8 +93,4 @@ def lower_tf32_wgmma_dot(ctx: LoweringContext, op: Operation, a: Tf32Operand | N
                 a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
                 registers[i] = _wgmma_tf32(ctx, n_size, a_desc, b_desc, registers[i])
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
-    out = acc
-    for slots, values in zip(blocks, registers):
-        for slot, value in zip(slots, _wait(ctx, values)):
-            out = builder.insert_element(out, value, ir.Constant(I32, slot))
-    return out
+    return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers)
