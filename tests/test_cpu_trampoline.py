@@ -118,3 +118,25 @@ CHECK: run:
 CHECK-NEXT: call void %entry_fn(ptr %frame)
 CHECK-NEXT: call void @Py_IncRef(ptr inttoptr (i64 11 to ptr))
 """, tmp_path)
+
+
+def test_a_trampoline_that_cannot_be_built_leaves_ctypes_launches(monkeypatch, caplog):
+    """An interpreter whose C API the trampoline's IR does not fit: one warning, then every kernel
+    launches through struct + ctypes, with the same results."""
+    from inductor_tile.kernel_compiler.runtime import cpu_trampoline
+
+    def broken(formats, address):
+        raise RuntimeError("no such C API symbol")
+
+    monkeypatch.setattr(cpu_trampoline, "direct_launcher", broken)
+    monkeypatch.setattr(cpu_launcher, "_trampoline_failed", False)
+    with caplog.at_level("WARNING"):
+        assert cpu_launcher._direct_launcher(["Q", "f"], 0) is None
+        assert cpu_launcher._direct_launcher(["Q", "d"], 0) is None
+    assert sum("launch trampoline failed" in r.message for r in caplog.records) == 1
+    kernel = _kernel()
+    monkeypatch.setattr(kernel, "direct", None)  # what a kernel loaded after the failure has
+    values = _values(torch.Generator().manual_seed(7))
+    out = poison(torch.empty(2, 8, dtype=torch.float64))
+    kernel.launch_addresses([out.data_ptr(), *values], (2, 1, 1))
+    assert not out.isnan().any() and out[1, 7].item() in (1.0, -1.0)

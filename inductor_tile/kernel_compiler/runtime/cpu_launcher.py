@@ -23,6 +23,7 @@ contiguous chunk of programs per thread, each with its own copy of the frame.
 from __future__ import annotations
 
 import ctypes
+import logging
 import operator
 import os
 import struct
@@ -69,6 +70,25 @@ def _threads() -> int:
     return max(1, torch.get_num_threads())
 
 
+
+log = logging.getLogger(__name__)
+_trampoline_failed = False
+
+
+def _direct_launcher(formats: list[str], address: int):
+    """The compiled trampoline for these argument formats, or None (ctypes launches) where it cannot be
+    built in this process (an interpreter whose C API the IR does not match): slower, never an error."""
+    global _trampoline_failed
+    if _trampoline_failed:
+        return None
+    try:
+        return cpu_trampoline.direct_launcher(formats, address)
+    except Exception as e:  # noqa: BLE001 - any failure: the ctypes path serves every launch
+        _trampoline_failed = True
+        log.warning("inductor_tile: CPU launches go through ctypes (the launch trampoline failed: %s: %s)",
+                    type(e).__name__, e)
+        return None
+
 class CPUKernel:
     """A kernel JIT-compiled for this machine."""
 
@@ -95,7 +115,7 @@ class CPUKernel:
                                      + _GRID_FORMAT)
         # launches on the calling thread: `direct(*values, gx, gy, gz)`, a built-in function that packs
         # the frame and calls the entry in machine code (cpu_trampoline.py); None: ctypes as the pool does
-        self.direct = cpu_trampoline.direct_launcher(formats, address) if DIRECT_CALLS else None
+        self.direct = _direct_launcher(formats, address) if DIRECT_CALLS else None
         self._range_at = FRAME_SLOT * len(formats) + _RANGE_OFFSET
         self._tls = threading.local()
         self.parallel: dict[int, bool] = {}  # programs per launch -> whether the pool pays off
