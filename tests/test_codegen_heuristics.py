@@ -414,8 +414,8 @@ def test_row_reduction_with_a_transposed_epilogue_keeps_its_row_shape(monkeypatc
 
     shapes = ((B, S, H * D), (D,), (1, 1, S, D), (1, 1, S, D))
     args = tuple(torch.randn(*shape, generator=g, dtype=torch.float64) for shape in shapes)
-    monkeypatch.setattr(inductor_config, "force_pointwise_cat", True)  # the cat as a GPU lowers it
-    kernels = _generated_kernels(monkeypatch, norm_rotary, *args)
+    with inductor_config.patch(force_pointwise_cat=True):  # the cat as a GPU lowers it (config.patch: monkeypatch's
+        kernels = _generated_kernels(monkeypatch, norm_rotary, *args)  # undo deletes a config module's entry)
     assert len({k.name for k in kernels}) == 1, [k.name for k in kernels]  # one kernel (its source made twice)
     kernel = kernels[-1]
     assert not kernel.strided_reduction and not scheduling._wants_gather_shape(kernel, "cuda")
