@@ -24,6 +24,7 @@ from inductor_tile.kernel_compiler.ir.layouts import LayoutMap
 from inductor_tile.kernel_compiler.passes.accelerate_matmul import mma_warps
 from inductor_tile.kernel_compiler.to_llvm.dot_mma import mma_steps
 from inductor_tile.kernel_compiler.to_llvm.dot_tf32 import k8_a_slots, k8_b_slots
+from test_dot import mode  # noqa: F401 - the fixture: each kernel test interpreted and compiled
 from tf32_reference import tf32
 
 
@@ -45,14 +46,7 @@ def test_interpreter_rounding_matches_the_float64_reference(gen):
     assert round_to_tf32(torch.tensor([float("nan")])).isnan().all()
 
 
-# --- kernels: interpreter and CPU -------------------------------------------------------------
-@pytest.fixture(params=["interpret", "compiled"])
-def mode(request, monkeypatch):
-    if request.param == "interpret":
-        monkeypatch.setenv("TILE_INTERPRET", "1")
-    else:
-        monkeypatch.delenv("TILE_INTERPRET", raising=False)
-    return request.param
+# --- kernels: interpreter and CPU (test_dot.py's `mode` fixture) -----------------------------
 
 
 @inductor_tile.jit
