@@ -13,13 +13,8 @@ from suite import assert_checks
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture
-def on_gpu(monkeypatch):
-    monkeypatch.delenv("TILE_INTERPRET", raising=False)
-
-
 @pytest.mark.parametrize("name", sorted(ATOMIC_CASES))
-def test_atomic_case_on_gpu(name, on_gpu, gen):
+def test_atomic_case_on_gpu(name, compiled, gen):
     assert_checks(ATOMIC_CASES[name](gen, "cuda"))
     torch.cuda.synchronize()
 

@@ -10,13 +10,8 @@ from test_cast_rounding import CONVERSIONS, check_downcast
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture
-def on_gpu(monkeypatch):
-    monkeypatch.delenv("TILE_INTERPRET", raising=False)
-
-
 @pytest.mark.parametrize("src, dst", CONVERSIONS)
 @pytest.mark.parametrize("rounding", ["rtne", "rtz"])
-def test_downcast_rounding_on_the_gpu(src, dst, rounding, on_gpu, gen):
+def test_downcast_rounding_on_the_gpu(src, dst, rounding, compiled, gen):
     check_downcast(src, dst, rounding, "cuda", gen)
     torch.cuda.synchronize()

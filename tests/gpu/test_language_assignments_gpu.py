@@ -11,19 +11,14 @@ from test_language_triton_rules import N, WIDTH, _as_python, _random_ints, shift
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture
-def on_gpu(monkeypatch):
-    monkeypatch.delenv("TILE_INTERPRET", raising=False)
-
-
-def test_int_assigned_then_widened_on_the_gpu(on_gpu, gen):
+def test_int_assigned_then_widened_on_the_gpu(compiled, gen):
     lo = 2**35 + int(torch.randint(0, 1000, (1,), generator=gen))
     out = torch.full((1,), -1, dtype=torch.int64, device="cuda")
     wide_sum_kernel[(1,)](out, lo, lo + 17, 3)
     assert int(out[0]) == sum(range(lo, lo + 17, 3))
 
 
-def test_assigned_numbers_have_triton_types_on_the_gpu(on_gpu, gen):
+def test_assigned_numbers_have_triton_types_on_the_gpu(compiled, gen):
     n = 64
     x, y = torch.randn(n, generator=gen), torch.randn(3, generator=gen)
     x8 = torch.randint(-120, 120, (n,), generator=gen, dtype=torch.int8)
@@ -35,7 +30,7 @@ def test_assigned_numbers_have_triton_types_on_the_gpu(on_gpu, gen):
     torch.testing.assert_close(out8.cpu(), x8.to(torch.int32) * 3, rtol=0, atol=0)
 
 
-def test_constant_condition_on_the_gpu(on_gpu, gen):
+def test_constant_condition_on_the_gpu(compiled, gen):
     x = torch.randn(32, generator=gen)
     out = torch.full((32,), float("nan"), device="cuda")
     constant_condition_kernel[(1,)](x.cuda(), out, N=32)
@@ -45,7 +40,7 @@ def test_constant_condition_on_the_gpu(on_gpu, gen):
 @pytest.mark.parametrize("x_dtype, y_dtype, z_dtype", [(torch.int32, torch.int32, torch.int32),
                                                        (torch.int16, torch.int32, torch.int32),
                                                        (torch.int64, torch.int64, torch.int64)])
-def test_shift_right_on_the_gpu(on_gpu, x_dtype, y_dtype, z_dtype, gen):
+def test_shift_right_on_the_gpu(compiled, x_dtype, y_dtype, z_dtype, gen):
     """Signed shifts (torch's CUDA copies of uint32/uint64 are not relied on here; the CPU test covers them)."""
     width = WIDTH[z_dtype]
     x = _random_ints(x_dtype, -(1 << (WIDTH[x_dtype] - 1)), (1 << (WIDTH[x_dtype] - 1)) - 1, gen)

@@ -9,12 +9,7 @@ from test_language_while import CHECKS
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture
-def on_gpu(monkeypatch):
-    monkeypatch.delenv("TILE_INTERPRET", raising=False)
-
-
 @pytest.mark.parametrize("name", sorted(CHECKS))
-def test_while_loops_on_the_gpu(name, on_gpu, gen):
+def test_while_loops_on_the_gpu(name, compiled, gen):
     CHECKS[name]("cuda", gen)
     torch.cuda.synchronize()

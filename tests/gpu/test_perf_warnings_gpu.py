@@ -13,11 +13,6 @@ from test_perf_warnings import line_of, masked_copy, row_softmax, strided_copy
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture
-def on_gpu(monkeypatch):
-    monkeypatch.delenv("TILE_INTERPRET", raising=False)
-
-
 def _launch(kernel, grid, *args, **meta):
     for cached in (kernel.cache, kernel.launch_cache):
         cached.clear()
@@ -28,7 +23,7 @@ def _launch(kernel, grid, *args, **meta):
     return [w for w in caught if issubclass(w.category, inductor_tile.PerformanceWarning)]
 
 
-def test_strided_view_warns_naming_the_stride(on_gpu):
+def test_strided_view_warns_naming_the_stride(compiled):
     g = torch.Generator(device="cuda").manual_seed(0)
     matrix = torch.randn(4096, 3, device="cuda", generator=g)
     dst = torch.full((4096,), float("nan"), device="cuda")
@@ -38,7 +33,7 @@ def test_strided_view_warns_naming_the_stride(on_gpu):
     assert "runtime stride `stride`" in str(caught[0].message)
 
 
-def test_clean_kernel_is_silent_on_the_gpu(on_gpu):
+def test_clean_kernel_is_silent_on_the_gpu(compiled):
     g = torch.Generator(device="cuda").manual_seed(0)
     src = torch.randn(1 << 16, device="cuda", generator=g)
     dst = torch.full_like(src, float("nan"))
@@ -47,7 +42,7 @@ def test_clean_kernel_is_silent_on_the_gpu(on_gpu):
     assert caught == []
 
 
-def test_unaligned_view_warns(on_gpu):
+def test_unaligned_view_warns(compiled):
     g = torch.Generator(device="cuda").manual_seed(0)
     src = torch.randn((1 << 16) + 1, device="cuda", generator=g)[1:]  # 4 bytes past an aligned address
     dst = torch.full_like(src, float("nan"))
@@ -57,7 +52,7 @@ def test_unaligned_view_warns(on_gpu):
     assert "`src` is not known to be 16-byte aligned" in str(caught[0].message)
 
 
-def test_spills_of_a_launched_kernel(on_gpu):
+def test_spills_of_a_launched_kernel(compiled):
     g = torch.Generator(device="cuda").manual_seed(0)
     src = torch.randn(4, 8192, device="cuda", generator=g)
     dst = torch.full_like(src, float("nan"))
@@ -67,7 +62,7 @@ def test_spills_of_a_launched_kernel(on_gpu):
     assert any("spilled registers" in text for text in texts), texts
 
 
-def test_generated_kernel_with_an_odd_size_names_the_mask_and_its_fx_nodes(on_gpu):
+def test_generated_kernel_with_an_odd_size_names_the_mask_and_its_fx_nodes(compiled):
     def scaled_gelu(x, y):
         return torch.nn.functional.gelu(x * y) + 1.0
 

@@ -10,12 +10,7 @@ from test_tensor_descriptor import CHECKS
 pytestmark = pytest.mark.gpu
 
 
-@pytest.fixture
-def on_gpu(monkeypatch):
-    monkeypatch.delenv("TILE_INTERPRET", raising=False)
-
-
 @pytest.mark.parametrize("name", sorted(CHECKS))
-def test_tensor_descriptors_on_the_gpu(name, on_gpu, gen):
+def test_tensor_descriptors_on_the_gpu(name, compiled, gen):
     CHECKS[name]("cuda", gen)
     torch.cuda.synchronize()
