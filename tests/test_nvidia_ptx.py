@@ -197,3 +197,52 @@ def test_fp32_rsqrt_is_one_approximate_instruction(tmp_path):
     ptx64 = _ptx(rsqrt_kernel, {"x_ptr": "*fp64", "out_ptr": "*fp64"}, {"BLOCK": 128}, ("x_ptr", "out_ptr"))
     filecheck(ptx64, "CHECK: sqrt.rn.f64\n"
                      "CHECK-NOT: rsqrt.approx\n", tmp_path)
+
+
+@inductor_tile.jit
+def sin_cos_kernel(x_ptr, y_ptr, sin_ptr, cos_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    tl.store(sin_ptr + offs, tl.sin(x))
+    tl.store(cos_ptr + offs, tl.cos(x) + tl.sin(tl.load(y_ptr + offs)))  # y's sin has no partner
+
+
+@inductor_tile.jit
+def two_sines_kernel(x_ptr, y_ptr, sin_ptr, cos_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(sin_ptr + offs, tl.sin(tl.load(x_ptr + offs)))
+    tl.store(cos_ptr + offs, tl.sin(tl.load(y_ptr + offs)))
+
+
+@pytest.mark.parametrize("dtype", ["fp32", "fp64"])
+def test_sin_and_cos_of_one_value_share_one_argument_reduction(dtype):
+    # rotary embeddings take the sin and the cos of every angle: libdevice's sincos reduces the argument
+    # once, so the sin+cos kernel holds as many argument reductions as a kernel of two unrelated sines, not
+    # three (counted by an instruction of the reduction: the fp32 large-argument path's multi-word
+    # products, the fp64 products with the parts of pi/2; 18 and 9 without the pairing)
+    sig = {name: f"*{dtype}" for name in ("x_ptr", "y_ptr", "sin_ptr", "cos_ptr")}
+    paired = _ptx(sin_cos_kernel, sig, {"BLOCK": 128}, tuple(sig))
+    unpaired = _ptx(two_sines_kernel, sig, {"BLOCK": 128}, tuple(sig))
+    marker = "mad.lo.cc.u32" if dtype == "fp32" else "mul.rn.f64"
+    assert paired.count(marker) > 0, paired
+    assert paired.count(marker) == unpaired.count(marker)
+    check_ptx(paired, "sm_90")
+
+
+@inductor_tile.jit
+def rotate_with_table_kernel(x_ptr, angle_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # a rotary kernel's shape: contiguous fp16 rows and a gathered fp32 angle table
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = i < n
+    x = tl.load(x_ptr + i, mask=mask, other=0)
+    angle = tl.load(angle_ptr + ((i // 64) % 512 + 512 * (i % 32)), mask=mask, other=0)
+    tl.store(out_ptr + i, x * tl.cos(angle).to(tl.float16), mask=mask)
+
+
+def test_gather_next_to_vector_loads_shares_their_layout(tmp_path):
+    # the gather takes the rows' 8 elements per thread (scalar loads): no trip through shared memory
+    ptx = _ptx(rotate_with_table_kernel, {"x_ptr": "*fp16", "angle_ptr": "*fp32", "out_ptr": "*fp16", "n": "i32"},
+               {"BLOCK": 1024}, ("x_ptr", "angle_ptr", "out_ptr", "n"))
+    filecheck(ptx, "CHECK: ld.global.v4.b32\n"
+                   "CHECK-NOT: st.shared\n"
+                   "CHECK: st.global.v4.b32\n", tmp_path)

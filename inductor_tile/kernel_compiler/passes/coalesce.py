@@ -7,7 +7,11 @@ For a tt.load / tt.store / atomic of a tensor of pointers, the axis info of the 
   than the pointers are contiguous, than their byte alignment allows, than the mask is
   constant over (one mask bit per vector), and than the tile has per thread; atomics
   access one element at a time, so they take one (consecutive lanes, consecutive elements);
-- lanes, then warps, spread along `order` (`layouts.blocked_for`).
+- lanes, then warps, spread along `order` (`layouts.blocked_for`);
+- a load takes the widest of that and the widths of the function's other accesses with the same
+  shape and order (Triton's rule), so a gather next to vector loads (a rotary kernel's cos/sin
+  table beside its fp16 rows) shares their layout instead of costing a shared-memory round trip
+  per operand; stores keep their own width (a store wider than its alignment would be split).
 
 The op's operands are converted to that layout and its result (a load's values, an
 atomic's old values) is converted back to the layout its users had;
@@ -74,8 +78,16 @@ def elements_per_thread(
 MemoryOp = LoadOp | StoreOp | AtomicRMWOp | AtomicCASOp
 
 
-def coalesced_layout(op: MemoryOp, infos: dict[SSAValue, AxisInfo], num_warps: int, lanes: int) -> Blocked:
-    """The blocked layout for the memory op `op` (see the module docstring)."""
+@dataclass(frozen=True)
+class Access:
+    """What one memory op asks for on its own: its tile shape, order and vector width."""
+
+    shape: tuple[int, ...]
+    order: tuple[int, ...]
+    width: int
+
+
+def own_access(op: MemoryOp, infos: dict[SSAValue, AxisInfo], num_warps: int, lanes: int) -> Access:
     ptr = op.ptr
     shape = shape_of(ptr.type)
     info = infos.get(ptr) or AxisInfo.unknown(len(shape))
@@ -84,10 +96,23 @@ def coalesced_layout(op: MemoryOp, infos: dict[SSAValue, AxisInfo], num_warps: i
     if mask is not None and mask_info is None:
         mask_info = AxisInfo.unknown(len(shape))
     order = access_order(info.contiguity)
-    per_thread = [1] * len(shape)
+    width = 1
     if isinstance(op, LoadOp | StoreOp):
-        per_thread[order[0]] = elements_per_thread(ptr, info, mask_info, order[0], num_warps * lanes)
-    return blocked_for(shape, tuple(per_thread), order, num_warps, lanes)
+        width = elements_per_thread(ptr, info, mask_info, order[0], num_warps * lanes)
+    return Access(tuple(shape), order, width)
+
+
+def coalesced_layout(op: MemoryOp, accesses: dict[MemoryOp, Access], num_warps: int, lanes: int) -> Blocked:
+    """The blocked layout for the memory op `op` (see the module docstring); `accesses` holds
+    every memory op of the function."""
+    own = accesses[op]
+    width = own.width
+    if isinstance(op, LoadOp):
+        width = max([width] + [other.width for other in accesses.values()
+                               if other.shape == own.shape and other.order == own.order])
+    per_thread = [1] * len(own.shape)
+    per_thread[own.order[0]] = width
+    return blocked_for(own.shape, tuple(per_thread), own.order, num_warps, lanes)
 
 
 @dataclass(frozen=True)
@@ -100,11 +125,12 @@ class CoalescePass(ModulePass):
         num_warps, lanes = launch_shape(op)
         for func_op in functions(op):
             infos = compute_axis_info(func_op)
-            for inner in list(func_op.walk()):
-                if isinstance(inner, MEMORY_OPS) and is_tensor(inner.ptr):
-                    layout = coalesced_layout(inner, infos, num_warps, lanes)
-                    if not _equivalent(value_layout(inner.ptr), layout, shape_of(inner.ptr.type), num_warps, lanes):
-                        _relayout(inner, layout)
+            accesses = {inner: own_access(inner, infos, num_warps, lanes) for inner in func_op.walk()
+                        if isinstance(inner, MEMORY_OPS) and is_tensor(inner.ptr)}
+            for inner in accesses:
+                layout = coalesced_layout(inner, accesses, num_warps, lanes)
+                if not _equivalent(value_layout(inner.ptr), layout, shape_of(inner.ptr.type), num_warps, lanes):
+                    _relayout(inner, layout)
 
 
 def _equivalent(current: Layout | None, new: Layout, shape: tuple[int, ...], num_warps: int, lanes: int) -> bool:

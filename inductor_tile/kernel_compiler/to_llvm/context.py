@@ -74,6 +74,7 @@ class LoweringContext:
     shared_bytes: int = 0  # dynamic shared memory the kernel needs (the largest exchange)
     scalar_lanes: int = 0  # >0 while a combine region runs on vectors: scalar types lower to this many lanes
     stack_arrays: dict[tuple, ir.Value] = field(default_factory=dict)  # see stack_array
+    paired_results: dict[Any, ir.Value] = field(default_factory=dict)  # an op's result computed with another's
 
     # --- values -----------------------------------------------------------------------
     def get(self, ssa: SSAValue) -> ir.Value:

@@ -356,7 +356,57 @@ def call_math(ctx: LoweringContext, name: str, x: ir.Value) -> ir.Value:
 
 @lowering(*_MATH_OPS)
 def lower_math(ctx: LoweringContext, op: Operation) -> None:
+    if op.name in _SINCOS_PARTNER:
+        _float_op(ctx, op, lambda x: _sin_or_cos(ctx, op, x))
+        return
     _float_op(ctx, op, lambda x: call_math(ctx, _MATH_OPS[op.name], x))
+
+
+_SINCOS_PARTNER = {"math.sin": "math.cos", "math.cos": "math.sin"}
+_SINCOS_SLOTS = (20, 21)  # stack_array slots of sincos's two results (stored and read back at once)
+
+
+def _sincos_partner(op: Operation) -> Operation | None:
+    """The cos of this sin's operand (or the sin of this cos's) in the same block, if there is one."""
+    wanted = _SINCOS_PARTNER[op.name]
+    for use in op.operands[0].uses:
+        if use.operation.name == wanted and use.operation.parent_block() is op.parent_block():
+            return use.operation
+    return None
+
+
+def _sin_or_cos(ctx: LoweringContext, op: Operation, x: ir.Value) -> ir.Value:
+    """sin or cos of `x`; where the target has a sincos function and the partner op exists, one call
+    computes both and the partner's result waits in `ctx.paired_results` until it is lowered."""
+    ready = ctx.paired_results.pop(op, None)
+    if ready is not None:
+        return ready
+    element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+    symbol = ctx.target.sincos_functions.get("f32" if element == F32 else "f64")
+    partner = _sincos_partner(op) if symbol is not None else None
+    if partner is None:
+        return call_math(ctx, _MATH_OPS[op.name], x)
+    b = ctx.builder
+    fn = ctx.intrinsic(symbol, ir.VoidType(), [element, element.as_pointer(), element.as_pointer()])
+    zero = ir.Constant(ir.IntType(32), 0)
+    sin_slot, cos_slot = (b.gep(ctx.stack_array(element, 1, slot), [zero, zero], inbounds=True)
+                          for slot in _SINCOS_SLOTS)
+
+    def both(value: ir.Value) -> tuple[ir.Value, ir.Value]:
+        b.call(fn, [value, sin_slot, cos_slot])
+        return b.load(sin_slot), b.load(cos_slot)
+
+    if isinstance(x.type, ir.VectorType):
+        sines = cosines = x
+        for i in range(x.type.count):
+            index = ir.Constant(ir.IntType(32), i)
+            sine, cosine = both(b.extract_element(x, index))
+            sines, cosines = b.insert_element(sines, sine, index), b.insert_element(cosines, cosine, index)
+    else:
+        sines, cosines = both(x)
+    mine, theirs = (sines, cosines) if op.name == "math.sin" else (cosines, sines)
+    ctx.paired_results[partner] = theirs
+    return mine
 
 
 def call_math_binary(ctx: LoweringContext, name: str, x: ir.Value, y: ir.Value) -> ir.Value:

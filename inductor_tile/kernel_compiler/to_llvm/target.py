@@ -49,6 +49,9 @@ class Target(ABC):
     float_contract: bool = False
     #: the tensor-core matrix instructions dots may use: 0 none (FMAs), 2 NVIDIA mma.sync (sm_80+)
     mma_version: int = 0
+    #: library functions `void f(x, float *sin, float *cos)` by element type ("f32", "f64"): a sin and a cos of
+    #: the same value share one argument reduction (rotary embeddings compute both of every angle)
+    sincos_functions: dict[str, str] = {}
 
     # --- the module and the kernel entry -------------------------------------
     @abstractmethod

@@ -53,13 +53,15 @@ func.func @strided(%p: !tt.ptr<f32> {tt.divisibility = 16 : i32}) -> f32 {
 
 // fp16: 8 elements make 128 bits. A mask `r < n` with n a multiple of 16 is constant over
 // runs of 16, so 8-wide accesses are fine; with an arbitrary n the mask bit changes from one
-// element to the next, so the load stays one element per thread.
+// element to the next, so that load alone would take one element per thread; it takes the 8 of
+// the accesses beside it (Triton's rule: eight scalar loads per thread, no layout conversion
+// between the two loads' values).
 // CHECK-LABEL: func.func @masks
 // CHECK:         %0 = ttg.convert_layout %ptrs : tensor<1024x!tt.ptr<f16>, [[D:#ttg.blocked<\{[^}]*\}>]]> -> tensor<1024x!tt.ptr<f16>, [[V8:#ttg.blocked<\{sizePerThread = .8., threadsPerWarp = .32., warpsPerCTA = .4., order = .0.\}>]]>
 // CHECK-NEXT:    %1 = ttg.convert_layout %m16 : tensor<1024xi1, [[D]]> -> tensor<1024xi1, [[V8]]>
 // CHECK-NEXT:    %a = tt.load %0 mask %1 : tensor<1024x!tt.ptr<f16>, [[V8]]> -> tensor<1024xf16, [[V8]]>
-// CHECK:         %b = tt.load %ptrs mask %m : tensor<1024x!tt.ptr<f16>, [[D]]> -> tensor<1024xf16, [[D]]>
-// CHECK:         tt.store %2, %3 : tensor<1024x!tt.ptr<f16>, [[V8]]>, tensor<1024xf16, [[V8]]>
+// CHECK:         %b = tt.load %2 mask %3 : tensor<1024x!tt.ptr<f16>, [[V8]]> -> tensor<1024xf16, [[V8]]>
+// CHECK:         tt.store %4, %5 : tensor<1024x!tt.ptr<f16>, [[V8]]>, tensor<1024xf16, [[V8]]>
 func.func @masks(%p: !tt.ptr<f16> {tt.divisibility = 16 : i32}, %n16: i32 {tt.divisibility = 16 : i32}, %n: i32) {
   %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32>
   %ps = tt.splat %p : !tt.ptr<f16> -> tensor<1024x!tt.ptr<f16>>

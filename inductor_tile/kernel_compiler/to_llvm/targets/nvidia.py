@@ -51,6 +51,7 @@ class NvidiaTarget(Target):
     max_vector_bytes = 16
     global_address_space = 1
     atomic_sync_scopes = {"cta": "block", "gpu": "device", "sys": ""}
+    sincos_functions = {"f32": "__nv_sincosf", "f64": "__nv_sincos"}
 
     def __init__(self, capability: int = 90):
         self.capability = capability
