@@ -134,3 +134,29 @@ def test_interpreter_is_not_fooled_by_missing_instructions():
 
 
 assert os.environ.get("TILE_INTERPRET") != "1"  # these compile PTX
+
+
+
+@needs_ptxas
+@pytest.mark.parametrize("kernel,deferred", [(fp32_dot_kernel, False), (fp32_dot_no_acc_kernel, True)],
+                         ids=["loaded_acc", "zero_acc"])
+def test_only_operand_conversions_may_lie_between_a_stored_operand_and_its_dot(kernel, deferred):
+    """The compiler's TTGIR has b's and then the accumulator's conversion right before the dot. A loaded
+    accumulator's conversion goes through shared memory: b may not be left there for the dot then. A zero
+    accumulator (a splat of a constant) touches only registers: b is stored."""
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from inductor_tile.kernel_compiler.ir.context import make_context, parse_ttir
+    from inductor_tile.kernel_compiler.to_llvm.dot_operands import deferred_dot
+
+    constexprs = {"M": 64, "N": 64, "K": 32, "PRECISION": "tf32"}
+    specs = [spec_from_signature(name, "constexpr", constexprs[name]) if name in constexprs
+             else spec_from_signature(name, "*fp32") for name in kernel.arg_names]
+    ttgir = compile_specialized(kernel, specs, target="cuda:80", num_warps=4, native=False).asm["ttgir"]
+    module = parse_ttir(ttgir, make_context(), "<ttgir>")
+    dot = next(op for op in module.walk() if op.name == "tt.dot")
+    b_conversion = dot.operands[1].owner
+    assert b_conversion.name == "ttg.convert_layout"
+    if not deferred:
+        assert dot.prev_op is dot.operands[2].owner and dot.prev_op.name == "ttg.convert_layout"
+    assert (deferred_dot(b_conversion) is dot) == deferred
