@@ -10,7 +10,6 @@ b's tile store and the dot, overwriting b's tile before the dot read it (`dot_op
 
 from __future__ import annotations
 
-import os
 import platform
 import re
 
@@ -21,7 +20,7 @@ import torch
 import inductor_tile
 import inductor_tile.language as tl
 from dot_ptx_sim import Machine
-from test_dot_tf32 import fp32_dot_kernel
+from test_dot_tf32 import fp32_dot_kernel, fp32_dot_no_acc_kernel
 from tf32_reference import tf32
 
 needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
@@ -31,18 +30,6 @@ needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machin
 @pytest.fixture(autouse=True)
 def _tf32_tensor_cores(monkeypatch):
     monkeypatch.setenv("TILE_TF32_MMA", "1")
-
-
-@inductor_tile.jit
-def fp32_dot_no_acc_kernel(a_ptr, b_ptr, acc_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
-                           PRECISION: tl.constexpr):
-    """b converted right before the dot with nothing between: its tile is stored for the dot (ldmatrix on
-    sm_80, a wgmma descriptor on sm_90), a stays in registers."""
-    rows, cols, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
-    a = tl.load(a_ptr + rows[:, None] * K + ks[None, :])
-    b = tl.load(b_ptr + ks[:, None] * N + cols[None, :])
-    c = tl.dot(a, b, input_precision=PRECISION)
-    tl.store(out_ptr + rows[:, None] * N + cols[None, :], c + tl.load(acc_ptr + rows[:, None] * N + cols[None, :]))
 
 
 @inductor_tile.jit
@@ -61,17 +48,9 @@ def fp32_loop_dot_kernel(a_ptr, b_ptr, acc_ptr, out_ptr, M: tl.constexpr, N: tl.
 
 
 def _ptx(kernel, precision: str, arch: int, M: int, N: int, K: int, num_warps: int) -> str:
-    from inductor_tile.kernel_compiler.compiler import compile_specialized
-    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
-    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+    from test_dot_tf32 import _ptx as compiled_ptx
 
-    signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "acc_ptr": "*fp32", "out_ptr": "*fp32"}
-    constexprs = {"M": M, "N": N, "K": K, "PRECISION": precision}
-    specs = [spec_from_signature(name, signature[name]) if name in signature
-             else spec_from_signature(name, "constexpr", constexprs[name]) for name in kernel.arg_names]
-    ptx = compile_specialized(kernel, specs, target=f"cuda:{arch}", num_warps=num_warps, native=False).asm["ptx"]
-    check_ptx(ptx, "sm_90a" if arch == 90 else f"sm_{arch}", kernel.__name__)
-    return ptx
+    return compiled_ptx(precision, arch, M, N, K, num_warps, kernel=kernel)
 
 
 def _simulate(kernel, precision: str, arch: int, M: int, N: int, K: int, num_warps: int, seed: int = 0):
@@ -132,8 +111,6 @@ def test_interpreter_is_not_fooled_by_missing_instructions():
     with pytest.raises(PtxError):
         Machine(ptx, 32, [np.zeros(4, dtype=np.float32)]).run()
 
-
-assert os.environ.get("TILE_INTERPRET") != "1"  # these compile PTX
 
 
 
