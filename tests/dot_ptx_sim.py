@@ -111,20 +111,21 @@ class Machine:
             raise PtxError("global access out of range")
         return self.memory, offsets
 
-    def load32(self, space: str, addresses: np.ndarray) -> np.ndarray:
-        if (addresses % 4).any():
-            raise PtxError("misaligned 32-bit load")
-        memory, offsets = self._space(space, addresses, 4)
-        idx = offsets[:, None] + np.arange(4)
-        return memory[idx].copy().view(np.uint32).reshape(-1).astype(np.uint64)
+    def load(self, space: str, addresses: np.ndarray, size: int) -> np.ndarray:
+        """`size` (2 or 4) bytes at each address, little-endian."""
+        if (addresses % size).any():
+            raise PtxError(f"misaligned {8 * size}-bit load")
+        memory, offsets = self._space(space, addresses, size)
+        data = memory[offsets[:, None] + np.arange(size)].astype(np.uint64)
+        return sum(data[:, i] << np.uint64(8 * i) for i in range(size))
 
-    def store32(self, space: str, addresses: np.ndarray, values: np.ndarray) -> None:
-        if (addresses % 4).any():
-            raise PtxError("misaligned 32-bit store")
-        memory, offsets = self._space(space, addresses, 4)
-        data = values.astype(np.uint32).view(np.uint8).reshape(-1, 4)
+    def store(self, space: str, addresses: np.ndarray, values: np.ndarray, size: int) -> None:
+        if (addresses % size).any():
+            raise PtxError(f"misaligned {8 * size}-bit store")
+        memory, offsets = self._space(space, addresses, size)
         for thread in range(self.threads):  # in thread order: a later thread's store wins
-            memory[offsets[thread]:offsets[thread] + 4] = data[thread]
+            for i in range(size):
+                memory[offsets[thread] + i] = (int(values[thread]) >> (8 * i)) & 0xFF
 
     # --- execution -------------------------------------------------------------------------------
     def run(self, max_steps: int = 200000) -> None:

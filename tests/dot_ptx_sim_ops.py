@@ -114,21 +114,21 @@ def execute(m, opcode: str, ops: list[str]) -> None:
 def _memory(m, name: str, parts: list[str], ops: list[str]) -> None:
     space = next((p for p in parts if p in ("global", "shared", "param")), None)
     vector = next((int(p[1:]) for p in parts if p in ("v2", "v4")), 1)
-    if _bits(".".join(parts)) != 32 and space != "param":
-        raise PtxError(f"only 32-bit elements: {'.'.join(parts)}")
+    size = _bits(".".join(parts)) // 8
     if space == "param":
         return m.set(ops[0], m.value(ops[1].strip("[] ")), 64)
-    if space is None:
-        raise PtxError(f"generic addressing: {'.'.join(parts)}")
+    if space is None or size not in (2, 4):
+        raise PtxError(f"only 16- and 32-bit elements of global or shared memory: {'.'.join(parts)}")
     address_op, registers = (ops[1], ops[0]) if name == "ld" else (ops[0], ops[1])
     address, registers = m.address(address_op), _registers(registers)
-    if len(registers) != vector or (vector > 1 and (address % (4 * vector)).any()):
+    if len(registers) != vector or (address % (size * vector)).any():
         raise PtxError("vector access: count or alignment")
     for i, register in enumerate(registers):
+        where = address + U64(size * i)
         if name == "ld":
-            m.set(register, m.load32(space, address + U64(4 * i)), 32)
+            m.set(register, m.load(space, where, size), 8 * size)
         else:
-            m.store32(space, address + U64(4 * i), m.value(register))
+            m.store(space, where, m.value(register), size)
 
 
 def _cvt(m, opcode: str, ops: list[str]) -> None:
@@ -184,7 +184,7 @@ def _ldmatrix(m, opcode: str, ops: list[str]) -> None:
     for i, register in enumerate(registers[:count]):
         if not transposed:
             where = rows[:, 8 * i + g] + 4 * t
-            value = m.load32("shared", where.reshape(-1).astype(np.uint64))
+            value = m.load("shared", where.reshape(-1).astype(np.uint64), 4)
         else:  # two b16 of column g: rows 2t and 2t + 1
             low, high = (_load16(m, rows[:, 8 * i + 2 * t + j] + 2 * g) for j in (0, 1))
             value = (low | (high << U64(16))).reshape(-1)
@@ -192,12 +192,44 @@ def _ldmatrix(m, opcode: str, ops: list[str]) -> None:
 
 
 def _load16(m, addresses: np.ndarray) -> np.ndarray:
-    if (addresses % 2).any() or addresses.max() + 2 > m.shared.size:
-        raise PtxError("16-bit shared load: misaligned or out of range")
-    return m.shared[addresses].astype(np.uint64) | (m.shared[addresses + 1].astype(np.uint64) << U64(8))
+    return m.load("shared", addresses.reshape(-1).astype(np.uint64), 2).reshape(addresses.shape)
+
+
+def _halves(bits: np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """The low and high 16-bit elements of each register, as float64."""
+    def one(h):
+        if kind == "f16":
+            return h.astype(np.uint16).view(np.float16).astype(np.float64)
+        return (h.astype(np.uint32) << np.uint32(16)).view(np.float32).astype(np.float64)  # bf16
+    return one(bits & U64(0xFFFF)), one((bits >> U64(16)) & U64(0xFFFF))
+
+
+def _mma_k16(m, kind: str, ops: list[str]) -> None:
+    """m16n8k16 f16/bf16 -> f32: a0..a3 = A(g, 2t..2t+1), A(g+8, 2t..), A(g, 2t+8..), A(g+8, 2t+8..);
+    b0, b1 = B(2t..2t+1, g), B(2t+8.., g) (low half the lower k); c as m16n8k8."""
+    d, a, b, c = (_registers(o) for o in ops)
+    warps = m.threads // 32
+    lane = np.arange(32)
+    g, t = lane // 4, lane % 4
+    A, B, C = np.zeros((warps, 16, 16)), np.zeros((warps, 16, 8)), np.zeros((warps, 16, 8))
+    for register, (row, col) in zip(a, [(g, 2 * t), (g + 8, 2 * t), (g, 2 * t + 8), (g + 8, 2 * t + 8)]):
+        for j, half in enumerate(_halves(m.value(register), kind)):
+            A[:, row, col + j] = _warps(m, half)
+    for register, row in zip(b, [2 * t, 2 * t + 8]):
+        for j, half in enumerate(_halves(m.value(register), kind)):
+            B[:, row + j, g] = _warps(m, half)
+    c_at = [(g, 2 * t), (g, 2 * t + 1), (g + 8, 2 * t), (g + 8, 2 * t + 1)]
+    for register, (row, col) in zip(c, c_at):
+        C[:, row, col] = _warps(m, _f32(m.value(register)).astype(np.float64))
+    D = A @ B + C
+    for register, (row, col) in zip(d, c_at):
+        m.set(register, _from_f32(D[:, row, col].reshape(-1)), 32)
 
 
 def _mma_k8(m, opcode: str, ops: list[str]) -> None:
+    k16 = re.fullmatch(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.f32\.(f16|bf16)\.\1\.f32", opcode)
+    if k16:
+        return _mma_k16(m, k16.group(1), ops)
     if opcode != "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32":
         raise PtxError(f"unknown mma {opcode}")
     d, a, b, c = (_registers(o) for o in ops)
@@ -227,7 +259,7 @@ def _descriptor_read(m, desc: int, mn_size: int) -> np.ndarray:
     start, lbo, sbo = (desc & 0x3FFF) << 4, ((desc >> 16) & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4
     mn, k = np.meshgrid(np.arange(mn_size), np.arange(8), indexing="ij")
     where = start + (mn // 8) * sbo + (k // 4) * lbo + (mn % 8) * 16 + (k % 4) * 4
-    return _tf32_operand(m.load32("shared", where.reshape(-1).astype(np.uint64))).reshape(mn_size, 8)
+    return _tf32_operand(m.load("shared", where.reshape(-1).astype(np.uint64), 4)).reshape(mn_size, 8)
 
 
 def _uniform(values: np.ndarray) -> int:

@@ -103,6 +103,34 @@ def test_stored_tiles_are_read_by_the_tensor_cores(kernel, a_stored):
     assert wgmma and all(a.startswith("%rd") == a_stored for a in wgmma)  # a: a descriptor, or {registers}
 
 
+@needs_ptxas
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_half_dot_ptx_with_a_loaded_accumulator(dtype):
+    """The same hazard on the 16-bit mma.sync path: fp32_dot_kernel with half operands (m16n8k16, ldmatrix
+    and ldmatrix.trans); before the fix the accumulator's conversion overwrote b's stored tile there too."""
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+
+    M, N, K = 64, 64, 32
+    signature = {"a_ptr": f"*{dtype}", "b_ptr": f"*{dtype}", "acc_ptr": "*fp32", "out_ptr": "*fp32"}
+    constexprs = {"M": M, "N": N, "K": K, "PRECISION": "default"}
+    specs = [spec_from_signature(name, signature[name]) if name in signature
+             else spec_from_signature(name, "constexpr", constexprs[name]) for name in fp32_dot_kernel.arg_names]
+    ptx = compile_specialized(fp32_dot_kernel, specs, target="cuda:80", num_warps=4, native=False).asm["ptx"]
+    kind = {"fp16": "f16", "bf16": "bf16"}[dtype]
+    assert f"m16n8k16.row.col.f32.{kind}.{kind}.f32" in ptx and "ldmatrix" in ptx
+    gen = torch.Generator().manual_seed(2)
+    half = torch.float16 if dtype == "fp16" else torch.bfloat16
+    a, b = (torch.randn(shape, generator=gen).to(half) for shape in ((M, K), (K, N)))
+    acc = torch.randn((M, N), generator=gen)
+    out = np.full((M, N), np.nan, dtype=np.float32)
+    machine = Machine(ptx, 128, [a.view(torch.int16).numpy(), b.view(torch.int16).numpy(), acc.numpy(), out])
+    machine.run()
+    got = torch.from_numpy(machine.buffer(3, out)).double()
+    exact = a.double() @ b.double() + acc.double()
+    assert not got.isnan().any() and (got - exact).abs().max() / exact.abs().max() <= 1e-5
+
+
 def test_interpreter_is_not_fooled_by_missing_instructions():
     """An instruction the interpreter does not know fails loudly."""
     from dot_ptx_sim import PtxError
