@@ -123,9 +123,11 @@ class Machine:
         if (addresses % size).any():
             raise PtxError(f"misaligned {8 * size}-bit store")
         memory, offsets = self._space(space, addresses, size)
-        for thread in range(self.threads):  # in thread order: a later thread's store wins
-            for i in range(size):
-                memory[offsets[thread] + i] = (int(values[thread]) >> (8 * i)) & 0xFF
+        where = (offsets[:, None] + np.arange(size)).reshape(-1)
+        shifts = np.uint64(8) * np.arange(size, dtype=np.uint64)
+        data = ((values.astype(np.uint64)[:, None] >> shifts) & np.uint64(0xFF)).astype(np.uint8).reshape(-1)
+        _, last = np.unique(where[::-1], return_index=True)  # of threads storing to one byte, the last wins
+        memory[where[::-1][last]] = data[::-1][last]
 
     # --- execution -------------------------------------------------------------------------------
     def run(self, max_steps: int = 200000) -> None:
