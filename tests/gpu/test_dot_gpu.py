@@ -229,6 +229,20 @@ def test_fp32_dot_with_b_stored_for_it(precision, shape):
     assert _relative_error(out, exact if precision == "tf32" else rounded) >= 1e-5
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(64, 64, 32), (128, 128, 64)], ids=lambda s: "x".join(map(str, s)))
+def test_half_dot_with_the_accumulator_loaded_first(dtype, shape):
+    """fp32_dot_kernel's order (accumulator loaded first: its conversion lies between b's and the dot) with
+    half operands: b's tile was overwritten by the accumulator's conversion before the fix."""
+    gen = torch.Generator().manual_seed(15)
+    M, N, K = shape
+    a, b = (_random(s, dtype, gen) for s in ((M, K), (K, N)))
+    acc = _random((M, N), torch.float32, gen)
+    out = torch.full((M, N), float("nan"), device="cuda")
+    fp32_dot_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION="default")
+    assert _relative_error(out, a.double() @ b.double() + acc.double()) <= 1e-5
+
+
 @pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 256, 32, 8)],
                          ids=lambda b: "x".join(map(str, b)))
 def test_fp32_matmul_on_tensor_cores(blocks):
