@@ -240,7 +240,7 @@ def test_half_dot_with_the_accumulator_loaded_first(dtype, shape):
     acc = _random((M, N), torch.float32, gen)
     out = torch.full((M, N), float("nan"), device="cuda")
     fp32_dot_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION="default")
-    assert _relative_error(out, a.double() @ b.double() + acc.double()) <= 1e-5
+    assert _relative_error(out, a.double() @ b.double() + acc.double()) <= 1e-4  # a lost tile: ~1
 
 
 @pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 256, 32, 8)],
