@@ -65,6 +65,19 @@ def fp32_dot_kernel(a_ptr, b_ptr, acc_ptr, out_ptr, M: tl.constexpr, N: tl.const
     tl.store(out_ptr + rows[:, None] * N + cols[None, :], c)
 
 
+@inductor_tile.jit
+def fp32_dot_no_acc_kernel(a_ptr, b_ptr, acc_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
+                           PRECISION: tl.constexpr):
+    """`tl.dot(a, b)`, acc added after: b's conversion comes right before the dot with only the zero
+    accumulator between, so its tile is stored for the dot (ldmatrix on sm_80, a descriptor on sm_90);
+    in fp32_dot_kernel the loaded accumulator's conversion lies between and b stays in registers."""
+    rows, cols, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
+    a = tl.load(a_ptr + rows[:, None] * K + ks[None, :])
+    b = tl.load(b_ptr + ks[:, None] * N + cols[None, :])
+    c = tl.dot(a, b, input_precision=PRECISION)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], c + tl.load(acc_ptr + rows[:, None] * N + cols[None, :]))
+
+
 def _run(precision: str, gen, M=32, N=16, K=64):
     a, b, acc = (torch.randn(shape, generator=gen) for shape in ((M, K), (K, N), (M, N)))
     out = torch.full((M, N), float("nan"))
@@ -136,7 +149,7 @@ needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machin
 K8 = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"
 
 
-def _ptx(precision: str, arch: int, M=64, N=64, K=32, num_warps=4) -> str:
+def _ptx(precision: str, arch: int, M=64, N=64, K=32, num_warps=4, kernel=fp32_dot_kernel) -> str:
     from inductor_tile.kernel_compiler.compiler import compile_specialized
     from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
@@ -144,10 +157,10 @@ def _ptx(precision: str, arch: int, M=64, N=64, K=32, num_warps=4) -> str:
     signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "acc_ptr": "*fp32", "out_ptr": "*fp32"}
     constexprs = {"M": M, "N": N, "K": K, "PRECISION": precision}
     specs = [spec_from_signature(name, signature[name]) if name in signature
-             else spec_from_signature(name, "constexpr", constexprs[name]) for name in fp32_dot_kernel.arg_names]
-    compiled = compile_specialized(fp32_dot_kernel, specs, target=f"cuda:{arch}", num_warps=num_warps, native=False)
+             else spec_from_signature(name, "constexpr", constexprs[name]) for name in kernel.arg_names]
+    compiled = compile_specialized(kernel, specs, target=f"cuda:{arch}", num_warps=num_warps, native=False)
     ptx = compiled.asm["ptx"]
-    check_ptx(ptx, "sm_90a" if arch == 90 else f"sm_{arch}", "fp32_dot_kernel")
+    check_ptx(ptx, "sm_90a" if arch == 90 else f"sm_{arch}", kernel.__name__)
     return ptx
 
 
@@ -158,7 +171,10 @@ def test_sm80_ptx_uses_tf32_mma_sync(precision, products, monkeypatch):
     ptx = _ptx(precision, 80, M, N, K, warps)
     assert ptx.count(K8) == products * M * N * K // (16 * 8 * 8 * warps)
     assert "cvt.rna.tf32.f32" in ptx
-    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx  # b, stored right before the dot
+    assert "ldmatrix" not in ptx  # the loaded accumulator's conversion lies between b's and the dot
+    if precision != "default":  # b, stored right before the dot with only the zero accumulator between
+        stored = _ptx(precision, 80, M, N, K, warps, kernel=fp32_dot_no_acc_kernel)
+        assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in stored and stored.count(K8) == ptx.count(K8)
     assert "fma.rn.f32" not in ptx
 
 

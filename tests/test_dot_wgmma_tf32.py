@@ -153,9 +153,9 @@ WGMMA = "wgmma.mma_async.sync.aligned.m64n{}k8.f32.tf32.tf32"
 @needs_ptxas
 @pytest.mark.parametrize("precision,products", [("tf32", 1), ("tf32x3", 3)])
 def test_ptx_of_a_dot_with_a_in_registers(precision, products):
-    from test_dot_tf32 import _ptx
+    from test_dot_tf32 import _ptx, fp32_dot_no_acc_kernel
 
-    ptx = _ptx(precision, 90, 128, 64, 32, 4)
+    ptx = _ptx(precision, 90, 128, 64, 32, 4, kernel=fp32_dot_no_acc_kernel)
     assert ptx.count(WGMMA.format(64)) == products * 2 * 4  # 2 row blocks x 4 k8 steps
     assert "mma.sync" not in ptx and "cvt.rna.tf32.f32" in ptx
 

@@ -17,7 +17,7 @@ import inductor_tile.language as tl
 from model_benchmarks import dot_kernels
 from model_benchmarks.dot_kernels import triton_cdiv
 from test_dot import TYPE_CASES, tile_dot_kernel
-from test_dot_tf32 import fp32_dot_kernel
+from test_dot_tf32 import fp32_dot_kernel, fp32_dot_no_acc_kernel
 from tf32_reference import tf32
 
 pytestmark = pytest.mark.gpu
@@ -209,6 +209,38 @@ def test_fp32_input_precisions(precision, shape, monkeypatch):
     interpreted = torch.full((M, N), float("nan"))
     fp32_dot_kernel[(1,)](a.cpu(), b.cpu(), acc.cpu(), interpreted, M=M, N=N, K=K, PRECISION=precision)
     assert _relative_error(out.cpu(), interpreted.double()) <= 1e-5
+
+
+@pytest.mark.parametrize("precision", ["tf32", "tf32x3"])
+@pytest.mark.parametrize("shape", [(16, 32, 16), (64, 64, 32), (128, 128, 64), (128, 64, 128)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_fp32_dot_with_b_stored_for_it(precision, shape):
+    """`tl.dot(a, b)`: b's tile stored for the dot (ldmatrix on sm_80, a wgmma descriptor on sm_90), a from
+    registers; the accumulator loaded and added afterwards (fp32_dot_kernel's loaded accumulator keeps b in
+    registers: its conversion overwrote b's tile)."""
+    gen = torch.Generator().manual_seed(14)
+    M, N, K = shape
+    a, b, acc = (_random(s, torch.float32, gen) for s in ((M, K), (K, N), (M, N)))
+    out = torch.full((M, N), float("nan"), device="cuda")
+    fp32_dot_no_acc_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION=precision)
+    exact = a.double() @ b.double() + acc.double()
+    rounded = tf32(a) @ tf32(b) + acc.double()
+    assert _relative_error(out, rounded if precision == "tf32" else exact) <= 1e-5
+    assert _relative_error(out, exact if precision == "tf32" else rounded) >= 1e-5
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(64, 64, 32), (128, 128, 64)], ids=lambda s: "x".join(map(str, s)))
+def test_half_dot_with_the_accumulator_loaded_first(dtype, shape):
+    """fp32_dot_kernel's order (accumulator loaded first: its conversion lies between b's and the dot) with
+    half operands: b's tile was overwritten by the accumulator's conversion before the fix."""
+    gen = torch.Generator().manual_seed(15)
+    M, N, K = shape
+    a, b = (_random(s, dtype, gen) for s in ((M, K), (K, N)))
+    acc = _random((M, N), torch.float32, gen)
+    out = torch.full((M, N), float("nan"), device="cuda")
+    fp32_dot_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION="default")
+    assert _relative_error(out, a.double() @ b.double() + acc.double()) <= 1e-4  # a lost tile: ~1
 
 
 @pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 256, 32, 8)],

@@ -80,20 +80,29 @@ def tile_elements(shape: tuple[int, ...], transposed: bool) -> int:
     return rows * cols + (cols if transposed else rows) * ROW_PADDING
 
 
+#: operations that may lie between a deferred operand conversion and its dot: they touch no shared memory
+REGISTER_ONLY = ("arith.constant", "tt.splat")
+
+
 def deferred_dot(op: Operation) -> Operation | None:
     """The dot whose fragments of this conversion it loads itself: when the conversion's only
     user is a tt.dot of the same block and nothing but the dot's other operand conversion (or its
-    ring_read, ir/ttg_async.py) lies between them (nothing else may reuse shared memory before the
-    dot has read it)."""
+    ring_read, ir/ttg_async.py) and register-only constants (`REGISTER_ONLY`: the zero accumulator of
+    `tl.dot(a, b)`) lies between them (nothing else may reuse shared memory before the dot has read
+    it). The accumulator's conversion does not count as an operand's: lowered through shared memory
+    (`shared.exchange`), it overwrote the tile before the dot read it (tf32's wrong products on the H100)."""
     uses = list(op.results[0].uses)
     if len(uses) != 1 or uses[0].operation.name != "tt.dot" or uses[0].index > 1:
         return None
-    dot = uses[0].operation
+    dot, index = uses[0].operation, uses[0].index
     between = op.next_op
     while between is not None and between is not dot:
+        if between.name in REGISTER_ONLY:
+            between = between.next_op
+            continue
         operand = between.name in ("ttg.convert_layout", "ttg.ring_read")
-        users = [u.operation for u in between.results[0].uses] if operand else []
-        if users != [dot]:  # only the dot's other operand, used by the dot alone
+        users = [(u.operation, u.index) for u in between.results[0].uses] if operand else []
+        if users != [(dot, 1 - index)]:  # only the dot's other operand (a or b), used by the dot alone
             return None
         between = between.next_op
     return dot if between is dot else None

@@ -56,3 +56,29 @@ func.func @ieee(%x: f32, %y: f32, %pc: !tt.ptr<f32>) {
   tt.store %sc, %d : tensor<64x64x!tt.ptr<f32>>, tensor<64x64xf32>
   func.return
 }
+
+// -----
+
+// A loaded accumulator: its conversion to the mma layout comes right before the dot, after b's operand
+// conversion. The lowering must not leave b's tile in shared memory for the dot then: the accumulator's
+// conversion goes through shared memory too and overwrote it (to_llvm/dot_operands.deferred_dot).
+// CHECK-LABEL: func.func @loaded_acc
+// CHECK: %[[B:.*]] = ttg.convert_layout {{.*}} #ttg.dot_op<{opIdx = 1
+// CHECK-NEXT: %[[ACC:.*]] = ttg.convert_layout {{.*}} -> tensor<64x64xf32, #ttg.nvidia_mma
+// CHECK-NEXT: tt.dot {{.*}}, %[[B]], %[[ACC]] {input_precision = "tf32"}
+// V3-LABEL: func.func @loaded_acc
+// V3: ttg.convert_layout {{.*}} #ttg.dot_op<{opIdx = 1
+// V3-NEXT: ttg.convert_layout {{.*}} -> tensor<64x64xf32, #ttg.nvidia_mma<{versionMajor = 3
+// V3-NEXT: tt.dot
+func.func @loaded_acc(%pa: !tt.ptr<f32>, %pb: !tt.ptr<f32>, %pacc: !tt.ptr<f32>, %pc: !tt.ptr<f32>) {
+  %sacc = tt.splat %pacc : !tt.ptr<f32> -> tensor<64x64x!tt.ptr<f32>>
+  %acc = tt.load %sacc : tensor<64x64x!tt.ptr<f32>> -> tensor<64x64xf32>
+  %sa = tt.splat %pa : !tt.ptr<f32> -> tensor<64x32x!tt.ptr<f32>>
+  %a = tt.load %sa : tensor<64x32x!tt.ptr<f32>> -> tensor<64x32xf32>
+  %sb = tt.splat %pb : !tt.ptr<f32> -> tensor<32x64x!tt.ptr<f32>>
+  %b = tt.load %sb : tensor<32x64x!tt.ptr<f32>> -> tensor<32x64xf32>
+  %d = tt.dot %a, %b, %acc {input_precision = "tf32"} : tensor<64x32xf32>, tensor<32x64xf32>, tensor<64x64xf32> -> tensor<64x64xf32>
+  %sc = tt.splat %pc : !tt.ptr<f32> -> tensor<64x64x!tt.ptr<f32>>
+  tt.store %sc, %d : tensor<64x64x!tt.ptr<f32>>, tensor<64x64xf32>
+  func.return
+}
