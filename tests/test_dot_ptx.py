@@ -54,15 +54,23 @@ def test_matmul_uses_mma_sync(arch, dtype, kind):
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_fp32_matmul_uses_tf32_mma_sync(arch, monkeypatch):
-    """tl.dot's default input_precision for fp32 is tf32: m16n8k8 tf32 pieces (test_dot_tf32.py has the rest;
-    opt-in with TILE_TF32_MMA=1 until they pass on a GPU)."""
-    monkeypatch.setenv("TILE_TF32_MMA", "1")
+    """tl.dot's default input_precision for fp32 is tf32: m16n8k8 tf32 pieces (test_dot_tf32.py has the rest)."""
+    monkeypatch.delenv("TILE_TF32_MMA", raising=False)
     ptx = _ptx(dot_kernels.matmul_kernel, _matmul_signature("fp32"),
                {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 8}, arch)
     assert ptx.count("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32") == 32 * 32 * 16 // (16 * 8 * 8 * 4)
     assert "fma.rn.f32" not in ptx
     # both operands (prefetched, converted right before the dot) stored as tf32 tiles and read by ldmatrix
     assert ptx.count("ldmatrix.sync.aligned.m8n8.x4.shared.b16") == 6  # a: 2 row pairs x 2 k8 halves; b: once per row pair
+
+
+def test_tf32_tensor_cores_can_be_turned_off(monkeypatch):
+    """TILE_TF32_MMA=0: fp32 dots multiply on FMAs (operands still rounded to tf32)."""
+    monkeypatch.setenv("TILE_TF32_MMA", "0")
+    ptx = _ptx(dot_kernels.matmul_kernel, _matmul_signature("fp32"),
+               {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 16, "GROUP_M": 8}, 90)
+    assert "tf32" not in ptx.replace("cvt.rna.tf32", "")
+    assert "fma.rn.f32" in ptx
 
 
 @pytest.mark.parametrize("arch", [80, 90])

@@ -30,8 +30,8 @@ from tf32_reference import tf32
 
 @pytest.fixture(autouse=True)
 def _tf32_tensor_cores(monkeypatch):
-    """The tf32 tensor-core lowerings are opt-in (TILE_TF32_MMA=1) until they pass on a GPU."""
-    monkeypatch.setenv("TILE_TF32_MMA", "1")
+    """The default: tf32 tensor cores (TILE_TF32_MMA=0 would send fp32 dots to FMAs)."""
+    monkeypatch.delenv("TILE_TF32_MMA", raising=False)
 
 
 # --- rounding -------------------------------------------------------------------------------

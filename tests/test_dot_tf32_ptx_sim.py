@@ -29,7 +29,8 @@ needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machin
 
 @pytest.fixture(autouse=True)
 def _tf32_tensor_cores(monkeypatch):
-    monkeypatch.setenv("TILE_TF32_MMA", "1")
+    """The default: tf32 tensor cores (TILE_TF32_MMA=0 would send fp32 dots to FMAs)."""
+    monkeypatch.delenv("TILE_TF32_MMA", raising=False)
 
 
 @inductor_tile.jit

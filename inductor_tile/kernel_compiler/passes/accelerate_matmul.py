@@ -56,10 +56,8 @@ def wgmma_shape(shape: tuple[int, ...], warps: tuple[int, int], num_warps: int) 
 def tf32_dot(dot: tt.DotOp) -> bool:
     """Whether `dot` multiplies fp32 operands that tensor cores may round to tf32 ("tf32", "tf32x3").
 
-    Opt-in (`TILE_TF32_MMA=1`): the first H100 run of these lowerings gave wrong products (relative
-    error ~1.5, tests/gpu/test_dot_gpu.py::test_fp32_input_precisions); by default fp32 dots take the
-    FMA path, which rounds "tf32" operands the same way."""
-    return (os.environ.get("TILE_TF32_MMA", "0") == "1" and isinstance(element_of(dot.a.type), Float32Type)
+    `TILE_TF32_MMA=0` sends them to the FMA path instead, which rounds "tf32" operands the same way."""
+    return (os.environ.get("TILE_TF32_MMA", "1") != "0" and isinstance(element_of(dot.a.type), Float32Type)
             and dot.input_precision.data in ("tf32", "tf32x3"))
 
 

@@ -7,8 +7,6 @@ the PTX would carry all of libdevice).
 
 from __future__ import annotations
 
-import os
-
 import llvmlite.binding as llvm
 
 from . import llvm_tools
@@ -51,22 +49,11 @@ def link_libdevice(module: llvm.ModuleRef, entry: str) -> None:
             variable.linkage = llvm.Linkage.internal
 
 
-#: libdevice's `__nvvm_reflect("__CUDA_FTZ")` answers 1: its float32 functions take their
-#: flush-denormals-to-zero paths, as under Triton (shorter code; subnormal in- and outputs become 0)
-FTZ_FLAG = '\n!llvm.module.flags = !{!90001}\n!90001 = !{i32 4, !"nvvm-reflect-ftz", i32 1}\n'
-
-
-def libdevice_ftz() -> bool:
-    return os.environ.get("TILE_LIBDEVICE_FTZ", "0") == "1"
-
-
 def compile_to_ptx(llvm_ir: str, entry: str, capability: int) -> tuple[str, str]:
     """Return (optimized LLVM IR, PTX); the PTX has ptxas workarounds applied (ptx_fixups.py)."""
     machine = nvptx_machine(capability, arch_specific="wgmma." in llvm_ir)
     module = llvm_tools.parse(llvm_ir)
     if uses_libdevice(module):
-        if libdevice_ftz() and "!llvm.module.flags" not in llvm_ir:
-            module = llvm_tools.parse(llvm_ir + FTZ_FLAG)
         link_libdevice(module, entry)
     llvm_tools.optimize(module, machine)
     return str(module), split_packed_int16(machine.emit_assembly(module))
