@@ -127,3 +127,30 @@ def test_switch_off_keeps_two_kernels():
         _gradients(model, x, torch.randn(ROWS, COLUMNS, generator=gen), "rmsnorm", compiled=True)
     assert metrics.mix_order_kernels == 0
     assert metrics.generated_kernels >= 2
+
+
+def test_pairing_answers_only_in_the_compiling_thread(monkeypatch):
+    # Inductor's checks are wrapped once; another thread (a `backend="inductor"` compile) and this thread
+    # after the block keep Inductor's own, which never asks can_pair
+    import threading
+
+    from torch._inductor.scheduler import MixOrderReduction
+
+    from inductor_tile.scheduler import mix_order
+
+    asked = []
+    monkeypatch.setattr(mix_order, "can_pair", lambda node1, node2: asked.append(threading.get_ident()) or True)
+
+    def inductor_check():
+        try:  # with no nodes Inductor's check raises or refuses
+            MixOrderReduction.can_fuse(None, None)
+        except Exception:  # noqa: BLE001
+            pass
+
+    with config.patch(mix_order=True), mix_order.pairing():
+        assert MixOrderReduction.can_fuse(None, None) is True  # ours, in this thread
+        other = threading.Thread(target=inductor_check)
+        other.start()
+        other.join()
+    inductor_check()
+    assert asked == [threading.get_ident()]

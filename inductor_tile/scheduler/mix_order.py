@@ -2,8 +2,8 @@
 
 With ``config.mix_order`` on, Inductor's scheduler pairs the two (its ``MixOrderReduction``
 builds a ``FusedMixOrderReductions`` node and hands it to ``codegen_mix_order_reduction``).
-Its own pairing check wants a GPU with Triton and large sizes; ``pairing()`` replaces it during
-our compiles with ``can_pair``, built from its helpers, which also admits the CPU target (the
+Its own pairing check wants a GPU with Triton and large sizes; ``pairing()`` replaces it in the
+thread of our compiles with ``can_pair``, built from its helpers, which also admits the CPU target (the
 kernel source is ours either way: ``codegen/mix_order.py``). ``codegen`` then generates:
 
 - one kernel over the row group (node1) that also accumulates the column sums (node2's
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 
 import sympy
 import torch
@@ -31,6 +32,7 @@ from ..codegen import heuristics
 from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.mix_order import ColumnSum, MixOrderKernelSource
 from ..codegen.plan import _size, bound, hint, plan_group
+from ..thread_switch import ThreadSwitch
 
 log = logging.getLogger(__name__)
 
@@ -91,9 +93,42 @@ def _max_row(device_type: str) -> int:
     return heuristics.GPU_PERSISTENT_RBLOCK if heuristics.is_gpu(device_type) else config.max_rblock
 
 
+_active = ThreadSwitch()
+_lock = threading.Lock()
+
+
+def _install() -> None:
+    """Wrap Inductor's three pairing checks once; the wrappers answer with ours only in a thread
+    inside `pairing()` (a `backend="inductor"` compile in another thread keeps Inductor's)."""
+    from torch._inductor.scheduler import FusedMixOrderReductions, MixOrderReduction, Scheduler
+
+    with _lock:
+        if getattr(Scheduler.can_fuse_vertical, "_tile_pairing", False):
+            return
+        inductor_can_fuse = MixOrderReduction.__dict__["can_fuse"].__func__
+        inductor_vertical = Scheduler.can_fuse_vertical
+        inductor_sub_node = FusedMixOrderReductions.sub_node_can_fuse
+
+        def can_fuse(cls, node1, node2):
+            return can_pair(node1, node2) if _active.get() else inductor_can_fuse(cls, node1, node2)
+
+        def can_fuse_vertical(self, node1, node2, *args, **kwargs):
+            return ((_active.get() and can_pair(node1, node2))
+                    or inductor_vertical(self, node1, node2, *args, **kwargs))
+
+        def sub_node_can_fuse(self, node1, node2, other_nodes):
+            method = _sub_node_can_fuse if _active.get() else inductor_sub_node
+            return method(self, node1, node2, other_nodes)
+
+        can_fuse_vertical._tile_pairing = True
+        MixOrderReduction.can_fuse = classmethod(can_fuse)
+        Scheduler.can_fuse_vertical = can_fuse_vertical
+        FusedMixOrderReductions.sub_node_can_fuse = sub_node_can_fuse
+
+
 @contextlib.contextmanager
 def pairing():
-    """While our compile runs with ``config.mix_order`` on: Inductor pairs with ``can_pair``.
+    """While this thread compiles for us with ``config.mix_order`` on: Inductor pairs with ``can_pair``.
 
     Column sums that read the row group's outputs (RMSNorm backward recomputing ``rstd``, a row
     reduction) pair too: the kernel computes the row values before it adds the columns' values.
@@ -101,25 +136,12 @@ def pairing():
     producer's buffers at the index it is written, which a column sum's loop order never matches,
     so for such pairs it is answered here; the kernel checks each read again (``TileKernelSource.load``
     refuses a read at another index, and the pair becomes two kernels)."""
-    from torch._inductor.scheduler import FusedMixOrderReductions, MixOrderReduction, Scheduler
-
     if not config.mix_order:
         yield
         return
-    saved = (MixOrderReduction.__dict__["can_fuse"], Scheduler.can_fuse_vertical,
-             FusedMixOrderReductions.sub_node_can_fuse)
-    original_vertical = saved[1]
-
-    def can_fuse_vertical(self, node1, node2, *args, **kwargs):
-        return can_pair(node1, node2) or original_vertical(self, node1, node2, *args, **kwargs)
-
-    MixOrderReduction.can_fuse = classmethod(lambda cls, node1, node2: can_pair(node1, node2))
-    Scheduler.can_fuse_vertical = can_fuse_vertical
-    FusedMixOrderReductions.sub_node_can_fuse = _sub_node_can_fuse
-    try:
+    _install()
+    with _active.set():
         yield
-    finally:
-        MixOrderReduction.can_fuse, Scheduler.can_fuse_vertical, FusedMixOrderReductions.sub_node_can_fuse = saved
 
 
 def _sub_node_can_fuse(self, node1, node2, other_nodes) -> bool:
