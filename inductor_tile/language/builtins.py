@@ -337,11 +337,15 @@ def max_contiguous(input: Any, values: Any) -> tensor:
     return current_semantic().hint(input, "contiguity", values)
 
 
+class StaticAssertionError(AssertionError):
+    """A `tl.static_assert` failed (the compiler reports it as a `CompileTimeAssertionFailure`)."""
+
+
 @builtin
 def static_assert(condition: Any, message: Any = "") -> None:
     """Fail compilation (or interpretation) unless the compile-time `condition` holds."""
     if not _c(condition):
-        raise AssertionError(f"static_assert failed: {_c(message)}")
+        raise StaticAssertionError(f"static_assert failed: {_c(message)}")
 
 
 @builtin

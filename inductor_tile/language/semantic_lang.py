@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Any, Sequence
 
 from . import dtypes as T
@@ -20,6 +21,9 @@ from .dtypes import block_type, dtype
 
 def _unwrap(x: Any) -> Any:
     return x.value if isinstance(x, constexpr) else x
+
+
+_WARNED: dict = {}  # the warnings registry of kernel lines (each warning once per line, as Python's default)
 
 
 def _caller_location() -> tuple[str, int] | None:
@@ -220,6 +224,14 @@ class LanguageSemantic:
     # file and line being built (what a device assertion reports)
     debug: bool = False
     location: tuple[str, int] | None = None
+
+    def warn(self, message: str) -> None:
+        """A UserWarning at the kernel line being built (or run, in the interpreter)."""
+        location = self.location or _caller_location()
+        if location is None:
+            warnings.warn(message, UserWarning, stacklevel=2)
+        else:
+            warnings.warn_explicit(message, UserWarning, location[0], location[1], registry=_WARNED)
 
     def device_assert(self, condition: Any, message: str, mask: Any = None) -> None:
         """Only in debug mode (TILE_DEBUG=1 or @jit(debug=True)); `mask`: where to check."""
