@@ -225,6 +225,19 @@ class LanguageSemantic:
     debug: bool = False
     location: tuple[str, int] | None = None
 
+    def assume(self, condition: Any) -> None:
+        """`tl.assume`: a compile-time condition must be true; a scalar tile becomes a promise to LLVM; a
+        block's promise is dropped (keeping it would cost the reduction it promises about)."""
+        if not isinstance(condition, tensor):
+            if not condition:
+                from .semantic import TileValueError
+
+                raise TileValueError(f"tl.assume of a compile-time condition that is false ({condition!r})")
+            return
+        if condition.type.is_block():
+            return
+        self.builder.create_assume(self.cast(condition, T.int1).handle)
+
     def warn(self, message: str) -> None:
         """A UserWarning at the kernel line being built (or run, in the interpreter)."""
         location = self.location or _caller_location()
