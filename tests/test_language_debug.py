@@ -148,3 +148,32 @@ def test_device_assert_and_print_assemble_for_sm90():
     ptx = compile_specialized(print_kernel, specs[:1], target="cuda:90", native=False).asm["ptx"]
     check_ptx(ptx, "sm_90", "print_kernel")
     assert "vprintf" in ptx
+
+
+@inductor_tile.jit
+def checked_add(a, b):
+    wide = a.to(tl.int64) + b.to(tl.int64)
+    tl.device_assert((wide >= -2**31) & (wide < 2**31), "int32 overflow")
+    return a + b
+
+
+@inductor_tile.jit(debug=True)
+def checked_sum_and_cumsum_kernel(x_ptr, sum_ptr, cumsum_ptr, BLOCK: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, BLOCK))
+    tl.store(sum_ptr, tl.reduce(x, 0, checked_add))
+    tl.store(cumsum_ptr + tl.arange(0, BLOCK), tl.associative_scan(x, 0, checked_add))
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+def test_device_assert_inside_a_combine_function(mode, request, gen):
+    """A combine function may check its operands (debug mode): every combine step is checked."""
+    request.getfixturevalue(mode)
+    x = torch.randint(-1000, 1000, (256,), generator=gen, dtype=torch.int32)
+    total = torch.full((1,), -1, dtype=torch.int32)
+    cumsum = torch.full((256,), -1, dtype=torch.int32)
+    checked_sum_and_cumsum_kernel[(1,)](x, total, cumsum, BLOCK=256)
+    assert total.item() == x.long().sum().item()
+    assert torch.equal(cumsum.long(), x.long().cumsum(0))
+    x[:3] = 2**30  # the partial sums pass 2**31
+    with pytest.raises(DeviceAssertionError, match=r"device assertion failed: int32 overflow"):
+        checked_sum_and_cumsum_kernel[(1,)](x, total, cumsum, BLOCK=256)

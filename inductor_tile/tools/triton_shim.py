@@ -136,7 +136,7 @@ class WarmKernel:
         options = {**options}
         options.pop("num_ctas", None)
         self.fn, self.options = fn, options
-        self.compiled = fn.compile_for(bound, **options)
+        self.compiled = fn.compile_for(bound, **{"num_warps": 4, **options})  # a launch's default
         self.n_regs, self.n_spills = NOMINAL_REGISTERS, 0
         # a kernel without shared memory (every CPU kernel) reports one byte, so that occupancy
         # arithmetic written for GPUs (`max_shared_mem // shared`) stays defined

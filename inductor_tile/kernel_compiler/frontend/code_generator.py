@@ -23,6 +23,7 @@ from ...language import builtins as tl_builtins
 from ...language import dtypes as T
 from ...language.core import constexpr, is_builtin, tensor
 from ...language.python_min_max import kernel_max, kernel_min
+from ...language.python_print import kernel_print
 from ...language.semantic import Semantic
 from ..errors import CompilationError, CompileTimeAssertionFailure
 from .branch_values import BranchValues
@@ -410,14 +411,36 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
                 raise self.error(node.iter, f"loop bounds must be integer scalars, got {bound.type}")
         index_type = T.int64 if any(b.dtype.int_bitwidth == 64 for b in (lb, ub, step)) else T.int32
         lb, ub, step = (self.semantic.cast(b, index_type) for b in (lb, ub, step))
-        first, stride = lb, step
+        index = None  # the loop variable from the counter (None: the counter itself)
         if descending:  # i = first - k * |step| for k in [0, cdiv(first - end, |step|)), none when first <= end
+            first, stride = lb, step
             span = self.semantic.sub(lb, ub)
             count = self.semantic.floordiv(self.semantic.add(span, self.semantic.sub(step, 1)), step)
             lb = self.semantic.cast(self.semantic.to_tensor(0), index_type)
             ub = self.semantic.where(self.semantic.gt(span, 0), count, 0)
             step = self.semantic.cast(self.semantic.to_tensor(1), index_type)
+            index = lambda k: self.semantic.sub(first, self.semantic.mul(k, stride))  # noqa: E731
+        unroll = _unwrap(getattr(iterator, "loop_unroll_factor", None))
+        if unroll is not None and (not isinstance(unroll, int) or isinstance(unroll, bool) or unroll < 1):
+            raise self.error(node.iter, f"loop_unroll_factor must be a positive integer, got {unroll!r}")
+        if unroll is None or unroll == 1:
+            self.for_loop(node, lb, ub, step, index, copies=1)
+            return
+        # unrolled: a loop running `unroll` copies of the body per iteration over the whole multiples of
+        # `unroll` iterations, then a loop over the rest
+        trips = self.semantic.floordiv(self.semantic.add(self.semantic.sub(ub, lb), self.semantic.sub(step, 1)), step)
+        trips = self.semantic.where(self.semantic.gt(ub, lb), trips, 0)
+        whole = self.semantic.mul(self.semantic.floordiv(trips, unroll), unroll)
+        middle = self.semantic.add(lb, self.semantic.mul(whole, step))
+        self.for_loop(node, lb, middle, step, index, copies=unroll)
+        self.for_loop(node, middle, ub, step, index, copies=1)
 
+    def for_loop(self, node: ast.For, lb: tensor, ub: tensor, step: tensor, index: Callable | None,
+                 copies: int) -> None:
+        """An scf.for from `lb` to `ub` whose body is `copies` copies of the loop's body (the counter
+        advancing by `step` between them and by `copies * step` per iteration); `index(counter)` gives the
+        loop variable (None: the counter)."""
+        index_type = lb.dtype
         before = dict(self.scope)
         carried = [n for n in assigned_names(node.body) if n in before and n != node.target.id]
         parts = {n: self.flatten_value(node, before[n], n) for n in carried}  # a block pointer: several tensors
@@ -427,20 +450,22 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
         body = self.builder.new_block([index_type] + [v.type for v in inits])
         self.builder.insertion_point = InsertPoint.at_end(body)
         self.scope = dict(before)
-        self.scope[node.target.id] = tensor(body.args[0], index_type)
-        if descending:
-            self.scope[node.target.id] = self.semantic.sub(first, self.semantic.mul(self.scope[node.target.id], stride))
         args = [tensor(arg, init.type) for arg, init in zip(body.args[1:], inits)]
         for name in carried:
             self.scope[name], args = self.rebuild_value(before[name], args[:len(parts[name])]), args[len(parts[name]):]
+        counter = tensor(body.args[0], index_type)
         self.loop_depth += 1
         self.in_loop += 1
-        self.visit_statements(node.body)
+        for copy in range(copies):
+            k = counter if copy == 0 else self.semantic.add(counter, self.semantic.mul(step, copy))
+            self.scope[node.target.id] = k if index is None else index(k)
+            self.visit_statements(node.body)
         self.in_loop -= 1
         self.loop_depth -= 1
         self.yield_carried(node, carried, init_names, inits)
         self.builder.insertion_point = saved_ip
-        results = self.builder.insert_for(lb.handle, ub.handle, step.handle, [v.handle for v in inits], body)
+        stride = step if copies == 1 else self.semantic.mul(step, copies)
+        results = self.builder.insert_for(lb.handle, ub.handle, stride.handle, [v.handle for v in inits], body)
         self.scope = before
         results = [tensor(result, init.type) for result, init in zip(results, inits)]
         for name in carried:
@@ -653,6 +678,8 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             return fn(*args, **kwargs)  # a NamedTuple holding kernel values (Triton allows them as aggregates)
         if fn in (py_builtins.isinstance, py_builtins.hasattr):  # compile-time questions about a value's Python type
             return constexpr(fn(args[0] if _is_tile(args[0]) else _unwrap(args[0]), _unwrap(args[1])))
+        if fn is py_builtins.print and any(_is_tile(a) for a in args):  # Triton's rule: tl.device_print
+            return kernel_print(*args)
         if fn in _TILE_MIN_MAX and any(_is_tile(a) for a in list(args) + list(kwargs.values())):
             return _TILE_MIN_MAX[fn](*args, **kwargs)  # Python's min/max of tiles: tl.minimum/maximum (Triton's rule)
         if any(_is_tile(a) for a in list(args) + list(kwargs.values())):

@@ -111,9 +111,12 @@ class _RouteAssignments(ast.NodeTransformer):
 
 
 def _kernel_builtins() -> dict[str, Any]:
+    from ...language.builtins import range as tile_range
     from ...language.python_min_max import kernel_max, kernel_min
+    from ...language.python_print import kernel_print
 
-    return {"min": kernel_min, "max": kernel_max}
+    # as compiled: `range` loops as tl.range, `print` of tiles is tl.device_print
+    return {"min": kernel_min, "max": kernel_max, "range": tile_range, "print": kernel_print}
 
 
 #: Python builtins that mean something else given tile values (as in the compiler's front end)
