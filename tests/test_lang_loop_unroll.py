@@ -55,7 +55,7 @@ def test_loop_variable_is_an_int32_tile(mode, request, gen):
 
 
 @pytest.mark.parametrize("mode", ["interpret", "compiled"])
-@pytest.mark.parametrize("unroll", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("unroll", [0, 1, 2, 3, 4, 8])
 @pytest.mark.parametrize("start,end,step", [(0, 13, 1), (2, 11, 3), (5, 5, 1), (7, 3, 1), (12, 1, -1), (12, 0, -5)])
 def test_unrolled_loop_gives_the_plain_loops_results(mode, unroll, start, end, step, request, gen):
     request.getfixturevalue(mode)
@@ -88,11 +88,15 @@ CHECK: scf.yield
 """, tmp_path)
 
 
-def test_bad_unroll_factor_is_an_error():
-    with pytest.raises(CompilationError, match=r"loop_unroll_factor must be a positive integer, got 0"):
-        inductor_tile.compile(weighted_rows_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "count_ptr": "*i32",
-                                                     "start": "i32", "end": "i32"},
-                              {"BLOCK": BLOCK, "STEP": 1, "UNROLL": 0})
+def test_unroll_factor_below_two_is_a_plain_loop_and_a_non_integer_an_error(tmp_path):
+    from filecheck_tool import filecheck
+
+    signature = {"x_ptr": "*fp32", "out_ptr": "*fp32", "count_ptr": "*i32", "start": "i32", "end": "i32"}
+    for factor in (0, 1, -3):
+        kernel = inductor_tile.compile(weighted_rows_kernel, signature, {"BLOCK": BLOCK, "STEP": 1, "UNROLL": factor})
+        filecheck(kernel.asm["ttir"], "CHECK: scf.for\nCHECK: tt.load\nCHECK-NOT: tt.load\nCHECK-NOT: scf.for\n", tmp_path)
+    with pytest.raises(CompilationError, match=r"loop_unroll_factor must be a compile-time integer, got 2.5"):
+        inductor_tile.compile(weighted_rows_kernel, signature, {"BLOCK": BLOCK, "STEP": 1, "UNROLL": 2.5})
 
 
 @inductor_tile.jit

@@ -360,7 +360,7 @@ def static_print(*values: Any) -> None:
 class range:
     """`for i in tl.range(start, end, step)`: a loop the compiler keeps as a loop.
 
-    `loop_unroll_factor=N` repeats the body N times per iteration of the compiled loop (and runs the
+    `loop_unroll_factor=N` (N >= 2) repeats the body N times per iteration of the compiled loop (and runs the
     remaining iterations in a second loop); `num_stages` and other tuning hints are accepted and ignored.
     """
 

@@ -421,9 +421,9 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             step = self.semantic.cast(self.semantic.to_tensor(1), index_type)
             index = lambda k: self.semantic.sub(first, self.semantic.mul(k, stride))  # noqa: E731
         unroll = _unwrap(getattr(iterator, "loop_unroll_factor", None))
-        if unroll is not None and (not isinstance(unroll, int) or isinstance(unroll, bool) or unroll < 1):
-            raise self.error(node.iter, f"loop_unroll_factor must be a positive integer, got {unroll!r}")
-        if unroll is None or unroll == 1:
+        if unroll is not None and (not isinstance(unroll, int) or isinstance(unroll, bool)):
+            raise self.error(node.iter, f"loop_unroll_factor must be a compile-time integer, got {unroll!r}")
+        if unroll is None or unroll < 2:  # as in Triton, a factor below 2 means no unrolling
             self.for_loop(node, lb, ub, step, index, copies=1)
             return
         # unrolled: a loop running `unroll` copies of the body per iteration over the whole multiples of
