@@ -109,7 +109,8 @@ def test_where_warns_of_a_condition_that_is_not_boolean(mode, request, gen):
     y = torch.full((32,), float("nan"))
     with pytest.warns(UserWarning, match=r"tl.where's condition is int32, not a boolean") as record:
         where_kernel[(1,)](x, y, BLOCK=32)
-    assert any(w.filename == __file__ and w.lineno == WHERE_LINE for w in record), [(w.filename, w.lineno) for w in record]
+    where = [(w.filename, w.lineno) for w in record]
+    assert (__file__, WHERE_LINE) in where, where
     torch.testing.assert_close(y.double(), torch.where(x != 0, 1.0, -1.0).double())
 
     @inductor_tile.jit

@@ -36,7 +36,8 @@ def test_assume_keeps_results(mode, request, gen):
     torch.testing.assert_close(y.double(), x.double() * 1.5 + 0.25)
 
 
-SPECS = [spec_from_signature("x_ptr", "*fp32", divisible_by_16=True), spec_from_signature("y_ptr", "*fp32", divisible_by_16=True),
+SPECS = [spec_from_signature("x_ptr", "*fp32", divisible_by_16=True),
+         spec_from_signature("y_ptr", "*fp32", divisible_by_16=True),
          spec_from_signature("n", "i32"), spec_from_signature("stride", "i32"),
          spec_from_signature("BLOCK", "constexpr", 128)]
 
