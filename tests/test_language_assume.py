@@ -4,6 +4,8 @@ run time, in the interpreter or compiled."""
 
 from __future__ import annotations
 
+import platform
+
 import pytest
 import torch
 
@@ -62,3 +64,13 @@ def test_false_compile_time_assumption_is_an_error():
 
     with pytest.raises(CompilationError, match=r"tl.assume of a compile-time condition that is false"):
         inductor_tile.compile(bad_kernel, {"x_ptr": "*fp32"}, {"BLOCK": 128})
+
+
+@pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                    reason="ptxas wheels exist for Linux x86-64 only")
+def test_assume_assembles_for_sm90():
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    kernel = compile_specialized(scale_shift_kernel, SPECS, target="cuda:90", native=False)
+    assert "call void @llvm.assume(i1" in kernel.asm["llir"]
+    check_ptx(kernel.asm["ptx"], "sm_90", "scale_shift_kernel")
