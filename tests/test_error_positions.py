@@ -122,3 +122,21 @@ def test_where_warns_of_a_condition_that_is_not_boolean(mode, request, gen):
         warnings.simplefilter("error")
         where_on_booleans[(1,)](x, y, BLOCK=32)
     torch.testing.assert_close(y.double(), torch.where(x > 0, 1.0, -1.0).double())
+
+
+@inductor_tile.jit
+def widening_combine(a, b):
+    return a + tl.arange(0, 4)
+
+
+@inductor_tile.jit
+def bad_reduce_kernel(x_ptr, out_ptr):
+    x = tl.load(x_ptr + tl.arange(0, 8))
+    tl.store(out_ptr, tl.reduce(x, 0, widening_combine))
+
+
+def test_combine_function_returning_a_block_is_a_user_error():
+    error = compile_error(bad_reduce_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"})
+    assert_points_at(error, "tl.reduce(x, 0, widening_combine)",
+                     r"tl.reduce: the combine function must return values shaped as its arguments \(float32\), "
+                     r"got <\[4\], float32>")

@@ -291,6 +291,10 @@ class LanguageSemantic:
                 value = self.cast(self.to_tensor(value), ty)
                 if like.type.is_block() and not value.type.is_block():
                     value = self.broadcast_to_shape(value, like.type.shape)
+                if value.type.is_block() != like.type.is_block() or \
+                        value.type.is_block() and value.type.shape != like.type.shape:
+                    raise TileTypeError(f"{name}: the combine function must return values shaped as its arguments "
+                                        f"({like.type}), got {value.type}")
                 out.append(value.handle)
             return out
 
