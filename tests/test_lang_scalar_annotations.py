@@ -40,6 +40,9 @@ def test_values_outside_the_annotated_type_are_refused(mode, request):
     out, fout = torch.empty(3, dtype=torch.int64), torch.empty(1, dtype=torch.float64)
     with pytest.raises(OverflowError, match=r"argument 'v' \(annotated uint8\): 300 is out of its range \[0, 256\)"):
         annotated_kernel[(1,)](out, fout, 300, 1, 0.5, 1)
+    annotated_kernel[(1,)](out, fout, 3, 1, 0.5, 1)
+    with pytest.raises(OverflowError):  # also once the launch's fast path knows the kernel
+        annotated_kernel[(1,)](out, fout, -1, 1, 0.5, 1)
     with pytest.raises(TypeError, match=r"argument 'n' \(annotated int64\): expected an integer, got float"):
         annotated_kernel[(1,)](out, fout, 3, 1.5, 0.5, 1)
 
