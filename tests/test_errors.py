@@ -1,6 +1,8 @@
 """Bad kernels and bad launches give clear errors that point at the user's code."""
 
+import os
 import re
+import traceback
 
 import pytest
 import torch
@@ -10,13 +12,24 @@ import inductor_tile.language as tl
 from inductor_tile import CompilationError
 
 
+COMPILER_DIR = os.path.join("inductor_tile", "kernel_compiler") + os.sep
+
+
+def compiler_frames(error: BaseException) -> list[str]:
+    """The frames inside the compiler in everything Python would print for `error` (its causes included)."""
+    text = "".join(traceback.format_exception(type(error), error, error.__traceback__))
+    return [line for line in text.splitlines() if line.strip().startswith("File ") and COMPILER_DIR in line
+            and "compiler.py" not in line and "ttir.py" not in line]  # the API's own frames, above the front end
+
+
 def compile_error(kernel, signature, constexprs=None) -> CompilationError:
     with pytest.raises(CompilationError) as info:
         inductor_tile.compile(kernel, signature=signature, constexprs=constexprs or {})
     error = info.value
-    cause = error.__cause__  # the user's mistake as the language raised it, without the compiler's frames
-    assert cause is None or cause.__traceback__ is None and cause.__cause__ is None, "internal tracebacks must not be chained"
-    assert error.__context__ is None or error.__suppress_context__, "internal tracebacks must not be shown"
+    # the user's mistake as the language raised it: with the language's frames, none of the front end's
+    assert not compiler_frames(error), "the front end's frames must not be shown:\n" + "\n".join(compiler_frames(error))
+    assert error.__context__ is None or error.__suppress_context__ or error.__context__ is error.__cause__, \
+        "internal tracebacks must not be shown"
     return error
 
 
@@ -194,11 +207,15 @@ def calls_bad_helper_kernel(x_ptr):
     tl.store(x_ptr + tl.arange(0, 16), y)
 
 
-def test_error_inside_a_helper_shows_the_call_site():
+def test_error_inside_a_helper_points_at_the_call_and_chains_the_helpers_error():
     error = compile_error(calls_bad_helper_kernel, {"x_ptr": "*i32"})
-    assert_points_at(error, "x + tl.arange(0, 8)", r"incompatible shapes")
-    assert "called from `calls_bad_helper_kernel`" in str(error)
-    assert "y = bad_helper(tl.arange(0, 16))" in str(error)
+    assert_points_at(error, "y = bad_helper(tl.arange(0, 16))", r"in `bad_helper` \(.*test_errors.py:\d+\) called here: "
+                                                                  r"incompatible shapes")
+    inner = error.__cause__
+    assert isinstance(inner, CompilationError) and inner.fn_name == "bad_helper"
+    assert_points_at(inner, "x + tl.arange(0, 8)", r"incompatible shapes")
+    assert str(error).startswith("at 2:8: in kernel `calls_bad_helper_kernel`")
+    assert str(inner).startswith("at 2:11: in kernel `bad_helper`")
 
 
 @inductor_tile.jit

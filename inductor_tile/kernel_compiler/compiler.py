@@ -187,7 +187,7 @@ def _target_runner(kernel: CompiledKernel, specs: list[ArgSpec]) -> Any:
 
 def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
                   start: float, load: bool = True, sanitize: bool = False, num_stages: int = 3) -> CompiledKernel:
-    from .frontend.code_generator import generate_ttir  # the compiler proper: not imported by a cache hit
+    from .frontend.ttir import generate_ttir  # the compiler proper: not imported by a cache hit
     from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir

@@ -46,6 +46,9 @@ class LanguageOpsBuilder:
     def create_assert(self, condition: SSAValue, message: str) -> None:
         self._insert(tt_debug.AssertOp(condition, message))
 
+    def create_assume(self, condition: SSAValue) -> None:
+        self._insert(tt_debug.AssumeOp(condition))
+
     def create_print(self, values: list[SSAValue], prefix: str, types: list) -> None:
         self._insert(tt_debug.PrintOp(values, prefix))
 

@@ -337,11 +337,15 @@ def max_contiguous(input: Any, values: Any) -> tensor:
     return current_semantic().hint(input, "contiguity", values)
 
 
+class StaticAssertionError(AssertionError):
+    """A `tl.static_assert` failed (the compiler reports it as a `CompileTimeAssertionFailure`)."""
+
+
 @builtin
 def static_assert(condition: Any, message: Any = "") -> None:
     """Fail compilation (or interpretation) unless the compile-time `condition` holds."""
     if not _c(condition):
-        raise AssertionError(f"static_assert failed: {_c(message)}")
+        raise StaticAssertionError(f"static_assert failed: {_c(message)}")
 
 
 @builtin
@@ -356,11 +360,13 @@ def static_print(*values: Any) -> None:
 class range:
     """`for i in tl.range(start, end, step)`: a loop the compiler keeps as a loop.
 
-    `num_stages`, `loop_unroll_factor` and other tuning hints are accepted and ignored.
+    `loop_unroll_factor=N` (N >= 2) repeats the body N times per iteration of the compiled loop (and runs the
+    remaining iterations in a second loop); `num_stages` and other tuning hints are accepted and ignored.
     """
 
     def __init__(self, arg1: Any, arg2: Any = None, step: Any = None, num_stages: Any = None,
                  loop_unroll_factor: Any = None, **hints: Any):
+        self.loop_unroll_factor = loop_unroll_factor
         if arg2 is None:
             self.start, self.end = constexpr(0), arg1
         else:
@@ -368,9 +374,19 @@ class range:
         self.step = constexpr(1) if step is None else step
 
     def __iter__(self):
-        # The interpreter runs loops as Python loops; tile scalars convert through __index__.
-        return iter(_py.range(_c(self.start).__index__(), _c(self.end).__index__(), _c(self.step).__index__()))
+        # The interpreter runs loops as Python loops (tile scalars convert through __index__); the loop
+        # variable is a scalar tile, as compiled: int32, or int64 if a bound is int64 or needs 64 bits
+        bounds = (self.start, self.end, self.step)
+        numbers = _py.range(*(_c(b).__index__() for b in bounds))
+        wide = _py.any(isinstance(b, tensor) and b.dtype == T.int64 for b in bounds) or \
+            _py.any(not -2**31 <= v < 2**31 for v in (numbers.start, numbers.stop, numbers.step))
+        semantic = current_semantic()
+        index = T.int64 if wide else T.int32
+        return (semantic.cast(semantic.to_tensor(i), index) for i in numbers)
 
 
 class static_range(range):
     """`for i in tl.static_range(...)`: a loop fully unrolled at compile time (constexpr bounds)."""
+
+    def __iter__(self):  # the loop variable is a compile-time number
+        return iter(_py.range(_c(self.start).__index__(), _c(self.end).__index__(), _c(self.step).__index__()))

@@ -138,8 +138,9 @@ def swizzle2d(i: Any, j: Any, size_i: Any, size_j: Any, size_g: Any) -> tuple:
 
 @builtin
 def assume(cond: Any) -> None:
-    """A promise the compiler may use (this one does not yet): accepted and not checked."""
-    return None
+    """Promise that `cond` holds; LLVM may simplify the code using it. Never checked: a false promise makes
+    the kernel's behaviour undefined. A scalar condition becomes `llvm.intr.assume`; a block's is dropped."""
+    current_semantic().assume(_c(cond))
 
 
 @builtin

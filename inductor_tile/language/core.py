@@ -80,6 +80,9 @@ class constexpr:
     def __repr__(self) -> str:
         return f"constexpr[{self.value!r}]"
 
+    def __format__(self, spec: str) -> str:  # f"{BLOCK}" in a kernel shows the value, as the compiler's f-strings do
+        return format(self.value, spec)
+
     def __index__(self) -> int:
         return self.value.__index__()
 

@@ -530,6 +530,9 @@ class Semantic(LanguageSemantic, BlockPointerSemantic, TensorDescriptorSemantic)
         return tensor(self.builder.create_fma(a.handle, b.handle, c.handle, a.type), a.type)
 
     def where(self, cond: Any, a: Any, b: Any) -> tensor:
+        if isinstance(cond, tensor) and cond.dtype != T.int1:
+            self.warn(f"tl.where's condition is {cond.dtype}, not a boolean: it is compared with zero "
+                      "(write the comparison, e.g. `x != 0`, to say so)")
         cond = self.cast(cond, T.int1)
         a, b = self.binary_operands(a, b, allow_ptr=True)
         if a.dtype != b.dtype:

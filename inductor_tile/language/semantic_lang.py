@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import Any, Sequence
 
 from . import dtypes as T
@@ -20,6 +21,9 @@ from .dtypes import block_type, dtype
 
 def _unwrap(x: Any) -> Any:
     return x.value if isinstance(x, constexpr) else x
+
+
+_WARNED: dict = {}  # the warnings registry of kernel lines (each warning once per line, as Python's default)
 
 
 def _caller_location() -> tuple[str, int] | None:
@@ -221,6 +225,27 @@ class LanguageSemantic:
     debug: bool = False
     location: tuple[str, int] | None = None
 
+    def assume(self, condition: Any) -> None:
+        """`tl.assume`: a compile-time condition must be true; a scalar tile becomes a promise to LLVM; a
+        block's promise is dropped (keeping it would cost the reduction it promises about)."""
+        if not isinstance(condition, tensor):
+            if not condition:
+                from .semantic import TileValueError
+
+                raise TileValueError(f"tl.assume of a compile-time condition that is false ({condition!r})")
+            return
+        if condition.type.is_block():
+            return
+        self.builder.create_assume(self.cast(condition, T.int1).handle)
+
+    def warn(self, message: str) -> None:
+        """A UserWarning at the kernel line being built (or run, in the interpreter)."""
+        location = self.location or _caller_location()
+        if location is None:
+            warnings.warn(message, UserWarning, stacklevel=2)
+        else:
+            warnings.warn_explicit(message, UserWarning, location[0], location[1], registry=_WARNED)
+
     def device_assert(self, condition: Any, message: str, mask: Any = None) -> None:
         """Only in debug mode (TILE_DEBUG=1 or @jit(debug=True)); `mask`: where to check."""
         if not self.debug:
@@ -266,6 +291,10 @@ class LanguageSemantic:
                 value = self.cast(self.to_tensor(value), ty)
                 if like.type.is_block() and not value.type.is_block():
                     value = self.broadcast_to_shape(value, like.type.shape)
+                if value.type.is_block() != like.type.is_block() or \
+                        value.type.is_block() and value.type.shape != like.type.shape:
+                    raise TileTypeError(f"{name}: the combine function must return values shaped as its arguments "
+                                        f"({like.type}), got {value.type}")
                 out.append(value.handle)
             return out
 

@@ -22,7 +22,7 @@ import torch
 
 import inductor_tile
 import inductor_tile.language as _tl
-from inductor_tile.kernel_compiler.errors import CompilationError
+from inductor_tile.kernel_compiler.errors import CompilationError, CompileTimeAssertionFailure
 from inductor_tile.kernel_compiler.runtime.device_assert import DeviceAssertionError
 from inductor_tile.kernel_compiler.runtime.jit import JITFunction as _JITFunction
 from inductor_tile.language.semantic import TileTypeError, TileValueError
@@ -136,7 +136,7 @@ class WarmKernel:
         options = {**options}
         options.pop("num_ctas", None)
         self.fn, self.options = fn, options
-        self.compiled = fn.compile_for(bound, **options)
+        self.compiled = fn.compile_for(bound, **{"num_warps": 4, **options})  # a launch's default
         self.n_regs, self.n_spills = NOMINAL_REGISTERS, 0
         # a kernel without shared memory (every CPU kernel) reports one byte, so that occupancy
         # arithmetic written for GPUs (`max_shared_mem // shared`) stays defined
@@ -152,6 +152,29 @@ class WarmKernel:
             return self.fn.run(*args, grid=grid, **kwargs, **self.options)
 
         return launch
+
+
+class ASTSource:
+    """`triton.compiler.ASTSource(fn, signature, constexprs)`: a @jit function and the types to compile it for.
+    `signature` maps parameter names to type strings (`"*fp32"`, `"i32"`, `"constexpr"`); `constexprs` gives the
+    constexpr values by name or, as newer Triton releases do, by a tuple holding the parameter's index."""
+
+    def __init__(self, fn: Any, signature: dict[str, str], constexprs: dict[Any, Any] | None = None,
+                 attrs: Any = None):
+        self.fn, self.signature, self.attrs = fn, dict(signature), attrs
+        self.constexprs = {fn.arg_names[key[0]] if isinstance(key, tuple) else key: value
+                           for key, value in (constexprs or {}).items()}
+
+
+def compile(src: Any, target: Any = None, options: dict[str, Any] | None = None) -> Any:
+    """`triton.compile(ASTSource(...))`: compile without launching, for the shim's device (the front end's
+    errors are inductor_tile's `CompilationError`s). Triton IR files are not compiled here."""
+    if not isinstance(src, ASTSource):
+        raise MissingFeature("`triton.compile(<Triton IR file>)` is not provided by inductor_tile")
+    signature = {name: kind for name, kind in src.signature.items() if kind != "constexpr"}
+    options = dict(options or {})
+    return inductor_tile.compile(src.fn, signature, src.constexprs, target="cuda" if _device == "cuda" else "cpu",
+                                 num_warps=options.get("num_warps", 4))
 
 
 def jit(fn: Any = None, **options: Any) -> Any:
@@ -343,8 +366,10 @@ def install(device: str = "cpu", compile_only_api: bool = False) -> None:
                          jit=jit)
     runtime = _Proxy("triton.runtime", None, errors=errors, driver=driver, jit=runtime_jit, JITFunction=JITFunction,
                      Config=inductor_tile.Config, Autotuner=inductor_tile.Autotuner)
-    compiler_errors = _Proxy("triton.compiler.errors", None, CompilationError=CompilationError)
-    compiler = _Proxy("triton.compiler", None, errors=compiler_errors, CompilationError=CompilationError)
+    compiler_errors = _Proxy("triton.compiler.errors", None, CompilationError=CompilationError,
+                             CompileTimeAssertionFailure=CompileTimeAssertionFailure)
+    compiler = _Proxy("triton.compiler", None, errors=compiler_errors, CompilationError=CompilationError,
+                      ASTSource=ASTSource, compile=compile)
     testing = _Proxy("triton.testing", inductor_tile.testing, perf_report=perf_report, Benchmark=Benchmark)
     errors_tuple = (CompilationError, TileTypeError, TileValueError, DeviceAssertionError, MissingFeature)
     triton = _Proxy("triton", None, language=_language, jit=jit, JITFunction=JITFunction, cdiv=inductor_tile.cdiv,
@@ -353,7 +378,7 @@ def install(device: str = "cpu", compile_only_api: bool = False) -> None:
                     CompilationError=CompilationError, TritonError=errors_tuple, runtime=runtime,
                     compiler=compiler, testing=testing, reinterpret=reinterpret, __version__="3.3.0+inductor_tile",
                     knobs=_Proxy("triton.knobs"), set_allocator=set_allocator,
-                    must_use_result=inductor_tile.must_use_result)
+                    must_use_result=inductor_tile.must_use_result, compile=compile)
     from . import tensor_descriptor as _tensor_descriptor
 
     tensor_descriptor = _Proxy("triton.tools.tensor_descriptor", _tensor_descriptor)

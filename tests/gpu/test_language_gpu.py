@@ -96,3 +96,41 @@ def test_large_masked_histogram_on_gpu(dtype, warps):
     histogram_kernel[(1,)](x.cuda(), out, 1000, M=1024, BINS=128, num_warps=warps)
     want = torch.stack([(x[:1000].long() == b).sum() for b in range(128)]).to(torch.int32)
     assert torch.equal(out.cpu(), want)
+
+
+# --- tl.assume, loop_unroll_factor, assert and print of tiles --------------------------------
+from test_lang_loop_unroll import reference as rows_reference  # noqa: E402
+from test_lang_loop_unroll import weighted_rows_kernel  # noqa: E402
+from test_language_assume import scale_shift_kernel  # noqa: E402
+from test_language_debug import checked_assert_kernel, unchecked_assert_kernel  # noqa: E402
+
+
+@pytest.mark.parametrize("warps", [1, 4])
+def test_assume_on_gpu(warps):
+    x = torch.randn(3000, generator=torch.Generator().manual_seed(11))
+    y = torch.full((3000,), float("nan"), device="cuda")
+    scale_shift_kernel[(24,)](x.cuda(), y, 3000, 1, BLOCK=128, num_warps=warps)
+    torch.testing.assert_close(y.cpu().double(), x.double() * 1.5 + 0.25)
+
+
+@pytest.mark.parametrize("unroll", [1, 3, 4])
+@pytest.mark.parametrize("start,end,step", [(0, 13, 1), (2, 11, 3), (12, 0, -5), (7, 3, 1)])
+def test_unrolled_loop_on_gpu(unroll, start, end, step):
+    x = torch.randn(13, 16, generator=torch.Generator().manual_seed(12))
+    out = torch.full((16,), float("nan"), device="cuda")
+    count = torch.full((1,), -1, dtype=torch.int32, device="cuda")
+    weighted_rows_kernel[(1,)](x.cuda(), out, count, start, end, BLOCK=16, STEP=step, UNROLL=unroll)
+    want, trips = rows_reference(x, start, end, step)
+    torch.testing.assert_close(out.cpu().double(), want, rtol=1e-5, atol=1e-4)
+    assert count.item() == trips
+
+
+def test_assert_statement_only_in_debug_mode_on_gpu():
+    x = torch.rand(100, generator=torch.Generator().manual_seed(13)) + 0.1
+    y = torch.full((100,), float("nan"), device="cuda")
+    x[13] = -0.5
+    unchecked_assert_kernel[(4,)](x.cuda(), y, 100, BLOCK=32)  # not compiled in: no trap
+    torch.testing.assert_close(y.cpu().double(), x.double() * 3.0)
+    x[13] = 0.5
+    checked_assert_kernel[(4,)](x.cuda(), y, 100, BLOCK=32)  # compiled in, holds
+    torch.testing.assert_close(y.cpu().double(), x.double() * 3.0)

@@ -29,19 +29,20 @@ class BranchValues:
     Uses the generator's builder, semantic, error/unsupported and flatten_value/rebuild_value."""
 
     def dynamic_if_returning(self, node: ast.If, cond: tensor, branches: list, outcomes: list, at_tail: bool,
-                             saved_ip: Any, before: dict) -> None:
+                             saved_ip: Any, before: dict, return_nodes: list | None = None) -> None:
         """A branch on a runtime value that returns a value on at least one path: the returned value is
         the `scf.if`'s results. A path that falls off the end of the function gives an undefined value
         (`ub.poison`) of the same type, as in Triton; paths returning different types are an error."""
         values = [value for returned, value in outcomes if returned]
+        returns = [at for (returned, _), at in zip(outcomes, return_nodes or [None] * len(outcomes)) if returned]
         if not all(returned for returned, _ in outcomes) and not at_tail:
             raise self.unsupported(node, "a value returned on some paths of a branch on a runtime value while the "
                                          "others go on to more statements (return on every path, or move them)")
         kinds = [self.return_type(node, value) for value in values]
         if any(kind != kinds[0] for kind in kinds):
-            raise self.error(node, f"Inconsistent return types: {kinds[0]} and "
-                                   f"{next(k for k in kinds if k != kinds[0])} (every `return` of a function must "
-                                   "give the same type)")
+            other = next(i for i, kind in enumerate(kinds) if kind != kinds[0])  # the error points at its `return`
+            raise self.error(returns[other] or node, f"Inconsistent return types: {kinds[0]} and {kinds[other]} "
+                                                     "(every `return` of a function must give the same type)")
         template = values[0]
         parts = self.flatten_return(node, template)
         for (block, _), (returned, value) in zip(branches, outcomes):

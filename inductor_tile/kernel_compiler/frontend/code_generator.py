@@ -23,11 +23,13 @@ from ...language import builtins as tl_builtins
 from ...language import dtypes as T
 from ...language.core import constexpr, is_builtin, tensor
 from ...language.python_min_max import kernel_max, kernel_min
+from ...language.python_print import kernel_print
 from ...language.semantic import Semantic
-from ..errors import CompilationError
+from ..errors import CompilationError, CompileTimeAssertionFailure
 from .branch_values import BranchValues
 from .grouped_arguments import unflatten
 from .specialization import ArgSpec
+from .user_frames import language_error
 
 _BINARY_OPERATORS: dict[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
@@ -58,16 +60,6 @@ def _constant_of(x: tensor) -> int | float | None:
     if x.type.is_block() or not isinstance(owner, arith.ConstantOp):
         return None
     return owner.value.value.data
-
-
-def _without_stack(error: BaseException) -> BaseException | None:
-    """A copy of `error` with no traceback and no chained errors (None if it cannot be copied)."""
-    try:
-        copy = type(error)(*error.args)
-    except Exception:
-        return None
-    copy.__suppress_context__ = True
-    return copy
 
 
 class _Unsupported(Exception):
@@ -131,6 +123,7 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
         self.closure = jit_fn.closure_vars()
         self.return_value: Any = None
         self.returned = False
+        self.return_node: ast.Return | None = None  # the `return` that set return_value (errors point at it)
         self.loop_depth = 0  # enclosing loops and branches on runtime values
         self.in_loop = 0  # enclosing loops on runtime values
         self.at_tail = True  # the statement being generated is the last one the function runs on its path
@@ -141,9 +134,10 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
     # ===--------------------------------------------------------------------===
     # Errors
     # ===--------------------------------------------------------------------===
-    def error(self, node: ast.AST | None, message: str, internal: BaseException | None = None) -> CompilationError:
+    def error(self, node: ast.AST | None, message: str, internal: BaseException | None = None,
+              kind: type[CompilationError] = CompilationError) -> CompilationError:
         fn = self.jit_fn
-        return CompilationError(fn.__name__, fn.filename, fn.first_line, fn.src, node, message, internal)
+        return kind(fn.__name__, fn.filename, fn.first_line, fn.src, node, message, internal, self.indent)
 
     def unsupported(self, node: ast.AST, message: str) -> CompilationError:
         return self.error(node, f"unsupported in a kernel: {message}")
@@ -159,13 +153,15 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             return super().visit(node)
         except CompilationError:
             raise
+        except tl_builtins.StaticAssertionError as e:  # the user's own check: the message says it all
+            raise self.error(node, str(e), kind=CompileTimeAssertionFailure) from None
         except (TypeError, ValueError, NameError, AttributeError, AssertionError, IndexError, KeyError,
                 RuntimeError, ZeroDivisionError) as e:
             if os.environ.get("TILE_DEBUG") == "1":
                 raise self.error(node, f"{type(e).__name__}: {e}", e) from e
-            # the cause is the error itself without its stack (Triton's tests read `__cause__`; users see no
-            # frames of the compiler)
-            raise self.error(node, str(e) or type(e).__name__, e) from _without_stack(e)
+            # the cause is the error as the language raised it, with the language's frames but none of the
+            # compiler's (Triton's tests read `__cause__`)
+            raise self.error(node, str(e) or type(e).__name__, e) from language_error(e)
         except Exception as e:  # a compiler bug: still point at the user's line, keep the cause
             if os.environ.get("TILE_DEBUG") == "1":
                 raise self.error(node, f"internal compiler error: {type(e).__name__}: {e}", e) from e
@@ -211,6 +207,7 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             raise self.error(node, "a kernel cannot return a value; write results with tl.store")
         self.return_value = None if node.value is None else self.visit(node.value)
         self.returned = True
+        self.return_node = node
 
     def visit_Pass(self, node: ast.Pass) -> None:
         return None
@@ -283,7 +280,7 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             return
         if not _unwrap(test):
             message = "" if node.msg is None else f": {_unwrap(self.visit(node.msg))}"
-            raise self.error(node, f"assertion failed{message}")
+            raise self.error(node, f"assertion failed{message}", kind=CompileTimeAssertionFailure)
 
     # ===--------------------------------------------------------------------===
     # Control flow
@@ -307,22 +304,23 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
         before = dict(self.scope)
         saved_ip = self.builder.insertion_point
         at_tail = self.at_tail
-        branches, outcomes = [], []
+        branches, outcomes, return_nodes = [], [], []
         for body in (node.body, node.orelse):
             block = self.builder.new_block([])
             self.builder.insertion_point = InsertPoint.at_end(block)
             self.scope = dict(before)
             self.loop_depth += 1
-            self.returned, self.return_value = False, None
+            self.returned, self.return_value, self.return_node = False, None, None
             self.at_tail = at_tail
             self.visit_statements(body)
             self.loop_depth -= 1
             outcomes.append((self.returned, self.return_value))
+            return_nodes.append(self.return_node if self.returned else None)
             self.returned = False  # a `return` in a branch ends only the branch (see visit_statements)
             branches.append((block, self.scope))
         self.at_tail = at_tail
         if any(returned and value is not None for returned, value in outcomes):
-            return self.dynamic_if_returning(node, cond, branches, outcomes, at_tail, saved_ip, before)
+            return self.dynamic_if_returning(node, cond, branches, outcomes, at_tail, saved_ip, before, return_nodes)
         names = [n for n in assigned_names(node.body + node.orelse)
                  if all(n in scope for _, scope in branches)
                  and not all(scope[n] is before.get(n) for _, scope in branches)]
@@ -413,14 +411,36 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
                 raise self.error(node.iter, f"loop bounds must be integer scalars, got {bound.type}")
         index_type = T.int64 if any(b.dtype.int_bitwidth == 64 for b in (lb, ub, step)) else T.int32
         lb, ub, step = (self.semantic.cast(b, index_type) for b in (lb, ub, step))
-        first, stride = lb, step
+        index = None  # the loop variable from the counter (None: the counter itself)
         if descending:  # i = first - k * |step| for k in [0, cdiv(first - end, |step|)), none when first <= end
+            first, stride = lb, step
             span = self.semantic.sub(lb, ub)
             count = self.semantic.floordiv(self.semantic.add(span, self.semantic.sub(step, 1)), step)
             lb = self.semantic.cast(self.semantic.to_tensor(0), index_type)
             ub = self.semantic.where(self.semantic.gt(span, 0), count, 0)
             step = self.semantic.cast(self.semantic.to_tensor(1), index_type)
+            index = lambda k: self.semantic.sub(first, self.semantic.mul(k, stride))  # noqa: E731
+        unroll = _unwrap(getattr(iterator, "loop_unroll_factor", None))
+        if unroll is not None and (not isinstance(unroll, int) or isinstance(unroll, bool)):
+            raise self.error(node.iter, f"loop_unroll_factor must be a compile-time integer, got {unroll!r}")
+        if unroll is None or unroll < 2:  # as in Triton, a factor below 2 means no unrolling
+            self.for_loop(node, lb, ub, step, index, copies=1)
+            return
+        # unrolled: a loop running `unroll` copies of the body per iteration over the whole multiples of
+        # `unroll` iterations, then a loop over the rest
+        trips = self.semantic.floordiv(self.semantic.add(self.semantic.sub(ub, lb), self.semantic.sub(step, 1)), step)
+        trips = self.semantic.where(self.semantic.gt(ub, lb), trips, 0)
+        whole = self.semantic.mul(self.semantic.floordiv(trips, unroll), unroll)
+        middle = self.semantic.add(lb, self.semantic.mul(whole, step))
+        self.for_loop(node, lb, middle, step, index, copies=unroll)
+        self.for_loop(node, middle, ub, step, index, copies=1)
 
+    def for_loop(self, node: ast.For, lb: tensor, ub: tensor, step: tensor, index: Callable | None,
+                 copies: int) -> None:
+        """An scf.for from `lb` to `ub` whose body is `copies` copies of the loop's body (the counter
+        advancing by `step` between them and by `copies * step` per iteration); `index(counter)` gives the
+        loop variable (None: the counter)."""
+        index_type = lb.dtype
         before = dict(self.scope)
         carried = [n for n in assigned_names(node.body) if n in before and n != node.target.id]
         parts = {n: self.flatten_value(node, before[n], n) for n in carried}  # a block pointer: several tensors
@@ -430,20 +450,22 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
         body = self.builder.new_block([index_type] + [v.type for v in inits])
         self.builder.insertion_point = InsertPoint.at_end(body)
         self.scope = dict(before)
-        self.scope[node.target.id] = tensor(body.args[0], index_type)
-        if descending:
-            self.scope[node.target.id] = self.semantic.sub(first, self.semantic.mul(self.scope[node.target.id], stride))
         args = [tensor(arg, init.type) for arg, init in zip(body.args[1:], inits)]
         for name in carried:
             self.scope[name], args = self.rebuild_value(before[name], args[:len(parts[name])]), args[len(parts[name]):]
+        counter = tensor(body.args[0], index_type)
         self.loop_depth += 1
         self.in_loop += 1
-        self.visit_statements(node.body)
+        for copy in range(copies):
+            k = counter if copy == 0 else self.semantic.add(counter, self.semantic.mul(step, copy))
+            self.scope[node.target.id] = k if index is None else index(k)
+            self.visit_statements(node.body)
         self.in_loop -= 1
         self.loop_depth -= 1
         self.yield_carried(node, carried, init_names, inits)
         self.builder.insertion_point = saved_ip
-        results = self.builder.insert_for(lb.handle, ub.handle, step.handle, [v.handle for v in inits], body)
+        stride = step if copies == 1 else self.semantic.mul(step, copies)
+        results = self.builder.insert_for(lb.handle, ub.handle, stride.handle, [v.handle for v in inits], body)
         self.scope = before
         results = [tensor(result, init.type) for result, init in zip(results, inits)]
         for name in carried:
@@ -656,6 +678,8 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
             return fn(*args, **kwargs)  # a NamedTuple holding kernel values (Triton allows them as aggregates)
         if fn in (py_builtins.isinstance, py_builtins.hasattr):  # compile-time questions about a value's Python type
             return constexpr(fn(args[0] if _is_tile(args[0]) else _unwrap(args[0]), _unwrap(args[1])))
+        if fn is py_builtins.print and any(_is_tile(a) for a in args):  # Triton's rule: tl.device_print
+            return kernel_print(*args)
         if fn in _TILE_MIN_MAX and any(_is_tile(a) for a in list(args) + list(kwargs.values())):
             return _TILE_MIN_MAX[fn](*args, **kwargs)  # Python's min/max of tiles: tl.minimum/maximum (Triton's rule)
         if any(_is_tile(a) for a in list(args) + list(kwargs.values())):
@@ -680,10 +704,10 @@ class CodeGenerator(BranchValues, ast.NodeVisitor):
         callee = CodeGenerator(fn, self.semantic, scope)
         try:
             return callee.visit(fn.parse())
-        except CompilationError as e:
-            line = self.jit_fn.src.splitlines()[node.lineno - 1]
-            e.add_call_site(self.jit_fn.__name__, self.jit_fn.filename, self.jit_fn.first_line + node.lineno - 1, line)
-            raise
+        except CompilationError as e:  # raised at this call, with the helper's own error (and position) as the cause
+            e.with_traceback(None)  # the compiler's frames
+            raise self.error(node, f"in `{fn.__name__}` ({e.filename}:{e.lineno}) called here: {e.message}",
+                             kind=type(e)) from e
 
 
 def generate_ttir(jit_fn: Any, specs: list[ArgSpec], builder: Any, num_warps: int = 4) -> Any:

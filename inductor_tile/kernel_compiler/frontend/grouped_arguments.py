@@ -54,7 +54,7 @@ def _tuple_kind(value: Any) -> type:
 
 
 def specialize_argument(name: str, value: Any, is_constexpr: bool, specialize_ints: bool = True,
-                        is_const: bool = False) -> list[ArgSpec]:
+                        is_const: bool = False, annotated: Any = None) -> list[ArgSpec]:
     """The ArgSpecs of one launch argument: one, or several for a TensorDescriptor or a tuple."""
     if is_constexpr or value is None:
         return [specialize(name, value, True)]
@@ -69,7 +69,7 @@ def specialize_argument(name: str, value: Any, is_constexpr: bool, specialize_in
         for i, item in enumerate(value):
             specs += specialize_argument(f"{name}[{i}]", item, False, specialize_ints, is_const)
         return specs
-    return [specialize(name, value, False, specialize_ints, is_const)]
+    return [specialize(name, value, False, specialize_ints, is_const, annotated)]
 
 
 def descriptor_specs(name: str, desc: TensorDescriptor, specialize_ints: bool = True) -> list[ArgSpec]:

@@ -50,12 +50,45 @@ class ArgSpec:
         return (self.name, self.type.to_ir_string(), self.divisible_by_16, self.equal_to_1)
 
 
+#: the element types a scalar parameter may be annotated with (`n: tl.int64`): those every launcher passes
+ANNOTATED_SCALAR_TYPES = ("int1", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "fp32",
+                          "fp64")
+
+
+def annotated_scalar_type(annotation: Any) -> dtype | None:
+    """The type a scalar parameter's annotation gives it (`v: tl.uint8`, also as the string "tl.uint8"), or
+    None (no annotation, `int`, `torch.Tensor`, ...: the type follows the value)."""
+    if isinstance(annotation, str):
+        annotation = getattr(T, annotation.strip("'\"").split(".")[-1], None)
+    if isinstance(annotation, dtype) and not annotation.is_ptr() and annotation.name in ANNOTATED_SCALAR_TYPES:
+        return annotation
+    return None
+
+
+def _annotated(name: str, value: Any, annotated: dtype) -> ArgSpec:
+    """A Python bool, int or float given for a parameter annotated with a scalar type: passed as that type."""
+    if annotated.is_floating():
+        if not isinstance(value, (bool, int, float)):
+            raise TypeError(f"argument '{name}' (annotated {annotated}): expected a number, got {type(value).__name__}")
+        return ArgSpec(name, "scalar", annotated)
+    if not isinstance(value, (bool, int)):
+        raise TypeError(f"argument '{name}' (annotated {annotated}): expected an integer, got {type(value).__name__}")
+    bits = annotated.int_bitwidth
+    low, high = (0, 2**bits) if annotated.is_int_unsigned() or bits == 1 else (-2**(bits - 1), 2**(bits - 1))
+    if not low <= int(value) < high:
+        raise OverflowError(f"argument '{name}' (annotated {annotated}): {value} is out of its range [{low}, {high})")
+    return ArgSpec(name, "scalar", annotated, divisible_by_16=bits > 1 and int(value) % 16 == 0)
+
+
 def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool = True,
-               is_const: bool = False) -> ArgSpec:
+               is_const: bool = False, annotated: dtype | None = None) -> ArgSpec:
     """The ArgSpec of one launch argument (raises TypeError for values a kernel cannot take).
-    `is_const`: the parameter is annotated `tl.const` (a tensor becomes a const pointer)."""
+    `is_const`: the parameter is annotated `tl.const` (a tensor becomes a const pointer); `annotated`: the
+    scalar type it is annotated with (`n: tl.int64`), which a number given for it gets."""
     if is_constexpr or value is None:
         return ArgSpec(name, "constexpr", value=value)
+    if annotated is not None and not hasattr(value, "data_ptr"):
+        return _annotated(name, value, annotated)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
         element = TORCH_TO_TILE.get(value.dtype)
         if element is None:

@@ -5,7 +5,9 @@ Triton does; only `x: tl.constexpr = ...` keeps a Python number. The interpreter
 own Python, where `x = 0` would stay a Python int, so `x.to(tl.int64)` or `x.dtype` would fail
 there and promotions would differ. `interpretable(jit_fn)` recompiles the kernel with every
 assignment to a name routed through `as_assigned`, keeping the file name and line numbers (pdb
-and tracebacks still show the user's lines).
+and tracebacks still show the user's lines). Each `assert` statement becomes a call to `check_assert`:
+an assertion on a tile is `tl.device_assert` (checked in debug mode only, as the compiler and Triton do),
+one on a Python value is checked as Python would.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any, Callable
 from ...language.core import constexpr, current_semantic
 
 HELPER = "__tile_as_assigned__"
+ASSERT_HELPER = "__tile_check_assert__"
 
 
 _NOTHING = object()
@@ -43,6 +46,23 @@ def as_assigned(value: Any, unpack: bool = False, into: Any = _NOTHING, at: Any 
     return value
 
 
+def check_assert(condition: Any, message: Callable[[], Any] | None, source: str) -> None:
+    """`assert condition, message()`: on a tile, a device assertion (debug mode only); else Python's rule.
+    `message` is called only when it is needed (Python evaluates an assert's message lazily)."""
+    from ...language.core import tensor
+
+    if isinstance(condition, tensor):
+        text = "" if message is None else str(_plain(message()))
+        current_semantic().device_assert(condition, text or source, None)
+        return
+    if not _plain(condition):
+        raise AssertionError(*(() if message is None else (_plain(message()),)))
+
+
+def _plain(value: Any) -> Any:
+    return value.value if isinstance(value, constexpr) else value
+
+
 def _is_constexpr_annotation(annotation: ast.expr) -> bool:
     return ast.unparse(annotation).split(".")[-1] == "constexpr"
 
@@ -56,6 +76,13 @@ def _wrap(value: ast.expr, target: ast.expr) -> ast.expr:
 
 
 class _RouteAssignments(ast.NodeTransformer):
+    def visit_Assert(self, node: ast.Assert) -> ast.stmt:
+        message = ast.Constant(value=None) if node.msg is None else ast.Lambda(
+            args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]), body=node.msg)
+        call = ast.Call(func=ast.Name(id=ASSERT_HELPER, ctx=ast.Load()),
+                        args=[node.test, message, ast.Constant(value=ast.unparse(node.test))], keywords=[])
+        return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+
     def visit_Assign(self, node: ast.Assign) -> ast.Assign:
         if len(node.targets) == 1 and isinstance(node.targets[0], (ast.Name, ast.Tuple, ast.List)):
             node.value = _wrap(node.value, node.targets[0])
@@ -84,9 +111,12 @@ class _RouteAssignments(ast.NodeTransformer):
 
 
 def _kernel_builtins() -> dict[str, Any]:
+    from ...language.builtins import range as tile_range
     from ...language.python_min_max import kernel_max, kernel_min
+    from ...language.python_print import kernel_print
 
-    return {"min": kernel_min, "max": kernel_max}
+    # as compiled: `range` loops as tl.range, `print` of tiles is tl.device_print
+    return {"min": kernel_min, "max": kernel_max, "range": tile_range, "print": kernel_print}
 
 
 #: Python builtins that mean something else given tile values (as in the compiler's front end)
@@ -94,11 +124,11 @@ _KERNEL_BUILTINS = _kernel_builtins()
 
 
 def _outer_names(fn: Any) -> tuple[str, ...]:
-    """The wrapper's parameters: the assignment helper, the kernel's closure, then the builtins it shadows
+    """The wrapper's parameters: the assignment and assert helpers, the kernel's closure, then the builtins it shadows
     (unless the kernel's own globals or closure define those names)."""
     free = fn.__code__.co_freevars
     shadowed = tuple(name for name in _KERNEL_BUILTINS if name not in free and name not in fn.__globals__)
-    return (HELPER,) + free + shadowed
+    return (HELPER, ASSERT_HELPER) + free + shadowed
 
 
 def interpretable(jit_fn: Any) -> Callable[..., Any]:
@@ -123,7 +153,7 @@ def interpretable(jit_fn: Any) -> Callable[..., Any]:
             compiled = compile(module, jit_fn.filename, "exec")
         code = jit_fn._interpreter_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     cells = [cell.cell_contents for cell in fn.__closure__ or ()]
-    shadowed = [_KERNEL_BUILTINS[name] for name in _outer_names(fn)[1 + len(cells):]]
-    rewritten = types.FunctionType(code, fn.__globals__)(as_assigned, *cells, *shadowed)
+    shadowed = [_KERNEL_BUILTINS[name] for name in _outer_names(fn)[2 + len(cells):]]
+    rewritten = types.FunctionType(code, fn.__globals__)(as_assigned, check_assert, *cells, *shadowed)
     rewritten.__defaults__, rewritten.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
     return rewritten

@@ -54,6 +54,9 @@ class LanguageOpsInterpreter:
     def create_debug_barrier(self) -> None:
         return None  # one program runs at a time
 
+    def create_assume(self, condition: Tensor) -> None:
+        return None  # a promise to the optimizer, not checked (as in the compiled kernels)
+
     def create_assert(self, condition: Tensor, message: str) -> None:
         if not bool(condition.all()):
             from ..runtime.device_assert import DeviceAssertionError

@@ -1,4 +1,4 @@
-"""Debugging and synchronization ops of the `tt` dialect.
+"""Debugging and synchronization ops of the `tt` dialect, and the promise `llvm.intr.assume`.
 
     tt.debug_barrier
     tt.assert %ok {message = "kernel.py:12: x must be positive"} : tensor<128xi1>
@@ -8,6 +8,12 @@
 GPUs; nothing on the CPU, where one thread runs a program). `tt.assert` reports a failed
 device assertion (tl.device_assert, compiled in only in debug mode), `tt.print` prints
 values (tl.device_print). All three have effects, so no pass moves or removes them.
+
+    llvm.intr.assume %ok : i1
+
+is `tl.assume(cond)`: a promise that `cond` holds, which LLVM may use to simplify the code around it
+(named as in Triton's TTIR, where it is the LLVM dialect's op). Like LLVM's own intrinsic it counts as
+having an effect, so that no pass drops it for having no results.
 """
 
 from __future__ import annotations
@@ -39,7 +45,21 @@ class DebugBarrierOp(IRDLOperation):
         super().__init__()
 
 
-DEBUG_OPS = [DebugBarrierOp]
+@irdl_op_definition
+class AssumeOp(IRDLOperation):
+    """The program promises that the i1 scalar `condition` is true here (never checked)."""
+
+    name = "llvm.intr.assume"
+
+    condition = operand_def(i1)
+
+    assembly_format = "$condition attr-dict `:` type($condition)"
+
+    def __init__(self, condition: SSAValue):
+        super().__init__(operands=[condition])
+
+
+DEBUG_OPS = [DebugBarrierOp, AssumeOp]
 
 
 @irdl_op_definition

@@ -72,6 +72,12 @@ def _to_language(jit_fn: Any, name: str, value: Any, semantic: Semantic, memory:
         const = name in getattr(jit_fn, "const_names", ())
         return tensor(torch.tensor(address, dtype=torch.int64), pointer_type(element, const=const))
     if isinstance(value, (bool, int, float)):
+        annotated = getattr(jit_fn, "scalar_annotations", {}).get(name)
+        if annotated is not None:  # passed as the annotated type (`n: tl.int64`), as compiled
+            from ..frontend.specialization import specialize
+
+            specialize(name, value, False, annotated=annotated)  # the same range checks
+            return semantic.literal(float(value) if annotated.is_floating() else int(value), annotated)
         return semantic.to_tensor(value)
     raise TypeError(
         f"argument '{name}' has unsupported type {type(value).__name__}: kernels take torch tensors, "

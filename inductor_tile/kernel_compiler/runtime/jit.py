@@ -19,7 +19,7 @@ from typing import Any, Callable
 from ... import config as _config
 from ...language.core import const, constexpr, current_semantic, tensor
 from ..frontend.grouped_arguments import leaf_values, specialize_argument
-from ..frontend.specialization import ArgSpec
+from ..frontend.specialization import ArgSpec, annotated_scalar_type
 from . import device_assert
 
 #: one `ast.parse` at a time: CPython 3.11 keeps the AST conversion's recursion depth per interpreter,
@@ -90,6 +90,10 @@ class JITFunction:
         }
         self.const_names = {  # pointers the kernel only reads (`ptr: tl.const`)
             name for name, p in self.signature.parameters.items() if _is_const_annotation(p.annotation)
+        }
+        self.scalar_annotations = {  # scalars passed as the type they are annotated with (`n: tl.int64`)
+            name: ty for name, p in self.signature.parameters.items()
+            if (ty := annotated_scalar_type(p.annotation)) is not None
         }
         self.do_not_specialize = set(do_not_specialize)
         lines, self.first_line = inspect.getsourcelines(fn)
@@ -172,7 +176,8 @@ class JITFunction:
     def specialize(self, bound: dict[str, Any]) -> list[ArgSpec]:
         """One ArgSpec per parameter; a host TensorDescriptor or a tuple gives several (grouped_arguments.py)."""
         return [spec for name, value in bound.items() for spec in specialize_argument(
-            name, value, name in self.constexpr_names, name not in self.do_not_specialize, name in self.const_names)]
+            name, value, name in self.constexpr_names, name not in self.do_not_specialize, name in self.const_names,
+            self.scalar_annotations.get(name))]
 
     def launcher(self, num_warps: int = 4, **constexprs: Any) -> Any:
         """A `LaunchSite` for launches with these constexprs: `site(grid, *runtime_args)`, the

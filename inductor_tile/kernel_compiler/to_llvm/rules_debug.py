@@ -1,4 +1,5 @@
-"""Lowering of the debugging and synchronization ops: tt.debug_barrier, tt.assert, tt.print.
+"""Lowering of the debugging and synchronization ops: tt.debug_barrier, tt.assert, tt.print (and
+llvm.intr.assume, LLVM's intrinsic on every target).
 
 A failed assertion and a print call out of the kernel, differently per target (a table):
 - CPU: `tile_device_assert_fail(message, pid x, y, z)` (runtime/device_assert.py records it and
@@ -72,6 +73,12 @@ def lower_assert(ctx: LoweringContext, op: Operation) -> None:
         ok = b.call(reduce_and, [ok])
     with b.if_then(b.not_(ok), likely=False):
         FAIL[ctx.target.name](ctx, op.message.data)
+
+
+@lowering("llvm.intr.assume")
+def lower_assume(ctx: LoweringContext, op: Operation) -> None:
+    """LLVM's own promise, the same on every target."""
+    ctx.builder.call(ctx.intrinsic("llvm.assume", ir.VoidType(), [I1]), [ctx.get(op.operands[0])])
 
 
 # --- printing -------------------------------------------------------------------------------------
