@@ -163,7 +163,15 @@ class LayoutMap:
 
     def index(self, slot: int, lane: int = 0, warp: int = 0) -> tuple[int, ...]:
         """Tensor index held in `slot` by the thread (lane, warp); wraps for small dims."""
+        if lane == 0 and warp == 0:  # one-thread targets ask for every slot's index, often several times
+            return self._thread_zero_indices[slot]
         return tuple((a + b) % s for a, b, s in zip(self.slot_offset(slot), self.thread_offset(lane, warp), self.shape))
+
+    @cached_property
+    def _thread_zero_indices(self) -> list[tuple[int, ...]]:
+        base = self.thread_offset(0, 0)
+        return [tuple((a + b) % s for a, b, s in zip(self.slot_offset(slot), base, self.shape))
+                for slot in range(self.num_slots)]
 
     def owners(self, num_lanes: int, num_warps: int) -> dict[tuple[int, ...], list[tuple[int, int, int]]]:
         """Every (lane, warp, slot) holding each index: a test and debugging aid."""
