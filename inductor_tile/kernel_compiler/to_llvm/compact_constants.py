@@ -86,6 +86,9 @@ def compact_module(module: ir.Module) -> None:
                     instruction.operands = swapped if isinstance(operands, list) else type(operands)(swapped)
                 if isinstance(instruction, ir.PhiInstr):
                     instruction.incomings = [(compact(v), b) for v, b in instruction.incomings]
+                instruction._clear_string_cache()  # (llvmlite caches the text of a value once printed)
+            block._clear_string_cache()
+        function._clear_string_cache()
 
 
 def _raw(v):
