@@ -20,6 +20,7 @@ here are the single definition of that mapping for every pass and every target.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
@@ -239,10 +240,12 @@ def blocked_for(
     return Blocked(tuple(size_per_thread), tuple(threads), tuple(warps), tuple(order))
 
 
+@functools.lru_cache(maxsize=4096)
 def same_mapping(a: Layout, b: Layout, shape: tuple[int, ...], num_lanes: int, num_warps: int) -> bool:
     """True when `a` and `b` put every element of a `shape` tile in the same thread and slot
-    (e.g. any two 1-D blocked layouts on a single thread): converting between them is free."""
-    map_a, map_b = LayoutMap(a, shape), LayoutMap(b, shape)
+    (e.g. any two 1-D blocked layouts on a single thread): converting between them is free.
+    (Cached: the layout passes ask it of the same pairs again and again.)"""
+    map_a, map_b = LayoutMap(a, tuple(shape)), LayoutMap(b, tuple(shape))
     if map_a.num_slots != map_b.num_slots:
         return False
     for lane, warp in itertools.product(range(num_lanes), range(num_warps)):
