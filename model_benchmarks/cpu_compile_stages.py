@@ -8,8 +8,9 @@ Two steps:
 ``--record`` compiles the small suite's models (``--models``, default GPT-2) with ``backend="tile"`` on
 the CPU and keeps every specialization compiled: the generated kernel's source and its parameter specs.
 ``--replay`` compiles each of them again from source, the disk cache off, in ``--runs`` fresh processes,
-and prints the median CPU seconds (of the compiling thread) of each stage (CompiledKernel.stage_seconds: front end, TTIR passes, TTGIR
-passes, LLVM IR generation, llvmlite parse + verify, O3, machine code, MCJIT load + launcher) per kernel.
+and prints, per kernel, the median CPU seconds of the compiling thread in each stage
+(CompiledKernel.stage_seconds: front end, TTIR passes, TTGIR passes, LLVM IR generation, llvmlite
+parse + verify, O3, machine code, MCJIT load + launcher; each text stage's printing included).
 The first compile of a process also imports the compiler and initializes LLVM: that is timed apart
 ("warm-up", a compile of a tiny kernel that is not counted).  ``--profile N`` prints cProfile's top N
 functions of one run (cumulative time).

@@ -54,14 +54,9 @@ class CompiledKernel:
     # seconds per pipeline stage of a fresh compile ("frontend", "ttir", ... "load"), in order
     stage_seconds: dict[str, float] = field(default_factory=dict)
 
-    @contextlib.contextmanager
-    def timed(self, stage: str) -> Iterator[None]:
-        """Add the time of the `with` block to `stage_seconds[stage]`."""
-        start = STAGE_CLOCK()
-        try:
-            yield
-        finally:
-            self.stage_seconds[stage] = self.stage_seconds.get(stage, 0.0) + STAGE_CLOCK() - start
+    def timed(self, stage: str) -> contextlib.AbstractContextManager[None]:
+        """Add the time of a `with` block to `stage_seconds[stage]`."""
+        return _timed(self.stage_seconds, stage)
 
     @property
     def sanitizer_sites(self) -> list | None:
@@ -83,6 +78,15 @@ class CompiledKernel:
         from .runtime.interpret import interpret_launch
 
         interpret_launch(jit_fn, dict(zip(jit_fn.arg_names, values)), grid)
+
+
+@contextlib.contextmanager
+def _timed(stage_seconds: dict[str, float], stage: str) -> Iterator[None]:
+    start = STAGE_CLOCK()
+    try:
+        yield
+    finally:
+        stage_seconds[stage] = stage_seconds.get(stage, 0.0) + STAGE_CLOCK() - start
 
 
 def parse_target(target: str | None) -> str:
@@ -206,13 +210,16 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
 
-    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, num_stages=num_stages)
-    with kernel.timed("frontend"):
+    stages: dict[str, float] = {}
+    with _timed(stages, "frontend"):
         module = generate_ttir(jit_fn, specs, TTIRBuilder(), num_warps)
         sites = _sanitize(module) if sanitize else None
-    with kernel.timed("ttir"):
-        kernel.module = module = optimize_ttir(module)
-        kernel.asm["ttir"] = print_ir(module)
+    with _timed(stages, "ttir"):
+        module = optimize_ttir(module)
+        ttir_text = print_ir(module)
+    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, module=module, num_stages=num_stages,
+                            stage_seconds=stages)
+    kernel.asm["ttir"] = ttir_text
     if sites is not None:
         kernel.asm["sanitizer"] = json.dumps(sites)
     if target.split(":")[0] == "cpu":
