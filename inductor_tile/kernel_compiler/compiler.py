@@ -9,6 +9,7 @@ Stages: source -> "ttir" (front end + TTIR optimizations) -> "ttgir" (layouts) -
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import operator
@@ -17,7 +18,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from .diagnostics import perf_warnings
 from .frontend.grouped_arguments import flatten_launch_values, is_grouped
@@ -26,6 +27,8 @@ from .frontend.specialization import ArgSpec, spec_from_signature
 log = logging.getLogger("inductor_tile")
 
 TARGETS = ("cpu", "cuda", "hip")
+#: the clock of CompiledKernel.stage_seconds (a benchmark on a shared machine may take time.thread_time)
+STAGE_CLOCK = time.perf_counter
 
 
 @dataclass
@@ -48,6 +51,12 @@ class CompiledKernel:
     cache_key: str | None = None  # its on-disk cache key, when the disk cache was consulted
     from_disk: bool = False  # loaded from the on-disk cache rather than compiled
     perf_findings: list = field(default_factory=list)  # diagnostics/perf_warnings.PerfFinding records
+    # seconds per pipeline stage of a fresh compile ("frontend", "ttir", ... "load"), in order
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+
+    def timed(self, stage: str) -> contextlib.AbstractContextManager[None]:
+        """Add the time of a `with` block to `stage_seconds[stage]`."""
+        return _timed(self.stage_seconds, stage)
 
     @property
     def sanitizer_sites(self) -> list | None:
@@ -69,6 +78,15 @@ class CompiledKernel:
         from .runtime.interpret import interpret_launch
 
         interpret_launch(jit_fn, dict(zip(jit_fn.arg_names, values)), grid)
+
+
+@contextlib.contextmanager
+def _timed(stage_seconds: dict[str, float], stage: str) -> Iterator[None]:
+    start = STAGE_CLOCK()
+    try:
+        yield
+    finally:
+        stage_seconds[stage] = stage_seconds.get(stage, 0.0) + STAGE_CLOCK() - start
 
 
 def parse_target(target: str | None) -> str:
@@ -192,11 +210,16 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     from .ir_builder import TTIRBuilder
     from .passes.pipeline import optimize_ttir
 
-    module = generate_ttir(jit_fn, specs, TTIRBuilder(), num_warps)
-    sites = _sanitize(module) if sanitize else None
-    module = optimize_ttir(module)
-    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, module=module, num_stages=num_stages)
-    kernel.asm["ttir"] = print_ir(module)
+    stages: dict[str, float] = {}
+    with _timed(stages, "frontend"):
+        module = generate_ttir(jit_fn, specs, TTIRBuilder(), num_warps)
+        sites = _sanitize(module) if sanitize else None
+    with _timed(stages, "ttir"):
+        module = optimize_ttir(module)
+        ttir_text = print_ir(module)
+    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, module=module, num_stages=num_stages,
+                            stage_seconds=stages)
+    kernel.asm["ttir"] = ttir_text
     if sites is not None:
         kernel.asm["sanitizer"] = json.dumps(sites)
     if target.split(":")[0] == "cpu":
@@ -237,26 +260,33 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     from .to_llvm.targets import get_target
 
     target = get_target("cpu")
-    ttir = kernel.module.clone()
-    BroadcastCompareOperandsPass().apply(make_context(), ttir)  # masks compared at full width
-    ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size)
-    kernel.asm["ttgir"] = print_ir(ttgir)
-    kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, 1)
-    lowered = lower_to_llvm(ttgir, target, num_warps=1)
-    machine = llvm_tools.host_target_machine()
-    module_ref = llvm_tools.parse(lowered.llvm_ir)
-    llvm_tools.optimize(module_ref, machine, **CPU_PIPELINE_TUNING)
-    kernel.asm["llir"] = str(module_ref)
-    _check_vector_widths(kernel)
+    with kernel.timed("ttgir"):
+        ttir = kernel.module.clone()
+        BroadcastCompareOperandsPass().apply(make_context(), ttir)  # masks compared at full width
+        ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size)
+        kernel.asm["ttgir"] = print_ir(ttgir)
+        kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, 1)
+    with kernel.timed("to_llvm"):
+        lowered = lower_to_llvm(ttgir, target, num_warps=1)
+    with kernel.timed("parse"):
+        machine = llvm_tools.host_target_machine()
+        module_ref = llvm_tools.parse(lowered.llvm_ir)
+    with kernel.timed("optimize"):
+        llvm_tools.optimize(module_ref, machine, **CPU_PIPELINE_TUNING)
+        kernel.asm["llir"] = str(module_ref)
+        _check_vector_widths(kernel)
     # Machine code generation is the slowest step: the JIT does it once; the assembly text is only
     # produced when someone will read it (ahead-of-time compiles, TILE_DUMP_IR).
     if not native or os.environ.get("TILE_DUMP_IR"):
-        kernel.asm["asm"] = machine.emit_assembly(module_ref)
+        with kernel.timed("assembly"):
+            kernel.asm["asm"] = machine.emit_assembly(module_ref)
     if native:
         kernel.entry = lowered.entry
-        kernel.binary = machine.emit_object(module_ref)
+        with kernel.timed("codegen"):
+            kernel.binary = machine.emit_object(module_ref)
         if load:
-            kernel.runner = _make_runner(kernel)
+            with kernel.timed("load"):
+                kernel.runner = _make_runner(kernel)
 
 
 # the most elements of one LLVM vector the code generator takes: an instruction's operand count is

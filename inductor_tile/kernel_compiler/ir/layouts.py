@@ -20,6 +20,7 @@ here are the single definition of that mapping for every pass and every target.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from functools import cached_property
@@ -163,7 +164,15 @@ class LayoutMap:
 
     def index(self, slot: int, lane: int = 0, warp: int = 0) -> tuple[int, ...]:
         """Tensor index held in `slot` by the thread (lane, warp); wraps for small dims."""
+        if lane == 0 and warp == 0:  # one-thread targets ask for every slot's index, often several times
+            return self._thread_zero_indices[slot]
         return tuple((a + b) % s for a, b, s in zip(self.slot_offset(slot), self.thread_offset(lane, warp), self.shape))
+
+    @cached_property
+    def _thread_zero_indices(self) -> list[tuple[int, ...]]:
+        base = self.thread_offset(0, 0)
+        return [tuple((a + b) % s for a, b, s in zip(self.slot_offset(slot), base, self.shape))
+                for slot in range(self.num_slots)]
 
     def owners(self, num_lanes: int, num_warps: int) -> dict[tuple[int, ...], list[tuple[int, int, int]]]:
         """Every (lane, warp, slot) holding each index: a test and debugging aid."""
@@ -231,10 +240,12 @@ def blocked_for(
     return Blocked(tuple(size_per_thread), tuple(threads), tuple(warps), tuple(order))
 
 
+@functools.lru_cache(maxsize=4096)
 def same_mapping(a: Layout, b: Layout, shape: tuple[int, ...], num_lanes: int, num_warps: int) -> bool:
     """True when `a` and `b` put every element of a `shape` tile in the same thread and slot
-    (e.g. any two 1-D blocked layouts on a single thread): converting between them is free."""
-    map_a, map_b = LayoutMap(a, shape), LayoutMap(b, shape)
+    (e.g. any two 1-D blocked layouts on a single thread): converting between them is free.
+    (Cached: the layout passes ask it of the same pairs again and again.)"""
+    map_a, map_b = LayoutMap(a, tuple(shape)), LayoutMap(b, tuple(shape))
     if map_a.num_slots != map_b.num_slots:
         return False
     for lane, warp in itertools.product(range(num_lanes), range(num_warps)):

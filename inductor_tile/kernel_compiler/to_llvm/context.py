@@ -7,6 +7,7 @@ patterns on targets without native half arithmetic (`half.py` converts them).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -16,6 +17,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from ..ir.layouts import LayoutMap, layout_of_encoding
 from ..ir.tt_types import PointerType
+from .compact_constants import IntVectorConstant, SplatConstant, vector_constant
 from .target import Target
 
 I1, I8, I16, I32, I64 = (ir.IntType(w) for w in (1, 8, 16, 32, 64))
@@ -123,7 +125,7 @@ class LoweringContext:
     def layout_map(self, ty: TensorType) -> LayoutMap:
         if not isinstance(ty.encoding, Attribute) or ty.encoding == _NO_ENCODING:
             raise LoweringError(f"tensor {ty} has no layout: run the TTGIR passes before lowering")
-        return LayoutMap(layout_of_encoding(ty.encoding), tuple(ty.get_shape()))
+        return _layout_map(ty.encoding, tuple(ty.get_shape()))
 
     def llvm_type(self, ty: Attribute) -> ir.Type:
         if isinstance(ty, TensorType):
@@ -140,17 +142,24 @@ class LoweringContext:
     def splat(self, scalar: ir.Value, n: int) -> ir.Value:
         vec_type = ir.VectorType(scalar.type, n)
         if isinstance(scalar, ir.Constant):
-            return ir.Constant(vec_type, [scalar.constant] * n)
-        one = self.builder.insert_element(ir.Constant(vec_type, None), scalar, ir.Constant(I32, 0))
-        return self.builder.shuffle_vector(one, one, ir.Constant(ir.VectorType(I32, n), [0] * n))
+            return vector_constant(vec_type, [scalar] * n)
+        one = self.builder.insert_element(SplatConstant(vec_type, ir.Constant(scalar.type, None)), scalar,
+                                          ir.Constant(I32, 0))
+        return self.builder.shuffle_vector(one, one, SplatConstant(ir.VectorType(I32, n), 0))
 
     def shuffle(self, vector: ir.Value, indices: list[int]) -> ir.Value:
         """New vector whose element i is vector[indices[i]] (returns `vector` for the identity)."""
-        if indices == list(range(vector.type.count)):
+        count = vector.type.count
+        if indices == list(range(count)):
             return vector
+        if isinstance(vector, ir.Constant) and isinstance(vector.constant, list) \
+                and all(0 <= i < 2 * count for i in indices):  # folded here (the mask reads `vector` twice)
+            elements = vector.constant
+            return vector_constant(ir.VectorType(vector.type.element, len(indices)),
+                                   [elements[i % count] for i in indices])
         if self.single_thread and len(indices) > MAX_REGISTER_SHUFFLE:
             return self.shuffle_through_memory(vector, indices)
-        mask = ir.Constant(ir.VectorType(I32, len(indices)), indices)
+        mask = IntVectorConstant(ir.VectorType(I32, len(indices)), indices)
         return self.builder.shuffle_vector(vector, vector, mask)
 
     def shuffle_through_memory(self, vector: ir.Value, indices: list[int]) -> ir.Value:
@@ -300,6 +309,12 @@ def lane_by_lane_gather(builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Val
     return out
 
 
+@functools.lru_cache(maxsize=4096)
+def _layout_map(encoding: Attribute, shape: tuple[int, ...]) -> LayoutMap:
+    """One LayoutMap per layout and shape (its slot indices are computed once, on first use)."""
+    return LayoutMap(layout_of_encoding(encoding), shape)
+
+
 def intrinsic_suffix(ty: ir.Type) -> str:
     """LLVM's overload suffix: f32, v8f32, i64, v4i1."""
     if isinstance(ty, ir.VectorType):
@@ -312,7 +327,7 @@ def intrinsic_suffix(ty: ir.Type) -> str:
 def constant_like(ty: ir.Type, value: int | float) -> ir.Constant:
     """A scalar or splat-vector constant of type `ty`."""
     if isinstance(ty, ir.VectorType):
-        return ir.Constant(ty, [ir.Constant(ty.element, value)] * ty.count)
+        return vector_constant(ty, [ir.Constant(ty.element, value)] * ty.count)
     return ir.Constant(ty, value)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import llvmlite.binding as llvm
@@ -29,10 +30,17 @@ def initialize_all() -> None:
 
 
 def host_target_machine(opt: int = 3) -> llvm.TargetMachine:
+    """A new target machine for this host (one per compile: a machine must not serve two threads at once)."""
     initialize()
-    target = llvm.Target.from_triple(llvm.get_process_triple())
-    return target.create_target_machine(cpu=llvm.get_host_cpu_name(), features=llvm.get_host_cpu_features().flatten(),
-                                        opt=opt, jit=True)
+    triple, cpu, features = _host()
+    return llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=opt, jit=True)
+
+
+@functools.cache
+def _host() -> tuple[str, str, str]:
+    """This process's triple, CPU name and CPU features (asked of LLVM once: the features are a query of
+    the processor, half the cost of making a target machine)."""
+    return llvm.get_process_triple(), llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
 
 
 def parse(text: str) -> llvm.ModuleRef:

@@ -17,6 +17,7 @@ from . import rules_arith, rules_control, rules_memory, rules_reduce, rules_tens
 from . import rules_combine, rules_debug, rules_permute  # noqa: F401 (register rules)
 from . import rules_dot  # noqa: F401 (register rules)
 from . import rules_sanitize  # noqa: F401 (register rules)
+from .compact_constants import compact_module
 from .context import LoweringContext, LoweringError, lower_block
 from .dot_async import place_rings  # also registers the ring rules
 from .target import Target
@@ -61,4 +62,5 @@ def lower_to_llvm(module: ModuleOp, target: Target, num_warps: int) -> LoweredKe
     lower_block(ctx, func.body.block)
     place_rings(ctx)  # the cp.async rings go after every other use of shared memory
     entry = target.finish_kernel(llvm_module, body, name, user_types, num_warps)
+    compact_module(llvm_module)  # before printing: vector constants element by element were most of the text
     return LoweredKernel(target.finalize_ir(str(llvm_module), entry), entry, ctx.shared_bytes)
