@@ -1,0 +1,209 @@
+"""The AMD target's float64 math (targets/amd_math64.py), checked without an AMD GPU: the same LLVM functions
+compiled for this CPU against torch's float64 on random inputs (in ulps of the reference), C's special
+values, and kernels using them linked for gfx942 and gfx1100 (no undefined symbol: nothing left to a device
+library)."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+
+import pytest
+import torch
+from llvmlite import ir
+from test_amd_target import _disassembly, needs_lld, needs_objdump
+
+import inductor_tile
+import inductor_tile.language as tl
+from inductor_tile.kernel_compiler.to_llvm import llvm_tools
+from inductor_tile.kernel_compiler.to_llvm.targets import amd_math, amd_math64, get_target
+
+F64 = ir.DoubleType()
+
+
+def _elementwise(fn):
+    """Python's math function over a tensor (torch's vectorized float64 cosh/sinh overflow from 710 already)."""
+    def apply(t: torch.Tensor) -> torch.Tensor:
+        def one(v: float) -> float:
+            try:
+                return fn(v)
+            except OverflowError:
+                return math.copysign(math.inf, v) if fn is math.sinh else math.inf
+        return torch.tensor([one(v) for v in t.tolist()], dtype=torch.float64)
+    return apply
+
+
+_REFERENCE = {"exp": torch.exp, "exp2": torch.exp2, "expm1": torch.expm1, "log": torch.log, "log2": torch.log2,
+              "log10": torch.log10, "log1p": torch.log1p, "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
+              "atan": torch.atan, "asin": torch.asin, "acos": torch.acos, "tanh": torch.tanh, "sinh": _elementwise(math.sinh),
+              "cosh": _elementwise(math.cosh), "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh, "erf": torch.erf,
+              "erfc": torch.erfc, "lgamma": torch.lgamma,
+              "round": lambda t: torch.sign(t) * torch.floor(t.abs() + 0.5)}
+_BINARY = {"pow": torch.pow, "atan2": torch.atan2, "hypot": torch.hypot, "nextafter": torch.nextafter}
+#: ulps allowed against torch (glibc's results, themselves within ~1 ulp)
+_ULPS = {"erfc": 40.0}  # 1 - erf below x = 1.5 (documented in amd_math64.py)
+
+
+@pytest.fixture(scope="module")
+def host64():
+    """ctypes callables of every float64 body, JIT-compiled for this CPU from the IR the AMD target uses."""
+    import llvmlite.binding as llvm
+
+    module = ir.Module("amd_math64_on_host")
+    library = amd_math.library_of(module)
+    functions = {op: amd_math64.function(module, op, F64, library) for op in amd_math64.BODIES}
+    amd_math.define_used(module)
+    for fn in functions.values():
+        fn.linkage = "external"
+    engine = llvm.create_mcjit_compiler(llvm_tools.parse(str(module)), llvm_tools.host_target_machine())
+    engine.finalize_object()
+    out = {"_engine": engine}
+    for op, fn in functions.items():
+        proto = ctypes.CFUNCTYPE(ctypes.c_double, *[ctypes.c_double] * amd_math64.BODIES[op][0])
+        out[op] = proto(engine.get_function_address(fn.name))
+    return out
+
+
+def _ulps(got: torch.Tensor, expected: torch.Tensor) -> torch.Tensor:
+    """|got - expected| in units of the spacing of doubles at `expected` (exact matches: 0)."""
+    spacing = (torch.nextafter(expected.abs(), torch.tensor(math.inf, dtype=torch.float64)) - expected.abs())
+    error = (got - expected).abs()
+    return torch.where(got == expected, torch.zeros_like(error), error / spacing)
+
+
+def _domain(op: str, gen: torch.Generator) -> torch.Tensor:
+    normal = torch.randn(3000, generator=gen, dtype=torch.float64)
+    x = torch.cat([normal * 3, torch.rand(1000, generator=gen, dtype=torch.float64) * 2 - 1, normal[:500] * 300,
+                   torch.tensor([0.0, -0.0, 1e-300, -1e-300, 5e-324, 0.5, -0.5, 1.5, 2.0, 30.0, -30.0])])
+    if op in ("log", "log2", "log10"):
+        x = torch.cat([x.abs(), x.abs() * 1e-310, x.abs() * 1e300, torch.tensor([1.0, 2.0, 1024.0, 0.1])])
+    if op == "log1p":
+        x = torch.cat([x.abs(), -torch.rand(1000, generator=gen, dtype=torch.float64)])
+    if op in ("asin", "acos", "atanh"):
+        x = torch.tanh(x)
+    if op == "acosh":
+        x = 1 + x.abs()
+    if op in ("exp", "expm1", "sinh", "cosh", "exp2"):
+        x = torch.cat([x, torch.tensor([700.0, 709.7, -700.0, -740.0, -1074.5, 1023.5, 710.3])])
+    if op in ("sin", "cos", "tan"):  # multiples of pi/2 stress the reduction
+        x = torch.cat([x, x * 1e4, torch.arange(1, 200, dtype=torch.float64) * (math.pi / 2), torch.tensor([1e9 + 0.3])])
+    if op == "lgamma":
+        x = torch.cat([x, x.abs() * 1e5, torch.tensor([0.5, 2.5, 1e-300, 171.5, -2.5, -0.5, 3.0])])
+    return x
+
+
+@pytest.mark.parametrize("op", sorted(_REFERENCE))
+def test_f64_body_matches_torch_float64(host64, op, gen):
+    x = _domain(op, gen)
+    expected = _REFERENCE[op](x)
+    got = torch.tensor([host64[op](v) for v in x.tolist()], dtype=torch.float64)
+    finite = torch.isfinite(expected)
+    assert torch.equal(got[~finite].isnan(), expected[~finite].isnan()), op
+    assert torch.equal(got[~finite & ~expected.isnan()], expected[~finite & ~expected.isnan()]), op
+    ulps = _ulps(got[finite], expected[finite])
+    if op == "lgamma":  # absolute accuracy near its zeros (the recurrence and the reflection cancel there)
+        ulps = torch.where((got[finite] - expected[finite]).abs() < 1e-14, torch.zeros_like(ulps), ulps)
+    worst = int(ulps.argmax())
+    assert ulps[worst] <= _ULPS.get(op, 4.0), (op, x[finite][worst].item(), got[finite][worst].item(),
+                                               expected[finite][worst].item())
+    assert math.isnan(host64[op](math.nan))
+
+
+def _pairs(op: str, gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    a = torch.randn(2000, generator=gen, dtype=torch.float64) * 4
+    b = torch.randn(2000, generator=gen, dtype=torch.float64) * 4
+    if op == "pow":  # positive bases over the whole exponent range; negative bases with integer exponents
+        a = torch.cat([a.abs() * 10, torch.exp(torch.randn(500, generator=gen, dtype=torch.float64) * 20), -a.abs()])
+        b = torch.cat([b * 5, torch.randn(500, generator=gen, dtype=torch.float64) * 30, torch.round(b * 5)])
+    return a, b
+
+
+@pytest.mark.parametrize("op", sorted(_BINARY))
+def test_f64_binary_body_matches_torch_float64(host64, op, gen):
+    a, b = _pairs(op, gen)
+    expected = _BINARY[op](a, b)
+    got = torch.tensor([host64[op](x, y) for x, y in zip(a.tolist(), b.tolist())], dtype=torch.float64)
+    finite = torch.isfinite(expected)
+    assert torch.equal(got[~finite], expected[~finite]), op
+    ulps = _ulps(got[finite], expected[finite])
+    worst = int(ulps.argmax())
+    assert ulps[worst] <= (0.0 if op == "nextafter" else 4.0), (op, a[finite][worst].item(), b[finite][worst].item())
+
+
+def test_c_special_values(host64):
+    inf, nan = math.inf, math.nan
+    f = host64
+    assert f["exp"](inf) == inf and f["exp"](-inf) == 0.0 and f["exp"](709.8) == inf and f["exp"](-745.2) == 0.0
+    assert f["log"](0.0) == -inf and math.isnan(f["log"](-1.0)) and f["log"](inf) == inf and f["log"](1.0) == 0.0
+    assert f["log2"](2.0 ** -1074) == -1074.0 and f["log2"](2.0 ** 1023) == 1023.0
+    assert f["expm1"](-0.0) == 0.0 and math.copysign(1, f["expm1"](-0.0)) == -1 and f["expm1"](-inf) == -1.0
+    assert f["log1p"](-1.0) == -inf and math.isnan(f["log1p"](-2.0)) and math.copysign(1, f["log1p"](-0.0)) == -1
+    assert math.copysign(1, f["sin"](-0.0)) == -1 and math.isnan(f["sin"](inf)) and math.isnan(f["cos"](-inf))
+    assert f["tanh"](inf) == 1.0 and f["tanh"](-800.0) == -1.0 and math.copysign(1, f["tanh"](-0.0)) == -1
+    assert math.isclose(f["sinh"](710.0), math.sinh(710.0), rel_tol=5e-16) and f["cosh"](711.0) == inf
+    assert math.isclose(f["cosh"](-710.0), math.cosh(710.0), rel_tol=5e-16) and f["sinh"](-711.0) == -inf
+    assert f["erf"](inf) == 1.0 and f["erf"](-inf) == -1.0 and f["erfc"](-inf) == 2.0 and f["erfc"](30.0) == 0.0
+    assert f["lgamma"](0.0) == inf and f["lgamma"](-3.0) == inf and f["lgamma"](1.0) == 0.0 and f["lgamma"](-inf) == inf
+    assert f["pow"](-2.0, 3.0) == -8.0 and f["pow"](-2.0, 2.0) == 4.0 and math.isnan(f["pow"](-2.0, 0.5))
+    assert f["pow"](0.0, -1.0) == inf and f["pow"](-0.0, -3.0) == -inf and f["pow"](nan, 0.0) == 1.0
+    assert f["pow"](1.0, nan) == 1.0 and f["pow"](-1.0, inf) == 1.0 and f["pow"](0.5, -inf) == inf
+    assert f["pow"](2.0, 1024.0) == inf and f["pow"](2.0, -1074.0) == 5e-324 and f["pow"](10.0, 308.0) == 1e308
+    assert f["atan2"](0.0, -1.0) == math.pi and f["atan2"](-0.0, -1.0) == -math.pi and f["atan2"](inf, inf) == math.pi / 4
+    assert f["hypot"](inf, nan) == inf and f["hypot"](3e300, 4e300) == 5e300 and f["hypot"](0.0, 0.0) == 0.0
+    assert f["nextafter"](0.0, -1.0) == -5e-324 and f["nextafter"](1.0, 1.0) == 1.0 and math.isnan(f["nextafter"](nan, 1.0))
+
+
+# --- kernels using them, linked for AMD GPUs -----------------------------------------------------------
+@inductor_tile.jit
+def math64_kernel(x_ptr, y_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x, y = tl.load(x_ptr + offs), tl.load(y_ptr + offs)
+    value = tl.exp(x) + tl.log(y) + tl.sqrt(y) + tl.sin(x) * tl.cos(x) + tl.extra.libdevice.tanh(x) + tl.erf(x)
+    tl.store(out_ptr + offs, value + tl.extra.libdevice.pow(y, x))
+
+
+@inductor_tile.jit
+def special_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offs)
+    lib = tl.extra.libdevice
+    value = lib.erfc(x) + lib.lgamma(x) + lib.digamma(x) + lib.erfinv(x * 0.5) + lib.i0e(x) + lib.erfcx(x)
+    tl.store(out_ptr + offs, value + lib.hypot(x, x) + lib.nextafter(x, x * 2.0) + lib.zeta(x + 2.0, x))
+
+
+@needs_lld
+@needs_objdump
+@pytest.mark.parametrize("arch", ["gfx942", "gfx1100"])
+def test_float64_math_links_with_no_library(arch):
+    kernel = inductor_tile.compile(math64_kernel, signature={"x_ptr": "*fp64", "y_ptr": "*fp64", "out_ptr": "*fp64"},
+                                   constexprs={"BLOCK": 64}, target=f"hip:{arch}", num_warps=1)
+    text = _disassembly(kernel, arch)
+    assert "v_fma_f64" in text and "s_swappc" not in text  # inlined: no calls left
+    assert "__nv_" not in kernel.asm["llir"] and "__ocml_" not in kernel.asm["llir"]
+
+
+@needs_lld
+@pytest.mark.parametrize("element", ["fp32", "fp64"])
+def test_special_functions_link_on_amd(element):
+    kernel = inductor_tile.compile(special_kernel, signature={"x_ptr": f"*{element}", "out_ptr": f"*{element}"},
+                                   constexprs={"BLOCK": 64}, target="hip:gfx942", num_warps=1)
+    assert kernel.asm["hsaco"][:4] == b"\x7fELF"
+
+
+def test_bessel_j_and_y_are_refused_with_the_function_name():
+    @inductor_tile.jit
+    def j0_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+        offs = tl.arange(0, BLOCK)
+        tl.store(out_ptr + offs, tl.extra.libdevice.j0(tl.load(x_ptr + offs)))
+
+    with pytest.raises(Exception, match=r"j0 \(f64\) is not available on the AMD \(hip\) target"):
+        inductor_tile.compile(j0_kernel, signature={"x_ptr": "*fp64", "out_ptr": "*fp64"}, constexprs={"BLOCK": 64},
+                              target="hip:gfx942", num_warps=1)
+
+
+def test_what_the_amd_target_implements_is_its_own_data():
+    amd, cpu = get_target("hip:gfx942"), get_target("cpu")
+    for op in ("exp", "erfc", "lgamma", "hypot", "nextafter", "erfinv", "digamma", "i1e", "erfcx", "airy_ai", "pow"):
+        assert amd.implements_math(op), op
+    for op in ("j0", "j1", "y0", "y1"):
+        assert not amd.implements_math(op) and cpu.implements_math(op), op
