@@ -12,9 +12,8 @@ the usual formulas lose:
   log m = 2 atanh s = f - s f + s R(s^2), with s and s f as double-doubles: log x comes out as a
   double-double (`_log_parts`), accurate to ~2^-60 relative, which pow needs.
 - pow: exp(y log|x|) with the product y log|x| as a double-double; C's special cases.
-- sin, cos, tan: x = q pi/2 + r, pi/2 in three 53-bit parts subtracted with FMAs (exact first step),
-  Taylor series on |r| <= pi/4. The reduction is accurate for |x| < 2^30; larger arguments (where
-  Payne-Hanek's reduction would be needed) lose accuracy with the size of x.
+- sin, cos, tan: x = q pi/2 + r, pi/2 in three 53-bit parts subtracted with FMAs (exact first step) below
+  2^28, the bits of 2/pi above (amd_trig_reduction.py, in a branch); Taylor series on |r| <= pi/4.
 - tanh, sinh, cosh from expm1/exp (e^(|x| - ln 2) where e^|x| would overflow first); atan from a
   Taylor series on |z| <= tan(pi/8) after the usual reductions (pi/2 and pi/4 as double-doubles);
   asin, acos, atan2, asinh, acosh, atanh, log1p from those as amd_math.py does in float32.
@@ -33,6 +32,7 @@ from decimal import Decimal, getcontext
 
 from llvmlite import ir
 
+from . import amd_trig_reduction
 from .scalar_code import F64, Condition, ScalarFunction, Value, define
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -267,14 +267,17 @@ def pow_(f: ScalarFunction, x: Value, y: Value) -> Value:
 
 # --- trigonometric -----------------------------------------------------------------------------
 def _quadrant(f: ScalarFunction, x: Value) -> tuple[Value, ir.Value]:
-    """(r, q mod 4): x = q pi/2 + r, |r| <~ pi/4."""
+    """(r, q mod 4): x = q pi/2 + r, |r| <~ pi/4 (NaN for inf and NaN)."""
     q = f.call("rint", x * _TWO_OVER_PI)
-    q = f.select(f.call("fabs", q) < 9e18, q, 0.0)  # within i64 (the result means nothing there anyway)
+    q = f.select(f.call("fabs", q) < 2.0 ** 30, q, 0.0)  # (the large path's arguments)
     r = x
     for part in _PIO2:
         r = f.call("fma", -q, part, r)
-    quadrant = f.b.trunc(f.b.fptosi(f.select(q == q, q, 0.0).value, I64), I32)
-    return r, f.b.and_(quadrant, ir.Constant(I32, 3))
+    quadrant = f.b.and_(f.b.fptosi(f.select(q == q, q, 0.0).value, I32), ir.Constant(I32, 3))
+    large = (f.call("fabs", x) >= amd_trig_reduction.LARGE) & (f.call("fabs", x) < math.inf)
+    r, quadrant = amd_trig_reduction.branch(
+        f, large, lambda: amd_trig_reduction.reduce_large(f, x, _PIO2_HI, _PIO2_LO), (r, quadrant))
+    return f.select(f.call("fabs", x) == math.inf, f.nan, r), quadrant
 
 
 def _sin_cos_reduced(f: ScalarFunction, r: Value) -> tuple[Value, Value]:
