@@ -17,8 +17,9 @@ the usual formulas lose:
 - tanh, sinh, cosh from expm1/exp (e^(|x| - ln 2) where e^|x| would overflow first); atan from a
   Taylor series on |z| <= tan(pi/8) after the usual reductions (pi/2 and pi/4 as double-doubles);
   asin, acos, atan2, asinh, acosh, atanh, log1p from those as amd_math.py does in float32.
-- erf: Taylor series for |x| < 1.5; erfc by Laplace's continued fraction for x >= 1.5 (evaluated bottom-up,
-  100 to 25 levels by x); erfc below 1.5 is 1 - erf (relative error up to ~30 ulp near x = 1.5).
+- erf: Taylor series for |x| < 1.5, 1 - erfc above; erfc: 1 - erf below 1/2, above e^-x^2 (x^2 a
+  double-double) times erfcx = e^(x^2) erfc(x), from Taylor pieces of width 1/2 up to 4 (coefficients computed
+  here, in a constant table) and Laplace's continued fraction beyond.
 - lgamma: Stirling's series for x >= 10, shifted up by the recurrence below that, reflection for x < 0:
   below 10 the error is absolute, up to ~1e-14 (many ulps near the zeros at 1, 2 and the negative ones).
 - hypot scaled by the larger magnitude; nextafter on the bit pattern (float32 too).
@@ -394,29 +395,70 @@ def atanh(f: ScalarFunction, x: Value) -> Value:
 
 
 # --- error function, gamma ---------------------------------------------------------------------
-def _erfc_continued_fraction(f: ScalarFunction, a: Value) -> Value:
-    """erfc(a) for a >= 1.5: e^-a^2 / sqrt(pi) / (a + (1/2) / (a + 1 / (a + (3/2) / (a + ...)))), from the
-    bottom; levels enough for 1e-17 at the smallest a of each range."""
+def _erfcx_taylor_table() -> list[float]:
+    """Taylor coefficients of erfcx = e^(x^2) erfc(x) about the centers of _ERFCX_PIECES pieces of width 1/2
+    from 1/2, from erfcx' = 2x erfcx - 2/sqrt(pi) (computed in 70 decimal digits, erfc(c) by its series)."""
+    table = []
+    for piece in range(_ERFCX_PIECES):
+        c = Decimal(_ERFCX_FROM) + (Decimal(piece) + Decimal("0.5")) * Decimal(_ERFCX_WIDTH)
+        term, series, n = c, Decimal(0), 0  # term = c^(2n+1) / n!
+        while term > Decimal(10) ** -72:  # erf(c) = 2/sqrt(pi) sum (-1)^n c^(2n+1) / (n! (2n+1))
+            series += (-1) ** n * term / (2 * n + 1)
+            n += 1
+            term *= c * c / n
+        a = [(c * c).exp() * (1 - 2 / _PI.sqrt() * series)]
+        a.append(2 * c * a[0] - 2 / _PI.sqrt())
+        for n in range(1, _ERFCX_TERMS - 1):
+            a.append((2 * c * a[n] + 2 * a[n - 1]) / (n + 1))
+        table += [float(v) for v in a]
+    return table
+
+
+_ERFCX_FROM, _ERFCX_WIDTH, _ERFCX_PIECES, _ERFCX_TERMS = 0.5, 0.5, 7, 20  # up to 4; last term < 1e-18 relative
+_ERFCX_TAYLOR = _erfcx_taylor_table()
+_ERFC_CONTINUED_FROM = _ERFCX_FROM + _ERFCX_WIDTH * _ERFCX_PIECES
+
+
+def _erfc_positive(f: ScalarFunction, a: Value) -> Value:
+    """erfc(a) for a >= 1/2 (NaN stays NaN): e^-a^2 erfcx(a) with a^2 as a double-double; erfcx by Taylor
+    pieces below 4, above by Laplace's continued fraction 1 / sqrt(pi) / (a + (1/2) / (a + 1 / (a + (3/2) /
+    (a + ...)))), 25 levels from the bottom (enough for 1e-17 from 4 on)."""
+    b = f.b
     a = f.select(a > 27.5, 27.5, a)  # erfc underflows to 0 from 27.3 (and a^2's error terms of inf are NaN)
-    levels = f.select(a < 2.0, 100.0, f.select(a < 3.0, 60.0, f.select(a < 4.0, 35.0, 25.0)))
-    _, t = f.loop([levels, a], lambda k, t: k > 0.0, lambda k, t: [k - 1.0, a + (0.5 * k) / t])
+    near = f.select(a < _ERFC_CONTINUED_FROM, a, _ERFC_CONTINUED_FROM - 0.25)
+    piece = b.fptosi(((near - _ERFCX_FROM) * (1 / _ERFCX_WIDTH)).value, I32)
+    piece = b.select(b.icmp_signed("<", piece, ir.Constant(I32, 0)), ir.Constant(I32, 0), piece)
+    center = _to_double(f, piece) * _ERFCX_WIDTH + (_ERFCX_FROM + _ERFCX_WIDTH / 2)
+    h = near - center  # exact
+    table = amd_trig_reduction.constant_table(f.module, "__tile_erfcx_taylor", F64, _ERFCX_TAYLOR)
+    first = b.mul(piece, ir.Constant(I32, _ERFCX_TERMS))
+
+    def coefficient(k: int) -> Value:
+        return Value(f, amd_trig_reduction.load_entry(b, table, b.add(first, ir.Constant(I32, k))))
+
+    taylor = coefficient(_ERFCX_TERMS - 1)
+    for k in range(_ERFCX_TERMS - 2, -1, -1):
+        taylor = f.call("fma", taylor, h, coefficient(k))
+    far = f.select(a < _ERFC_CONTINUED_FROM, _ERFC_CONTINUED_FROM, a)
+    _, t = f.loop([f.c(25.0), far], lambda k, t: k > 0.0, lambda k, t: [k - 1.0, far + (0.5 * k) / t])
+    scaled = f.select(a < _ERFC_CONTINUED_FROM, taylor, 1.0 / (t * math.sqrt(math.pi)))
     hi, lo = _two_product(f, a, a)
-    return exp_with_low_part(f, -hi, -lo) / (t * math.sqrt(math.pi))
+    return exp_with_low_part(f, -hi, -lo) * scaled
 
 
 def erf(f: ScalarFunction, x: Value) -> Value:
     a = f.call("fabs", x)
     series = x * (2 / math.sqrt(math.pi)) * _poly(f, x * x, _ERF_TAYLOR)
-    tail = 1.0 - _erfc_continued_fraction(f, f.select(a < _ERF_TAYLOR_BELOW, _ERF_TAYLOR_BELOW, a))
+    tail = 1.0 - _erfc_positive(f, f.select(a < _ERF_TAYLOR_BELOW, _ERF_TAYLOR_BELOW, a))
     return f.select(a < _ERF_TAYLOR_BELOW, series, f.select(a != a, x, f.call("copysign", tail, x)))
 
 
 def erfc(f: ScalarFunction, x: Value) -> Value:
     a = f.call("fabs", x)
     near = 1.0 - a * (2 / math.sqrt(math.pi)) * _poly(f, a * a, _ERF_TAYLOR)
-    far = _erfc_continued_fraction(f, f.select(a < _ERF_TAYLOR_BELOW, _ERF_TAYLOR_BELOW, a))
+    far = _erfc_positive(f, f.select(a < _ERFCX_FROM, _ERFCX_FROM, a))
     far = f.select(a > 27.3, 0.0, far)
-    positive = f.select(a < _ERF_TAYLOR_BELOW, near, far)
+    positive = f.select(a < _ERFCX_FROM, near, far)
     return f.select(x < 0.0, 2.0 - positive, f.select(x != x, x, positive))
 
 

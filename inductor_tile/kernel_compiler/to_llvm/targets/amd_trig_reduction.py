@@ -45,20 +45,25 @@ def _two_over_pi_words() -> list[int]:
 _TABLE = _two_over_pi_words()
 
 
-def _table(module: ir.Module) -> ir.GlobalVariable:
-    """The bits of 2/pi as a constant array of the module (AMDGPU's constant address space 4; a vector
-    constant indexed at run time would be copied to scratch memory first)."""
-    name = "__tile_two_over_pi"
+def constant_table(module: ir.Module, name: str, element: ir.Type, values: list) -> ir.GlobalVariable:
+    """A constant array of the module, defined once (AMDGPU's constant address space 4: a vector constant
+    indexed at run time would be copied to scratch memory first)."""
     existing = module.globals.get(name)
     if existing is not None:
         return existing
-    array = ir.ArrayType(I64, _WORDS)
+    array = ir.ArrayType(element, len(values))
     table = ir.GlobalVariable(module, array, name, addrspace=4 if module.triple.startswith("amdgcn") else 0)
     table.global_constant = True
     table.linkage = "internal"
     table.align = 8
-    table.initializer = ir.Constant(array, _TABLE)
+    table.initializer = ir.Constant(array, values)
     return table
+
+
+def load_entry(b: ir.IRBuilder, table: ir.GlobalVariable, index: ir.Value) -> ir.Value:
+    """table[index] (i32 index)."""
+    pointer = b.gep(table, [ir.Constant(I32, 0), index], inbounds=True, source_etype=table.value_type)
+    return b.load(pointer, typ=table.value_type.element, align=8)
 
 
 def reduce_large(f: ScalarFunction, x: Value, pio2_hi: float, pio2_lo: float) -> tuple[Value, ir.Value]:
@@ -72,9 +77,8 @@ def reduce_large(f: ScalarFunction, x: Value, pio2_hi: float, pio2_lo: float) ->
     start = b.select(b.icmp_signed(">", start, ir.Constant(I32, 64 * (_WORDS - 4))),
                      ir.Constant(I32, 64 * (_WORDS - 4)), start)  # (only for inf/NaN)
     word, shift = b.lshr(start, ir.Constant(I32, 6)), b.zext(b.and_(start, ir.Constant(I32, 63)), I64)
-    table = _table(f.module)
-    words = [b.load(b.gep(table, [ir.Constant(I32, 0), b.add(word, ir.Constant(I32, k))], inbounds=True,
-                          source_etype=table.value_type), typ=I64, align=8) for k in range(4)]
+    table = constant_table(f.module, "__tile_two_over_pi", I64, _TABLE)
+    words = [load_entry(b, table, b.add(word, ir.Constant(I32, k))) for k in range(4)]
     funnel = f.module.globals.get("llvm.fshl.i64") or ir.Function(
         f.module, ir.FunctionType(I64, [I64, I64, I64]), "llvm.fshl.i64")
     window = [b.call(funnel, [words[k], words[k + 1], shift]) for k in range(3)]  # most significant first
