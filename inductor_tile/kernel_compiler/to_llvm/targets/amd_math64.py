@@ -20,26 +20,25 @@ the usual formulas lose:
 - erf: Taylor series for |x| < 1.5, 1 - erfc above; erfc: 1 - erf below 1/2, above e^-x^2 (x^2 a
   double-double) times erfcx = e^(x^2) erfc(x), from Taylor pieces of width 1/2 up to 4 (coefficients computed
   here, in a constant table) and Laplace's continued fraction beyond.
-- lgamma: Stirling's series for x >= 10, shifted up by the recurrence below that, reflection for x < 0:
-  below 10 the error is absolute, up to ~1e-14 (many ulps near the zeros at 1, 2 and the negative ones).
+- lgamma: amd_gamma.py.
 - hypot scaled by the larger magnitude; nextafter on the bit pattern (float32 too).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
-from decimal import Decimal, getcontext
+from decimal import Decimal, localcontext
 
 from llvmlite import ir
 
-from . import amd_trig_reduction
+from . import amd_gamma, amd_trig_reduction
 from .scalar_code import F64, Condition, ScalarFunction, Value, define
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 NAME = "__tile_amd64_"
 
-getcontext().prec = 80
 _LN2 = Decimal("0.69314718055994530941723212145817656807550013436025525412068000949339362196969471560586")
 _PI = Decimal("3.14159265358979323846264338327950288419716939937510582097494459230781640628620899862803")
 
@@ -60,16 +59,19 @@ def _split(value: Decimal, parts: int, keep_bits: int = 53) -> list[float]:
     return out
 
 
-_LN2_HI, _LN2_LO = _split(_LN2, 2, keep_bits=42)  # n * ln2_hi is exact for |n| < 2^11
-_LOG2E = float(1 / _LN2)
-_INV_LN2_HI, _INV_LN2_LO = _split(1 / _LN2, 2)
-_LOG10_2_HI, _LOG10_2_LO = _split(_LN2 / Decimal(10).ln(), 2, keep_bits=42)
-_LOG10_E_HI, _LOG10_E_LO = _split(1 / Decimal(10).ln(), 2)
-_PIO2 = _split(_PI / 2, 3)  # 53-bit parts: q * part is exact inside an fma
-_PIO2_HI, _PIO2_LO = _split(_PI / 2, 2)
-_PIO4_HI, _PIO4_LO = _split(_PI / 4, 2)
-_PI_HI, _PI_LO = _split(_PI, 2)
-_TWO_OVER_PI = float(2 / _PI)
+with localcontext() as _context:  # (the thread's own Decimal context stays as it is)
+    _context.prec = 80
+    _LN2_HI, _LN2_LO = _split(_LN2, 2, keep_bits=42)  # n * ln2_hi is exact for |n| < 2^11
+    _LOG2E = float(1 / _LN2)
+    _INV_LN2_HI, _INV_LN2_LO = _split(1 / _LN2, 2)
+    _LOG10_2_HI, _LOG10_2_LO = _split(_LN2 / Decimal(10).ln(), 2, keep_bits=42)
+    _LOG10_E_HI, _LOG10_E_LO = _split(1 / Decimal(10).ln(), 2)
+    _PIO2 = _split(_PI / 2, 3)  # 53-bit parts: q * part is exact inside an fma
+    _PIO2_HI, _PIO2_LO = _split(_PI / 2, 2)
+    _PIO4_HI, _PIO4_LO = _split(_PI / 4, 2)
+    _PI_HI, _PI_LO = _split(_PI, 2)
+    _TWO_OVER_PI = float(2 / _PI)
+
 _SQRT2 = math.sqrt(2.0)
 _TAN_3PI_8, _TAN_PI_8 = 2.414213562373095, 0.4142135623730950
 
@@ -80,10 +82,6 @@ _COS_TAYLOR = [(-1) ** k / math.factorial(2 * k + 4) for k in range(9)]  # (cos 
 _ATAN_TAYLOR = [(-1) ** k / (2 * k + 1) for k in range(24)]  # atan z / z in z^2, |z| <= tan(pi/8)
 _ERF_TAYLOR = [(-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(40)]  # in x^2, times 2/sqrt(pi)
 _ERF_TAYLOR_BELOW = 1.5
-_BERNOULLI = [1 / 6, -1 / 30, 1 / 42, -1 / 30, 5 / 66, -691 / 2730, 7 / 6, -3617 / 510, 43867 / 798]
-_STIRLING = [b / ((2 * k + 2) * (2 * k + 1)) for k, b in enumerate(_BERNOULLI)]  # in 1/x^2, times 1/x
-_STIRLING_FROM = 10.0
-_HALF_LOG_2PI = float((2 * _PI).ln() / 2)
 
 
 # --- helpers -----------------------------------------------------------------------------------
@@ -395,9 +393,16 @@ def atanh(f: ScalarFunction, x: Value) -> Value:
 
 
 # --- error function, gamma ---------------------------------------------------------------------
-def _erfcx_taylor_table() -> list[float]:
+@functools.cache
+def _erfcx_taylor_table() -> tuple[float, ...]:
     """Taylor coefficients of erfcx = e^(x^2) erfc(x) about the centers of _ERFCX_PIECES pieces of width 1/2
     from 1/2, from erfcx' = 2x erfcx - 2/sqrt(pi) (computed in 70 decimal digits, erfc(c) by its series)."""
+    with localcontext() as context:
+        context.prec = 70
+        return tuple(_erfcx_pieces())
+
+
+def _erfcx_pieces() -> list[float]:
     table = []
     for piece in range(_ERFCX_PIECES):
         c = Decimal(_ERFCX_FROM) + (Decimal(piece) + Decimal("0.5")) * Decimal(_ERFCX_WIDTH)
@@ -415,7 +420,6 @@ def _erfcx_taylor_table() -> list[float]:
 
 
 _ERFCX_FROM, _ERFCX_WIDTH, _ERFCX_PIECES, _ERFCX_TERMS = 0.5, 0.5, 7, 20  # up to 4; last term < 1e-18 relative
-_ERFCX_TAYLOR = _erfcx_taylor_table()
 _ERFC_CONTINUED_FROM = _ERFCX_FROM + _ERFCX_WIDTH * _ERFCX_PIECES
 
 
@@ -430,7 +434,7 @@ def _erfc_positive(f: ScalarFunction, a: Value) -> Value:
     piece = b.select(b.icmp_signed("<", piece, ir.Constant(I32, 0)), ir.Constant(I32, 0), piece)
     center = _to_double(f, piece) * _ERFCX_WIDTH + (_ERFCX_FROM + _ERFCX_WIDTH / 2)
     h = near - center  # exact
-    table = amd_trig_reduction.constant_table(f.module, "__tile_erfcx_taylor", F64, _ERFCX_TAYLOR)
+    table = amd_trig_reduction.constant_table(f.module, "__tile_erfcx_taylor", F64, list(_erfcx_taylor_table()))
     first = b.mul(piece, ir.Constant(I32, _ERFCX_TERMS))
 
     def coefficient(k: int) -> Value:
@@ -460,26 +464,6 @@ def erfc(f: ScalarFunction, x: Value) -> Value:
     far = f.select(a > 27.3, 0.0, far)
     positive = f.select(a < _ERFCX_FROM, near, far)
     return f.select(x < 0.0, 2.0 - positive, f.select(x != x, x, positive))
-
-
-def _lgamma_positive(f: ScalarFunction, x: Value) -> Value:
-    """log Gamma(x) for x > 0: shift to z >= 10, Stirling's series there."""
-    z, product = f.loop([x, 1.0], lambda z, p: z < _STIRLING_FROM, lambda z, p: [z + 1.0, p * z])
-    w = 1.0 / z
-    series = w * _poly(f, w * w, _STIRLING)
-    stirling = (z - 0.5) * f.call("log", z) - z + (_HALF_LOG_2PI + series)
-    return stirling - f.call("log", product)
-
-
-def lgamma(f: ScalarFunction, x: Value) -> Value:
-    positive = _lgamma_positive(f, f.select(x > 0.0, x, 1.0 - x))
-    fraction = x - f.call("rint", x)  # exact; sin(pi x) has the sign of no interest here
-    sin_pi = f.call("fabs", f.call("sin", fraction * math.pi))
-    reflected = f.call("log", math.pi / sin_pi) - positive
-    result = f.select(x > 0.0, positive, reflected)
-    result = f.select((x == 1.0) | (x == 2.0), 0.0, result)
-    result = f.select((x <= 0.0) & (fraction == 0.0), math.inf, result)  # poles (and -inf)
-    return f.select(f.call("fabs", x) == math.inf, math.inf, result)
 
 
 def round_(f: ScalarFunction, x: Value) -> Value:
@@ -519,7 +503,7 @@ BODIES: dict[str, tuple[int, Callable[..., Value]]] = {
     "log10": (1, log10), "log1p": (1, log1p), "pow": (2, pow_), "sin": (1, sin), "cos": (1, cos),
     "tan": (1, tan), "atan": (1, atan), "atan2": (2, atan2), "asin": (1, asin), "acos": (1, acos),
     "tanh": (1, tanh), "sinh": (1, sinh), "cosh": (1, cosh), "asinh": (1, asinh), "acosh": (1, acosh),
-    "atanh": (1, atanh), "erf": (1, erf), "erfc": (1, erfc), "lgamma": (1, lgamma), "round": (1, round_), "hypot": (2, hypot),
+    "atanh": (1, atanh), "erf": (1, erf), "erfc": (1, erfc), "lgamma": (1, amd_gamma.lgamma), "round": (1, round_), "hypot": (2, hypot),
     "nextafter": (2, nextafter),
 }
 #: ops whose body works in float32 too (bit patterns): the others are float64 only
