@@ -17,12 +17,10 @@ import math
 from decimal import Decimal, localcontext
 from fractions import Fraction
 
-from llvmlite import ir
 
-from . import amd_trig_reduction
-from .scalar_code import F64, ScalarFunction, Value
+from . import amd_tables
+from .scalar_code import ScalarFunction, Value
 
-I32 = ir.IntType(32)
 _FROM, _WIDTH, _PIECES, _TERMS = 1.0, 0.5, 19, 28  # centers 1 .. 10; (1/4)^28 / 28 < 1e-18
 _STIRLING_FROM = _FROM + _WIDTH * (_PIECES - 0.5)
 _SHIFT = 30  # the sums run to c + 30 before the asymptotic tails
@@ -84,28 +82,18 @@ def taylor_table() -> tuple[float, ...]:
     return tuple(table)
 
 
+_PIECES_OF_LGAMMA = amd_tables.TaylorPieces("lgamma", _FROM, _WIDTH, _PIECES, _TERMS, lambda: taylor_table())
+
+
 def _stirling_coefficients() -> list[float]:
     return [float(b / ((2 * k + 2) * (2 * k + 1))) for k, b in enumerate(_bernoulli(9))]
 
 
 def _positive(f: ScalarFunction, x: Value) -> Value:
     """lgamma(x) for x > 0."""
-    b = f.b
     small = x < _FROM - _WIDTH / 2
     y = f.select(small, x + 1.0, x)  # (exact below 3/4: no rounding in x + 1 matters beyond x's own)
-    near = f.select(y < _STIRLING_FROM, y, _FROM)
-    index = b.fptosi(f.call("rint", (near - _FROM) * (1 / _WIDTH)).value, I32)
-    center = Value(f, b.sitofp(index, F64)) * _WIDTH + _FROM
-    h = near - center  # exact
-    table = amd_trig_reduction.constant_table(f.module, "__tile_lgamma_taylor", F64, list(taylor_table()))
-    first = b.mul(index, ir.Constant(I32, _TERMS))
-
-    def coefficient(k: int) -> Value:
-        return Value(f, amd_trig_reduction.load_entry(b, table, b.add(first, ir.Constant(I32, k))))
-
-    taylor = coefficient(_TERMS - 1)
-    for k in range(_TERMS - 2, -1, -1):
-        taylor = f.call("fma", taylor, h, coefficient(k))
+    taylor = _PIECES_OF_LGAMMA.evaluate(f, f.select(y < _STIRLING_FROM, y, _FROM))
     z = f.select(y < _STIRLING_FROM, _STIRLING_FROM, y)
     w = 1.0 / z
     series = w * _poly(f, w * w, _stirling_coefficients())

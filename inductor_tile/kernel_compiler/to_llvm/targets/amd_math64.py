@@ -33,7 +33,7 @@ from decimal import Decimal, localcontext
 
 from llvmlite import ir
 
-from . import amd_gamma, amd_trig_reduction
+from . import amd_gamma, amd_tables, amd_trig_reduction
 from .scalar_code import F64, Condition, ScalarFunction, Value, define
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -395,7 +395,7 @@ def atanh(f: ScalarFunction, x: Value) -> Value:
 # --- error function, gamma ---------------------------------------------------------------------
 @functools.cache
 def _erfcx_taylor_table() -> tuple[float, ...]:
-    """Taylor coefficients of erfcx = e^(x^2) erfc(x) about the centers of _ERFCX_PIECES pieces of width 1/2
+    """Taylor coefficients of erfcx = e^(x^2) erfc(x) about the centers of _ERFCX_COUNT pieces of width 1/2
     from 1/2, from erfcx' = 2x erfcx - 2/sqrt(pi) (computed in 70 decimal digits, erfc(c) by its series)."""
     with localcontext() as context:
         context.prec = 70
@@ -404,7 +404,7 @@ def _erfcx_taylor_table() -> tuple[float, ...]:
 
 def _erfcx_pieces() -> list[float]:
     table = []
-    for piece in range(_ERFCX_PIECES):
+    for piece in range(_ERFCX_COUNT):
         c = Decimal(_ERFCX_FROM) + (Decimal(piece) + Decimal("0.5")) * Decimal(_ERFCX_WIDTH)
         term, series, n = c, Decimal(0), 0  # term = c^(2n+1) / n!
         while term > Decimal(10) ** -72:  # erf(c) = 2/sqrt(pi) sum (-1)^n c^(2n+1) / (n! (2n+1))
@@ -419,33 +419,20 @@ def _erfcx_pieces() -> list[float]:
     return table
 
 
-_ERFCX_FROM, _ERFCX_WIDTH, _ERFCX_PIECES, _ERFCX_TERMS = 0.5, 0.5, 7, 20  # up to 4; last term < 1e-18 relative
-_ERFC_CONTINUED_FROM = _ERFCX_FROM + _ERFCX_WIDTH * _ERFCX_PIECES
+_ERFCX_FROM, _ERFCX_WIDTH, _ERFCX_COUNT, _ERFCX_TERMS = 0.5, 0.5, 7, 20  # up to 4; last term < 1e-18 relative
+_ERFCX_PIECES = amd_tables.TaylorPieces("erfcx", _ERFCX_FROM + _ERFCX_WIDTH / 2, _ERFCX_WIDTH, _ERFCX_COUNT,
+                                        _ERFCX_TERMS, lambda: _erfcx_taylor_table())
 
 
 def _erfc_positive(f: ScalarFunction, a: Value) -> Value:
     """erfc(a) for a >= 1/2 (NaN stays NaN): e^-a^2 erfcx(a) with a^2 as a double-double; erfcx by Taylor
     pieces below 4, above by Laplace's continued fraction 1 / sqrt(pi) / (a + (1/2) / (a + 1 / (a + (3/2) /
     (a + ...)))), 25 levels from the bottom (enough for 1e-17 from 4 on)."""
-    b = f.b
     a = f.select(a > 27.5, 27.5, a)  # erfc underflows to 0 from 27.3 (and a^2's error terms of inf are NaN)
-    near = f.select(a < _ERFC_CONTINUED_FROM, a, _ERFC_CONTINUED_FROM - 0.25)
-    piece = b.fptosi(((near - _ERFCX_FROM) * (1 / _ERFCX_WIDTH)).value, I32)
-    piece = b.select(b.icmp_signed("<", piece, ir.Constant(I32, 0)), ir.Constant(I32, 0), piece)
-    center = _to_double(f, piece) * _ERFCX_WIDTH + (_ERFCX_FROM + _ERFCX_WIDTH / 2)
-    h = near - center  # exact
-    table = amd_trig_reduction.constant_table(f.module, "__tile_erfcx_taylor", F64, list(_erfcx_taylor_table()))
-    first = b.mul(piece, ir.Constant(I32, _ERFCX_TERMS))
-
-    def coefficient(k: int) -> Value:
-        return Value(f, amd_trig_reduction.load_entry(b, table, b.add(first, ir.Constant(I32, k))))
-
-    taylor = coefficient(_ERFCX_TERMS - 1)
-    for k in range(_ERFCX_TERMS - 2, -1, -1):
-        taylor = f.call("fma", taylor, h, coefficient(k))
-    far = f.select(a < _ERFC_CONTINUED_FROM, _ERFC_CONTINUED_FROM, a)
+    taylor = _ERFCX_PIECES.evaluate(f, f.select(a < _ERFCX_PIECES.end, a, _ERFCX_PIECES.end))
+    far = f.select(a < _ERFCX_PIECES.end, _ERFCX_PIECES.end, a)
     _, t = f.loop([f.c(25.0), far], lambda k, t: k > 0.0, lambda k, t: [k - 1.0, far + (0.5 * k) / t])
-    scaled = f.select(a < _ERFC_CONTINUED_FROM, taylor, 1.0 / (t * math.sqrt(math.pi)))
+    scaled = f.select(a < _ERFCX_PIECES.end, taylor, 1.0 / (t * math.sqrt(math.pi)))
     hi, lo = _two_product(f, a, a)
     return exp_with_low_part(f, -hi, -lo) * scaled
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from .amd_tables import constant_table, load_entry
 from .scalar_code import F64, Condition, ScalarFunction, Value
 
 I32, I64, I128 = ir.IntType(32), ir.IntType(64), ir.IntType(128)
@@ -43,27 +44,6 @@ def _two_over_pi_words() -> list[int]:
 
 
 _TABLE = _two_over_pi_words()
-
-
-def constant_table(module: ir.Module, name: str, element: ir.Type, values: list) -> ir.GlobalVariable:
-    """A constant array of the module, defined once (AMDGPU's constant address space 4: a vector constant
-    indexed at run time would be copied to scratch memory first)."""
-    existing = module.globals.get(name)
-    if existing is not None:
-        return existing
-    array = ir.ArrayType(element, len(values))
-    table = ir.GlobalVariable(module, array, name, addrspace=4 if module.triple.startswith("amdgcn") else 0)
-    table.global_constant = True
-    table.linkage = "internal"
-    table.align = 8
-    table.initializer = ir.Constant(array, values)
-    return table
-
-
-def load_entry(b: ir.IRBuilder, table: ir.GlobalVariable, index: ir.Value) -> ir.Value:
-    """table[index] (i32 index)."""
-    pointer = b.gep(table, [ir.Constant(I32, 0), index], inbounds=True, source_etype=table.value_type)
-    return b.load(pointer, typ=table.value_type.element, align=8)
 
 
 def reduce_large(f: ScalarFunction, x: Value, pio2_hi: float, pio2_lo: float) -> tuple[Value, ir.Value]:
