@@ -16,8 +16,8 @@
   defined in the module on first use (`own_function`), as are the special functions that other targets
   build from their library (special_functions.py, digamma, Bessel I, erfinv): here they call
   amd_math64's. float32 versions of functions that exist only in float64 compute in float64 (`widened`).
-- `IMPLEMENTED` is what this target has code for; the backend lets the users of the others (the Bessel
-  functions j0, j1, y0, y1) fall back (Target.implements_math).
+- `IMPLEMENTED` is what this target has code for (today every math op of the lowering); the backend lets the
+  users of any other fall back (Target.implements_math).
 """
 
 from __future__ import annotations

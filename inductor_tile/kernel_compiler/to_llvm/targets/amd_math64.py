@@ -20,7 +20,7 @@ the usual formulas lose:
 - erf: Taylor series for |x| < 1.5, 1 - erfc above; erfc: 1 - erf below 1/2, above e^-x^2 (x^2 a
   double-double) times erfcx = e^(x^2) erfc(x), from Taylor pieces of width 1/2 up to 4 (coefficients computed
   here, in a constant table) and Laplace's continued fraction beyond.
-- lgamma: amd_gamma.py.
+- lgamma: amd_gamma.py; j0, j1, y0, y1: amd_bessel.py.
 - hypot scaled by the larger magnitude; nextafter on the bit pattern (float32 too).
 """
 
@@ -33,7 +33,7 @@ from decimal import Decimal, localcontext
 
 from llvmlite import ir
 
-from . import amd_gamma, amd_tables, amd_trig_reduction
+from . import amd_bessel, amd_gamma, amd_tables, amd_trig_reduction
 from .scalar_code import F64, Condition, ScalarFunction, Value, define
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -491,7 +491,8 @@ BODIES: dict[str, tuple[int, Callable[..., Value]]] = {
     "tan": (1, tan), "atan": (1, atan), "atan2": (2, atan2), "asin": (1, asin), "acos": (1, acos),
     "tanh": (1, tanh), "sinh": (1, sinh), "cosh": (1, cosh), "asinh": (1, asinh), "acosh": (1, acosh),
     "atanh": (1, atanh), "erf": (1, erf), "erfc": (1, erfc), "lgamma": (1, amd_gamma.lgamma), "round": (1, round_), "hypot": (2, hypot),
-    "nextafter": (2, nextafter),
+    "nextafter": (2, nextafter), "j0": (1, amd_bessel.j0), "j1": (1, amd_bessel.j1), "y0": (1, amd_bessel.y0),
+    "y1": (1, amd_bessel.y1),
 }
 #: ops whose body works in float32 too (bit patterns): the others are float64 only
 ANY_WIDTH = frozenset({"nextafter"})
