@@ -23,6 +23,8 @@ through it writes nothing, rather than touching memory outside the tensor.
 
 from __future__ import annotations
 
+import functools
+
 import sympy
 import torch
 
@@ -453,7 +455,7 @@ class TileOps:
         def fn(self, x):
             if not self._is_float(x):
                 raise Unsupported(f"{fn_name} on {self._dtype(x)}")
-            if fn_name.rsplit(".", 1)[-1] in _NOT_ON_AMD and on_amd(self.k):
+            if lacks_math(self.k, fn_name):
                 raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
             return self._def(f"{fn_name}({x})", self._dtype(x))
         return fn
@@ -514,7 +516,7 @@ class TileOps:
             dtype = self._promote(a, b)
             if not dtype.is_floating_point or isinstance(a, (int, float)):
                 raise Unsupported(f"{fn_name} on {dtype}")
-            if fn_name.rsplit(".", 1)[-1] in _NOT_ON_AMD and on_amd(self.k):
+            if lacks_math(self.k, fn_name):
                 raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
             return self._def(f"{fn_name}({self._src(a)}, {self._src(b)})", dtype)
         return fn
@@ -538,7 +540,7 @@ class TileOps:
             dtype = self._promote(a, b)
             if not dtype.is_floating_point:
                 raise Unsupported(f"{fn_name} on {dtype}")
-            if on_amd(self.k):
+            if lacks_math(self.k, f"tl.extra.libdevice.{fn_name}"):
                 raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
             operands = []
             for v in (a, b):
@@ -672,11 +674,23 @@ class TileOps:
         return self._def(f"tl.abs({x}) == float(\"inf\")", _BOOL)
 
 
-# libdevice functions the AMD target has no code for (targets/amd_math.py): their nodes fall back there
-_NOT_ON_AMD = frozenset({"erfc", "lgamma", "digamma", "erfinv", "hypot", "nextafter", "j0", "j1", "y0", "y1",
-                         "cyl_bessel_i0", "cyl_bessel_i1", "i0e", "i1e", "erfcx", "ndtri", "modified_bessel_k0",
-                         "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
-                         "spherical_bessel_j0", "airy_ai"})
+def lacks_math(kernel, fn_name: str) -> bool:
+    """Whether the kernel's target has no code for the library function `fn_name` ("tl.extra.libdevice.j0"):
+    the target says (Target.implements_math); only AMD's lacks some. Such nodes fall back."""
+    if not fn_name.startswith("tl.extra.libdevice.") or not on_amd(kernel):
+        return False  # the core language's math (tl.exp...) compiles everywhere
+    name = fn_name.rsplit(".", 1)[-1]
+    return not _amd_target().implements_math(_LOWERED_AS.get(name, name))
+
+
+_LOWERED_AS = {"nearbyint": "roundeven"}  # libdevice names whose lowering op has another name
+
+
+@functools.cache
+def _amd_target():
+    from ..kernel_compiler.to_llvm.targets import get_target
+
+    return get_target("hip")
 
 
 def on_amd(kernel) -> bool:

@@ -122,7 +122,7 @@ def _scalar_load(ctx: LoweringContext, address: ir.Value, mask: ir.Value | None,
                  element: ir.Type, is_bool: bool) -> ir.Value:
     """A scalar load, branching around it when masked."""
     b = ctx.builder
-    pointer = b.inttoptr(address, ir.PointerType())
+    pointer = _global_pointer(ctx, address)
 
     def load() -> ir.Value:
         loaded = b.load(pointer, typ=element)
@@ -145,7 +145,7 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     if is_bool:
         value = b.zext(value, ir.VectorType(I8, value.type.count) if isinstance(value.type, ir.VectorType) else I8)
     if not isinstance(value_type, TensorType):
-        pointer = b.inttoptr(addresses, ir.PointerType())
+        pointer = _global_pointer(ctx, addresses)
         if mask is None:
             b.store(value, pointer)
         else:

@@ -157,3 +157,8 @@ class Target(ABC):
     @abstractmethod
     def math(self, op: str, type_name: str) -> MathEntry:
         """How to compute math op `op` ("exp", "erf", ...) on `type_name` ("f32" or "f64")."""
+
+    def implements_math(self, op: str) -> bool:
+        """Whether math op `op` (the lowering's name: "erfc", "j0", ...) compiles for this target; the
+        torch.compile backend leaves the nodes of the others to a fallback kernel."""
+        return True

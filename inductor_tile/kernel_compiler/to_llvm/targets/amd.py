@@ -11,7 +11,7 @@ permutes for 1 and 2, `ds_swizzle` (bit mode, within 32 lanes) for 4 to 16, and
 (`global_smem`, address space 3), sized statically once the kernel is lowered
 (hsaco.py), between `s_barrier`s fenced at workgroup scope (as HIP's __syncthreads).
 Global accesses go through `ptr addrspace(1)`, up to 16 bytes per access; a masked
-run is a branch around one vector access. Math: see amd_math.py.
+run is a branch around one vector access. Math: see amd_math.py (float32) and amd_math64.py.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 
 from llvmlite import ir
 
-from ..context import guarded, lane_by_lane_gather
+from ..context import guarded, lane_by_lane_gather, map_elements, map_pairs
 from ..target import MathEntry, Target, define_gpu_entry
 from . import amd_math
 
@@ -200,6 +200,25 @@ class AMDTarget(Target):
     # --- math ---------------------------------------------------------------------------
     def math(self, op: str, type_name: str) -> MathEntry:
         return amd_math.entry(op, type_name)
+
+    def implements_math(self, op: str) -> bool:
+        return amd_math.implements(op)
+
+    def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
+        """float64 math and the special functions: functions of the module (amd_math.own_function), one
+        call per element; float32 natives and bodies go through `math`."""
+        element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        fn = amd_math.own_function(builder.module, op, element)
+        if fn is None:
+            return None
+        return map_elements(builder, x, lambda value: builder.call(fn, [value]))
+
+    def emit_math_binary(self, builder: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Value | None:
+        element = x.type.element if isinstance(x.type, ir.VectorType) else x.type
+        fn = amd_math.own_function(builder.module, op, element)
+        if fn is None:
+            return None
+        return map_pairs(builder, x, y, lambda a, b: builder.call(fn, [a, b]))
 
     def emit_divf(self, builder: ir.IRBuilder, a: ir.Value, b: ir.Value) -> ir.Value | None:
         """fp32 `/` within 2.5 ulp (`!fpmath`: v_rcp_f32 and a multiply, with scaling for tiny divisors), as

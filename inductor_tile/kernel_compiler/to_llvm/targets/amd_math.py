@@ -12,8 +12,12 @@
   cases, round half away from zero from trunc.
   Each is an internal function `__tile_amd_<op>_f32` defined in the kernel's module only
   when the kernel calls it (`define_used`); O3 inlines it.
-- f64 transcendental functions have no native instruction and are not provided yet: the
-  lowering stops with an error naming the function.
+- f64: sqrt/floor/ceil/fabs/trunc/rint/copysign are native; the rest are amd_math64.py's functions,
+  defined in the module on first use (`own_function`), as are the special functions that other targets
+  build from their library (special_functions.py, digamma, Bessel I, erfinv): here they call
+  amd_math64's. float32 versions of functions that exist only in float64 compute in float64 (`widened`).
+- `IMPLEMENTED` is what this target has code for (today every math op of the lowering); the backend lets the
+  users of any other fall back (Target.implements_math).
 """
 
 from __future__ import annotations
@@ -25,7 +29,8 @@ from llvmlite import ir
 
 from ..context import LoweringError
 from ..target import MathEntry
-from . import cpu_math
+from . import amd_math64, bessel_i, cpu_erfinv, cpu_math, digamma, special_functions
+from .scalar_code import F64
 
 F32, I1, I32 = ir.FloatType(), ir.IntType(1), ir.IntType(32)
 
@@ -52,13 +57,66 @@ def entry(op: str, type_name: str) -> MathEntry:
         return MathEntry(_NATIVE_F32[op], True)
     if type_name == "f32" and op in F32_BODIES:
         return MathEntry(f"{_PREFIX}{op}_f32", False)
-    if op in F32_BODIES or op in _NATIVE_F32:
-        raise LoweringError(f"{op} on float64 is not available on the AMD (hip) target yet; compute it in float32")
-    raise LoweringError(f"{op} is not available on the AMD (hip) target yet")
+    raise LoweringError(f"{op} ({type_name}) is not available on the AMD (hip) target")
+
+
+_BESSEL_I = {"cyl_bessel_i0": (0, False), "cyl_bessel_i1": (1, False), "i0e": (0, True), "i1e": (1, True)}
+
+
+def own_function(module: ir.Module, op: str, element: ir.Type) -> ir.Function | None:
+    """The module's scalar function for `op` on `element` where amd_math64.py or a shared special-function
+    builder provides it (defined on first use), else None (native intrinsics and the float32 bodies)."""
+    library = library_of(module)
+    if op in amd_math64.BODIES and (element == F64 or op in amd_math64.ANY_WIDTH):
+        return amd_math64.function(module, op, element, library)
+    if op in special_functions.SPECIAL:
+        return special_functions.function(module, op, element, library)
+    if op == "digamma":
+        return digamma.digamma_function(module, element, lambda name: library(name, F64))
+    if op in _BESSEL_I:
+        return bessel_i.bessel_i_function(module, *_BESSEL_I[op], element, lambda name: library(name, F64))
+    if op == "erfinv":
+        return cpu_erfinv.erfinv_function(module, element)  # calls the C names `define_used` provides
+    if op in amd_math64.BODIES and op not in F32_BODIES and op not in _NATIVE_F32:  # erfc, lgamma, hypot
+        return _widened(module, amd_math64.function(module, op, F64, library), f"{_PREFIX}{op}_w32")
+    return None
+
+
+def library_of(module: ir.Module):
+    """Names of the math the shared builders call (scalar_code's `library`): the module's own functions,
+    native intrinsics, or the float32 bodies."""
+    def name(op: str, element: ir.Type) -> str:
+        suffix = "f32" if element == F32 else "f64"
+        if op == "rint":
+            return f"llvm.rint.{suffix}"
+        own = own_function(module, op, element)
+        if own is not None:
+            return own.name
+        math_entry = entry(op, suffix)
+        return f"{math_entry.symbol}.{suffix}" if math_entry.is_intrinsic else math_entry.symbol
+    return name
+
+
+def _widened(module: ir.Module, f64: ir.Function, name: str) -> ir.Function:
+    """`name`(float, ...) = (float) f64((double) args...), for any arity."""
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing
+    fn = ir.Function(module, ir.FunctionType(F32, [F32] * len(f64.args)), name)
+    fn.linkage = "internal"
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    b.ret(b.fptrunc(b.call(f64, [b.fpext(a, F64) for a in fn.args]), F32))
+    return fn
 
 
 def define_used(module: ir.Module) -> None:
-    """Give every `__tile_amd_*` function the kernel declared its body."""
+    """Give every function the kernel declared and this module provides its body: the `__tile_amd_*_f32`
+    bodies, and the C library's float64 names (`erf`, `exp`...) that cpu_erfinv.py calls."""
+    for fn in list(module.functions):
+        if fn.is_declaration and fn.name in amd_math64.BODIES and fn.function_type.return_type == F64:
+            fn.linkage = "internal"
+            b = ir.IRBuilder(fn.append_basic_block("entry"))
+            b.ret(b.call(amd_math64.function(module, fn.name, F64, library_of(module)), list(fn.args)))
     for fn in list(module.functions):
         if fn.is_declaration and fn.name.startswith(_PREFIX):
             op = fn.name[len(_PREFIX):].removesuffix("_f32")
@@ -283,3 +341,12 @@ F32_BODIES: dict[str, Callable[..., ir.Value]] = {
     "atan": _atan, "asin": _asin, "acos": _acos, "asinh": _asinh, "acosh": _acosh, "atanh": _atanh,
     "round": _round, "pow": _pow, "atan2": _atan2,
 }
+
+#: the math ops (the lowering's names) this target has code for, in float32 and float64
+IMPLEMENTED = frozenset({*_INTRINSICS, *_NATIVE_F32, *F32_BODIES, *amd_math64.BODIES, *special_functions.SPECIAL,
+                         *_BESSEL_I, "digamma", "erfinv"})
+
+
+def implements(op: str) -> bool:
+    """Whether `op` (the lowering's name, e.g. "erfc", "j0") compiles on this target."""
+    return op in IMPLEMENTED
