@@ -150,3 +150,41 @@ def test_tuned_site_launches_unaligned_views_on_the_fast_path():
         torch.testing.assert_close(out.double(), x[1:n + 1].double() + 0.75 * y[5:n + 5].double(), rtol=1e-6, atol=1e-6)
     ((_, chosen),) = site._sites.values()
     assert chosen.fast_launches == 2  # the first launch tuned, the second armed the chosen config's site
+
+
+def test_cpu_fast_path_calls_the_kernels_trampoline_directly():
+    """On the CPU target a serial launch goes from the site's function to the compiled trampoline
+    (cpu_trampoline.py): no picked tuple, no frame, no launcher method in between."""
+    from inductor_tile.kernel_compiler.runtime import cpu_launcher
+
+    if not cpu_launcher.DIRECT_CALLS:
+        import pytest
+
+        pytest.skip("TILE_CPU_DIRECT_CALLS=0: launches go through ctypes")
+    site = _fresh_kernel().launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(1000, 50)
+    _check(site, x, y, 1000)
+    _check(site, x, y, 1000)
+    assert "_direct(p0, p1, p2, a3, a4, gx, gy, gz)" in site.fast_source
+    assert site.fast_launches == 1
+
+
+def test_cpu_fast_path_hands_grids_worth_the_pool_to_it(monkeypatch):
+    """A grid whose first launch was timed as worth splitting still goes to the thread pool from the fast path."""
+    from inductor_tile.kernel_compiler.runtime import cpu_launcher
+
+    monkeypatch.setattr(cpu_launcher, "PARALLEL_MIN_SECONDS", 0.0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        site = _fresh_kernel().launcher(num_warps=4, BLOCK=64)
+        pooled = []
+        original = cpu_launcher.CPUKernel._launch_unsure_or_parallel
+        monkeypatch.setattr(cpu_launcher.CPUKernel, "_launch_unsure_or_parallel",
+                            lambda self, *a: (pooled.append(a[-1]), original(self, *a))[1])
+        for seed in range(3):
+            _check(site, *_inputs(4000, 60 + seed), 4000)
+        assert site.fast_launches == 2
+        assert pooled == [None, True, True]  # timed once, then split on the pool from the fast path
+    finally:
+        torch.set_num_threads(threads)

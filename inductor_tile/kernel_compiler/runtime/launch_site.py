@@ -14,7 +14,9 @@ may be anything), and every integer has the same specialization facts as before 
 16, equal to 1, fits in 32 bits). Anything else (an assumed alignment broken, a new integer
 fact, `TILE_INTERPRET`, `config.sanitize`, an argument of another class) takes the general
 path, `jit_fn.run`, which specializes, compiles if needed and explains errors; every general
-launch re-arms the fast path for what it compiled.
+launch re-arms the fast path for what it compiled. On the CPU target a launch that runs on the
+calling thread calls the kernel's compiled trampoline from that function itself (the picked tuple,
+the frame and `CPUKernel.launch_addresses` cost 0.2-0.3 us a launch, as much as many small kernels run).
 """
 
 from __future__ import annotations
@@ -123,7 +125,19 @@ class LaunchSite:
             lines.append("    if _interpret() or _config.sanitize:")
         lines.append("        return False")
         values_tuple = f"({', '.join(full)}{',' if len(full) == 1 else ''})"
-        if picks_pointers:
+        direct = getattr(runner, "direct", None)  # a CPU kernel's trampoline: no pick, frame or method call
+        if picks_pointers and direct is not None:
+            from . import cpu_launcher
+
+            lines += ["    gx, gy, gz = grid", "    total = gx * gy * gz",
+                      "    if total <= _serial_grid or _threads() == 1 or _parallel.get(total) is False:",
+                      f"        _direct({''.join(full[i] + ', ' for i in runner.positions)}gx, gy, gz)",
+                      "        if _assert_failures: _raise_assert_failures()",
+                      "    else:",
+                      f"        _launch(_pick({values_tuple}), grid)"]
+            scope.update({"_direct": direct, "_serial_grid": cpu_launcher.SERIAL_GRID, "_threads": cpu_launcher._threads,
+                          "_parallel": runner.parallel})
+        elif picks_pointers:
             lines.append(f"    _launch(_pick({values_tuple}), grid)")
         else:
             lines.append(f"    _launch({values_tuple}, grid)")
