@@ -30,7 +30,7 @@ def _compiled(fn, *args):
 
 def _tile_launches(code: str) -> list[list[str]]:
     """The buffer arguments of each tile kernel launch in the wrapper's `call`."""
-    launches = re.findall(r"tile_\w+_launch\d+\(\([^)]*\), ([^)]*)\)", code)
+    launches = re.findall(r"tile_\w+_launch\d+\.run\(\([^)]*\), ([^)]*)\)", code)
     return [[a.strip() for a in args.split(",") if a.strip().startswith(("buf", "arg"))] for args in launches]
 
 

@@ -188,3 +188,28 @@ def test_cpu_fast_path_hands_grids_worth_the_pool_to_it(monkeypatch):
         assert pooled == [None, True, True]  # timed once, then split on the pool from the fast path
     finally:
         torch.set_num_threads(threads)
+
+
+def test_run_is_the_armed_launch_and_falls_back_to_the_general_path():
+    """`site.run(grid, *args)` (what generated wrappers call): the fast path's own function once armed,
+    which hands anything it does not cover to the general path, and defers to a wrapped `__call__`."""
+    from inductor_tile.kernel_compiler.runtime.launch_site import LaunchSite
+
+    site = _fresh_kernel().launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(1024, 70)
+    out = torch.full((1024,), float("nan"))
+    site.run((16, 1, 1), x, y, out, 1024, 0.5)  # general: compiles and arms
+    assert site.run.__name__ == "run" and site.fast_launches == 0
+    for n, offset in ((1024, 0), (1000, 0), (1000, 1)):  # the same facts; a new int fact; an unaligned view
+        out = torch.full((n + offset,), float("nan"))
+        site.run((-(-n // 64), 1, 1), x, y, out[offset:], n, 0.5)
+        torch.testing.assert_close(out[offset:].double(), x[:n].double() + 0.5 * y[:n].double(), rtol=1e-6, atol=1e-6)
+    assert site.fast_launches == 1
+    seen = []
+    original = LaunchSite.__call__
+    try:
+        LaunchSite.__call__ = lambda self, grid, *args: (seen.append(grid), original(self, grid, *args))[1]
+        site.run((16, 1, 1), x, y, torch.empty(1024), 1024, 0.5)
+    finally:
+        LaunchSite.__call__ = original
+    assert seen == [(16, 1, 1)]

@@ -384,7 +384,7 @@ def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False, rename
 
 def site_launch(wrapper, name: str, kernel: TileKernelSource, tuned: bool = False,
                 renames: dict[str, str] | None = None) -> str:
-    """The wrapper's launch: ``name_launchN(grid, args...)`` through a `LaunchSite` defined once
+    """The wrapper's launch: ``name_launchN.run(grid, args...)`` through a `LaunchSite` defined once
     per kernel and launch config in the wrapper's header (the cheapest launch on the host);
     ``tuned``: a `TunedLaunchSite` of the autotuned kernel, with Triton's ``grid(meta)``."""
     grid, args, kwargs = launch_parts(kernel, tuned, renames)
@@ -394,7 +394,7 @@ def site_launch(wrapper, name: str, kernel: TileKernelSource, tuned: bool = Fals
     if site is None:
         site = sites[key] = f"{name}_launch{len([k for k in sites if k[0] == name])}"
         wrapper.define_kernel(site, f"{name}.launcher({', '.join(f'{k}={v}' for k, v in kwargs.items())})", gpu=False)
-    return f"{site}({', '.join([grid] + args)})"
+    return f"{site}.run({', '.join([grid] + args)})"
 
 
 def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str, launch: dict | None = None) -> None:
