@@ -17,7 +17,7 @@
   did not serve the new inputs: new sizes, an int32 size guard, a dtype).
 - ``kernel_sources``: the tile-language source of each generated kernel, by name.
 - ``launch_lines``: each generated kernel's launch, by name, written as ``name[grid](args, XBLOCK=.., num_warps=..)``
-  (the wrapper itself launches through a `LaunchSite`: ``name_launch0(grid, args)``).
+  (the wrapper itself launches through a `LaunchSite`: ``name_launch0.run(grid, args)``).
 - ``template_choices``: each matmul template decision (``scheduler/matmul_templates.py``): the op,
   its sizes and dtype, template or aten, and the timings it was based on.
 - ``mix_order_kernels``: kernels that compute a row reduction and column sums of the same input

@@ -31,10 +31,12 @@ _tile_times: dict[str, list[float]] | None = None
 @contextlib.contextmanager
 def _tile_launches_recorded() -> Iterator[None]:
     """Every CPU-target launch timed by the clock (a profiler range from Python costs more than
-    a small kernel runs) while `_tile_times` is a dict."""
+    a small kernel runs) while `_tile_times` is a dict: launches through `launch_addresses`, and
+    those that a launch site hands straight to the kernel's trampoline (`CPUKernel.direct`, wrapped
+    for the kernels created meanwhile)."""
     from inductor_tile.kernel_compiler.runtime import cpu_launcher
 
-    original = cpu_launcher.CPUKernel.launch_addresses
+    original, original_init = cpu_launcher.CPUKernel.launch_addresses, cpu_launcher.CPUKernel.__init__
 
     def recorded(self, picked, grid):
         if _tile_times is None:
@@ -43,11 +45,28 @@ def _tile_launches_recorded() -> Iterator[None]:
         original(self, picked, grid)
         _tile_times.setdefault(f"tile::{self.name}", []).append((time.perf_counter() - start) * 1e6)
 
+    def init(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        direct, key = self.direct, f"tile::{self.name}"
+        if direct is None:
+            return
+
+        def timed(*values):
+            if _tile_times is None:
+                return direct(*values)
+            start = time.perf_counter()
+            direct(*values)
+            _tile_times.setdefault(key, []).append((time.perf_counter() - start) * 1e6)
+
+        self.direct = timed
+
     cpu_launcher.CPUKernel.launch_addresses = recorded
+    cpu_launcher.CPUKernel.__init__ = init
     try:
         yield
     finally:
         cpu_launcher.CPUKernel.launch_addresses = original
+        cpu_launcher.CPUKernel.__init__ = original_init
 
 
 def _kernel_events(prof: torch.profiler.profile) -> list:

@@ -185,7 +185,7 @@ def _wrapper_order(wrapper):
         line = line.strip()
         if line.startswith("#"):
             continue
-        if "_launch0(" in line and line.startswith("tile_"):
+        if "_launch0.run(" in line and line.startswith("tile_"):
             events.append("tile_kernel")
         call = re.match(r"(\w+ = )?torch\.ops\._c10d_functional\.(\w+)\.", line)
         if call:

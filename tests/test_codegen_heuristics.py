@@ -199,11 +199,11 @@ def _launches(code: str) -> dict[str, str]:
     for name, line in metrics.launch_lines.items():
         if "lambda meta" in line:  # autotuned: a TunedLaunchSite, launched with the grid(meta) of the line
             assert f"{name}.launcher()" in code, (name, code)
-            assert re.search(rf"{name}_launch\d+\(lambda meta", code), code
+            assert re.search(rf"{name}_launch\d+\.run\(lambda meta", code), code
             continue
         kwargs = line[line.index("XBLOCK") if "YBLOCK" not in line else line.index("YBLOCK"):-1]
         assert f"{name}.launcher({kwargs})" in code, (name, line, code)
-        assert re.search(rf"{name}_launch\d+\(\(", code), code
+        assert re.search(rf"{name}_launch\d+\.run\(\(", code), code
     return dict(metrics.launch_lines)
 
 

@@ -150,3 +150,66 @@ def test_tuned_site_launches_unaligned_views_on_the_fast_path():
         torch.testing.assert_close(out.double(), x[1:n + 1].double() + 0.75 * y[5:n + 5].double(), rtol=1e-6, atol=1e-6)
     ((_, chosen),) = site._sites.values()
     assert chosen.fast_launches == 2  # the first launch tuned, the second armed the chosen config's site
+
+
+def test_cpu_fast_path_calls_the_kernels_trampoline_directly():
+    """On the CPU target a serial launch goes from the site's function to the compiled trampoline
+    (cpu_trampoline.py): no picked tuple, no frame, no launcher method in between."""
+    from inductor_tile.kernel_compiler.runtime import cpu_launcher
+
+    if not cpu_launcher.DIRECT_CALLS:
+        import pytest
+
+        pytest.skip("TILE_CPU_DIRECT_CALLS=0: launches go through ctypes")
+    site = _fresh_kernel().launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(1000, 50)
+    _check(site, x, y, 1000)
+    _check(site, x, y, 1000)
+    assert "_direct(p0, p1, p2, a3, a4, gx, gy, gz)" in site.fast_source
+    assert site.fast_launches == 1
+
+
+def test_cpu_fast_path_hands_grids_worth_the_pool_to_it(monkeypatch):
+    """A grid whose first launch was timed as worth splitting still goes to the thread pool from the fast path."""
+    from inductor_tile.kernel_compiler.runtime import cpu_launcher
+
+    monkeypatch.setattr(cpu_launcher, "PARALLEL_MIN_SECONDS", 0.0)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        site = _fresh_kernel().launcher(num_warps=4, BLOCK=64)
+        pooled = []
+        original = cpu_launcher.CPUKernel._launch_unsure_or_parallel
+        monkeypatch.setattr(cpu_launcher.CPUKernel, "_launch_unsure_or_parallel",
+                            lambda self, *a: (pooled.append(a[-1]), original(self, *a))[1])
+        for seed in range(3):
+            _check(site, *_inputs(4000, 60 + seed), 4000)
+        assert site.fast_launches == 2
+        assert pooled == [None, True, True]  # timed once, then split on the pool from the fast path
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_run_is_the_armed_launch_and_falls_back_to_the_general_path():
+    """`site.run(grid, *args)` (what generated wrappers call): the fast path's own function once armed,
+    which hands anything it does not cover to the general path, and defers to a wrapped `__call__`."""
+    from inductor_tile.kernel_compiler.runtime.launch_site import LaunchSite
+
+    site = _fresh_kernel().launcher(num_warps=4, BLOCK=64)
+    x, y = _inputs(1024, 70)
+    out = torch.full((1024,), float("nan"))
+    site.run((16, 1, 1), x, y, out, 1024, 0.5)  # general: compiles and arms
+    assert site.run.__name__ == "run" and site.fast_launches == 0
+    for n, offset in ((1024, 0), (1000, 0), (1000, 1)):  # the same facts; a new int fact; an unaligned view
+        out = torch.full((n + offset,), float("nan"))
+        site.run((-(-n // 64), 1, 1), x, y, out[offset:], n, 0.5)
+        torch.testing.assert_close(out[offset:].double(), x[:n].double() + 0.5 * y[:n].double(), rtol=1e-6, atol=1e-6)
+    assert site.fast_launches == 1
+    seen = []
+    original = LaunchSite.__call__
+    try:
+        LaunchSite.__call__ = lambda self, grid, *args: (seen.append(grid), original(self, grid, *args))[1]
+        site.run((16, 1, 1), x, y, torch.empty(1024), 1024, 0.5)
+    finally:
+        LaunchSite.__call__ = original
+    assert seen == [(16, 1, 1)]

@@ -468,7 +468,7 @@ class TileKernelSource:
             self._decode("xindex", [s.name for s in xsyms[k:]], plan.xsizes[k:])
         elif plan.kind == "pointwise":
             self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)")
-            self.emit("xmask = xindex < xnumel")
+            self.emit(self._mask_line("xmask", "xindex < xnumel", "[XBLOCK]", plan.xnumel, self.launch.xblock))
             self._decode("xindex", [s.name for s in xsyms], plan.xsizes)
         else:
             if not self.persistent:
@@ -476,11 +476,11 @@ class TileKernelSource:
             if is_static(plan.rnumel):  # as Inductor: a known trip count (unrolled loops, folded masks)
                 self.emit(f"rnumel = {plan.rnumel}")
             self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]")
-            self.emit("xmask = xindex < xnumel")
+            self.emit(self._mask_line("xmask", "xindex < xnumel", "[XBLOCK, 1]", plan.xnumel, self.launch.xblock))
             self._decode("xindex", [s.name for s in xsyms], plan.xsizes)
             if self.persistent:
                 self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
-                self.emit("rmask = rindex < rnumel")
+                self.emit(self._mask_line("rmask", "rindex < rnumel", "[1, RBLOCK]", plan.rnumel, self.launch.rblock))
                 self._decode("rindex", [s.name for s in rsyms], plan.rsizes)
                 if self.launch.num_warps is not None:  # a GPU's kernel: loads first (see _hoistable)
                     self.hoist_at, self.hoist_indent = len(self.lines), "    " * self.indent
@@ -496,6 +496,16 @@ class TileKernelSource:
         self.current = None
         self._check_int32()
         return self._assemble()
+
+    def _mask_line(self, name: str, bound: str, shape: str, numel, block: int) -> str:
+        """``name = <bound>``, or an all-true mask where every block lies inside a static `numel`
+        (a multiple of `block`) on the CPU target: its loads and stores are then plain vector
+        accesses, not masked ones (half the instructions of a small pointwise kernel). Only where
+        the block is the one launched: a GPU kernel's autotuner may launch other blocks."""
+        cpu = self.launch.num_warps is None  # (the CPU target's launches are never tuned)
+        if cpu and is_static(numel) and int(numel) % block == 0:
+            return f"{name} = tl.full({shape}, True, tl.int1)  # every block is whole"
+        return f"{name} = {bound}"
 
     def _loop_args(self, node: NodePlan) -> list:
         """The index expressions a node's loop body is called with: the kernel's variables, or
@@ -564,7 +574,7 @@ class TileKernelSource:
         self.emit("for roffset in range(0, rnumel, RBLOCK):")
         self.indent += 1
         self.emit("rindex = roffset + tl.arange(0, RBLOCK)[None, :]")
-        self.emit("rmask = rindex < rnumel")
+        self.emit(self._mask_line("rmask", "rindex < rnumel", "[1, RBLOCK]", self.plan.rnumel, self.launch.rblock))
         self._decode("rindex", [s.name for s in rsyms], self.plan.rsizes)
         self.cse, self.stored = dict(outer_cse), dict(outer_stored)
         pending: list[tuple[str, object, object]] = []

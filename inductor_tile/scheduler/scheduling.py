@@ -28,7 +28,7 @@ from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.kernel import TileKernelSource
 from ..codegen.plan import GroupPlan, bound, hint, plan_group
 from ..profile import registry as profile_registry
-from . import fallback, fusion
+from . import fallback, fusion, inplace
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,10 @@ class TileScheduling(BaseScheduling):
         from torch.utils._ordered_set import OrderedSet
 
         # scans and sorts become Scan/Sort nodes (codegen/scans.py; scheduler/scan_gate.py says which)
-        return OrderedSet([BackendFeature.SCAN, BackendFeature.SORT, BackendFeature.TUPLE_REDUCTION])
+        features = OrderedSet([BackendFeature.SCAN, BackendFeature.SORT, BackendFeature.TUPLE_REDUCTION])
+        if getattr(device, "type", device) in inplace.devices():  # outputs into dying inputs (inplace.py)
+            features.add(BackendFeature.INPLACE_BUFFERS)
+        return features
 
     def group_fn(self, sizes):
         return tuple(V.graph.sizevars.simplify(sympy_product(s)) for s in sizes)
@@ -141,8 +144,7 @@ class TileScheduling(BaseScheduling):
             _guard_leq(size, 2**31 - 1)
         for buf in sorted(kernel.elided):
             V.graph.removed_buffers.add(buf)
-        for snode in nodes:
-            snode.mark_run()
+        renames = inplace.mark_run(nodes)  # allocates the outputs, or reuses inputs they overwrite
         if not reused:
             loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
             extra = f", autotune={tune!r}" if tune else ""
@@ -155,8 +157,8 @@ class TileScheduling(BaseScheduling):
                     _precompile(fn, kernel, device_type, source, launch)
             metrics.kernel_sources[name] = source
             log.debug("tile kernel %s:\n%s", name, source)
-        wrapper.writeline(site_launch(wrapper, name, kernel, tuned=bool(tune)))
-        metrics.launch_lines.setdefault(name, launch_line(name, kernel, tuned=bool(tune)))
+        wrapper.writeline(site_launch(wrapper, name, kernel, tuned=bool(tune), renames=renames))
+        metrics.launch_lines.setdefault(name, launch_line(name, kernel, tuned=bool(tune), renames=renames))
         metrics.generated_kernels += 1
         metrics.reused_kernels += reused
         profile_registry.record_kernel(name, source, nodes)
@@ -339,18 +341,21 @@ def _autotune_configs(device_type: str, kernel: TileKernelSource) -> list[dict]:
     return [c.launch_kwargs(reduction) for c in configs] if len(configs) > 1 else []
 
 
-def launch_parts(kernel: TileKernelSource, tuned: bool = False) -> tuple[str, list[str], dict[str, int]]:
+def launch_parts(kernel: TileKernelSource, tuned: bool = False,
+                 renames: dict[str, str] | None = None) -> tuple[str, list[str], dict[str, int]]:
     """(grid, positional arguments, constexpr/num_warps keyword arguments) of a kernel's launch.
 
     Sizes are printed by Inductor's wrapper printer, so symbolic ones read the size
     symbols the wrapper's ``call`` has in scope; a symbolic grid is computed at run time.
     ``tuned``: the autotuner picks the blocks and warps (no keywords), the grid is a
-    function of them; otherwise the grid is a tuple of 3 expressions.
+    function of them; otherwise the grid is a tuple of 3 expressions. ``renames``: buffers passed
+    by another name (an input whose memory an output took over, ``inplace.py``).
     """
     plan, launch = kernel.plan, kernel.launch
     numels = kernel.numels()
     seeds = [str(offset) for offset in kernel.seed_offsets]
-    args = kernel.call_args() + kernel.size_arg_names() + seeds + [_size_source(n) for n in numels.values()]
+    buffers = [(renames or {}).get(name, name) for name in kernel.call_args()]
+    args = buffers + kernel.size_arg_names() + seeds + [_size_source(n) for n in numels.values()]
     kwargs = {} if tuned else launch.launch_kwargs(plan.kind == "reduction")
     if launch.ysplit:  # static sizes; one program per tile, x fastest
         if tuned:
@@ -371,24 +376,25 @@ def launch_parts(kernel: TileKernelSource, tuned: bool = False) -> tuple[str, li
     return grid, args, kwargs
 
 
-def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False) -> str:
+def launch_line(name: str, kernel: TileKernelSource, tuned: bool = False, renames: dict[str, str] | None = None) -> str:
     """The launch as a Triton user would write it: ``name[grid](args..., XBLOCK=.., num_warps=..)``."""
-    grid, args, kwargs = launch_parts(kernel, tuned)
+    grid, args, kwargs = launch_parts(kernel, tuned, renames)
     return f"{name}[{grid}]({', '.join(args + [f'{k}={v}' for k, v in kwargs.items()])})"
 
 
-def site_launch(wrapper, name: str, kernel: TileKernelSource, tuned: bool = False) -> str:
-    """The wrapper's launch: ``name_launchN(grid, args...)`` through a `LaunchSite` defined once
+def site_launch(wrapper, name: str, kernel: TileKernelSource, tuned: bool = False,
+                renames: dict[str, str] | None = None) -> str:
+    """The wrapper's launch: ``name_launchN.run(grid, args...)`` through a `LaunchSite` defined once
     per kernel and launch config in the wrapper's header (the cheapest launch on the host);
     ``tuned``: a `TunedLaunchSite` of the autotuned kernel, with Triton's ``grid(meta)``."""
-    grid, args, kwargs = launch_parts(kernel, tuned)
+    grid, args, kwargs = launch_parts(kernel, tuned, renames)
     sites = wrapper.__dict__.setdefault("_tile_launch_sites", {})
     key = (name, tuple(kwargs.items()))
     site = sites.get(key)
     if site is None:
         site = sites[key] = f"{name}_launch{len([k for k in sites if k[0] == name])}"
         wrapper.define_kernel(site, f"{name}.launcher({', '.join(f'{k}={v}' for k, v in kwargs.items())})", gpu=False)
-    return f"{site}({', '.join([grid] + args)})"
+    return f"{site}.run({', '.join([grid] + args)})"
 
 
 def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str, launch: dict | None = None) -> None:

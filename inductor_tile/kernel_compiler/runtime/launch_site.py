@@ -14,17 +14,23 @@ may be anything), and every integer has the same specialization facts as before 
 16, equal to 1, fits in 32 bits). Anything else (an assumed alignment broken, a new integer
 fact, `TILE_INTERPRET`, `config.sanitize`, an argument of another class) takes the general
 path, `jit_fn.run`, which specializes, compiles if needed and explains errors; every general
-launch re-arms the fast path for what it compiled.
+launch re-arms the fast path for what it compiled. On the CPU target a launch that runs on the
+calling thread calls the kernel's compiled trampoline from that function itself (the picked tuple,
+the frame and `CPUKernel.launch_addresses` cost 0.2-0.3 us a launch, as much as many small kernels run).
+Generated wrappers call `site.run(grid, *args)`: once armed, the fast path's own function (one Python
+call a launch, no argument tuple, a repeated integer checked by one comparison), which hands what it
+does not cover to the general path, and defers to `__call__` while that is wrapped (the profiler).
 """
 
 from __future__ import annotations
 
 import linecache
+import os
 from typing import Any
 
 from ... import config as _config
 from . import device_assert
-from .jit import DEFAULT_NUM_STAGES, interpret_enabled
+from .jit import _ENV_BYTES, DEFAULT_NUM_STAGES, interpret_enabled
 
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
 
@@ -51,6 +57,8 @@ class LaunchSite:
             raise TypeError(f"{jit_fn.__name__}.launcher(): no parameters named {sorted(unknown)}")
         self.fast_launches = 0  # how often the fast path ran (tests and profiling read it)
         self._fast = None
+        # `site.run(grid, *args)`: what generated wrappers call; the fast path's own function once armed
+        self.run = self.__call__
 
     def __repr__(self) -> str:
         consts = ", ".join(f"{k}={v}" for k, v in self.constexprs.items())
@@ -79,6 +87,8 @@ class LaunchSite:
         compiled = fn.launch_cache.get((key, self.num_warps, DEFAULT_NUM_STAGES, False))
         if compiled is not None and getattr(compiled, "runner", None) is not None:
             self._fast = self._build_fast(args, key, values, compiled.runner)
+            if self._fast is None:
+                self.run = self.__call__
 
     def _build_fast(self, args: tuple, key: tuple, values: tuple, runner: Any):
         """`fast(grid, args) -> bool`: launch and return True, or return False (use the general path).
@@ -98,8 +108,9 @@ class LaunchSite:
                     aligned.append(pointers[-1])  # the kernel may rely on it: checked at every launch
                 runtime_expr[param] = pointers[-1] if picks_pointers else name
             elif value.__class__ is int:
-                scope[f"_f{name}"] = int_facts(value)
-                checks.append(f"({name} & 15 == 0, {name} == 1, {_I32_MIN} <= {name} <= {_I32_MAX}) != _f{name}")
+                scope[f"_f{name}"], scope[f"_v{name}"] = int_facts(value), value  # the same value: the same facts
+                checks.append(f"({name} != _v{name} and ({name} & 15 == 0, {name} == 1, {_I32_MIN} <= {name} <= "
+                              f"{_I32_MAX}) != _f{name})")
                 runtime_expr[param] = name
             elif value.__class__ in (float, bool):
                 checks.append(f"{name}.__class__ is not {value.__class__.__name__}")
@@ -113,25 +124,48 @@ class LaunchSite:
             else:  # a constexpr: its value at this site (given, or the parameter's default)
                 scope[f"_c_{param}"] = value
                 full.append(f"_c_{param}")
-        lines = ["def fast(grid, args):", f"    {', '.join(names)}, = args" if names else "    pass"]
-        lines += [f"    p{p[1:]} = a{p[1:]}.data_ptr()" for p in pointers]
+        checks.append("_interpret_set() or _config.sanitize")
         if aligned:
             checks.insert(0, f"({' | '.join(aligned)}) & 15")
-        if checks:
-            lines.append(f"    if {' or '.join(checks)} or _interpret() or _config.sanitize:")
-        else:
-            lines.append("    if _interpret() or _config.sanitize:")
-        lines.append("        return False")
         values_tuple = f"({', '.join(full)}{',' if len(full) == 1 else ''})"
-        if picks_pointers:
-            lines.append(f"    _launch(_pick({values_tuple}), grid)")
+        direct = getattr(runner, "direct", None)  # a CPU kernel's trampoline: no pick, frame or method call
+        if picks_pointers and direct is not None:
+            from . import cpu_launcher
+
+            launch = ["gx, gy, gz = grid", "total = gx * gy * gz",
+                      "if total <= _serial_grid or _threads() == 1 or _parallel.get(total) is False:",
+                      f"    _direct({''.join(full[i] + ', ' for i in runner.positions)}gx, gy, gz)",
+                      "    if _assert_failures: _raise_assert_failures()",
+                      "else:",
+                      f"    _launch(_pick({values_tuple}), grid)"]
+            scope.update({"_direct": direct, "_serial_grid": cpu_launcher.SERIAL_GRID, "_threads": cpu_launcher._threads,
+                          "_parallel": runner.parallel})
+        elif picks_pointers:
+            launch = [f"_launch(_pick({values_tuple}), grid)"]
         else:
-            lines.append(f"    _launch({values_tuple}, grid)")
-            lines.append("    if _assert_failures: _raise_assert_failures()")
-        lines.append("    _site.fast_launches += 1")
-        lines.append("    return True")
+            launch = [f"_launch({values_tuple}, grid)", "if _assert_failures: _raise_assert_failures()"]
+        launch.append("_site.fast_launches += 1")
+        reads = [f"p{p[1:]} = a{p[1:]}.data_ptr()" for p in pointers]
+        condition = " or ".join(checks)
+        # `fast(grid, args) -> bool` for __call__; `run(grid, *args)`, the same launch that falls back
+        # to the general path itself, for generated wrappers (one Python call a launch, no tuple)
+        args_tuple = f"({', '.join(names)}{',' if len(names) == 1 else ''})"
+        lines = ["def fast(grid, args):", f"    {', '.join(names)}, = args" if names else "    pass"]
+        lines += [f"    {line}" for line in reads]
+        lines += [f"    if {condition}:", "        return False"]
+        lines += [f"    {line}" for line in launch] + ["    return True", ""]
+        lines += [f"def run({', '.join(['grid'] + names)}):",
+                  "    if _LaunchSite.__call__ is not _plain_call:  # wrapped (the profiler's launch reports)",
+                  f"        return _site(grid{''.join(', ' + n for n in names)})", "    try:"]
+        lines += [f"        {line}" for line in reads]
+        lines += [f"        if not ({condition}):"] + [f"            {line}" for line in launch] + ["            return"]
+        lines += ["    except (AttributeError, TypeError, ValueError):  # an argument of another kind: nothing launched",
+                  "        pass", f"    _site.general(grid, {args_tuple})"]
         source = "\n".join(lines) + "\n"
-        scope.update({"_interpret": interpret_enabled, "_site": self, "_config": _config,
+        env = _ENV_BYTES if isinstance(_ENV_BYTES, dict) and os.name == "posix" else None
+        scope.update({"_interpret_set": (lambda: env.get(b"TILE_INTERPRET") is not None and interpret_enabled())
+                      if env is not None else interpret_enabled,
+                      "_site": self, "_config": _config, "_LaunchSite": LaunchSite, "_plain_call": _PLAIN_CALL,
                       "_assert_failures": device_assert.failures, "_raise_assert_failures": device_assert.raise_failures})
         if picks_pointers:
             scope.update({"_launch": runner.kernel.launch, "_pick": runner.pick})
@@ -141,7 +175,11 @@ class LaunchSite:
         linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
         exec(compile(source, filename, "exec"), scope)
         self.fast_source = source
+        self.run = scope["run"]
         return scope["fast"]
+
+
+_PLAIN_CALL = LaunchSite.__call__
 
 
 class TunedLaunchSite:
@@ -159,6 +197,10 @@ class TunedLaunchSite:
         self.jit_fn = tuner.fn
         self._runtime_names = [n for n in tuner.arg_names if n not in getattr(tuner.fn, "constexpr_names", ())]
         self._sites: dict[tuple, tuple[dict, LaunchSite]] = {}
+
+    def run(self, grid: Any, *args: Any) -> None:
+        """What generated wrappers call (as `LaunchSite.run`)."""
+        self(grid, *args)
 
     def __repr__(self) -> str:
         return f"TunedLaunchSite({self.tuner.__name__}, {len(self._sites)} tuned keys)"
