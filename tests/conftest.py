@@ -128,3 +128,15 @@ def compiled(monkeypatch):
 @pytest.fixture
 def gen():
     return torch.Generator().manual_seed(1234)
+
+
+@pytest.fixture
+def fresh_backend():
+    """A test that compiles with backend="tile" and reads `metrics`: Dynamo and the counters start empty, seed 0."""
+    from inductor_tile import metrics
+
+    torch._dynamo.reset()
+    metrics.reset()
+    torch.manual_seed(0)
+    yield
+    torch._dynamo.reset()

@@ -14,13 +14,7 @@ from torch._inductor.utils import run_and_get_code
 from inductor_tile import metrics
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    torch._dynamo.reset()
-    metrics.reset()
-    torch.manual_seed(0)
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_backend")
 
 
 def _compiled(fn, *args):

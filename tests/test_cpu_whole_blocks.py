@@ -12,13 +12,7 @@ from inductor_tile import metrics
 WHOLE = "tl.full([XBLOCK], True, tl.int1)"
 
 
-@pytest.fixture(autouse=True)
-def _fresh():
-    torch._dynamo.reset()
-    metrics.reset()
-    torch.manual_seed(0)
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_backend")
 
 
 def _sources() -> str:
