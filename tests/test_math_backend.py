@@ -200,6 +200,16 @@ def test_what_the_amd_target_lacks_falls_back_there(monkeypatch):
         torch.testing.assert_close(out, fn(x, y), rtol=1e-9, atol=1e-9)
 
 
+def test_scan_combine_helpers_ask_for_math_on_a_rocm_build(monkeypatch):
+    """A scan's combine function (logcumsumexp's log1p) is generated in a helper body with no node plan: asking
+    whether its math exists there must not need one (torch.version.hip set, as on ROCm; the kernel is a CPU one)."""
+    monkeypatch.setattr(torch.version, "hip", "6.2.41133")
+    x = _uniform((4, 8), -3.0, 3.0, torch.float64, 5)
+    out = _compile(lambda a: torch.logcumsumexp(a, 1))(x)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    torch.testing.assert_close(out, torch.logcumsumexp(x, 1), rtol=1e-12, atol=1e-12)
+
+
 # ops of the OpInfo sweep that fell back for lack of math before (issue 23): a sample that reaches every
 # new family (the rest: `python -m inductor_tile.tools.opinfo_sweep --ops ... --dynamic --backward`)
 SWEPT = ["special.zeta", "polygamma.polygamma_n_2", "special.log_ndtr", "special.ndtri", "igammac", "frexp",

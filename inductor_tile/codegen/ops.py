@@ -695,7 +695,10 @@ def _amd_target():
 
 def on_amd(kernel) -> bool:
     """Whether the kernel is generated for an AMD GPU (a ROCm build of torch)."""
-    return bool(kernel.plan.nodes and kernel.plan.nodes[0].snode.get_device().type == "cuda" and torch.version.hip)
+    if not torch.version.hip:
+        return False
+    plan = getattr(kernel, "plan", None)  # (a scan's combine helper body has none)
+    return bool(plan and plan.nodes and plan.nodes[0].snode.get_device().type == "cuda")
 
 
 def asserts_compile(kernel) -> bool:
