@@ -1,0 +1,56 @@
+"""`python -m inductor_tile.tools.ptx_stats`: a kernel's registers, instructions and shared-memory traffic
+on NVIDIA read from its PTX without a GPU (ptxas -v)."""
+
+from __future__ import annotations
+
+import platform
+
+import pytest
+
+from inductor_tile.tools import ptx_stats
+
+pytestmark = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                                reason="ptxas wheels exist for Linux x86-64 only")
+
+KERNELS = '''
+import inductor_tile
+import inductor_tile.language as tl
+
+
+@inductor_tile.jit
+def scale(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(out_ptr + i, tl.load(x_ptr + i, mask=i < n) * 2.0, mask=i < n)
+
+
+@inductor_tile.jit
+def row_sums(x_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    r = tl.arange(0, ROWS)[:, None]
+    c = tl.arange(0, COLS)[None, :]
+    tl.store(out_ptr + tl.arange(0, ROWS), tl.sum(tl.load(x_ptr + c + COLS * r), 1))
+'''
+
+
+def test_stats_of_a_copy_and_of_a_reduction(tmp_path, capsys):
+    path = tmp_path / "kernels.py"
+    path.write_text(KERNELS)
+    copy = ptx_stats.ptx_stats(ptx_stats.tile_ptx(path, "scale", {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
+                                                  {"BLOCK": 1024}, 4, 90), "sm_90")
+    sums = ptx_stats.ptx_stats(ptx_stats.tile_ptx(path, "row_sums", {"x_ptr": "*fp32", "out_ptr": "*fp32"},
+                                                  {"ROWS": 64, "COLS": 256}, 4, 90), "sm_90")
+    assert 0 < copy["registers"] <= 255 and copy["spill bytes"] == 0
+    assert copy["shared accesses"] == copy["barriers"] == 0  # a copy never leaves its registers
+    assert sums["shared accesses"] > 0 and sums["barriers"] > 0  # row sums across warps meet in shared memory
+    assert sums["instructions"] > copy["instructions"] > 10
+    # the command line prints one column per compiler
+    assert ptx_stats.main([str(path), "--kernel", "scale", "--signature", "x_ptr=*fp32,out_ptr=*fp32,n=i32",
+                           "--constexprs", "BLOCK=1024"]) == 0
+    table = capsys.readouterr().out
+    assert "tile" in table and "registers" in table and "shared accesses" in table
+
+
+def test_several_kernels_need_a_name(tmp_path):
+    path = tmp_path / "kernels.py"
+    path.write_text(KERNELS)
+    with pytest.raises(SystemExit, match="--kernel"):
+        ptx_stats.main([str(path), "--signature", "x_ptr=*fp32,out_ptr=*fp32,n=i32", "--constexprs", "BLOCK=8"])
