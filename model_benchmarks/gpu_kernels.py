@@ -13,14 +13,13 @@ device-copy bandwidth is measured first as the ceiling.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
-import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
 import torch
+
+from inductor_tile.tools.triton_source import load_as_triton
 
 from . import bench_kernels as tile_kernels
 
@@ -31,19 +30,7 @@ COLUMN_SUM_CONFIGS = [(64, 32, 4), (128, 16, 8), (256, 16, 8), (64, 64, 8), (32,
 
 def triton_kernels(source: Path = SOURCE) -> Any | None:
     """`source` (bench_kernels.py) with `inductor_tile` swapped for `triton` (None if Triton is missing)."""
-    if importlib.util.find_spec("triton") is None:
-        return None
-    text = source.read_text()
-    text = text.replace("import inductor_tile.language as tl", "import triton.language as tl")
-    text = text.replace("import inductor_tile\n", "import triton as inductor_tile\n")
-    name = f"triton_{source.stem}"
-    path = Path(tempfile.mkdtemp()) / f"{name}.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_as_triton(source)
 
 
 def bench(fn: Callable[[], Any], samples: int = 15, target_ms: float = 5.0) -> float:

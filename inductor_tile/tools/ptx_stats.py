@@ -19,11 +19,11 @@ import collections
 import importlib.util
 import re
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..kernel_compiler.runtime.cuda_tools import assemble_ptx
+from .triton_source import load_as_triton
 
 
 def ptx_stats(ptx: str, arch: str) -> dict[str, int]:
@@ -55,14 +55,7 @@ def _opcode(line: str) -> str | None:
     return words[0].rstrip(";") if words and words[0][:1].isalpha() else None
 
 
-def _load(path: Path, swap_to_triton: bool) -> Any:
-    source = path.read_text()
-    if swap_to_triton:
-        source = (source.replace("import inductor_tile.language as tl", "import triton.language as tl")
-                  .replace("import inductor_tile\n", "import triton\n").replace("@inductor_tile.jit", "@triton.jit"))
-        copy = Path(tempfile.mkdtemp()) / f"triton_{path.name}"
-        copy.write_text(source)
-        path = copy
+def _load(path: Path) -> Any:
     spec = importlib.util.spec_from_file_location(path.stem, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -87,7 +80,7 @@ def tile_ptx(path: Path, name: str | None, signature: dict[str, str], constexprs
              num_warps: int, capability: int) -> str:
     import inductor_tile
 
-    kernel = _kernel(_load(path, False), name)
+    kernel = _kernel(_load(path), name)
     aligned = [p for p, ty in signature.items() if ty.startswith("*") or ty.startswith("i")]
     return inductor_tile.compile(kernel, signature, constexprs=constexprs, target=f"cuda:{capability}",
                                  num_warps=num_warps, divisible_by_16=aligned).asm["ptx"]
@@ -99,7 +92,10 @@ def triton_ptx(path: Path, name: str | None, signature: dict[str, str], constexp
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
 
-    kernel = _kernel(_load(path, True), name)
+    module = load_as_triton(path)
+    if module is None:
+        raise ImportError("triton")
+    kernel = _kernel(module, name)
     params = list(kernel.arg_names)
     full = {p: signature.get(p, "constexpr") for p in params}
     attrs = {(i,): [["tt.divisibility", 16]] for i, p in enumerate(params)
