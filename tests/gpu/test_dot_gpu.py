@@ -185,6 +185,17 @@ def test_operand_and_result_types(operand, out_dtype, result, shape):
         assert _relative_error(out, ref) <= max(TOLERANCE[operand], 1e-3 if result == torch.float16 else 0)
 
 
+def _fp32_dot(kernel, shape, precision: str, seed: int):
+    """Random fp32 a [M, K], b [K, N], acc [M, N] on the GPU, `kernel`'s NaN-poisoned output of a @ b + acc,
+    and its float64 references: exact, and of tf32-rounded operands."""
+    gen = torch.Generator().manual_seed(seed)
+    M, N, K = shape
+    a, b, acc = (_random(s, torch.float32, gen) for s in ((M, K), (K, N), (M, N)))
+    out = torch.full((M, N), float("nan"), device="cuda")
+    kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION=precision)
+    return a, b, acc, out, a.double() @ b.double() + acc.double(), tf32(a) @ tf32(b) + acc.double()
+
+
 @pytest.mark.parametrize("precision", ["tf32", "default", "tf32x3", "ieee", "no-tf32"])
 @pytest.mark.parametrize("shape", [(16, 32, 16), (64, 64, 32), (128, 128, 64), (128, 64, 128)],
                          ids=lambda s: "x".join(map(str, s)))
@@ -192,13 +203,8 @@ def test_fp32_input_precisions(precision, shape, monkeypatch):
     """fp32 dots on tf32 tensor cores (mma.sync m16n8k8, or wgmma on sm_90) or FMAs (16 x 32: too small,
     "ieee"): tf32 matches a product of tf32-rounded inputs (and the interpreter, which rounds the same way)
     and not the exact one; tf32x3 and ieee are fp32-accurate."""
-    gen = torch.Generator().manual_seed(10)
     M, N, K = shape
-    a, b, acc = (_random(s, torch.float32, gen) for s in ((M, K), (K, N), (M, N)))
-    out = torch.full((M, N), float("nan"), device="cuda")
-    fp32_dot_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION=precision)
-    exact = a.double() @ b.double() + acc.double()
-    rounded = tf32(a) @ tf32(b) + acc.double()
+    a, b, acc, out, exact, rounded = _fp32_dot(fp32_dot_kernel, shape, precision, seed=10)
     if precision in ("tf32", "default"):
         assert _relative_error(out, rounded) <= 1e-5
         assert _relative_error(out, exact) >= 1e-5
@@ -218,13 +224,7 @@ def test_fp32_dot_with_b_stored_for_it(precision, shape):
     """`tl.dot(a, b)`: b's tile stored for the dot (ldmatrix on sm_80, a wgmma descriptor on sm_90), a from
     registers; the accumulator loaded and added afterwards (fp32_dot_kernel's loaded accumulator keeps b in
     registers: its conversion overwrote b's tile)."""
-    gen = torch.Generator().manual_seed(14)
-    M, N, K = shape
-    a, b, acc = (_random(s, torch.float32, gen) for s in ((M, K), (K, N), (M, N)))
-    out = torch.full((M, N), float("nan"), device="cuda")
-    fp32_dot_no_acc_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION=precision)
-    exact = a.double() @ b.double() + acc.double()
-    rounded = tf32(a) @ tf32(b) + acc.double()
+    out, exact, rounded = _fp32_dot(fp32_dot_no_acc_kernel, shape, precision, seed=14)[3:]
     assert _relative_error(out, rounded if precision == "tf32" else exact) <= 1e-5
     assert _relative_error(out, exact if precision == "tf32" else rounded) >= 1e-5
 
