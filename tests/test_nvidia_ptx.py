@@ -246,3 +246,34 @@ def test_gather_next_to_vector_loads_shares_their_layout(tmp_path):
     filecheck(ptx, "CHECK: ld.global.v4.b32\n"
                    "CHECK-NOT: st.shared\n"
                    "CHECK: st.global.v4.b32\n", tmp_path)
+
+
+@inductor_tile.jit
+def layer_norm_backward_kernel(dy_ptr, w_ptr, xhat_ptr, rstd_ptr, keep_ptr, dx_ptr, dx_half_ptr, xnumel,
+                               XBLOCK: tl.constexpr, RBLOCK: tl.constexpr):
+    # the shape of BERT's generated layer-norm backward (with the dropout mask of the layer before)
+    rows = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    cols = tl.arange(0, RBLOCK)[None, :]
+    mask = (rows < xnumel) & (cols < 768)
+    dy = tl.load(dy_ptr + cols + 768 * rows, mask=mask, other=0).to(tl.float32)
+    dyw = dy * tl.load(w_ptr + cols, mask=cols < 768, other=0)
+    xhat = tl.load(xhat_ptr + cols + 768 * rows, mask=mask, other=0)
+    sum_dyw = tl.sum(tl.where(mask, dyw, 0.0), 1)[:, None]
+    sum_dyw_xhat = tl.sum(tl.where(mask, dyw * xhat, 0.0), 1)[:, None]
+    rstd = tl.load(rstd_ptr + rows, mask=rows < xnumel, other=0)
+    dx = rstd * (dyw * 768.0 - sum_dyw - xhat * sum_dyw_xhat)
+    tl.store(dx_ptr + cols + 768 * rows, dx, mask=mask)
+    keep = tl.load(keep_ptr + cols + 768 * rows, mask=mask, other=0).to(tl.float16)
+    tl.store(dx_half_ptr + cols + 768 * rows, dx.to(tl.float16) * keep, mask=mask)
+
+
+def test_row_reductions_compute_in_the_layout_of_their_loads():
+    # the [8, 1024] loads share one coalesced layout; the math and both sums run in it (as under Triton):
+    # only the [1, 1024] weight and the two stores convert (six conversions before, most of them of the loads)
+    sig = {"dy_ptr": "*fp16", "w_ptr": "*fp32", "xhat_ptr": "*fp32", "rstd_ptr": "*fp32", "keep_ptr": "*i1",
+           "dx_ptr": "*fp32", "dx_half_ptr": "*fp16", "xnumel": "i32"}
+    specs = [spec_from_signature(name, sig[name], divisible_by_16=True) if name in sig
+             else spec_from_signature(name, "constexpr", {"XBLOCK": 8, "RBLOCK": 1024}[name])
+             for name in layer_norm_backward_kernel.arg_names]
+    kernel = compile_specialized(layer_norm_backward_kernel, specs, target="cuda:90", num_warps=4, native=False)
+    assert kernel.asm["ttgir"].count("ttg.convert_layout") == 3, kernel.asm["ttgir"]

@@ -59,16 +59,25 @@ class Plan:
     removed: int = 0  # weight of the conversions that go away
 
     def added(self, remat: Rematerializer) -> int:
-        """The weight of the conversions the plan would insert."""
+        """The weight of the conversions the plan would insert, less that of the conversions it
+        leaves without users: an operand converted from the wanted layout is read at its source,
+        and a conversion all of whose users are moved there dies (a reduction whose loads all
+        were converted to the default layout moves to theirs in one plan, as under Triton)."""
         count = sum(weight(op) for op, _, _ in self.keeps)
+        wanted = {(op, index): layout for op, index, layout in self.needs}
+        dying: set[Operation] = set()
         for op, index, layout in self.needs:
             value = op.operands[index]
             if self.layouts.get(value, value_layout(value)) == layout:
                 continue
             if value not in self.layouts and remat.can(value, layout):
+                source = value.owner
+                if (isinstance(source, ConvertLayoutOp) and value_layout(source.src) == layout
+                        and all(wanted.get((use.operation, use.index)) == layout for use in value.uses)):
+                    dying.add(source)
                 continue
             count += weight(op)
-        return count
+        return count - sum(weight(convert) for convert in dying)
 
 
 class _Planner:
