@@ -277,3 +277,89 @@ def test_row_reductions_compute_in_the_layout_of_their_loads():
              for name in layer_norm_backward_kernel.arg_names]
     kernel = compile_specialized(layer_norm_backward_kernel, specs, target="cuda:90", num_warps=4, native=False)
     assert kernel.asm["ttgir"].count("ttg.convert_layout") == 3, kernel.asm["ttgir"]
+
+
+@inductor_tile.jit
+def norm_rotary_kernel(in_ptr0, in_ptr1, in_ptr2, out_ptr0, xnumel, rnumel, XBLOCK: tl.constexpr,
+                       RBLOCK: tl.constexpr):
+    # Qwen3-0.6B's generated k-norm + rotary kernel (tile's codegen, H100 run of 2026-11-27): an RMS norm
+    # over 128 columns, the rotated halves read again, a gathered angle table, a transposed store
+    rnumel = 128
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]
+    xmask = xindex < xnumel
+    x0 = xindex
+    rindex = tl.arange(0, RBLOCK)[None, :]
+    rmask = rindex < rnumel
+    r0 = rindex
+    tmp0 = tl.load(in_ptr0 + (r0 + (128 * x0)), mask=xmask & rmask, other=0)
+    tmp34 = tl.load(in_ptr2 + ((512 * (r0 % 64)) + ((x0 // 8) % 512)), mask=xmask & rmask, other=0)
+    tmp40 = tl.load(in_ptr1 + r0, mask=rmask, other=0)
+    tmp41 = tl.load(in_ptr0 + (r0 + (128 * (x0 % 8)) + (1024 * ((x0 // 8) % 512)) + (524288 * (x0 // 4096))), mask=xmask & rmask, other=0)
+    tmp1 = tmp0.to(tl.float32)
+    tmp2 = tmp1 * tmp1
+    tmp3 = tl.where(rmask & xmask, tmp2, 0.0)
+    tmp4 = tl.sum(tmp3, 1)[:, None]
+    tmp5 = (r0).to(tl.int64)
+    tmp6 = tl.full([1, 1], 0, tl.int64)
+    tmp7 = tmp5 >= tmp6
+    tmp8 = tl.full([1, 1], 64, tl.int64)
+    tmp9 = tmp5 < tmp8
+    tmp10 = tl.load(in_ptr1 + (64 + r0), mask=rmask & (tmp9), other=0)
+    tmp11 = tl.load(in_ptr0 + (64 + r0 + (128 * (x0 % 8)) + (1024 * ((x0 // 8) % 512)) + (524288 * (x0 // 4096))), mask=xmask & rmask & (tmp9), other=0)
+    tmp12 = tmp11.to(tl.float32)
+    tmp13 = tl.full([1, 1], 128.0, tl.float32)
+    tmp14 = tmp4 / tmp13
+    tmp15 = tl.full([1, 1], 1e-06, tl.float32)
+    tmp16 = tmp14 + tmp15
+    tmp17 = tl.rsqrt(tmp16)
+    tmp18 = tmp12 * tmp17
+    tmp19 = tmp18.to(tl.float16)
+    tmp20 = tmp10 * tmp19
+    tmp21 = -tmp20
+    tmp22 = tl.where(tmp9, tmp21, 0.0)
+    tmp23 = tmp5 >= tmp8
+    tmp24 = tl.full([1, 1], 128, tl.int64)
+    tmp25 = tmp5 < tmp24
+    tmp26 = tl.load(in_ptr1 + ((-64) + r0), mask=rmask & (tmp23), other=0)
+    tmp27 = tl.load(in_ptr0 + ((-64) + r0 + (128 * (x0 % 8)) + (1024 * ((x0 // 8) % 512)) + (524288 * (x0 // 4096))), mask=xmask & rmask & (tmp23), other=0)
+    tmp28 = tmp27.to(tl.float32)
+    tmp29 = tmp28 * tmp17
+    tmp30 = tmp29.to(tl.float16)
+    tmp31 = tmp26 * tmp30
+    tmp32 = tl.where(tmp23, tmp31, 0.0)
+    tmp33 = tl.where(tmp9, tmp22, tmp32)
+    tmp35 = tl.sin(tmp34)
+    tmp36 = tl.full([1, 1], 1.0, tl.float32)
+    tmp37 = tmp35 * tmp36
+    tmp38 = tmp37.to(tl.float16)
+    tmp39 = tmp33 * tmp38
+    tmp42 = tmp41.to(tl.float32)
+    tmp43 = tmp42 * tmp17
+    tmp44 = tmp43.to(tl.float16)
+    tmp45 = tmp40 * tmp44
+    tmp46 = tl.cos(tmp34)
+    tmp47 = tmp46 * tmp36
+    tmp48 = tmp47.to(tl.float16)
+    tmp49 = tmp45 * tmp48
+    tmp50 = tmp49 + tmp39
+    tl.store(out_ptr0 + ((8 * ((x0 // 8) % 512)) + (4096 * r0) + (524288 * (x0 // 4096)) + (x0 % 8)), tmp50, mask=xmask & rmask)
+
+
+@pytest.mark.parametrize("xblock,num_warps", [(8, 8), (16, 4)])
+def test_norm_rotary_computes_in_the_layout_of_its_loads(xblock, num_warps):
+    # the math runs in the [XBLOCK, 128] loads' layout, the gathered angles (XBLOCK / 8 positions x 128, no more
+    # values than threads) are read again in it and only what the transposed store stores converts. At 8 rows a copy of
+    # the angle load once lost its count of distinct values (so it was converted: 5 conversions); at 16 rows
+    # no single conversion of the loads pays to remove alone (each one's users meet the weight rows and the
+    # sum's), all conversions from the loads' layout planned together do
+    sig = {"in_ptr0": "*fp16", "in_ptr1": "*fp16", "in_ptr2": "*fp32", "out_ptr0": "*fp16", "xnumel": "i32",
+           "rnumel": "i32"}
+    specs = [spec_from_signature(name, sig[name], divisible_by_16=True) if name in sig
+             else spec_from_signature(name, "constexpr", {"XBLOCK": xblock, "RBLOCK": 128}[name])
+             for name in norm_rotary_kernel.arg_names]
+    kernel = compile_specialized(norm_rotary_kernel, specs, target="cuda:90", num_warps=num_warps, native=False)
+    ttgir = kernel.asm["ttgir"]
+    converts = [line for line in ttgir.splitlines() if "ttg.convert_layout" in line]
+    store = [line for line in ttgir.splitlines() if "tt.store" in line][0]
+    assert 1 <= len(converts) <= 2, ttgir  # the sum of the two products converts, or its two terms
+    assert all(line.split("-> ")[-1].strip().rstrip(">") in store for line in converts), (converts, store)

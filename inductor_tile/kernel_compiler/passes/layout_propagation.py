@@ -62,7 +62,10 @@ class Plan:
         """The weight of the conversions the plan would insert, less that of the conversions it
         leaves without users: an operand converted from the wanted layout is read at its source,
         and a conversion all of whose users are moved there dies (a reduction whose loads all
-        were converted to the default layout moves to theirs in one plan, as under Triton)."""
+        were converted to the default layout moves to theirs in one plan, as under Triton).
+        An operand that is a conversion used only by the plan's ops costs nothing: the new
+        conversion folds with it into one (a norm's weight row converted to the default layout
+        is converted to the loads' layout instead)."""
         count = sum(weight(op) for op, _, _ in self.keeps)
         wanted = {(op, index): layout for op, index, layout in self.needs}
         dying: set[Operation] = set()
@@ -70,26 +73,30 @@ class Plan:
             value = op.operands[index]
             if self.layouts.get(value, value_layout(value)) == layout:
                 continue
+            source = value.owner
+            only_here = value not in self.layouts and all(
+                wanted.get((use.operation, use.index)) == layout for use in value.uses)
             if value not in self.layouts and remat.can(value, layout):
-                source = value.owner
-                if (isinstance(source, ConvertLayoutOp) and value_layout(source.src) == layout
-                        and all(wanted.get((use.operation, use.index)) == layout for use in value.uses)):
+                if isinstance(source, ConvertLayoutOp) and value_layout(source.src) == layout and only_here:
                     dying.add(source)
                 continue
+            if isinstance(source, ConvertLayoutOp) and only_here:
+                continue  # the conversion is retargeted (folded with the new one): still one
             count += weight(op)
         return count - sum(weight(convert) for convert in dying)
 
 
 class _Planner:
-    def __init__(self, convert: ConvertLayoutOp):
-        self.convert = convert
-        self.plan = Plan(removed=weight(convert))
+    def __init__(self, converts: list[ConvertLayoutOp]):
+        self.converts = converts
+        self.plan = Plan(removed=sum(weight(convert) for convert in converts))
         self.worklist: list[SSAValue] = []
 
     def run(self) -> Plan:
-        source = value_layout(self.convert.src)
-        assert source is not None
-        self._change(self.convert.result, source)
+        for convert in self.converts:
+            source = value_layout(convert.src)
+            assert source is not None
+            self._change(convert.result, source)
         self._drain()
         while self._widen_loops():
             self._drain()
@@ -114,7 +121,7 @@ class _Planner:
     def _visit(self, op: Operation, index: int, value: SSAValue) -> None:
         new, old = self.plan.layouts[value], value_layout(value)
         assert old is not None
-        if op is self.convert:
+        if op in self.converts:
             return
         if isinstance(op, ConvertLayoutOp):
             if value_layout(op.result) == new:
@@ -192,10 +199,13 @@ def _loop_of_carried(value: SSAValue) -> scf.ForOp | None:
     return owner if isinstance(owner, scf.ForOp) else None
 
 
-def plan_forward(convert: ConvertLayoutOp) -> Plan | None:
-    """The plan that moves `convert`'s users to its source layout, or None on a conflict."""
+def plan_forward(converts: list[ConvertLayoutOp]) -> Plan | None:
+    """The plan that moves the users of `converts` to their source layouts at once, or None on a
+    conflict. Several conversions from one layout planned together remove what none removes
+    alone: the loads of a row reduction all converted to the default layout, whose arithmetic
+    meets the reduction's result (computed in the loads' layout) only after the sum."""
     try:
-        return _Planner(convert).run()
+        return _Planner(converts).run()
     except _Conflict:
         return None
 

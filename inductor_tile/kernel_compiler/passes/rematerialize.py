@@ -162,6 +162,8 @@ class Rematerializer:
         block.insert_op_after(clone, op)
         clone.results[0].name_hint = op.results[0].name_hint
         self.origins[clone] = op
+        if op in self.values:  # a copy reads what its original reads
+            self.values[clone] = self.values[op]
         return clone.results[0]
 
 

@@ -5,6 +5,7 @@ Rounds of four steps, until nothing changes:
 2. forward propagation (`layout_propagation`): move a conversion's users to its source
    layout when that removes more conversions than it adds; this is how a load's
    coalesced layout spreads to the elementwise ops, reductions and loops that use it;
+   when no single conversion pays, all conversions from one layout are planned together;
 3. backward rematerialization (`rematerialize`): rebuild a converted value directly in
    the wanted layout when all its producers are cheap (splats, ranges, elementwise index
    math, broadcasts);
@@ -54,18 +55,32 @@ def fold_conversions(func_op: func.FuncOp) -> bool:
     return changed
 
 
+def _try_plan(converts: list[ConvertLayoutOp], num_threads: int, values: dict | None,
+              origins: dict | None) -> bool:
+    if any(c.parent is None or value_layout(c.src) == value_layout(c.result) for c in converts):
+        return False  # erased by an earlier plan, or folded next round
+    plan = plan_forward(converts)
+    if plan is None or plan.added(Rematerializer(num_threads, values)) >= plan.removed:
+        return False
+    apply_plan(plan, num_threads, values, origins)
+    return True
+
+
 def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | None = None,
                       origins: dict | None = None) -> bool:
-    """Apply every forward-propagation plan that removes conversions."""
+    """Apply every forward-propagation plan that removes conversions: one conversion at a time,
+    then, when none pays alone, all conversions from one layout together."""
     changed = False
     for convert in _conversions(func_op):
-        if convert.parent is None or value_layout(convert.src) == value_layout(convert.result):
-            continue  # erased by an earlier plan, or folded next round
-        plan = plan_forward(convert)
-        if plan is None or plan.added(Rematerializer(num_threads, values)) >= plan.removed:
-            continue
-        apply_plan(plan, num_threads, values, origins)
-        changed = True
+        changed |= _try_plan([convert], num_threads, values, origins)
+    if changed:
+        return True
+    groups: dict[object, list[ConvertLayoutOp]] = {}
+    for convert in _conversions(func_op):
+        groups.setdefault(value_layout(convert.src), []).append(convert)
+    for group in groups.values():
+        if len(group) > 1:
+            changed |= _try_plan(group, num_threads, values, origins)
     return changed
 
 
