@@ -120,8 +120,12 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
 
 def _scalar_load(ctx: LoweringContext, address: ir.Value, mask: ir.Value | None, other: ir.Value | None,
                  element: ir.Type, is_bool: bool) -> ir.Value:
-    """A scalar load, branching around it when masked."""
+    """A scalar load: the target's (NVIDIA: one predicated load), else a branch around it when masked."""
     b = ctx.builder
+    other_mem = (b.zext(other, element) if is_bool else other) if other is not None else _zero(element)
+    loaded = ctx.target.load_scalar(b, address, mask, other_mem) if mask is not None else None
+    if loaded is not None:
+        return b.icmp_unsigned("!=", loaded, ir.Constant(I8, 0)) if is_bool else loaded
     pointer = _global_pointer(ctx, address)
 
     def load() -> ir.Value:
@@ -145,6 +149,8 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     if is_bool:
         value = b.zext(value, ir.VectorType(I8, value.type.count) if isinstance(value.type, ir.VectorType) else I8)
     if not isinstance(value_type, TensorType):
+        if mask is not None and ctx.target.store_scalar(b, addresses, value, mask):
+            return
         pointer = _global_pointer(ctx, addresses)
         if mask is None:
             b.store(value, pointer)
