@@ -117,11 +117,12 @@ def _memory(m, name: str, parts: list[str], ops: list[str]) -> None:
     size = _bits(".".join(parts)) // 8
     if space == "param":
         return m.set(ops[0], m.value(ops[1].strip("[] ")), 64)
-    if space is None or size not in (2, 4):
-        raise PtxError(f"only 16- and 32-bit elements of global or shared memory: {'.'.join(parts)}")
+    if space is None or size not in (1, 2, 4, 8):
+        raise PtxError(f"only 8- to 64-bit elements of global or shared memory: {'.'.join(parts)}")
     address_op, registers = (ops[1], ops[0]) if name == "ld" else (ops[0], ops[1])
     address, registers = m.address(address_op), _registers(registers)
-    if len(registers) != vector or (address % (size * vector)).any():
+    accessed = address if m.active is None else address[m.active]
+    if len(registers) != vector or (accessed % (size * vector)).any():
         raise PtxError("vector access: count or alignment")
     for i, register in enumerate(registers):
         where = address + U64(size * i)
