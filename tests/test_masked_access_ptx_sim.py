@@ -50,6 +50,17 @@ def masked_tail_kernel(x_ptr, out_ptr, n, m, OTHER: tl.constexpr, BLOCK: tl.cons
 
 
 @inductor_tile.jit
+def broadcast_tail_kernel(x_ptr, y_ptr, out_ptr, n, OTHER: tl.constexpr, BLOCK: tl.constexpr):
+    """out[2i] = x[i], out[2i + 1] = y[i // 4] for i < n (out[2n:] untouched): the gather of y has a
+    thread's contiguous slots (x's vector load sets the layout) under one `i < n` run when n is a multiple
+    of 16."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    mask = offsets < n
+    tl.store(out_ptr + 2 * offsets, tl.load(x_ptr + offsets, mask=mask, other=OTHER), mask=mask)
+    tl.store(out_ptr + 2 * offsets + 1, tl.load(y_ptr + offsets // 4, mask=mask, other=OTHER), mask=mask)
+
+
+@inductor_tile.jit
 def masked_scalar_kernel(x_ptr, out_ptr, n, m, OTHER: tl.constexpr):
     """out[0] = (x[5] if 5 < n else OTHER) if 5 < m."""
     five = tl.program_id(0) + 5
@@ -175,3 +186,59 @@ def test_masked_scalar_load_and_store(name, n, m, tmp_path):
     filecheck(ptx, "CHECK-NOT: bra\n"
                    "CHECK: @%p{{[0-9]+}} ld.global.b{{8|16|64}}\n"
                    "CHECK: @%p{{[0-9]+}} st.global.b{{8|16|64}}\n", tmp_path)
+
+
+@pytest.mark.parametrize("name", ["fp16", "fp32"])
+def test_gather_slots_under_one_mask_run_share_one_predicate(name):
+    """With n a multiple of 16, `offsets < n` is constant over each thread's contiguous slots (axis info):
+    the gather's loads test one predicate per run instead of one per element, with the same
+    results (checked element by element for a size that is a multiple of 16 and one that is not)."""
+    dtype, gen = DTYPES[name], torch.Generator().manual_seed(4)
+    signature = {"x_ptr": f"*{name}", "y_ptr": f"*{name}", "out_ptr": f"*{name}", "n": "i32"}
+    predicates = {}
+    for aligned_n, n in ((True, 400), (False, 397)):
+        ptx = _compile(broadcast_tail_kernel, signature, {"OTHER": 5, "BLOCK": TAIL_BLOCK},
+                       ["x_ptr", "y_ptr", "out_ptr"] + (["n"] if aligned_n else []))
+        x, y = _random(dtype, TAIL_BLOCK, gen), _random(dtype, TAIL_BLOCK // 4, gen)
+        *_, got = _run(ptx, [x, y, _poisoned(dtype, 2 * TAIL_BLOCK)], {3: n})
+        want = _poisoned(dtype, 2 * TAIL_BLOCK).double()
+        want[0:2 * n:2], want[1:2 * n:2] = x.double()[:n], y.double()[torch.arange(n) // 4]
+        _same(got, want)
+        predicates[aligned_n] = _distinct_predicates(ptx, "ld.global.b")
+    assert predicates[True] * 4 <= predicates[False], predicates
+
+
+def _distinct_predicates(ptx: str, opcode: str) -> int:
+    """How many predicate registers guard the instructions starting with `opcode` (the scalar loads)."""
+    return len({line.split()[0] for line in ptx.splitlines()
+                if line.strip().startswith("@%p") and line.split()[1].startswith(opcode)})
+
+
+@pytest.mark.parametrize("layout,shape", [
+    (((4,), (32,), (4,), (0,)), (1024,)),
+    (((8,), (32,), (4,), (0,)), (512,)),  # fewer elements than the layout covers: slots wrap around
+    (((1, 4), (4, 8), (2, 2), (1, 0)), (16, 64)),
+    (((2, 2), (8, 4), (1, 4), (0, 1)), (32, 64)),
+], ids=str)
+@pytest.mark.parametrize("constancy", [(1, 1), (2, 1), (4, 16), (16, 2), (1024, 1024), (6, 12)], ids=str)
+def test_mask_leaders_only_join_slots_of_one_constancy_run(layout, shape, constancy):
+    """Every thread: a slot and its leader hold indices in the same aligned run of `constancy` along each
+    dimension (so their mask bits are equal), and a constancy of at least size_per_thread joins slots."""
+    from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
+    from inductor_tile.kernel_compiler.to_llvm.rules_memory import mask_leaders
+
+    lmap = LayoutMap(Blocked(*layout), shape)
+    constancy = constancy[:len(shape)]
+    leaders = mask_leaders(lmap, constancy)
+    warps = 1
+    for w in layout[2]:
+        warps *= w
+    for lane in range(32):
+        for warp in range(warps):
+            for slot, leader in enumerate(leaders):
+                assert leader <= slot
+                here, there = lmap.index(slot, lane, warp), lmap.index(leader, lane, warp)
+                assert all(a // c == b // c for a, b, c in zip(here, there, constancy)), (slot, leader, lane, warp)
+    spt = layout[0]
+    if all(c % s == 0 for c, s in zip(constancy, spt)) and max(spt) > 1:
+        assert len(set(leaders)) * max(spt) <= len(leaders)

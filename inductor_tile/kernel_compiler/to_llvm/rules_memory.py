@@ -63,6 +63,42 @@ def access_run(lmap: LayoutMap, info, masked: bool, mask_info, target, single_th
     return run, max(size, min(alignment, run * size))
 
 
+#: longer masks are left alone (LLVM's code generation of a shufflevector grows with its length)
+_MAX_SHARED_MASK_SLOTS = 256
+
+
+def _shared_mask_bits(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None,
+                      mask: ir.Value | None) -> ir.Value | None:
+    """`mask` for a gather or scatter with each slot's bit taken from the first slot that axis info
+    proves equal to it (mask constancy), so one comparison serves a thread's slots that share it (a
+    `xindex < xnumel` mask of a size divisible by 16 over 8 slots: one setp instead of 8). Targets with
+    per-element masks (the CPU) keep the mask as it is."""
+    info = ctx.axis_info.get(mask_ssa) if ctx.axis_info and mask_ssa is not None else None
+    if info is None or ctx.target.per_element_masks or mask.type.count > _MAX_SHARED_MASK_SLOTS:
+        return mask
+    return ctx.shuffle(mask, mask_leaders(ctx.layout_map(ptr.type), info.constancy))
+
+
+def mask_leaders(lmap: LayoutMap, constancy) -> list[int]:
+    """For each of a thread's slots, the first slot holding an element of the same constancy run.
+
+    Along a kept dimension, a thread's slot coordinate is `rep * size_per_thread + within` and its
+    element index `base + within` (mod the size), `base` a multiple of size_per_thread for every thread.
+    With `block` a power of two dividing the constancy, size_per_thread and the size, slots whose
+    coordinates agree but for `within % block` lie in one aligned run of equal values in every thread."""
+    root = lmap.root
+    blocks = [1] * root.rank
+    for position, d in enumerate(lmap.kept):
+        blocks[d] = min(_largest_power_of_two_dividing(constancy[position]), root.size_per_thread[d],
+                        _largest_power_of_two_dividing(lmap.shape[position]))
+    first: dict[tuple[int, ...], int] = {}
+    leaders = []
+    for slot in range(lmap.num_slots):
+        key = tuple(c // blocks[d] for d, c in enumerate(lmap.slot_coords(slot)))
+        leaders.append(first.setdefault(key, slot))
+    return leaders
+
+
 def _split(ctx: LoweringContext, vector: ir.Value, start: int, length: int) -> ir.Value:
     return ctx.shuffle(vector, list(range(start, start + length)))
 
@@ -103,7 +139,7 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
         other_mem = other
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        loaded = ctx.target.gather(b, addresses, mask, other_mem)
+        loaded = ctx.target.gather(b, addresses, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask), other_mem)
     else:
         parts = []
         for start in range(0, n, run):
@@ -161,7 +197,7 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     n = addresses.type.count
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        ctx.target.scatter(b, addresses, value, mask)
+        ctx.target.scatter(b, addresses, value, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask))
         return
     for start in range(0, n, run):
         address = b.extract_element(addresses, ir.Constant(I32, start))
