@@ -4,8 +4,9 @@ A program is a CTA of `32 * num_warps` threads. Lanes and warps come from `%tid.
 programs from `%ctaid`. Cross-lane steps use `shfl.sync.bfly`, cross-warp steps the
 dynamic shared memory `global_smem` (address space 3) between `bar.sync`s. Global
 accesses go through `ptr addrspace(1)` so they become `ld.global`/`st.global`, up to
-16 bytes per access; a masked access (a run or one element) is one predicated instruction. fp32 `exp`
-is `ex2.approx` of x*log2(e); other math calls libdevice (`__nv_*`), linked later.
+16 bytes per access; a masked access (a run or one element) is one predicated instruction
+(nvidia_predicated.py). fp32 `exp` is `ex2.approx` of x*log2(e); other math calls libdevice
+(`__nv_*`), linked later.
 """
 
 from __future__ import annotations
