@@ -61,6 +61,14 @@ def broadcast_tail_kernel(x_ptr, y_ptr, out_ptr, n, OTHER: tl.constexpr, BLOCK: 
 
 
 @inductor_tile.jit
+def broadcast_other_kernel(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    """out[i] = y[i // 4] if i < n else x[i]: slots share address and mask but not `other`."""
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets)
+    tl.store(out_ptr + offsets, tl.load(y_ptr + offsets // 4, mask=offsets < n, other=x))
+
+
+@inductor_tile.jit
 def masked_scalar_kernel(x_ptr, out_ptr, n, m, OTHER: tl.constexpr):
     """out[0] = (x[5] if 5 < n else OTHER) if 5 < m."""
     five = tl.program_id(0) + 5
@@ -195,7 +203,7 @@ def test_gather_slots_under_one_mask_run_share_one_predicate(name):
     results (checked element by element for a size that is a multiple of 16 and one that is not)."""
     dtype, gen = DTYPES[name], torch.Generator().manual_seed(4)
     signature = {"x_ptr": f"*{name}", "y_ptr": f"*{name}", "out_ptr": f"*{name}", "n": "i32"}
-    predicates = {}
+    predicates, loads = {}, {}
     for aligned_n, n in ((True, 400), (False, 397)):
         ptx = _compile(broadcast_tail_kernel, signature, {"OTHER": 5, "BLOCK": TAIL_BLOCK},
                        ["x_ptr", "y_ptr", "out_ptr"] + (["n"] if aligned_n else []))
@@ -205,7 +213,22 @@ def test_gather_slots_under_one_mask_run_share_one_predicate(name):
         want[0:2 * n:2], want[1:2 * n:2] = x.double()[:n], y.double()[torch.arange(n) // 4]
         _same(got, want)
         predicates[aligned_n] = _distinct_predicates(ptx, "ld.global.b")
+        loads[aligned_n] = _predicated(ptx, "ld.global.b")
     assert predicates[True] * 4 <= predicates[False], predicates
+    # y[i // 4] under one mask run: loaded once per 4 slots (the other 3 copies of it are the same)
+    assert loads[True] * 4 <= loads[False], loads
+
+
+@pytest.mark.parametrize("name", ["fp16", "fp32"])
+def test_slots_sharing_address_and_mask_keep_their_own_other(name):
+    dtype, gen = DTYPES[name], torch.Generator().manual_seed(5)
+    ptx = _compile(broadcast_other_kernel, {"x_ptr": f"*{name}", "y_ptr": f"*{name}", "out_ptr": f"*{name}",
+                                            "n": "i32"}, {"BLOCK": TAIL_BLOCK}, ["x_ptr", "y_ptr", "out_ptr", "n"])
+    n = 400
+    x, y = _random(dtype, TAIL_BLOCK, gen), _random(dtype, TAIL_BLOCK // 4, gen)
+    *_, got = _run(ptx, [x, y, _poisoned(dtype, TAIL_BLOCK)], {3: n})
+    index = torch.arange(TAIL_BLOCK)
+    _same(got, torch.where(index < n, y.double()[index // 4], x.double()))
 
 
 def _distinct_predicates(ptx: str, opcode: str) -> int:
@@ -221,15 +244,15 @@ def _distinct_predicates(ptx: str, opcode: str) -> int:
     (((2, 2), (8, 4), (1, 4), (0, 1)), (32, 64)),
 ], ids=str)
 @pytest.mark.parametrize("constancy", [(1, 1), (2, 1), (4, 16), (16, 2), (1024, 1024), (6, 12)], ids=str)
-def test_mask_leaders_only_join_slots_of_one_constancy_run(layout, shape, constancy):
+def test_constancy_leaders_only_join_slots_of_one_constancy_run(layout, shape, constancy):
     """Every thread: a slot and its leader hold indices in the same aligned run of `constancy` along each
     dimension (so their mask bits are equal), and a constancy of at least size_per_thread joins slots."""
     from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
-    from inductor_tile.kernel_compiler.to_llvm.rules_memory import mask_leaders
+    from inductor_tile.kernel_compiler.to_llvm.rules_memory import constancy_leaders
 
     lmap = LayoutMap(Blocked(*layout), shape)
     constancy = constancy[:len(shape)]
-    leaders = mask_leaders(lmap, constancy)
+    leaders = constancy_leaders(lmap, constancy)
     warps = 1
     for w in layout[2]:
         warps *= w

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from test_masked_access_ptx_sim import (DTYPES, broadcast_tail_kernel, masked_gather_kernel, masked_scalar_kernel,
-                                        masked_tail_kernel)
+from test_masked_access_ptx_sim import (DTYPES, broadcast_other_kernel, broadcast_tail_kernel, masked_gather_kernel,
+                                        masked_scalar_kernel, masked_tail_kernel)
 
 pytestmark = pytest.mark.gpu
 
@@ -69,6 +69,18 @@ def test_broadcast_gather_under_a_mask_run(name, n):
     want = _poisoned(dtype, 2 * size).double()
     want[0:2 * n:2], want[1:2 * n:2] = x.double()[:n], y.double()[torch.arange(n) // 4]
     _same(out, want)
+
+
+@pytest.mark.parametrize("name", ["fp16", "fp32"])
+@pytest.mark.parametrize("n", [4096, 2000, 1999])
+def test_broadcast_gather_keeps_each_slots_other(name, n):
+    dtype, gen, block = DTYPES[name], torch.Generator().manual_seed(15), 1024
+    size = 4 * block
+    x, y = _random(dtype, size, gen), _random(dtype, size // 4, gen)
+    out = _poisoned(dtype, size).cuda()
+    broadcast_other_kernel[(size // block,)](x.cuda(), y.cuda(), out, n, BLOCK=block, num_warps=4)
+    index = torch.arange(size)
+    _same(out, torch.where(index < n, y.double()[index // 4], x.double()))
 
 
 @pytest.mark.parametrize("dtype", [torch.bool, torch.float16, torch.float64], ids=str)

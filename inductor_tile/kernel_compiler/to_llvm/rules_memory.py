@@ -22,6 +22,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..ir.layouts import Blocked, LayoutMap
 from . import half
+from .compact_constants import SplatConstant
 from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, guarded, intrinsic_suffix, lowering
 
 
@@ -63,8 +64,40 @@ def access_run(lmap: LayoutMap, info, masked: bool, mask_info, target, single_th
     return run, max(size, min(alignment, run * size))
 
 
-#: longer masks are left alone (LLVM's code generation of a shufflevector grows with its length)
-_MAX_SHARED_MASK_SLOTS = 256
+#: gathers and scatters of more slots are left alone (LLVM's code generation of a shufflevector grows
+#: with its length)
+_MAX_SHARED_SLOTS = 256
+
+
+def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addresses: ir.Value,
+            mask: ir.Value | None, other: ir.Value) -> ir.Value:
+    """A gather on GPU targets that loads each element once per thread: slots that axis info proves
+    to share their address and mask bit (a broadcast operand, `x[i // 1024]`), with an `other` that
+    is one constant, get the value of the group's first slot; the others share the mask bits."""
+    mask = _shared_mask_bits(ctx, ptr, mask_ssa, mask)
+    info = ctx.axis_info.get(ptr) if ctx.axis_info else None
+    if info is None or ctx.target.per_element_masks or addresses.type.count > _MAX_SHARED_SLOTS \
+            or not _one_constant(other):
+        return ctx.target.gather(ctx.builder, addresses, mask, other)
+    constancy = list(info.constancy)
+    mask_info = ctx.axis_info.get(mask_ssa) if mask_ssa is not None else None
+    if mask_ssa is not None:
+        constancy = [min(_largest_power_of_two_dividing(a), _largest_power_of_two_dividing(m))
+                     for a, m in zip(constancy, mask_info.constancy if mask_info else [1] * len(constancy))]
+    leaders = constancy_leaders(ctx.layout_map(ptr.type), constancy)
+    unique = sorted(set(leaders))
+    if len(unique) == len(leaders):
+        return ctx.target.gather(ctx.builder, addresses, mask, other)
+    loaded = ctx.target.gather(ctx.builder, ctx.shuffle(addresses, unique),
+                               ctx.shuffle(mask, unique) if mask is not None else None, ctx.shuffle(other, unique))
+    return ctx.shuffle(loaded, [unique.index(leader) for leader in leaders])
+
+
+def _one_constant(value: ir.Value) -> bool:
+    """Whether `value` is a vector constant whose elements are all the same."""
+    if isinstance(value, SplatConstant):
+        return True
+    return isinstance(value, ir.Constant) and len({c.get_reference() for c in value.constant}) == 1
 
 
 def _shared_mask_bits(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None,
@@ -74,12 +107,12 @@ def _shared_mask_bits(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | 
     `xindex < xnumel` mask of a size divisible by 16 over 8 slots: one setp instead of 8). Targets with
     per-element masks (the CPU) keep the mask as it is."""
     info = ctx.axis_info.get(mask_ssa) if ctx.axis_info and mask_ssa is not None else None
-    if info is None or ctx.target.per_element_masks or mask.type.count > _MAX_SHARED_MASK_SLOTS:
+    if info is None or ctx.target.per_element_masks or mask.type.count > _MAX_SHARED_SLOTS:
         return mask
-    return ctx.shuffle(mask, mask_leaders(ctx.layout_map(ptr.type), info.constancy))
+    return ctx.shuffle(mask, constancy_leaders(ctx.layout_map(ptr.type), info.constancy))
 
 
-def mask_leaders(lmap: LayoutMap, constancy) -> list[int]:
+def constancy_leaders(lmap: LayoutMap, constancy) -> list[int]:
     """For each of a thread's slots, the first slot holding an element of the same constancy run.
 
     Along a kept dimension, a thread's slot coordinate is `rep * size_per_thread + within` and its
@@ -139,7 +172,7 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
         other_mem = other
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        loaded = ctx.target.gather(b, addresses, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask), other_mem)
+        loaded = _gather(ctx, ptr_ssa, mask_ssa, addresses, mask, other_mem)
     else:
         parts = []
         for start in range(0, n, run):
