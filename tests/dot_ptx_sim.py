@@ -52,8 +52,11 @@ def _params(ptx: str) -> list[str]:
 
 
 class Machine:
-    def __init__(self, ptx: str, threads: int, buffers: list[np.ndarray]):
+    def __init__(self, ptx: str, threads: int, buffers: list[np.ndarray], scalars: dict[str, int] | None = None):
+        """`buffers` are the pointer parameters in order; `scalars` the integer parameters after them, by
+        their position in the parameter list."""
         self.ptx, self.threads = ptx, threads
+        self.active: np.ndarray | None = None  # the threads a predicated global access runs in (None: all)
         self.regs: dict[str, np.ndarray] = {}
         self.shared = np.full(SHARED_BYTES, 0xFF, dtype=np.uint8)  # NaN-like garbage until written
         sizes = [b.nbytes for b in buffers]
@@ -62,6 +65,8 @@ class Machine:
         for base, buffer in zip(self.bases, buffers):
             self.memory[base - GLOBAL_BASE:base - GLOBAL_BASE + buffer.nbytes] = buffer.reshape(-1).view(np.uint8)
         self.params = dict(zip(_params(ptx), self.bases))
+        for position, value in (scalars or {}).items():
+            self.params[_params(ptx)[int(position)]] = value
 
     def buffer(self, i: int, like: np.ndarray) -> np.ndarray:
         start = self.bases[i] - GLOBAL_BASE
@@ -98,7 +103,10 @@ class Machine:
 
     def set(self, name: str, value: np.ndarray, bits: int) -> None:
         mask = np.uint64(2**bits - 1) if bits < 64 else np.uint64(2**64 - 1)
-        self.regs[name.strip()] = value.astype(np.uint64) & mask
+        value = value.astype(np.uint64) & mask
+        if self.active is not None:  # threads that skip a predicated load keep the register's value
+            value = np.where(self.active, value, self.value(name))
+        self.regs[name.strip()] = value
 
     # --- memory ----------------------------------------------------------------------------------
     def _space(self, space: str, addresses: np.ndarray, size: int):
@@ -112,7 +120,14 @@ class Machine:
         return self.memory, offsets
 
     def load(self, space: str, addresses: np.ndarray, size: int) -> np.ndarray:
-        """`size` (2 or 4) bytes at each address, little-endian."""
+        """`size` (1, 2, 4 or 8) bytes at each address, little-endian (0 in threads a predicate turned off)."""
+        if self.active is not None:
+            out = np.zeros(addresses.shape, dtype=np.uint64)
+            active, self.active = self.active, None
+            if active.any():
+                out[active] = self.load(space, addresses[active], size)
+            self.active = active
+            return out
         if (addresses % size).any():
             raise PtxError(f"misaligned {8 * size}-bit load")
         memory, offsets = self._space(space, addresses, size)
@@ -120,6 +135,10 @@ class Machine:
         return sum(data[:, i] << np.uint64(8 * i) for i in range(size))
 
     def store(self, space: str, addresses: np.ndarray, values: np.ndarray, size: int) -> None:
+        if self.active is not None:
+            addresses, values = addresses[self.active], values[self.active]
+            if not addresses.size:
+                return
         if (addresses % size).any():
             raise PtxError(f"misaligned {8 * size}-bit store")
         memory, offsets = self._space(space, addresses, size)
@@ -160,8 +179,13 @@ class Machine:
             if opcode == "ret":
                 return
             if predicate is not None and not predicate.all():
-                raise PtxError(f"predicated {opcode} off in some threads")
-            self.execute(opcode, operands)
+                if not opcode.startswith(("ld.global", "st.global")):
+                    raise PtxError(f"predicated {opcode} off in some threads")
+                self.active = predicate  # a masked global access: only these threads load or store
+            try:
+                self.execute(opcode, operands)
+            finally:
+                self.active = None
 
     def execute(self, opcode: str, ops: list[str]) -> None:
         from dot_ptx_sim_ops import execute

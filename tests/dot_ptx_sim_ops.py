@@ -51,7 +51,7 @@ def execute(m, opcode: str, ops: list[str]) -> None:
     if name in ("ld", "st"):
         return _memory(m, name, parts, ops)
     if name == "mov":
-        return m.set(ops[0], m.value(ops[1]), bits)
+        return _mov(m, ops, bits)
     if name == "cvt":
         return _cvt(m, opcode, ops)
     if name == "ldmatrix":
@@ -117,11 +117,12 @@ def _memory(m, name: str, parts: list[str], ops: list[str]) -> None:
     size = _bits(".".join(parts)) // 8
     if space == "param":
         return m.set(ops[0], m.value(ops[1].strip("[] ")), 64)
-    if space is None or size not in (2, 4):
-        raise PtxError(f"only 16- and 32-bit elements of global or shared memory: {'.'.join(parts)}")
+    if space is None or size not in (1, 2, 4, 8):
+        raise PtxError(f"only 8- to 64-bit elements of global or shared memory: {'.'.join(parts)}")
     address_op, registers = (ops[1], ops[0]) if name == "ld" else (ops[0], ops[1])
     address, registers = m.address(address_op), _registers(registers)
-    if len(registers) != vector or (address % (size * vector)).any():
+    accessed = address if m.active is None else address[m.active]
+    if len(registers) != vector or (accessed % (size * vector)).any():
         raise PtxError("vector access: count or alignment")
     for i, register in enumerate(registers):
         where = address + U64(size * i)
@@ -129,6 +130,22 @@ def _memory(m, name: str, parts: list[str], ops: list[str]) -> None:
             m.set(register, m.load(space, where, size), 8 * size)
         else:
             m.store(space, where, m.value(register), size)
+
+
+def _mov(m, ops: list[str], bits: int) -> None:
+    """mov, also packing `mov.b32 r, {a, b}` and unpacking `mov.b32 {a, b}, r` (first part the low bits)."""
+    if ops[0].startswith("{"):
+        parts = _registers(ops[0])
+        width = bits // len(parts)
+        for i, part in enumerate(parts):
+            m.set(part, m.value(ops[1]) >> U64(width * i), width)
+        return None
+    if ops[1].startswith("{"):
+        parts = _registers(ops[1])
+        width = bits // len(parts)
+        packed = sum((m.value(part) & U64(2**width - 1)) << U64(width * i) for i, part in enumerate(parts))
+        return m.set(ops[0], packed, bits)
+    return m.set(ops[0], m.value(ops[1]), bits)
 
 
 def _cvt(m, opcode: str, ops: list[str]) -> None:

@@ -22,6 +22,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..ir.layouts import Blocked, LayoutMap
 from . import half
+from .compact_constants import SplatConstant
 from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, guarded, intrinsic_suffix, lowering
 
 
@@ -61,6 +62,74 @@ def access_run(lmap: LayoutMap, info, masked: bool, mask_info, target, single_th
             run = min(run, mask_info.constancy[dim] if mask_info else 1)
     run = 1 << (max(run, 1).bit_length() - 1)  # a power of two that divides the slot count
     return run, max(size, min(alignment, run * size))
+
+
+#: gathers and scatters of more slots are left alone (LLVM's code generation of a shufflevector grows
+#: with its length)
+_MAX_SHARED_SLOTS = 256
+
+
+def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addresses: ir.Value,
+            mask: ir.Value | None, other: ir.Value) -> ir.Value:
+    """A gather on GPU targets that loads each element once per thread: slots that axis info proves
+    to share their address and mask bit (a broadcast operand, `x[i // 1024]`), with an `other` that
+    is one constant, get the value of the group's first slot; the others share the mask bits."""
+    mask = _shared_mask_bits(ctx, ptr, mask_ssa, mask)
+    info = ctx.axis_info.get(ptr) if ctx.axis_info else None
+    if info is None or ctx.target.per_element_masks or addresses.type.count > _MAX_SHARED_SLOTS \
+            or not _one_constant(other):
+        return ctx.target.gather(ctx.builder, addresses, mask, other)
+    constancy = list(info.constancy)
+    mask_info = ctx.axis_info.get(mask_ssa) if mask_ssa is not None else None
+    if mask_ssa is not None:
+        constancy = [min(_largest_power_of_two_dividing(a), _largest_power_of_two_dividing(m))
+                     for a, m in zip(constancy, mask_info.constancy if mask_info else [1] * len(constancy))]
+    leaders = constancy_leaders(ctx.layout_map(ptr.type), constancy)
+    unique = sorted(set(leaders))
+    if len(unique) == len(leaders):
+        return ctx.target.gather(ctx.builder, addresses, mask, other)
+    loaded = ctx.target.gather(ctx.builder, ctx.shuffle(addresses, unique),
+                               ctx.shuffle(mask, unique) if mask is not None else None, ctx.shuffle(other, unique))
+    return ctx.shuffle(loaded, [unique.index(leader) for leader in leaders])
+
+
+def _one_constant(value: ir.Value) -> bool:
+    """Whether `value` is a vector constant whose elements are all the same."""
+    if isinstance(value, SplatConstant):
+        return True
+    return isinstance(value, ir.Constant) and len({c.get_reference() for c in value.constant}) == 1
+
+
+def _shared_mask_bits(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None,
+                      mask: ir.Value | None) -> ir.Value | None:
+    """`mask` for a gather or scatter with each slot's bit taken from the first slot that axis info
+    proves equal to it (mask constancy), so one comparison serves a thread's slots that share it (a
+    `xindex < xnumel` mask of a size divisible by 16 over 8 slots: one setp instead of 8). Targets with
+    per-element masks (the CPU) keep the mask as it is."""
+    info = ctx.axis_info.get(mask_ssa) if ctx.axis_info and mask_ssa is not None else None
+    if info is None or ctx.target.per_element_masks or mask.type.count > _MAX_SHARED_SLOTS:
+        return mask
+    return ctx.shuffle(mask, constancy_leaders(ctx.layout_map(ptr.type), info.constancy))
+
+
+def constancy_leaders(lmap: LayoutMap, constancy) -> list[int]:
+    """For each of a thread's slots, the first slot holding an element of the same constancy run.
+
+    Along a kept dimension, a thread's slot coordinate is `rep * size_per_thread + within` and its
+    element index `base + within` (mod the size), `base` a multiple of size_per_thread for every thread.
+    With `block` a power of two dividing the constancy, size_per_thread and the size, slots whose
+    coordinates agree but for `within % block` lie in one aligned run of equal values in every thread."""
+    root = lmap.root
+    blocks = [1] * root.rank
+    for position, d in enumerate(lmap.kept):
+        blocks[d] = min(_largest_power_of_two_dividing(constancy[position]), root.size_per_thread[d],
+                        _largest_power_of_two_dividing(lmap.shape[position]))
+    first: dict[tuple[int, ...], int] = {}
+    leaders = []
+    for slot in range(lmap.num_slots):
+        key = tuple(c // blocks[d] for d, c in enumerate(lmap.slot_coords(slot)))
+        leaders.append(first.setdefault(key, slot))
+    return leaders
 
 
 def _split(ctx: LoweringContext, vector: ir.Value, start: int, length: int) -> ir.Value:
@@ -103,7 +172,7 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
         other_mem = other
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        loaded = ctx.target.gather(b, addresses, mask, other_mem)
+        loaded = _gather(ctx, ptr_ssa, mask_ssa, addresses, mask, other_mem)
     else:
         parts = []
         for start in range(0, n, run):
@@ -120,8 +189,12 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
 
 def _scalar_load(ctx: LoweringContext, address: ir.Value, mask: ir.Value | None, other: ir.Value | None,
                  element: ir.Type, is_bool: bool) -> ir.Value:
-    """A scalar load, branching around it when masked."""
+    """A scalar load: the target's (NVIDIA: one predicated load), else a branch around it when masked."""
     b = ctx.builder
+    other_mem = (b.zext(other, element) if is_bool else other) if other is not None else _zero(element)
+    loaded = ctx.target.load_scalar(b, address, mask, other_mem) if mask is not None else None
+    if loaded is not None:
+        return b.icmp_unsigned("!=", loaded, ir.Constant(I8, 0)) if is_bool else loaded
     pointer = _global_pointer(ctx, address)
 
     def load() -> ir.Value:
@@ -145,6 +218,8 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     if is_bool:
         value = b.zext(value, ir.VectorType(I8, value.type.count) if isinstance(value.type, ir.VectorType) else I8)
     if not isinstance(value_type, TensorType):
+        if mask is not None and ctx.target.store_scalar(b, addresses, value, mask):
+            return
         pointer = _global_pointer(ctx, addresses)
         if mask is None:
             b.store(value, pointer)
@@ -155,7 +230,7 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     n = addresses.type.count
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        ctx.target.scatter(b, addresses, value, mask)
+        ctx.target.scatter(b, addresses, value, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask))
         return
     for start in range(0, n, run):
         address = b.extract_element(addresses, ir.Constant(I32, start))

@@ -128,6 +128,18 @@ class Target(ABC):
     def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
         """Store each element of `value` at the matching i64 address."""
 
+    def load_scalar(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None,
+                    other: ir.Value) -> ir.Value | None:
+        """A scalar load of `other.type` from i64 `address` (`other` where the i1 `mask` is false), or None:
+        the lowering branches around a plain load."""
+        return None
+
+    def store_scalar(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value,
+                     mask: ir.Value | None) -> bool:
+        """Store the scalar `value` at i64 `address` where the i1 `mask` holds; False: the lowering branches
+        around a plain store instead."""
+        return False
+
     def finalize_ir(self, text: str, entry: str) -> str:
         """Last edits to the LLVM IR text before it is parsed (what llvmlite's builder cannot spell)."""
         return text

@@ -4,8 +4,9 @@ A program is a CTA of `32 * num_warps` threads. Lanes and warps come from `%tid.
 programs from `%ctaid`. Cross-lane steps use `shfl.sync.bfly`, cross-warp steps the
 dynamic shared memory `global_smem` (address space 3) between `bar.sync`s. Global
 accesses go through `ptr addrspace(1)` so they become `ld.global`/`st.global`, up to
-16 bytes per access; a masked run is a branch around one vector access. fp32 `exp`
-is `ex2.approx` of x*log2(e); other math calls libdevice (`__nv_*`), linked later.
+16 bytes per access; a masked access (a run or one element) is one predicated instruction
+(nvidia_predicated.py). fp32 `exp` is `ex2.approx` of x*log2(e); other math calls libdevice
+(`__nv_*`), linked later.
 """
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ import re
 
 from llvmlite import ir
 
-from ..context import byte_size, guarded, lane_by_lane_gather, map_elements, map_pairs
+from ..context import byte_size, lane_by_lane_gather, map_elements, map_pairs
 from ..target import MathEntry, Target, define_gpu_entry
 from . import bessel_i, digamma, special_functions
+from .nvidia_predicated import fits_one_access, predicated_load, predicated_store
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -137,63 +139,55 @@ class NvidiaTarget(Target):
         return smem
 
     # --- memory -------------------------------------------------------------------------
+    # a masked access is one predicated instruction (nvidia_predicated.py), never a branch around it
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
                         alignment: int) -> ir.Value:
-        total = other.type.count * byte_size(other.type.element)
         if mask is None:
             return builder.load(builder.inttoptr(address, GLOBAL), typ=other.type, align=alignment)
-        if total % 4 or total > 16 or alignment < total:
+        if not fits_one_access(other.type, alignment):
             return self.gather(builder, _address_vector(builder, address, other),
                                _splat_mask(builder, mask, other.type.count), other)
-        words = total // 4
-        word_vec = ir.VectorType(I32, words)
-        other_words = builder.bitcast(other, word_vec)
-        values = [builder.extract_element(other_words, ir.Constant(I32, i)) for i in range(words)]
-        registers = ", ".join(f"${i}" for i in range(words))
-        vector = f".v{words}" if words > 1 else ""
-        text = f"@${words + 1} ld.global{vector}.b32 {{{registers}}}, [${words}];" if words > 1 else \
-            f"@${words + 1} ld.global.b32 $0, [${words}];"
-        constraints = ",".join(["=r"] * words + ["l", "b"] + [str(i) for i in range(words)])
-        result_type = ir.LiteralStructType([I32] * words) if words > 1 else I32
-        asm = ir.InlineAsm(ir.FunctionType(result_type, [I64, I1] + [I32] * words), text, constraints)
-        loaded = builder.call(asm, [address, mask] + values)
-        out = ir.Constant(word_vec, None)
-        for i in range(words):
-            word = builder.extract_value(loaded, i) if words > 1 else loaded
-            out = builder.insert_element(out, word, ir.Constant(I32, i))
-        return builder.bitcast(out, other.type)
+        return predicated_load(builder, address, mask, other)
 
     def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
-        return lane_by_lane_gather(builder, addresses, mask, other, GLOBAL)
+        if mask is None:
+            return lane_by_lane_gather(builder, addresses, None, other, GLOBAL)
+        out = other
+        for i in range(other.type.count):
+            index = ir.Constant(I32, i)
+            element = predicated_load(builder, builder.extract_element(addresses, index),
+                                      builder.extract_element(mask, index), builder.extract_element(other, index))
+            out = builder.insert_element(out, element, index)
+        return out
+
+    def load_scalar(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None,
+                    other: ir.Value) -> ir.Value:
+        if mask is None:
+            return builder.load(builder.inttoptr(address, GLOBAL), typ=other.type)
+        return predicated_load(builder, address, mask, other)
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
                          alignment: int) -> None:
-        total = value.type.count * byte_size(value.type.element)
         if mask is None:
             builder.store(value, builder.inttoptr(address, GLOBAL), align=alignment)
-            return
-        if total % 4 or total > 16 or alignment < total:
+        elif not fits_one_access(value.type, alignment):
             self.scatter(builder, _address_vector(builder, address, value),
                          value, _splat_mask(builder, mask, value.type.count))
-            return
-        words = total // 4
-        as_words = builder.bitcast(value, ir.VectorType(I32, words))
-        values = [builder.extract_element(as_words, ir.Constant(I32, i)) for i in range(words)]
-        registers = ", ".join(f"${i + 2}" for i in range(words))
-        vector = f".v{words}" if words > 1 else ""
-        text = f"@$1 st.global{vector}.b32 [$0], {{{registers}}};" if words > 1 else "@$1 st.global.b32 [$0], $2;"
-        constraints = ",".join(["l", "b"] + ["r"] * words)
-        asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [I64, I1] + [I32] * words), text, constraints,
-                           side_effect=True)
-        builder.call(asm, [address, mask] + values)
+        else:
+            predicated_store(builder, address, value, mask)
 
     def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
         for i in range(value.type.count):
             index = ir.Constant(I32, i)
-            pointer = builder.inttoptr(builder.extract_element(addresses, index), GLOBAL)
-            element = builder.extract_element(value, index)
-            lane_mask = builder.extract_element(mask, index) if mask is not None else None
-            guarded(builder, lane_mask, lambda: builder.store(element, pointer), None)
+            self.store_scalar(builder, builder.extract_element(addresses, index), builder.extract_element(value, index),
+                              builder.extract_element(mask, index) if mask is not None else None)
+
+    def store_scalar(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None) -> bool:
+        if mask is None:
+            builder.store(value, builder.inttoptr(address, GLOBAL))
+        else:
+            predicated_store(builder, address, value, mask)
+        return True
 
     # --- math ---------------------------------------------------------------------------
     def math(self, op: str, type_name: str) -> MathEntry:
