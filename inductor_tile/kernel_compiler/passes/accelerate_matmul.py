@@ -5,8 +5,10 @@ A `tt.dot` of fp16 x fp16 or bf16 x bf16 operands with an fp32 result, 2-D, gets
 layouts of it (`ir/dot_layouts.py`); the result is converted back to its old layout for
 its users, and remove-layout-conversions then moves those users (and a loop-carried
 accumulator) to the mma layout where that saves conversions. The operands still arrive
-through `ttg.convert_layout` (through shared memory), placed right after the operand's
-definition, so a loop-invariant operand is converted once, before the loop.
+through `ttg.convert_layout` (through shared memory). A value defined outside the dot's block is
+converted right after its definition, so a loop-invariant operand is converted once, before the
+loop; the others right before the dot, the accumulator first, so that a loaded accumulator's
+conversion does not keep the operands' tiles from being left in shared memory for the dot (wgmma).
 
 Warps lie along one dimension: along M ([w, 1]) when M has 16 rows for each warp, else
 along N ([1, w]) when N has 8 columns for each warp; dots too small for either keep the
