@@ -1,4 +1,4 @@
-"""A small PTX interpreter for the tf32 dot kernels, written from the PTX ISA: one CTA, every thread in
+"""A small PTX interpreter for the dot kernels (tf32, fp16, bf16), written from the PTX ISA: one CTA, every thread in
 lockstep (straight-line code and uniform branches), registers as numpy vectors over the threads.
 
 It runs the PTX the compiler emits, so it checks what the fragment-level simulations cannot: which
@@ -17,6 +17,7 @@ dot reads it. The tensor-core instructions follow the ISA's fragment tables (lan
   (mn % 8) 16 + (k % 4) 4 bytes (core matrices of 8 rows x 16 bytes; LBO steps along K, SBO along M/N).
   d_i: row 16 w + g + 8 ((i >> 1) & 1), column 8 (i >> 2) + 2 t + (i & 1).
 - tf32 operands: the tensor core reads the top 19 bits of each 32-bit register.
+- wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}: `dot_ptx_sim_wgmma.py`.
 
 Anything it does not know raises, so an unfamiliar instruction fails a test instead of passing it.
 """

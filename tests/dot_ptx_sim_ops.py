@@ -111,6 +111,29 @@ def execute(m, opcode: str, ops: list[str]) -> None:
     raise PtxError(f"unknown instruction {opcode}")
 
 
+def _mov(m, ops: list[str], bits: int) -> None:
+    """mov, and its vector forms: `mov.b32 d, {lo, hi}` packs two 16-bit registers (the first in the low
+    bits), `mov.b32 {lo, hi}, a` unpacks (`_`: a half not wanted). LLVM packs and unpacks undefined values
+    (of pairs whose other half alone is used, or a loop's first iteration): they read as all ones, a NaN in
+    every float format, so that a real use of one shows in the result."""
+    def defined(register: str) -> np.ndarray:
+        return m.regs[register] if register in m.regs else np.full(m.threads, 2**64 - 1, dtype=np.uint64)
+
+    if ops[1].startswith("{"):
+        parts = _registers(ops[1])
+        width = bits // len(parts)
+        packed = sum((defined(r) & U64(2**width - 1)) << U64(width * i) for i, r in enumerate(parts))
+        return m.set(ops[0], packed, bits)
+    if ops[0].startswith("{"):
+        parts = _registers(ops[0])
+        width = bits // len(parts)
+        for i, register in enumerate(parts):
+            if register != "_":
+                m.set(register, defined(ops[1]) >> U64(width * i), width)
+        return None
+    return m.set(ops[0], m.value(ops[1]), bits)
+
+
 def _memory(m, name: str, parts: list[str], ops: list[str]) -> None:
     space = next((p for p in parts if p in ("global", "shared", "param")), None)
     vector = next((int(p[1:]) for p in parts if p in ("v2", "v4")), 1)
@@ -286,6 +309,11 @@ def _uniform(values: np.ndarray) -> int:
 
 
 def _wgmma(m, opcode: str, ops: list[str]) -> None:
+    half = re.fullmatch(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16\.f32\.(f16|bf16)\.\2", opcode)
+    if half is not None and m.threads % 128 == 0:
+        from dot_ptx_sim_wgmma import wgmma_k16
+
+        return wgmma_k16(m, half.group(2), int(half.group(1)), ops, _registers, _uniform, _f32, _from_f32)
     shape = re.fullmatch(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k8\.f32\.tf32\.tf32", opcode)
     if shape is None or m.threads % 128:
         raise PtxError(f"unknown wgmma {opcode}")

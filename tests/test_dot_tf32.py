@@ -55,7 +55,7 @@ def fp32_dot_kernel(a_ptr, b_ptr, acc_ptr, out_ptr, M: tl.constexpr, N: tl.const
     rows, cols, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
     acc = tl.load(acc_ptr + rows[:, None] * N + cols[None, :])
     a = tl.load(a_ptr + rows[:, None] * K + ks[None, :])
-    b = tl.load(b_ptr + ks[:, None] * N + cols[None, :])  # right before the dot: on sm_90 wgmma reads it
+    b = tl.load(b_ptr + ks[:, None] * N + cols[None, :])  # converted after acc, a: both stored for the dot
     if PRECISION == "default":
         c = tl.dot(a, b, acc)
     elif PRECISION == "no-tf32":
@@ -68,9 +68,9 @@ def fp32_dot_kernel(a_ptr, b_ptr, acc_ptr, out_ptr, M: tl.constexpr, N: tl.const
 @inductor_tile.jit
 def fp32_dot_no_acc_kernel(a_ptr, b_ptr, acc_ptr, out_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr,
                            PRECISION: tl.constexpr):
-    """`tl.dot(a, b)`, acc added after: b's conversion comes right before the dot with only the zero
-    accumulator between, so its tile is stored for the dot (ldmatrix on sm_80, a descriptor on sm_90);
-    in fp32_dot_kernel the loaded accumulator's conversion lies between and b stays in registers."""
+    """`tl.dot(a, b)`, acc added after: a's and b's conversions come right before the dot, after the zero
+    accumulator's, so their tiles are stored for the dot (ldmatrix on sm_80, descriptors on sm_90), as in
+    fp32_dot_kernel, whose loaded accumulator is converted first too (test_dot_loaded_acc.py)."""
     rows, cols, ks = tl.arange(0, M), tl.arange(0, N), tl.arange(0, K)
     a = tl.load(a_ptr + rows[:, None] * K + ks[None, :])
     b = tl.load(b_ptr + ks[:, None] * N + cols[None, :])
@@ -171,10 +171,12 @@ def test_sm80_ptx_uses_tf32_mma_sync(precision, products, monkeypatch):
     ptx = _ptx(precision, 80, M, N, K, warps)
     assert ptx.count(K8) == products * M * N * K // (16 * 8 * 8 * warps)
     assert "cvt.rna.tf32.f32" in ptx
-    assert "ldmatrix" not in ptx  # the loaded accumulator's conversion lies between b's and the dot
-    if precision != "default":  # b, stored right before the dot with only the zero accumulator between
-        stored = _ptx(precision, 80, M, N, K, warps, kernel=fp32_dot_no_acc_kernel)
-        assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in stored and stored.count(K8) == ptx.count(K8)
+    # a and b stored for the dot, after the loaded accumulator's conversion: read with ldmatrix, as with a zero
+    # accumulator
+    assert "ldmatrix.sync.aligned.m8n8.x4.shared.b16" in ptx
+    if precision != "default":
+        zero_acc = _ptx(precision, 80, M, N, K, warps, kernel=fp32_dot_no_acc_kernel)
+        assert zero_acc.count(K8) == ptx.count(K8) and zero_acc.count("ldmatrix") == ptx.count("ldmatrix")
     assert "fma.rn.f32" not in ptx
 
 

@@ -92,16 +92,16 @@ def test_tf32x3_ptx_is_fp32_accurate(kernel, arch):
 
 
 @needs_ptxas
-@pytest.mark.parametrize("kernel,a_stored", [(fp32_dot_no_acc_kernel, False), (fp32_loop_dot_kernel, True)])
-def test_stored_tiles_are_read_by_the_tensor_cores(kernel, a_stored):
-    """The kernels above take the shared-memory paths: b's tile (and a's, in the loop) read by ldmatrix
-    on sm_80 and through descriptors on sm_90."""
+@pytest.mark.parametrize("kernel", KERNELS, ids=["acc", "no_acc", "loop"])
+def test_stored_tiles_are_read_by_the_tensor_cores(kernel):
+    """The kernels above take the shared-memory paths: a's and b's tiles read by ldmatrix on sm_80 and through
+    descriptors on sm_90 (a from registers: test_dot_loaded_acc.py's column_blocks_kernel)."""
     sm80 = _ptx(kernel, "tf32", 80, 64, 64, 32, 4)
     sm90 = _ptx(kernel, "tf32", 90, 64, 64, 32, 4)
     ldmatrix = "ldmatrix.sync.aligned.m8n8.x4.shared.b16"
-    assert sm80.count(ldmatrix) >= (8 if a_stored else 4)  # per k step of 16: b's 4 n blocks / 2, a's 4 row pairs
+    assert sm80.count(ldmatrix) >= 8  # per k step of 16: b's 4 n blocks / 2, a's 4 row pairs
     wgmma = re.findall(r"wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 \{[^}]*\}, (\S+)", sm90)
-    assert wgmma and all(a.startswith("%rd") == a_stored for a in wgmma)  # a: a descriptor, or {registers}
+    assert wgmma and all(a.startswith("%rd") for a in wgmma)  # a: a descriptor, not {registers}
 
 
 @needs_ptxas
@@ -139,30 +139,3 @@ def test_interpreter_is_not_fooled_by_missing_instructions():
     ptx = ".visible .entry k(\n.param .u64 k_param_0\n)\n{\n\tfoo.bar.b32 %r1, %r2;\n\tret;\n}\n"
     with pytest.raises(PtxError):
         Machine(ptx, 32, [np.zeros(4, dtype=np.float32)]).run()
-
-
-
-
-@needs_ptxas
-@pytest.mark.parametrize("kernel,deferred", [(fp32_dot_kernel, False), (fp32_dot_no_acc_kernel, True)],
-                         ids=["loaded_acc", "zero_acc"])
-def test_only_operand_conversions_may_lie_between_a_stored_operand_and_its_dot(kernel, deferred):
-    """The compiler's TTGIR has b's and then the accumulator's conversion right before the dot. A loaded
-    accumulator's conversion goes through shared memory: b may not be left there for the dot then. A zero
-    accumulator (a splat of a constant) touches only registers: b is stored."""
-    from inductor_tile.kernel_compiler.compiler import compile_specialized
-    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
-    from inductor_tile.kernel_compiler.ir.context import make_context, parse_ttir
-    from inductor_tile.kernel_compiler.to_llvm.dot_operands import deferred_dot
-
-    constexprs = {"M": 64, "N": 64, "K": 32, "PRECISION": "tf32"}
-    specs = [spec_from_signature(name, "constexpr", constexprs[name]) if name in constexprs
-             else spec_from_signature(name, "*fp32") for name in kernel.arg_names]
-    ttgir = compile_specialized(kernel, specs, target="cuda:80", num_warps=4, native=False).asm["ttgir"]
-    module = parse_ttir(ttgir, make_context(), "<ttgir>")
-    dot = next(op for op in module.walk() if op.name == "tt.dot")
-    b_conversion = dot.operands[1].owner
-    assert b_conversion.name == "ttg.convert_layout"
-    if not deferred:
-        assert dot.prev_op is dot.operands[2].owner and dot.prev_op.name == "ttg.convert_layout"
-    assert (deferred_dot(b_conversion) is dot) == deferred

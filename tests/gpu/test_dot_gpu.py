@@ -221,9 +221,8 @@ def test_fp32_input_precisions(precision, shape, monkeypatch):
 @pytest.mark.parametrize("shape", [(16, 32, 16), (64, 64, 32), (128, 128, 64), (128, 64, 128)],
                          ids=lambda s: "x".join(map(str, s)))
 def test_fp32_dot_with_b_stored_for_it(precision, shape):
-    """`tl.dot(a, b)`: b's tile stored for the dot (ldmatrix on sm_80, a wgmma descriptor on sm_90), a from
-    registers; the accumulator loaded and added afterwards (fp32_dot_kernel's loaded accumulator keeps b in
-    registers: its conversion overwrote b's tile)."""
+    """`tl.dot(a, b)`: a's and b's tiles stored for the dot (ldmatrix on sm_80, wgmma descriptors on sm_90);
+    the accumulator loaded and added afterwards (fp32_dot_kernel: loaded, as the dot's accumulator)."""
     out, exact, rounded = _fp32_dot(fp32_dot_no_acc_kernel, shape, precision, seed=14)[3:]
     assert _relative_error(out, rounded if precision == "tf32" else exact) <= 1e-5
     assert _relative_error(out, exact if precision == "tf32" else rounded) >= 1e-5
@@ -232,8 +231,8 @@ def test_fp32_dot_with_b_stored_for_it(precision, shape):
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 @pytest.mark.parametrize("shape", [(64, 64, 32), (128, 128, 64)], ids=lambda s: "x".join(map(str, s)))
 def test_half_dot_with_the_accumulator_loaded_first(dtype, shape):
-    """fp32_dot_kernel's order (accumulator loaded first: its conversion lies between b's and the dot) with
-    half operands: b's tile was overwritten by the accumulator's conversion before the fix."""
+    """fp32_dot_kernel's order (accumulator loaded first) with half operands: b's tile was overwritten by the
+    accumulator's conversion when that lay between b's and the dot; now it comes first."""
     gen = torch.Generator().manual_seed(15)
     M, N, K = shape
     a, b = (_random(s, dtype, gen) for s in ((M, K), (K, N)))
@@ -241,6 +240,53 @@ def test_half_dot_with_the_accumulator_loaded_first(dtype, shape):
     out = torch.full((M, N), float("nan"), device="cuda")
     fp32_dot_kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION="default")
     assert _relative_error(out, a.double() @ b.double() + acc.double()) <= 1e-4  # a lost tile: ~1
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("name,shape", [("acc", (64, 64, 32, 4)), ("acc", (128, 128, 64, 4)), ("acc", (128, 64, 32, 8)),
+                                        ("loop", (128, 128, 64, 4)), ("columns", (64, 128, 32, 4))],
+                         ids=lambda v: v if isinstance(v, str) else "x".join(map(str, v)))
+def test_dot_with_a_loaded_accumulator(name, shape, dtype, monkeypatch):
+    """test_dot_loaded_acc.py's kernels (accumulator loaded, then a and b: `acc`; loaded before a K loop: `loop`;
+    a loaded before a loop over column blocks, from registers: `columns`): converted before the operands, the
+    accumulator leaves both tiles stored for the dot, wgmma on sm_90. NaN-poisoned output, float64 reference
+    (of tf32-rounded operands for fp32)."""
+    from test_dot_loaded_acc import KERNELS
+
+    kernel = KERNELS[name]
+    monkeypatch.setattr(kernel, "cache", {})  # only this launch's compile below
+    monkeypatch.setattr(kernel, "launch_cache", {})
+    gen = torch.Generator().manual_seed(16)
+    M, N, K, warps = shape
+    a, b = (_random(s, dtype, gen) for s in ((M, K), (K, N)))
+    acc = _random((M, N), torch.float32, gen)
+    out = torch.full((M, N), float("nan"), device="cuda")
+    kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION="tf32", num_warps=warps)
+    assert _relative_error(out, _product(a, b) + acc.double()) <= (1e-5 if dtype == torch.float32 else 1e-4)
+    if torch.cuda.get_device_capability() == (9, 0):
+        ptx = [k.asm["ptx"] for k in kernel.cache.values() if "ptx" in getattr(k, "asm", {})]
+        assert ptx and all("wgmma.mma_async" in text and "mma.sync" not in text for text in ptx)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 256, 64, 8)],
+                         ids=lambda b: "x".join(map(str, b)))
+@pytest.mark.parametrize("num_stages", [1, 3])
+def test_addmm_with_the_bias_as_accumulator(dtype, blocks, num_stages):
+    """test_dot_loaded_acc.addmm_kernel: the bias tile loaded as the accumulator of a K loop, edges in M, N
+    and K, with and without cp.async rings."""
+    from test_dot_loaded_acc import addmm_kernel
+
+    gen = torch.Generator().manual_seed(17)
+    M, N, K = 333, 271, 145
+    a, b = (_random(s, dtype, gen) for s in ((M, K), (K, N)))
+    bias = _random((M, N), torch.float32, gen)
+    out = torch.full((M, N), float("nan"), device="cuda")
+    bm, bn, bk, warps = blocks
+    grid = (triton_cdiv(M, bm), triton_cdiv(N, bn))
+    addmm_kernel[grid](a, b, bias, out, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
+                       num_stages=num_stages)
+    assert _relative_error(out, _product(a, b) + bias.double()) <= (1e-5 if dtype == torch.float32 else 1e-4)
 
 
 @pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 256, 32, 8)],

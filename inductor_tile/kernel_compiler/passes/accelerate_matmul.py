@@ -5,8 +5,10 @@ A `tt.dot` of fp16 x fp16 or bf16 x bf16 operands with an fp32 result, 2-D, gets
 layouts of it (`ir/dot_layouts.py`); the result is converted back to its old layout for
 its users, and remove-layout-conversions then moves those users (and a loop-carried
 accumulator) to the mma layout where that saves conversions. The operands still arrive
-through `ttg.convert_layout` (through shared memory), placed right after the operand's
-definition, so a loop-invariant operand is converted once, before the loop.
+through `ttg.convert_layout` (through shared memory). A value defined outside the dot's block is
+converted right after its definition, so a loop-invariant operand is converted once, before the
+loop; the others right before the dot, the accumulator first, so that a loaded accumulator's
+conversion does not keep the operands' tiles from being left in shared memory for the dot (wgmma).
 
 Warps lie along one dimension: along M ([w, 1]) when M has 16 rows for each warp, else
 along N ([1, w]) when N has 8 columns for each warp; dots too small for either keep the
@@ -93,22 +95,24 @@ def _unconverted(value):
     return owner.src if isinstance(owner, ConvertLayoutOp) else value
 
 
-def _convert_after_definition(value: SSAValue, layout, dot: tt.DotOp) -> SSAValue:
-    """`value` converted to `layout` right where it is defined: an operand computed before a loop
-    (attention's q) is converted once, not on every iteration. A block argument (an operand loaded
-    by the previous iteration, see pipeline-loads) is converted just before the dot, after the
-    loads the body issues for the next iteration."""
+def _convert_for_dot(value: SSAValue, layout, dot: tt.DotOp) -> SSAValue:
+    """`value` converted to `layout` for `dot`. A value defined in an enclosing block is converted there,
+    right after its definition (a block argument: before the op holding the dot), so that an operand
+    computed before a loop (attention's q) is converted once, not on every iteration. A value of the dot's
+    own block (an operand loaded by this or the previous iteration, see pipeline-loads) is converted just
+    before the dot: `_to_mma` converts the accumulator, then a, then b, so that the operand conversions
+    come last, next to the dot. A loaded accumulator's conversion goes through shared memory; between an
+    operand's conversion and the dot it kept that operand in registers (`to_llvm/dot_operands.deferred_dot`:
+    mma.sync instead of wgmma on sm_90), and a converted right after its load had b's loads between."""
     convert = convert_to(value, layout)
-    if isinstance(value, BlockArgument):
-        block = value.block
-        assert isinstance(block, Block)
-        anchor = block.find_ancestor_op_in_block(dot)
+    home = value.block if isinstance(value, BlockArgument) else value.owner.parent_block()
+    assert isinstance(home, Block)
+    if isinstance(value, BlockArgument) or home is dot.parent_block():
+        anchor = home.find_ancestor_op_in_block(dot)
         assert anchor is not None
-        block.insert_op_before(convert, anchor)
+        home.insert_op_before(convert, anchor)
     else:
-        owner_block = value.owner.parent_block()
-        assert owner_block is not None
-        owner_block.insert_op_after(convert, value.owner)
+        home.insert_op_after(convert, value.owner)
     return convert.result
 
 
@@ -117,12 +121,12 @@ def _to_mma(dot: tt.DotOp, mma: NvidiaMma) -> None:
     assert block is not None
     old_layout = value_layout(dot.result)
     assert old_layout is not None
-    operands = [_convert_after_definition(_unconverted(dot.a), DotOperand(0, mma), dot),
-                _convert_after_definition(_unconverted(dot.b), DotOperand(1, mma), dot)]
-    acc = convert_to(_unconverted(dot.c), mma)
-    new_dot = tt.DotOp(*operands, acc.result, dot.input_precision.data, with_layout(dot.result.type, mma))
+    acc = _convert_for_dot(_unconverted(dot.c), mma, dot)
+    operands = [_convert_for_dot(_unconverted(dot.a), DotOperand(0, mma), dot),
+                _convert_for_dot(_unconverted(dot.b), DotOperand(1, mma), dot)]
+    new_dot = tt.DotOp(*operands, acc, dot.input_precision.data, with_layout(dot.result.type, mma))
     back = convert_to(new_dot.result, old_layout)
-    block.insert_ops_before([acc, new_dot, back], dot)
+    block.insert_ops_before([new_dot, back], dot)
     dot.result.replace_all_uses_with(back.result)
     dot.detach()
     dot.erase()

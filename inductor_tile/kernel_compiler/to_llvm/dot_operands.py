@@ -90,9 +90,10 @@ def deferred_dot(op: Operation) -> Operation | None:
     ring_read, ir/ttg_async.py) and register-only constants (`REGISTER_ONLY`: the zero accumulator of
     `tl.dot(a, b)`) lies between them (nothing else may reuse shared memory before the dot has read
     it). The accumulator's conversion does not count as an operand's: lowered through shared memory
-    (`shared.exchange`), it overwrote the tile before the dot read it (tf32's wrong products on the H100)."""
+    (`shared.exchange`), it overwrote the tile before the dot read it (tf32's wrong products on the H100).
+    Nor does a conversion from a dot's result (`from_mma_result`: attention's p), on either side."""
     uses = list(op.results[0].uses)
-    if len(uses) != 1 or uses[0].operation.name != "tt.dot" or uses[0].index > 1:
+    if len(uses) != 1 or uses[0].operation.name != "tt.dot" or uses[0].index > 1 or from_mma_result(op):
         return None
     dot, index = uses[0].operation, uses[0].index
     between = op.next_op
@@ -100,12 +101,21 @@ def deferred_dot(op: Operation) -> Operation | None:
         if between.name in REGISTER_ONLY:
             between = between.next_op
             continue
-        operand = between.name in ("ttg.convert_layout", "ttg.ring_read")
+        operand = between.name == "ttg.ring_read" or (between.name == "ttg.convert_layout"
+                                                       and not from_mma_result(between))
         users = [(u.operation, u.index) for u in between.results[0].uses] if operand else []
         if users != [(dot, 1 - index)]:  # only the dot's other operand (a or b), used by the dot alone
             return None
         between = between.next_op
     return dot if between is dot else None
+
+
+def from_mma_result(conversion: Operation) -> bool:
+    """Whether `conversion` converts a dot's result (attention's p): a register shuffle when both mma layouts
+    have the same warps, which stores nothing for the dot, else a conversion through shared memory of its
+    own (`lower_mma_operand_conversion` without a dot). Neither may count as a stored operand of a dot: the
+    other operand's conversion would drop its barrier or misplace its tile (`_stored_with_partner`)."""
+    return isinstance(layout_of(conversion.operands[0].type), NvidiaMma)
 
 
 def _wgmma_tile(ctx: LoweringContext, conversion: Operation, op_idx: int, groups: int) -> WgmmaTile:

@@ -59,16 +59,18 @@ func.func @ieee(%x: f32, %y: f32, %pc: !tt.ptr<f32>) {
 
 // -----
 
-// A loaded accumulator: its conversion to the mma layout comes right before the dot, after b's operand
-// conversion. The lowering must not leave b's tile in shared memory for the dot then: the accumulator's
-// conversion goes through shared memory too and overwrote it (to_llvm/dot_operands.deferred_dot).
+// A loaded accumulator: its conversion to the mma layout comes first, then a's and b's, right before the
+// dot. Its conversion goes through shared memory: between b's and the dot it would keep b's tile from being
+// left in shared memory for the dot (to_llvm/dot_operands.deferred_dot; wgmma reads b from there).
 // CHECK-LABEL: func.func @loaded_acc
-// CHECK: %[[B:.*]] = ttg.convert_layout {{.*}} #ttg.dot_op<{opIdx = 1
-// CHECK-NEXT: %[[ACC:.*]] = ttg.convert_layout {{.*}} -> tensor<64x64xf32, #ttg.nvidia_mma
-// CHECK-NEXT: tt.dot {{.*}}, %[[B]], %[[ACC]] {input_precision = "tf32"}
+// CHECK: %[[ACC:.*]] = ttg.convert_layout {{.*}} -> tensor<64x64xf32, #ttg.nvidia_mma
+// CHECK-NEXT: %[[A:.*]] = ttg.convert_layout {{.*}} #ttg.dot_op<{opIdx = 0
+// CHECK-NEXT: %[[B:.*]] = ttg.convert_layout {{.*}} #ttg.dot_op<{opIdx = 1
+// CHECK-NEXT: tt.dot %[[A]], %[[B]], %[[ACC]] {input_precision = "tf32"}
 // V3-LABEL: func.func @loaded_acc
-// V3: ttg.convert_layout {{.*}} #ttg.dot_op<{opIdx = 1
-// V3-NEXT: ttg.convert_layout {{.*}} -> tensor<64x64xf32, #ttg.nvidia_mma<{versionMajor = 3
+// V3: ttg.convert_layout {{.*}} -> tensor<64x64xf32, #ttg.nvidia_mma<{versionMajor = 3
+// V3-NEXT: ttg.convert_layout {{.*}} #ttg.dot_op<{opIdx = 0
+// V3-NEXT: ttg.convert_layout {{.*}} #ttg.dot_op<{opIdx = 1
 // V3-NEXT: tt.dot
 func.func @loaded_acc(%pa: !tt.ptr<f32>, %pb: !tt.ptr<f32>, %pacc: !tt.ptr<f32>, %pc: !tt.ptr<f32>) {
   %sacc = tt.splat %pacc : !tt.ptr<f32> -> tensor<64x64x!tt.ptr<f32>>

@@ -4,13 +4,16 @@
 // its users. convert-to-ttgir alone gives every dot the FMA layouts (chunks 2 and 3 keep them).
 
 // A [32, 16] x [16, 64] fp16 dot: 32 rows cannot give 4 warps 16 rows each, so the warps lie
-// along N ([1, 4]: 16 columns each). The operands are converted right after their loads.
+// along N ([1, 4]: 16 columns each). Values of the dot's block are converted right before it: the
+// accumulator first, then a and b, so that only operand conversions lie between an operand's and the dot
+// (the lowering then leaves both tiles in shared memory for it: to_llvm/dot_operands.deferred_dot).
 // CHECK-LABEL: func.func @mm
 // CHECK:      %a = tt.load
-// CHECK-NEXT: %[[A:.*]] = ttg.convert_layout %a : {{.*}} -> tensor<32x16xf16, #ttg.dot_op<{opIdx = 0, parent = [[MMA:#ttg.nvidia_mma<\{versionMajor = 2, warpsPerCTA = .1, 4.\}>]]}>>
 // CHECK:      %b = tt.load
+// CHECK:      %acc = tt.splat
+// CHECK:      %[[C:.*]] = ttg.convert_layout %acc : {{.*}} -> tensor<32x64xf32, [[MMA:#ttg.nvidia_mma<\{versionMajor = 2, warpsPerCTA = .1, 4.\}>]]>
+// CHECK-NEXT: %[[A:.*]] = ttg.convert_layout %a : {{.*}} -> tensor<32x16xf16, #ttg.dot_op<{opIdx = 0, parent = [[MMA]]}>>
 // CHECK-NEXT: %[[B:.*]] = ttg.convert_layout %b : {{.*}} -> tensor<16x64xf16, #ttg.dot_op<{opIdx = 1, parent = [[MMA]]}>>
-// CHECK:      %[[C:.*]] = ttg.convert_layout %acc : {{.*}} -> tensor<32x64xf32, [[MMA]]>
 // CHECK-NEXT: %[[D:.*]] = tt.dot %[[A]], %[[B]], %[[C]] {{.*}} -> tensor<32x64xf32, [[MMA]]>
 // CHECK-NEXT: %{{.*}} = ttg.convert_layout %[[D]] : tensor<32x64xf32, [[MMA]]> -> tensor<32x64xf32, [[OLD:#ttg.blocked<\{sizePerThread = .4, 4.[^}]*\}>]]>
 // CHECK-NOT:  nvidia_mma
@@ -150,5 +153,36 @@ func.func @mm_small(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %pc: !tt.ptr<f32>) {
   %offc = arith.addi %rowoffc, %colcb : tensor<16x16xi32>
   %ptrc = tt.addptr %sc, %offc : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
   tt.store %ptrc, %d : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xf32>
+  func.return
+}
+
+// -----
+
+// Values defined before a loop are converted there, once, right after their definitions: a and the loaded
+// accumulator of a dot in the loop; b, loaded in the loop, is converted right before the dot.
+// CHECK-LABEL: func.func @hoisted
+// CHECK:      %a = tt.load
+// CHECK-NEXT: %[[A:.*]] = ttg.convert_layout %a : {{.*}} -> tensor<64x32xf16, #ttg.dot_op<{opIdx = 0, parent = [[MMA:#ttg.nvidia_mma<\{versionMajor = 2, warpsPerCTA = .4, 1.\}>]]}>>
+// CHECK:      %acc = tt.load
+// CHECK-NEXT: %[[C:.*]] = ttg.convert_layout %acc : {{.*}} -> tensor<64x64xf32, [[MMA]]>
+// CHECK:      scf.for
+// CHECK:      %b = tt.load
+// CHECK:      %[[B:.*]] = ttg.convert_layout %b : {{.*}} -> tensor<32x64xf16, #ttg.dot_op<{opIdx = 1, parent = [[MMA]]}>>
+// CHECK-NEXT: tt.dot %[[A]], %[[B]], %[[C]] {{.*}} -> tensor<64x64xf32, [[MMA]]>
+func.func @hoisted(%pa: !tt.ptr<f16>, %pb: !tt.ptr<f16>, %pacc: !tt.ptr<f32>, %pc: !tt.ptr<f32>) {
+  %sa = tt.splat %pa : !tt.ptr<f16> -> tensor<64x32x!tt.ptr<f16>>
+  %a = tt.load %sa : tensor<64x32x!tt.ptr<f16>> -> tensor<64x32xf16>
+  %sacc = tt.splat %pacc : !tt.ptr<f32> -> tensor<64x64x!tt.ptr<f32>>
+  %acc = tt.load %sacc : tensor<64x64x!tt.ptr<f32>> -> tensor<64x64xf32>
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c4 = arith.constant 4 : i32
+  scf.for %i = %c0 to %c4 step %c1 : i32 {
+    %sb = tt.splat %pb : !tt.ptr<f16> -> tensor<32x64x!tt.ptr<f16>>
+    %b = tt.load %sb : tensor<32x64x!tt.ptr<f16>> -> tensor<32x64xf16>
+    %d = tt.dot %a, %b, %acc {input_precision = "tf32"} : tensor<64x32xf16>, tensor<32x64xf16>, tensor<64x64xf32> -> tensor<64x64xf32>
+    %sc = tt.splat %pc : !tt.ptr<f32> -> tensor<64x64x!tt.ptr<f32>>
+    tt.store %sc, %d : tensor<64x64x!tt.ptr<f32>>, tensor<64x64xf32>
+  }
   func.return
 }
