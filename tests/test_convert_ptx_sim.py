@@ -1,0 +1,58 @@
+"""`ttg.convert_layout` through shared memory, checked without a GPU: for pairs of layouts (1-D and 2-D,
+transposed orders, dimensions smaller than the layout's tile so that threads hold copies, 1/4/8 warps) and
+fp16/fp32/int8/i1 elements, the sm_90 PTX of a load-convert-store kernel runs in the PTX interpreter
+(`convert_ptx_sim.py`) on random input with a poisoned output, and every element must land where it
+belongs.
+"""
+
+from __future__ import annotations
+
+import platform
+
+import numpy as np
+import pytest
+
+from convert_ptx_sim import conversion_ptx, run_conversion
+from inductor_tile.kernel_compiler.ir.layouts import Blocked
+
+needs_llvm_nvptx = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                                      reason="the NVPTX wheels exist for Linux x86-64 only")
+
+
+def B(spt, tpw, wpc, order=None):
+    return Blocked(tuple(spt), tuple(tpw), tuple(wpc), tuple(order or reversed(range(len(spt)))))
+
+
+# (id, shape, src, dst, warps, element types)
+PAIRS = [
+    # BERT's layer-norm backward: 16-byte runs on both sides, the tiles of the two layouts differ
+    ("ln_f32", (8, 1024), B([1, 4], [1, 32], [1, 4]), B([1, 16], [1, 32], [2, 2]), 4, ["f32", "f16"]),
+    ("ln_f16", (8, 1024), B([1, 16], [1, 32], [2, 2]), B([1, 8], [1, 32], [1, 4]), 4, ["f16", "i8"]),
+    # one element per thread to runs of 8 (and the other way)
+    ("default_to_runs", (64, 64), B([1, 1], [1, 32], [4, 1]), B([1, 8], [8, 4], [2, 2]), 4, ["f32", "f16", "i1"]),
+    ("runs_to_default", (64, 64), B([1, 8], [8, 4], [2, 2]), B([1, 1], [1, 32], [4, 1]), 4, ["f16", "i8"]),
+    # a transpose of the thread arrangement: rows held by a thread on one side, columns on the other
+    ("transpose", (64, 64), B([1, 4], [4, 8], [4, 1]), B([4, 1], [8, 4], [1, 4], [0, 1]), 4, ["f32", "f16", "i8"]),
+    ("columns_both", (64, 64), B([4, 1], [16, 2], [1, 4], [0, 1]), B([8, 1], [8, 4], [2, 2], [0, 1]), 4,
+     ["f32", "f16"]),
+    # 1-D, 8 warps and 1 warp
+    ("1d_8warps", (1024,), B([4], [32], [8]), B([1], [32], [8]), 8, ["f32", "f16", "i1"]),
+    ("1d_1warp", (256,), B([8], [32], [1]), B([2], [32], [1]), 1, ["f16", "i8", "f32"]),
+    # dimensions smaller than the layout's tile: several threads (and slots) hold one element
+    ("broadcast_row", (1, 1024), B([1, 16], [1, 32], [2, 2]), B([1, 4], [1, 32], [1, 4]), 4, ["f32", "f16"]),
+    ("broadcast_column", (64, 1), B([1, 1], [32, 1], [4, 1]), B([1, 1], [1, 32], [1, 4]), 4, ["f32", "i1"]),
+    ("wrapped_small", (16, 16), B([1, 4], [2, 16], [8, 1]), B([2, 2], [4, 8], [1, 8]), 8, ["f32", "f16"]),
+    ("8warps_2d", (32, 128), B([1, 16], [4, 8], [2, 4]), B([1, 4], [1, 32], [8, 1]), 8, ["f16", "i1", "i8"]),
+]
+CASES = [pytest.param(shape, element, src, dst, warps, id=f"{name}-{element}")
+         for name, shape, src, dst, warps, elements in PAIRS for element in elements]
+
+
+@needs_llvm_nvptx
+@pytest.mark.parametrize("shape,element,src,dst,warps", CASES)
+def test_every_element_lands_where_it_belongs(shape, element, src, dst, warps):
+    ptx = conversion_ptx(shape, element, src, dst, warps)
+    got, expected = run_conversion(ptx, shape, element, warps)
+    wrong = np.argwhere(~(got == expected))
+    assert wrong.size == 0, f"{len(wrong)} elements wrong, first at {tuple(wrong[0])}: {got[tuple(wrong[0])]} " \
+                            f"instead of {expected[tuple(wrong[0])]}"
