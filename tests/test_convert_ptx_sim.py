@@ -56,3 +56,36 @@ def test_every_element_lands_where_it_belongs(shape, element, src, dst, warps):
     wrong = np.argwhere(~(got == expected))
     assert wrong.size == 0, f"{len(wrong)} elements wrong, first at {tuple(wrong[0])}: {got[tuple(wrong[0])]} " \
                             f"instead of {expected[tuple(wrong[0])]}"
+
+
+# FileCheck on the PTX: (pair, element) -> the shared accesses expected, in order, between the two barriers
+ACCESSES = {
+    # BERT's layer-norm backward: 16 bytes a thread on both sides, addresses as immediates from one register
+    ("ln_f32", "f32"): ["CHECK: bar.sync", "CHECK-COUNT-16: st.shared.v4.b32 [%rd{{[0-9]+}}{{(\\+[0-9]+)?}}]",
+                        "CHECK-NOT: st.shared", "CHECK: bar.sync",
+                        "CHECK-COUNT-16: ld.shared.v4.b32", "CHECK-NOT: {{(ld|st)}}.shared"],
+    ("ln_f16", "f16"): ["CHECK: bar.sync", "CHECK-COUNT-8: st.shared.v4.b32", "CHECK-NOT: st.shared",
+                        "CHECK: bar.sync", "CHECK-COUNT-8: ld.shared.v4.b32", "CHECK-NOT: {{(ld|st)}}.shared"],
+    # int8 from runs of 16 to runs of 8: 16-byte stores, 8-byte loads
+    ("ln_f16", "i8"): ["CHECK: bar.sync", "CHECK-COUNT-4: st.shared.v4.b32", "CHECK-NOT: st.shared",
+                       "CHECK: bar.sync", "CHECK-COUNT-8: ld.shared.v2.b32", "CHECK-NOT: {{(ld|st)}}.shared"],
+    # one element per thread on the store side: scalar stores, vector loads
+    ("default_to_runs", "f32"): ["CHECK: bar.sync", "CHECK-COUNT-32: st.shared.b32", "CHECK: bar.sync",
+                                 "CHECK-COUNT-8: ld.shared.v4.b32", "CHECK-NOT: {{(ld|st)}}.shared"],
+    # columns on both sides: the buffer is column-major, and both sides move 16 bytes
+    ("columns_both", "f32"): ["CHECK: bar.sync", "CHECK-COUNT-8: st.shared.v4.b32", "CHECK: bar.sync",
+                              "CHECK-COUNT-16: ld.shared.v4.b32", "CHECK-NOT: {{(ld|st)}}.shared"],
+    # 64 copies of a [64, 1] column in every thread of the destination: 16 loads of 16 bytes, not 64
+    ("broadcast_column", "f32"): ["CHECK: bar.sync", "CHECK-COUNT-1: st.shared.b32", "CHECK-NOT: st.shared",
+                                  "CHECK: bar.sync", "CHECK-COUNT-16: ld.shared.v4.b32",
+                                  "CHECK-NOT: {{(ld|st)}}.shared"],
+}
+
+
+@needs_llvm_nvptx
+@pytest.mark.parametrize("name,element", list(ACCESSES), ids=lambda v: str(v))
+def test_vector_shared_accesses(name, element, tmp_path):
+    from filecheck_tool import filecheck
+
+    _, shape, src, dst, warps, _ = next(pair for pair in PAIRS if pair[0] == name)
+    filecheck(conversion_ptx(shape, element, src, dst, warps), "\n".join(ACCESSES[name, element]) + "\n", tmp_path)
