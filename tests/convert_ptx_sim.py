@@ -94,11 +94,17 @@ def conversion_ttgir(shape: tuple[int, ...], element: str, src: Blocked, dst: Bl
             "\n    func.return\n  }\n}\n")
 
 
-def conversion_ptx(shape, element: str, src: Blocked, dst: Blocked, num_warps: int, capability: int = 90) -> str:
+def conversion_kernel(shape, element: str, src: Blocked, dst: Blocked, num_warps: int,
+                      capability: int = 90) -> tuple[str, int]:
+    """The PTX of the kernel `convert(src, dst)` and the shared memory it needs, in bytes."""
     module = parse_ttir(conversion_ttgir(tuple(shape), element, src, dst, num_warps))
     module.verify()
     lowered = lower_to_llvm(module, get_target(f"cuda:{capability}"), num_warps=num_warps)
-    return compile_to_ptx(lowered.llvm_ir, lowered.entry, capability)[1]
+    return compile_to_ptx(lowered.llvm_ir, lowered.entry, capability)[1], lowered.shared_bytes
+
+
+def conversion_ptx(shape, element: str, src: Blocked, dst: Blocked, num_warps: int, capability: int = 90) -> str:
+    return conversion_kernel(shape, element, src, dst, num_warps, capability)[0]
 
 
 def run_conversion(ptx: str, shape, element: str, num_warps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

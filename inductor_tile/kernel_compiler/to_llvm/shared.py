@@ -1,19 +1,21 @@
 """Moving a tile between threads through shared memory (GPU targets).
 
-Every thread writes its slots at their element's linear index, a barrier, then every
-thread reads the slots its new layout gives it. Threads holding copies of an element
-write the same value to the same place, which is harmless. A barrier before the writes
-lets the buffer be reused by the next exchange.
+`exchange` (layout conversions, reshapes): every thread stores its slots, a barrier, then every thread
+loads the slots its new layout gives it. `shared_plan.py` decides where each element lies and how many
+elements each access moves (up to 16 bytes: `st.shared.v4.b32`, on each side independently), with padding
+against bank conflicts; a thread holding copies of an element stores and loads it once (threads holding
+copies write the same value to the same place, which is harmless). A barrier before the stores lets the
+buffer be reused by the next exchange.
 
-The buffer has one padding element after every row (the last dimension of the result's
-shape): in a transpose, the lanes of a warp that write one column would otherwise all hit
-the same shared-memory bank.
+`store_slots`/`load_slots` move one element per access at given offsets (the reductions', scans' and
+gathers' scratch buffers).
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
+from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from . import context as _context
 from .context import I1, I8, I32, LoweringContext, byte_size
@@ -93,6 +95,8 @@ def exchange(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutM
     """Redistribute a tile from layout `src` to layout `dst`; elements keep their row-major
     linear index (so this also implements reshape). Where they lie in shared memory and how many
     elements each access moves: `shared_plan.plan_exchange`."""
+    if ctx.target.name == "hip" and isinstance(dst.layout, DotOperand):
+        return _exchange_one_by_one(ctx, value, src, dst, src_shape, dst_shape)
     b = ctx.builder
     element = value.type.element
     memory = I8 if element == I1 else element
@@ -126,6 +130,38 @@ def exchange(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutM
             item = pieces[source] if run == 1 else b.extract_element(pieces[source], ir.Constant(I32, j))
             out = b.insert_element(out, item, ir.Constant(I32, group * run + j))
     return out
+
+
+def _exchange_one_by_one(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutMap,
+                         src_shape: tuple[int, ...], dst_shape: tuple[int, ...]) -> ir.Value:
+    """One element per access, one padding element after every row. Kept for the operands of AMD's FMA
+    dots: there, 16-byte loads let the scheduler bring every operand in at once (gfx1100, bf16 64x64x32
+    over 4 waves: 884 bytes of scratch, none this way)."""
+    b = ctx.builder
+    element = value.type.element
+    numel = 1
+    for d in dst_shape:
+        numel *= d
+    row = dst_shape[-1] if dst_shape else 1
+    padded = numel + numel // row
+    ctx.shared_bytes = max(ctx.shared_bytes, padded * byte_size(I8 if element == I1 else element))
+    base = ctx.target.shared_memory(ctx.module, b, padded)
+    ctx.target.barrier(b)
+    store_slots(ctx, base, value, _row_padded(ctx, linear_indices(ctx, src, src_shape), row))
+    ctx.target.barrier(b)
+    return load_slots(ctx, base, _row_padded(ctx, linear_indices(ctx, dst, dst_shape), row), element)
+
+
+def _row_padded(ctx: LoweringContext, linear: ir.Value, row: int) -> ir.Value:
+    """Buffer offsets of row-major linear indices: one padding element after every `row`."""
+    if row <= 1:
+        return linear
+    b = ctx.builder
+    if row & (row - 1) == 0:
+        rows = b.lshr(linear, _splat(linear, row.bit_length() - 1))
+    else:
+        rows = b.udiv(linear, _splat(linear, row))
+    return b.add(linear, rows)
 
 
 def _addresses(ctx: LoweringContext, base: ir.Value, memory: ir.Type, places: ir.Value,
