@@ -74,20 +74,25 @@ def _pointers(t: _Text, arg: str, shape, memory: str, enc: str) -> str:
                 f"{_tensor(shape, 'i32', enc)}")
 
 
-def conversion_ttgir(shape: tuple[int, ...], element: str, src: Blocked, dst: Blocked, num_warps: int) -> str:
+def conversion_ttgir(shape: tuple[int, ...], element: str, src: Blocked, dst: Blocked, num_warps: int,
+                     dst_shape: tuple[int, ...] | None = None) -> str:
+    """The kernel's text; with `dst_shape`, a `tt.reshape` to it instead of the conversion."""
     memory = GLOBAL[element][0]
+    dst_shape = dst_shape or shape
     a, b = encoding(src), encoding(dst)
     t = _Text()
     p = _pointers(t, "%src", shape, memory, a)
     v = t.op(f"tt.load {p} : {_tensor(shape, f'!tt.ptr<{memory}>', a)} -> {_tensor(shape, memory, a)}")
     if element != memory:
         v = t.op(f"arith.trunci {v} : {_tensor(shape, memory, a)} to {_tensor(shape, element, a)}")
-    v = t.op(f"ttg.convert_layout {v} : {_tensor(shape, element, a)} -> {_tensor(shape, element, b)}")
+    move = "ttg.convert_layout" if dst_shape == shape else "tt.reshape"
+    v = t.op(f"{move} {v} : {_tensor(shape, element, a)} -> {_tensor(dst_shape, element, b)}")
     if element != memory:
         extend = "arith.extui" if element == "i1" else "arith.extsi"
-        v = t.op(f"{extend} {v} : {_tensor(shape, element, b)} to {_tensor(shape, memory, b)}")
-    q = _pointers(t, "%dst", shape, memory, b)
-    t.lines.append(f"    tt.store {q}, {v} : {_tensor(shape, f'!tt.ptr<{memory}>', b)}, {_tensor(shape, memory, b)}")
+        v = t.op(f"{extend} {v} : {_tensor(dst_shape, element, b)} to {_tensor(dst_shape, memory, b)}")
+    q = _pointers(t, "%dst", dst_shape, memory, b)
+    t.lines.append(f"    tt.store {q}, {v} : {_tensor(dst_shape, f'!tt.ptr<{memory}>', b)}, "
+                   f"{_tensor(dst_shape, memory, b)}")
     arg = f"!tt.ptr<{memory}> {{tt.divisibility = 16 : i32}}"
     return (f'builtin.module attributes {{"ttg.num-warps" = {num_warps} : i32, "ttg.threads-per-warp" = 32 : i32}} {{\n'
             f"  func.func public @convert(%src: {arg}, %dst: {arg}) {{\n" + "\n".join(t.lines) +
@@ -95,16 +100,18 @@ def conversion_ttgir(shape: tuple[int, ...], element: str, src: Blocked, dst: Bl
 
 
 def conversion_kernel(shape, element: str, src: Blocked, dst: Blocked, num_warps: int,
-                      capability: int = 90) -> tuple[str, int]:
+                      capability: int = 90, dst_shape=None) -> tuple[str, int]:
     """The PTX of the kernel `convert(src, dst)` and the shared memory it needs, in bytes."""
-    module = parse_ttir(conversion_ttgir(tuple(shape), element, src, dst, num_warps))
+    module = parse_ttir(conversion_ttgir(tuple(shape), element, src, dst, num_warps,
+                                         tuple(dst_shape) if dst_shape else None))
     module.verify()
     lowered = lower_to_llvm(module, get_target(f"cuda:{capability}"), num_warps=num_warps)
     return compile_to_ptx(lowered.llvm_ir, lowered.entry, capability)[1], lowered.shared_bytes
 
 
-def conversion_ptx(shape, element: str, src: Blocked, dst: Blocked, num_warps: int, capability: int = 90) -> str:
-    return conversion_kernel(shape, element, src, dst, num_warps, capability)[0]
+def conversion_ptx(shape, element: str, src: Blocked, dst: Blocked, num_warps: int, capability: int = 90,
+                   dst_shape=None) -> str:
+    return conversion_kernel(shape, element, src, dst, num_warps, capability, dst_shape)[0]
 
 
 def run_conversion(ptx: str, shape, element: str, num_warps: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -124,4 +131,4 @@ def run_conversion(ptx: str, shape, element: str, num_warps: int, seed: int = 0)
         expected = source & 1
     machine = Machine(ptx, 32 * num_warps, [source, out])
     machine.run(max_steps=2_000_000)
-    return machine.buffer(1, out), expected
+    return machine.buffer(1, out), expected  # (a reshape's output: the same elements in row-major order)

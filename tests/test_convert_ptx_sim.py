@@ -1,6 +1,6 @@
 """`ttg.convert_layout` through shared memory, checked without a GPU: for pairs of layouts (1-D and 2-D,
 transposed orders, dimensions smaller than the layout's tile so that threads hold copies, 1/4/8 warps) and
-fp16/fp32/int8/i1 elements, the sm_90 PTX of a load-convert-store kernel runs in the PTX interpreter
+fp16/fp32/int8/i1 elements (and reshapes, which go the same way), the sm_90 PTX of a load-convert-store kernel runs in the PTX interpreter
 (`convert_ptx_sim.py`) on random input with a poisoned output, and every element must land where it
 belongs.
 """
@@ -56,6 +56,20 @@ def test_every_element_lands_where_it_belongs(shape, element, src, dst, warps):
     wrong = np.argwhere(~(got == expected))
     assert wrong.size == 0, f"{len(wrong)} elements wrong, first at {tuple(wrong[0])}: {got[tuple(wrong[0])]} " \
                             f"instead of {expected[tuple(wrong[0])]}"
+
+
+# (shape, result shape, src, dst, warps, element)
+RESHAPES = [((8, 128), (1024,), B([1, 4], [1, 32], [4, 1]), B([8], [32], [4]), 4, "f32"),
+            ((1024,), (32, 32), B([8], [32], [4]), B([1, 1], [32, 1], [1, 4]), 4, "f16"),
+            ((16, 64), (64, 16), B([1, 16], [16, 2], [1, 4]), B([4, 4], [16, 2], [4, 1]), 4, "i8")]
+
+
+@needs_llvm_nvptx
+@pytest.mark.parametrize("shape,dst_shape,src,dst,warps,element", RESHAPES, ids=lambda v: str(v))
+def test_reshapes_keep_row_major_order(shape, dst_shape, src, dst, warps, element):
+    ptx = conversion_ptx(shape, element, src, dst, warps, dst_shape=dst_shape)
+    got, expected = run_conversion(ptx, shape, element, warps)
+    assert np.array_equal(got.reshape(-1), expected.reshape(-1))
 
 
 # FileCheck on the PTX: (pair, element) -> the shared accesses expected, in order, between the two barriers
