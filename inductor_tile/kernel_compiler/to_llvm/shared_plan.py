@@ -13,8 +13,10 @@ without emitting anything, that is planned from the two layouts (every thread's 
   multiples of both runs, so padding never splits a vector or breaks its alignment.
 
 The plan taken is the one with the fewest shared-memory wavefronts (one per 128-byte phase; a bank asked
-for several words of a phase serves them one after the other) plus half an instruction per access, over
-every warp; ties go to the smaller buffer.
+for several words of a phase serves them one after the other) plus half an instruction per access, counted
+on warp 0; ties go to the smaller buffer. The search stops at the first plan (from the widest accesses and
+the smallest buffer) without any conflict. Which slots move together, and whether every place is slot 0's
+plus a constant, is checked on every thread.
 """
 
 from __future__ import annotations
