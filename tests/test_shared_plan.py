@@ -50,7 +50,7 @@ def test_plans_cost_no_more_than_one_element_per_access(shape, element, src, dst
     cost = (_Side(src_places, size, 32, 16).cost(plan.store_run, plan.interval, plan.pad)
             + _Side(dst_places, size, 32, 16).cost(plan.load_run, plan.interval, plan.pad))
     assert cost <= _old_cost(shape, src, dst, size, warps)
-    assert plan.elements <= np.prod(shape) * 1.25  # padding grows the buffer by a quarter at most
+    assert plan.elements <= np.prod(shape) * 1.125  # padding grows the buffer by an eighth at most
 
 
 @pytest.mark.parametrize("name,element,runs", [("ln_f32", "f32", (4, 4)), ("ln_f16", "f16", (8, 8)),

@@ -31,8 +31,9 @@ import numpy as np
 from ..ir.layouts import Layout, LayoutMap
 
 MAX_ACCESS_BYTES = 16
-#: padding may grow the buffer by at most a quarter
-MAX_PADDING_FRACTION = 4
+#: padding may grow the buffer by an eighth at most (the pipeliner leaves 8 KiB beside its rings for a loop's
+#: exchanges)
+MAX_PADDING_FRACTION = 8
 INSTRUCTION_COST = 0.5
 
 
