@@ -1,8 +1,8 @@
 """Layout conversions through shared memory (`to_llvm/shared.py`, planned by `shared_plan.py`: vector
 accesses, padding) on an NVIDIA GPU.
 
-- The layout pairs of tests/test_convert_ptx_sim.py (run there in the PTX interpreter): the same TTGIR
-  kernel, assembled for this device and launched, moves every element to its place (random input, output
+- The layout pairs and reshapes of tests/test_convert_ptx_sim.py (run there in the PTX interpreter): the
+  same TTGIR kernel, assembled for this device and launched, moves every element to its place (random input, output
   poisoned, compared exactly against the input in float64).
 - BERT's layer-norm backward (three conversions: [1, 1024] weight, fp32 and fp16 [8, 1024] tiles), rows
   not a multiple of the block, against torch in float64.
@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from convert_ptx_sim import conversion_kernel
-from test_convert_ptx_sim import CASES
+from test_convert_ptx_sim import CASES, RESHAPES
 from test_nvidia_ptx import layer_norm_backward_kernel
 
 pytestmark = pytest.mark.gpu
@@ -23,15 +23,19 @@ TORCH = {"f16": torch.float16, "f32": torch.float32, "i32": torch.int32, "i8": t
 KIND = {"f16": "fp16", "f32": "fp32", "i32": "i32", "i8": "i32", "i1": "i32"}
 
 
-@pytest.mark.parametrize("shape,element,src,dst,warps", CASES)
-def test_conversion_moves_every_element(shape, element, src, dst, warps):
+@pytest.mark.parametrize("shape,element,src,dst,warps,dst_shape",
+                         [pytest.param(*case.values, None, id=case.id) for case in CASES]
+                         + [pytest.param(shape, element, src, dst, warps, dst_shape, id=f"reshape-{shape}-{dst_shape}")
+                            for shape, dst_shape, src, dst, warps, element in RESHAPES])
+def test_conversion_moves_every_element(shape, element, src, dst, warps, dst_shape):
+    """(a reshape writes the same elements in row-major order: its output compares like a conversion's)"""
     from inductor_tile.kernel_compiler.runtime.cuda_launcher import CUDAKernel
     from inductor_tile.kernel_compiler.runtime.cuda_tools import assemble_ptx
     from inductor_tile.kernel_compiler.to_llvm.nvptx import ptx_arch
 
     major, minor = torch.cuda.get_device_capability()
     capability = 10 * major + minor
-    ptx, shared_bytes = conversion_kernel(shape, element, src, dst, warps, capability)
+    ptx, shared_bytes = conversion_kernel(shape, element, src, dst, warps, capability, dst_shape)
     kernel = CUDAKernel(assemble_ptx(ptx, ptx_arch(ptx, capability), "convert"), "convert",
                         [f"*{KIND[element]}"] * 2, warps, shared_bytes)
     gen = torch.Generator().manual_seed(11)
