@@ -28,7 +28,8 @@ def encoding(layout: Blocked) -> str:
         return "[" + ", ".join(map(str, values)) + "]"
 
     return (f"#ttg.blocked<{{sizePerThread = {lst(layout.size_per_thread)}, threadsPerWarp = "
-            f"{lst(layout.threads_per_warp)}, warpsPerCTA = {lst(layout.warps_per_cta)}, order = {lst(layout.order)}}}>")
+            f"{lst(layout.threads_per_warp)}, warpsPerCTA = {lst(layout.warps_per_cta)}, "
+            f"order = {lst(layout.order)}}}>")
 
 
 class _Text:

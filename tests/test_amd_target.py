@@ -179,8 +179,8 @@ def test_layout_conversion_uses_static_lds_of_the_computed_size():
     if _objdump_available():  # written to LDS in the load's layout, read back in the store's, between barriers
         text = _disassembly(kernel, "gfx942")
         # (the load's runs of 8 go as one 16-byte write: shared_plan.py)
-        assert re.search(r"s_barrier\n(.*\n)*?ds_write_b(16|32|64|128)(.*\n)*?s_barrier\n(.*\n)*?ds_read_(u16|b32|b64|b128)",
-                         text), text
+        assert re.search(r"s_barrier\n(.*\n)*?ds_write_b(16|32|64|128)(.*\n)*?s_barrier\n"
+                         r"(.*\n)*?ds_read_(u16|b32|b64|b128)", text), text
 
 
 @needs_lld

@@ -1,8 +1,8 @@
 """`ttg.convert_layout` through shared memory, checked without a GPU: for pairs of layouts (1-D and 2-D,
 transposed orders, dimensions smaller than the layout's tile so that threads hold copies, 1/4/8 warps) and
-fp16/fp32/int8/i1 elements (and reshapes, which go the same way), the sm_90 PTX of a load-convert-store kernel runs in the PTX interpreter
-(`convert_ptx_sim.py`) on random input with a poisoned output, and every element must land where it
-belongs.
+fp16/fp32/int8/i1 elements (and reshapes, which go the same way), the sm_90 PTX of a load-convert-store
+kernel runs in the PTX interpreter (`convert_ptx_sim.py`) on random input with a poisoned output, and every
+element must land where it belongs. FileCheck then checks the vector accesses expected of a few pairs.
 """
 
 from __future__ import annotations
