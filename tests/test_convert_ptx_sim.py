@@ -2,7 +2,8 @@
 transposed orders, dimensions smaller than the layout's tile so that threads hold copies, 1/4/8 warps) and
 fp16/fp32/int8/i1 elements (and reshapes, which go the same way), the sm_90 PTX of a load-convert-store
 kernel runs in the PTX interpreter (`convert_ptx_sim.py`) on random input with a poisoned output, and every
-element must land where it belongs. FileCheck then checks the vector accesses expected of a few pairs.
+element must land where it belongs (old and new lowerings alike). FileCheck then checks the vector accesses
+expected of a few pairs; last, the element moves of test_language_moves.py run the same way.
 """
 
 from __future__ import annotations
@@ -103,3 +104,34 @@ def test_vector_shared_accesses(name, element, tmp_path):
 
     _, shape, src, dst, warps, _ = next(pair for pair in PAIRS if pair[0] == name)
     filecheck(conversion_ptx(shape, element, src, dst, warps), "\n".join(ACCESSES[name, element]) + "\n", tmp_path)
+
+
+# The element moves of test_language_moves.py (transposes, 3-D permutes, flips, join/split/interleave, cat),
+# whose NVIDIA lowerings go through the same exchange, compiled for sm_90 and run in the interpreter
+MOVES_SHAPES = [((8, 16), 1), ((32, 64), 4), ((64, 128), 8)]
+
+
+@needs_llvm_nvptx
+@pytest.mark.parametrize("shape,warps", MOVES_SHAPES, ids=str)
+@pytest.mark.parametrize("element", ["fp32", "fp16", "i1"])
+def test_element_moves(element, shape, warps):
+    import torch
+
+    from dot_ptx_sim import Machine
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from test_language_moves import OPS, _inputs, _reference, moves_kernel
+
+    dtype = {"fp32": torch.float32, "fp16": torch.float16, "i1": torch.bool}[element]
+    memory = {"fp32": np.float32, "fp16": np.float16, "i1": np.uint8}[element]
+    for op in OPS:
+        constants = {"M": shape[0], "N": shape[1], "OP": op}
+        specs = [spec_from_signature(name, f"*{element}", divisible_by_16=True) if name.endswith("_ptr")
+                 else spec_from_signature(name, "constexpr", constants[name]) for name in moves_kernel.arg_names]
+        ptx = compile_specialized(moves_kernel, specs, target="cuda:90", num_warps=warps, native=False).asm["ptx"]
+        x, y = _inputs(dtype, torch.Generator().manual_seed(7), *shape)
+        want = _reference(op, x, y).numpy().astype(memory).reshape(-1)
+        out = np.full(want.size, 0x5A if element == "i1" else np.nan, dtype=memory)
+        machine = Machine(ptx, 32 * warps, [x.numpy().astype(memory), y.numpy().astype(memory), out])
+        machine.run(max_steps=3_000_000)
+        assert np.array_equal(machine.buffer(2, out), want), op
