@@ -90,8 +90,8 @@ class Machine:
             return np.zeros(self.threads, dtype=np.uint64)
         if token.startswith("0f"):
             return np.full(self.threads, int(token[2:], 16), dtype=np.uint64)
-        if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)", token):
-            return np.full(self.threads, int(token, 0) & (2**64 - 1), dtype=np.uint64)
+        if re.fullmatch(r"-?(0x[0-9a-fA-F]+|\d+)U?", token):  # U: an unsigned constant
+            return np.full(self.threads, int(token.rstrip("U"), 0) & (2**64 - 1), dtype=np.uint64)
         if token in self.regs:  # inline asm's local predicate
             return self.regs[token]
         raise PtxError(f"unknown operand {token}")

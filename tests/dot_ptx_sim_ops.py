@@ -50,8 +50,10 @@ def execute(m, opcode: str, ops: list[str]) -> None:
     name, bits = parts[0], _bits(opcode)
     if name in ("ld", "st"):
         return _memory(m, name, parts, ops)
+    if name == "mov" and "{" in ops[0] + ops[1]:  # mov.b32 {lo, hi}, r / mov.b32 r, {lo, hi}: (un)packing
+        return _mov_pack(m, bits, ops)
     if name == "mov":
-        return _mov(m, ops, bits)
+        return m.set(ops[0], m.value(ops[1]), bits)
     if name == "cvt":
         return _cvt(m, opcode, ops)
     if name == "ldmatrix":
@@ -62,6 +64,8 @@ def execute(m, opcode: str, ops: list[str]) -> None:
         return _wgmma(m, opcode, ops)
     if opcode == "shfl.sync.idx.b32":
         return _shuffle_idx(m, ops)
+    if opcode == "prmt.b32":
+        return _prmt(m, ops)
     if name == "setp":
         return _setp(m, parts, ops)
     if name == "selp":
@@ -149,26 +153,38 @@ def _memory(m, name: str, parts: list[str], ops: list[str]) -> None:
         raise PtxError("vector access: count or alignment")
     for i, register in enumerate(registers):
         where = address + U64(size * i)
-        if name == "ld":
+        if name == "ld" and parts[-1] in ("s8", "s16"):  # sign-extended into the (32-bit) register
+            m.set(register, _signed(m.load(space, where, size), 8 * size).astype(np.uint64), 32)
+        elif name == "ld":
             m.set(register, m.load(space, where, size), 8 * size)
         else:
             m.store(space, where, m.value(register), size)
 
 
-def _mov(m, ops: list[str], bits: int) -> None:
-    """mov, also packing `mov.b32 r, {a, b}` and unpacking `mov.b32 {a, b}, r` (first part the low bits)."""
-    if ops[0].startswith("{"):
-        parts = _registers(ops[0])
-        width = bits // len(parts)
-        for i, part in enumerate(parts):
-            m.set(part, m.value(ops[1]) >> U64(width * i), width)
-        return None
+def _mov_pack(m, bits: int, ops: list[str]) -> None:
     if ops[1].startswith("{"):
         parts = _registers(ops[1])
         width = bits // len(parts)
-        packed = sum((m.value(part) & U64(2**width - 1)) << U64(width * i) for i, part in enumerate(parts))
+        packed = sum((m.value(r) & U64(2**width - 1)) << U64(width * i) for i, r in enumerate(parts))
         return m.set(ops[0], packed, bits)
-    return m.set(ops[0], m.value(ops[1]), bits)
+    parts = _registers(ops[0])
+    width = bits // len(parts)
+    for i, r in enumerate(parts):
+        if r != "_":
+            m.set(r, m.value(ops[1]) >> U64(width * i), width)
+
+
+def _prmt(m, ops: list[str]) -> None:
+    """prmt.b32 d, a, b, c (default mode): byte i of d is byte c[4i+2:4i] of {b, a}, or that byte's sign
+    replicated when c bit 4i+3 is set."""
+    pool = (m.value(ops[1]) & U64(0xFFFFFFFF)) | ((m.value(ops[2]) & U64(0xFFFFFFFF)) << U64(32))
+    selector, out = m.value(ops[3]), np.zeros(m.threads, dtype=np.uint64)
+    for i in range(4):
+        nibble = (selector >> U64(4 * i)) & U64(15)
+        byte = (pool >> (U64(8) * (nibble & U64(7)))) & U64(0xFF)
+        byte = np.where(nibble & U64(8), np.where(byte & U64(0x80), U64(0xFF), U64(0)), byte)
+        out |= byte << U64(8 * i)
+    m.set(ops[0], out, 32)
 
 
 def _cvt(m, opcode: str, ops: list[str]) -> None:

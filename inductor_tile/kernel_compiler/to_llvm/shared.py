@@ -1,23 +1,26 @@
 """Moving a tile between threads through shared memory (GPU targets).
 
-Every thread writes its slots at their element's linear index, a barrier, then every
-thread reads the slots its new layout gives it. Threads holding copies of an element
-write the same value to the same place, which is harmless. A barrier before the writes
-lets the buffer be reused by the next exchange.
+`exchange` (layout conversions, reshapes): every thread stores its slots, a barrier, then every thread
+loads the slots its new layout gives it. `shared_plan.py` decides where each element lies and how many
+elements each access moves (up to 16 bytes: `st.shared.v4.b32`, on each side independently), with padding
+against bank conflicts; a thread holding copies of an element stores and loads it once (threads holding
+copies write the same value to the same place, which is harmless). A barrier before the stores lets the
+buffer be reused by the next exchange.
 
-The buffer has one padding element after every row (the last dimension of the result's
-shape): in a transpose, the lanes of a warp that write one column would otherwise all hit
-the same shared-memory bank.
+`store_slots`/`load_slots` move one element per access at given offsets (the reductions', scans' and
+gathers' scratch buffers).
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
+from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from . import context as _context
 from .context import I1, I8, I32, LoweringContext, byte_size
 from .rules_tensor import index_vectors
+from .shared_plan import SharedPlan, plan_exchange, strides
 
 
 def linear_indices(ctx: LoweringContext, lmap: LayoutMap, shape: tuple[int, ...]) -> ir.Value:
@@ -90,7 +93,50 @@ def load_slots(ctx: LoweringContext, base: ir.Value, offsets: ir.Value, element:
 def exchange(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutMap,
              src_shape: tuple[int, ...], dst_shape: tuple[int, ...]) -> ir.Value:
     """Redistribute a tile from layout `src` to layout `dst`; elements keep their row-major
-    linear index (so this also implements reshape)."""
+    linear index (so this also implements reshape). Where they lie in shared memory and how many
+    elements each access moves: `shared_plan.plan_exchange`."""
+    if ctx.target.name == "hip" and isinstance(dst.layout, DotOperand):
+        return _exchange_one_by_one(ctx, value, src, dst, src_shape, dst_shape)
+    b = ctx.builder
+    element = value.type.element
+    memory = I8 if element == I1 else element
+    size = byte_size(memory)
+    plan = plan_exchange(src.layout, dst.layout, tuple(src_shape), tuple(dst_shape), size, ctx.target.warp_size,
+                         ctx.num_warps)
+    ctx.shared_bytes = max(ctx.shared_bytes, plan.elements * size)
+    base = ctx.target.shared_memory(ctx.module, b, plan.elements * size)
+    ctx.target.barrier(b)
+    address = _addresses(ctx, base, memory, _places(ctx, src, src_shape, plan.store_order, plan), plan.store_constants)
+    for first in plan.store_firsts:
+        piece = _slots(ctx, value, first, plan.store_run)
+        if element == I1:
+            piece = b.zext(piece, _like(piece, I8))
+        b.store(_as_words(b, piece), address(first), align=plan.store_run * size)
+    ctx.target.barrier(b)
+    address = _addresses(ctx, base, memory, _places(ctx, dst, dst_shape, plan.load_order, plan), plan.load_constants)
+    run = plan.load_run
+    pieces: dict[int, ir.Value] = {}
+    for first in sorted(set(plan.load_sources)):
+        pointer = address(first)
+        words = b.load(pointer, typ=_word_type(memory, run), align=run * size)
+        piece = b.bitcast(words, _vector_or_scalar(memory, run)) if words.type != _vector_or_scalar(memory, run) \
+            else words
+        if element == I1:
+            piece = b.icmp_unsigned("!=", piece, ir.Constant(piece.type, None))
+        pieces[first] = piece
+    out = ir.Constant(ir.VectorType(element, dst.num_slots), None)
+    for group, source in enumerate(plan.load_sources):
+        for j in range(run):
+            item = pieces[source] if run == 1 else b.extract_element(pieces[source], ir.Constant(I32, j))
+            out = b.insert_element(out, item, ir.Constant(I32, group * run + j))
+    return out
+
+
+def _exchange_one_by_one(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutMap,
+                         src_shape: tuple[int, ...], dst_shape: tuple[int, ...]) -> ir.Value:
+    """One element per access, one padding element after every row. Kept for the operands of AMD's FMA
+    dots: there, 16-byte loads let the scheduler bring every operand in at once (gfx1100, bf16 64x64x32
+    over 4 waves: 884 bytes of scratch, none this way)."""
     b = ctx.builder
     element = value.type.element
     numel = 1
@@ -101,12 +147,12 @@ def exchange(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutM
     ctx.shared_bytes = max(ctx.shared_bytes, padded * byte_size(I8 if element == I1 else element))
     base = ctx.target.shared_memory(ctx.module, b, padded)
     ctx.target.barrier(b)
-    store_slots(ctx, base, value, _padded(ctx, linear_indices(ctx, src, src_shape), row))
+    store_slots(ctx, base, value, _row_padded(ctx, linear_indices(ctx, src, src_shape), row))
     ctx.target.barrier(b)
-    return load_slots(ctx, base, _padded(ctx, linear_indices(ctx, dst, dst_shape), row), element)
+    return load_slots(ctx, base, _row_padded(ctx, linear_indices(ctx, dst, dst_shape), row), element)
 
 
-def _padded(ctx: LoweringContext, linear: ir.Value, row: int) -> ir.Value:
+def _row_padded(ctx: LoweringContext, linear: ir.Value, row: int) -> ir.Value:
     """Buffer offsets of row-major linear indices: one padding element after every `row`."""
     if row <= 1:
         return linear
@@ -116,3 +162,66 @@ def _padded(ctx: LoweringContext, linear: ir.Value, row: int) -> ir.Value:
     else:
         rows = b.udiv(linear, _splat(linear, row))
     return b.add(linear, rows)
+
+
+def _addresses(ctx: LoweringContext, base: ir.Value, memory: ir.Type, places: ir.Value,
+               constants: tuple[int, ...] | None):
+    """slot -> the shared-memory pointer of its place: slot 0's pointer plus a constant where the plan has
+    constants (ptxas folds them into the instructions), else each slot's own place."""
+    b = ctx.builder
+    if constants is None:
+        return lambda slot: b.gep(base, [b.extract_element(places, ir.Constant(I32, slot))], source_etype=memory)
+    start = b.gep(base, [b.extract_element(places, ir.Constant(I32, 0))], source_etype=memory)
+    return lambda slot: b.gep(start, [ir.Constant(I32, constants[slot])], source_etype=memory) if constants[slot] \
+        else start
+
+
+def _slots(ctx: LoweringContext, value: ir.Value, first: int, run: int) -> ir.Value:
+    """Slots first .. first + run - 1 of `value`: a vector, or a scalar for a run of one."""
+    if run == 1:
+        return ctx.builder.extract_element(value, ir.Constant(I32, first))
+    return ctx.shuffle(value, list(range(first, first + run)))
+
+
+def _vector_or_scalar(element: ir.Type, count: int) -> ir.Type:
+    return element if count == 1 else ir.VectorType(element, count)
+
+
+def _like(value: ir.Value, element: ir.Type) -> ir.Type:
+    return ir.VectorType(element, value.type.count) if isinstance(value.type, ir.VectorType) else element
+
+
+def _word_type(element: ir.Type, count: int) -> ir.Type:
+    """The type one access moves `count` elements as: 32-bit words from 4 bytes on (`st.shared.v4.b32`),
+    else one integer, or the element itself."""
+    total = count * byte_size(element)
+    if count == 1:
+        return element
+    if total >= 8:
+        return ir.VectorType(I32, total // 4)
+    return ir.IntType(8 * total)
+
+
+def _as_words(builder: ir.IRBuilder, piece: ir.Value) -> ir.Value:
+    if not isinstance(piece.type, ir.VectorType):
+        return piece
+    return builder.bitcast(piece, _word_type(piece.type.element, piece.type.count))
+
+
+def _places(ctx: LoweringContext, lmap: LayoutMap, shape: tuple[int, ...], order: tuple[int, ...],
+            plan: SharedPlan) -> ir.Value:
+    """i32 vector: the buffer offset (in elements) of each of this thread's slots under `plan`."""
+    b = ctx.builder
+    place = None
+    for index, stride in zip(index_vectors(ctx, lmap), strides(tuple(shape), order)):
+        term = index if stride == 1 else b.mul(index, _splat(index, stride))
+        place = term if place is None else b.add(place, term)
+    if place is None:
+        return ir.Constant(ir.VectorType(I32, lmap.num_slots), [0] * lmap.num_slots)
+    if plan.pad:
+        if plan.interval & (plan.interval - 1) == 0:
+            rows = b.lshr(place, _splat(place, plan.interval.bit_length() - 1))
+        else:
+            rows = b.udiv(place, _splat(place, plan.interval))
+        place = b.add(place, b.mul(rows, _splat(place, plan.pad)))
+    return place
