@@ -50,10 +50,8 @@ def execute(m, opcode: str, ops: list[str]) -> None:
     name, bits = parts[0], _bits(opcode)
     if name in ("ld", "st"):
         return _memory(m, name, parts, ops)
-    if name == "mov" and "{" in ops[0] + ops[1]:  # mov.b32 {lo, hi}, r / mov.b32 r, {lo, hi}: (un)packing
-        return _mov_pack(m, bits, ops)
     if name == "mov":
-        return m.set(ops[0], m.value(ops[1]), bits)
+        return _mov(m, ops, bits)
     if name == "cvt":
         return _cvt(m, opcode, ops)
     if name == "ldmatrix":
@@ -159,19 +157,6 @@ def _memory(m, name: str, parts: list[str], ops: list[str]) -> None:
             m.set(register, m.load(space, where, size), 8 * size)
         else:
             m.store(space, where, m.value(register), size)
-
-
-def _mov_pack(m, bits: int, ops: list[str]) -> None:
-    if ops[1].startswith("{"):
-        parts = _registers(ops[1])
-        width = bits // len(parts)
-        packed = sum((m.value(r) & U64(2**width - 1)) << U64(width * i) for i, r in enumerate(parts))
-        return m.set(ops[0], packed, bits)
-    parts = _registers(ops[0])
-    width = bits // len(parts)
-    for i, r in enumerate(parts):
-        if r != "_":
-            m.set(r, m.value(ops[1]) >> U64(width * i), width)
 
 
 def _prmt(m, ops: list[str]) -> None:

@@ -5,7 +5,7 @@ programs from `%ctaid`. Cross-lane steps use `shfl.sync.bfly`, cross-warp steps 
 dynamic shared memory `global_smem` (address space 3) between `bar.sync`s. Global
 accesses go through `ptr addrspace(1)` so they become `ld.global`/`st.global`, up to
 16 bytes per access; a masked access (a run or one element) is one predicated instruction
-(nvidia_predicated.py). fp32 `exp` is `ex2.approx` of x*log2(e); other math calls libdevice
+(nvidia_predicated.py). fp32 `exp`/`exp2` are `ex2.approx.ftz` of x*log2(e) / x; other math calls libdevice
 (`__nv_*`), linked later.
 """
 
@@ -249,7 +249,8 @@ class NvidiaTarget(Target):
         return map_elements(builder, x, lambda element: builder.call(fn, [element]))
 
     def emit_math(self, builder: ir.IRBuilder, op: str, x: ir.Value) -> ir.Value | None:
-        """fp32 exp is ex2.approx(x * log2(e)), as fast GPU code does; digamma, i0e and i1e (not in
+        """fp32 exp is ex2.approx.ftz(x * log2(e)) and exp2 ex2.approx.ftz(x), as fast GPU code does
+        (results below 2**-126 flush to zero); digamma, i0e and i1e (not in
         libdevice) are float64 functions of the module built on __nv_log, __nv_tan and __nv_exp
         (digamma.py, bessel_i.py), so are special_functions.py's but erfcx and ndtri (__nv_erfcx,
         __nv_normcdfinv); everything else uses `math`."""
@@ -262,12 +263,13 @@ class NvidiaTarget(Target):
         if op in special_functions.SPECIAL and op not in _LIBDEVICE:
             fn = special_functions.function(builder.module, op, element, _library(builder.module))
             return map_elements(builder, x, lambda element: builder.call(fn, [element]))
-        if op != "exp" or element != F32:
+        if op not in ("exp", "exp2") or element != F32:
             return None
         module = builder.module
-        fn = module.globals.get("llvm.nvvm.ex2.approx.f") or ir.Function(module, ir.FunctionType(F32, [F32]),
-                                                                         "llvm.nvvm.ex2.approx.f")
-        scaled = builder.fmul(x, _splat_like(x, math.log2(math.e)))
+        name = "llvm.nvvm.ex2.approx.ftz.f"  # ex2.approx.ftz.f32: one MUFU.EX2 (without ftz, ptxas adds a
+        # compare and two multiplies per call to scale subnormal results; Triton's exp is ftz too)
+        fn = module.globals.get(name) or ir.Function(module, ir.FunctionType(F32, [F32]), name)
+        scaled = builder.fmul(x, _splat_like(x, math.log2(math.e))) if op == "exp" else x
         return map_elements(builder, scaled, lambda element: builder.call(fn, [element]))
 
 
