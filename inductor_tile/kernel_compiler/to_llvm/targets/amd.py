@@ -73,6 +73,14 @@ class AMDTarget(Target):
         self.warp_size = wave_size_of(arch)
         self.block_size = 0  # work-items per workgroup, set by finish_kernel
 
+    @property
+    def matrix_core_arch(self) -> str:
+        """`arch` where fp16/bf16 dots go to matrix cores (MFMA: passes/accelerate_matmul_amd.py,
+        to_llvm/dot_mfma.py), '' where they stay FMAs (RDNA, TILE_AMD_MFMA=0)."""
+        from ...passes.accelerate_matmul_amd import has_mfma
+
+        return self.arch if has_mfma(self.arch) else ""
+
     def triple(self) -> str:
         return "amdgcn-amd-amdhsa"
 
