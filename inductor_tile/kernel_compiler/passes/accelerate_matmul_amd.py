@@ -6,8 +6,11 @@ it, converted through LDS like every other layout conversion; to_llvm/dot_mfma.p
 `llvm.amdgcn.mfma.f32.*` calls. The instruction and where the waves go, first that fits:
 
 - 32x32x8 with the waves along N ([1, w]): M a multiple of 32, N of 32 * w, K of 8;
-- 16x16x16 with the waves along M ([w, 1]): M a multiple of 16 * w, N of 16, K of 16;
-- 16x16x16 along N ([1, w]): N a multiple of 16 * w, M of 16, K of 16.
+- 16x16x16 along N ([1, w]): N a multiple of 16 * w, M of 16, K of 16;
+- 16x16x16 with the waves along M ([w, 1]): M a multiple of 16 * w, N of 16, K of 16.
+
+Waves along N first: the accumulator's row tile then stays small, so that a large one leaves
+through LDS in chunks of rows (to_llvm/dot_mfma_epilogue.py).
 
 Everything else (fp32 / fp64 / int8 dots, fp16 results, batched or smaller dots, wave32 targets)
 keeps the FMA path, as does every dot under TILE_AMD_MFMA=0.
@@ -39,10 +42,10 @@ def mfma_layout(shape: tuple[int, int, int], num_warps: int) -> AmdMfma | None:
     m, n, k = shape
     if k % 8 == 0 and m % 32 == 0 and n % (32 * num_warps) == 0:
         return AmdMfma(32, (1, num_warps))
-    if k % 16 == 0 and m % (16 * num_warps) == 0 and n % 16 == 0:
-        return AmdMfma(16, (num_warps, 1))
     if k % 16 == 0 and n % (16 * num_warps) == 0 and m % 16 == 0:
         return AmdMfma(16, (1, num_warps))
+    if k % 16 == 0 and m % (16 * num_warps) == 0 and n % 16 == 0:
+        return AmdMfma(16, (num_warps, 1))
     return None
 
 

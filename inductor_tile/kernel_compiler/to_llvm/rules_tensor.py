@@ -12,7 +12,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from ..ir.layouts import LayoutMap
+from ..ir.layouts import AmdMfma, LayoutMap
 from .context import I32, LoweringContext, LoweringError, byte_size, constant_like, lowering
 
 
@@ -212,6 +212,13 @@ def lower_convert_layout(ctx: LoweringContext, op: Operation) -> None:
         value = ctx.get(op.operands[0])
         if applies(src_map, dst_map, byte_size(value.type.element)):
             ctx.set(op.results[0], mma_exchange(ctx, value, src_map, dst_map))
+            return
+    if perm is None and isinstance(src_map.layout, AmdMfma):  # a large MFMA accumulator: in row chunks
+        from .dot_mfma_epilogue import applies, chunked_exchange
+
+        value = ctx.get(op.operands[0])
+        if applies(src_map, dst_map, byte_size(value.type.element)):
+            ctx.set(op.results[0], chunked_exchange(ctx, value, src_map, dst_map))
             return
     if perm is None:
         from .shared import exchange
