@@ -143,3 +143,34 @@ def test_simulation_fails_for_a_wrong_layout_index(monkeypatch, method, broken, 
     result = simulate(mfma, a, b, c, num_warps)
     assert not np.isnan(result).any()  # every element computed, but not the dot
     assert np.abs(result - (a @ b + c)).max() > 1.0
+
+
+@pytest.mark.parametrize("m, n, num_warps, dst, plan", [
+    (128, 128, 4, Blocked((1, 1), (1, 64), (2, 2), (1, 0)), (0, 32)),   # 32x32x8: chunks of rows
+    (128, 128, 8, Blocked((1, 4), (4, 16), (8, 1), (1, 0)), (0, 32)),   # 16x16x16 along N: chunks of rows
+    (128, 128, 4, Blocked((4, 1), (16, 4), (1, 4), (0, 1)), (0, 64)),   # column-major: 64-row tile, over budget
+    (128, 64, 8, Blocked((1, 1), (64, 1), (1, 8), (0, 1)), (1, 32)),    # 16x16x16 along M: chunks of columns
+])
+def test_epilogue_chunks_move_every_element_once(m, n, num_warps, dst, plan):
+    """The chunked accumulator exchange (to_llvm/dot_mfma_epilogue.py): in each chunk every element a thread
+    reads back was written by some thread in the same chunk, inside the chunk's LDS rows, and every slot of the
+    destination is read in exactly one chunk."""
+    from inductor_tile.kernel_compiler.to_llvm.dot_mfma_epilogue import CHUNK_BYTES, _chunk_slots, chunking
+
+    mfma = mfma_layout((m, n, 32), num_warps)
+    src, dst_map = LayoutMap(mfma, (m, n)), LayoutMap(dst, (m, n))
+    assert chunking(src, dst_map, 4) == plan
+    dim, size = plan
+    width = n if dim == 0 else size
+    assert (size if dim == 0 else m) * (width + 1) * 4 <= (CHUNK_BYTES if plan[1] < 64 else 2 * CHUNK_BYTES)
+    read = np.zeros((num_warps, LANES, dst_map.num_slots), dtype=int)
+    for chunk in range(src.shape[dim] // size):
+        written = {src.index(slot, lane, warp) for warp in range(num_warps) for lane in range(LANES)
+                   for slot in _chunk_slots(src, dim, size, chunk)}
+        assert all(chunk * size <= index[dim] < (chunk + 1) * size for index in written)
+        for warp in range(num_warps):
+            for lane in range(LANES):
+                for slot in _chunk_slots(dst_map, dim, size, chunk):
+                    assert dst_map.index(slot, lane, warp) in written
+                    read[warp, lane, slot] += 1
+    assert (read == 1).all()

@@ -33,11 +33,13 @@ def _chunk_bytes(shape: tuple[int, int], dim: int, size: int, element_bytes: int
 
 
 def chunking(src: LayoutMap, dst: LayoutMap, element_bytes: int) -> tuple[int, int] | None:
-    """(dimension, elements along it per chunk), or None where the whole tile fits `CHUNK_BYTES` or
-    neither dimension splits into chunks of whole tiles of both layouts."""
+    """(dimension, elements along it per chunk): rows if chunks of rows fit `CHUNK_BYTES`, else the
+    dimension with the smaller chunks; None where the whole tile fits `CHUNK_BYTES` or neither
+    dimension splits into whole tiles of both layouts."""
     shape = src.shape
     if _chunk_bytes(shape, 0, shape[0], element_bytes) <= CHUNK_BYTES:
         return None
+    best = None
     for dim in (0, 1):
         tile = math.lcm(src.root.cta_tile(dim), dst.root.cta_tile(dim))
         size = shape[dim]
@@ -45,9 +47,13 @@ def chunking(src: LayoutMap, dst: LayoutMap, element_bytes: int) -> tuple[int, i
             continue
         while _chunk_bytes(shape, dim, size, element_bytes) > CHUNK_BYTES and size % 2 == 0 and (size // 2) % tile == 0:
             size //= 2
-        if size < shape[dim]:
+        if size == shape[dim]:
+            continue
+        if _chunk_bytes(shape, dim, size, element_bytes) <= CHUNK_BYTES:
             return dim, size
-    return None
+        if best is None or _chunk_bytes(shape, dim, size, element_bytes) < _chunk_bytes(shape, *best, element_bytes):
+            best = (dim, size)
+    return best
 
 
 def applies(src: LayoutMap, dst: LayoutMap, element_bytes: int) -> bool:
