@@ -1,6 +1,7 @@
 """Language features on the AMD target, checked on linked code objects (no AMD GPU): tl.dot's FMA path (fp32
 dots, RDNA3, and CDNA fp16/bf16 dots under TILE_AMD_MFMA=0; MFMA: test_amd_dot_mfma.py) with operands through
-LDS, float64 reductions exchange both 32-bit words across a wave64, and scans, sorts, histograms, gathers, random numbers and permutes link for CDNA and RDNA3 without spilling."""
+LDS, float64 reductions exchange both 32-bit words across a wave64, and scans, sorts, histograms, gathers, random
+numbers and permutes link for CDNA and RDNA3 without spilling."""
 
 from __future__ import annotations
 
