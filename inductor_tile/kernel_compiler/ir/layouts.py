@@ -369,6 +369,8 @@ def encoding_of(layout: Layout) -> Attribute:
         return SliceEncodingAttr.get(layout.dim, encoding_of(layout.parent))
     if isinstance(layout, AmdMfma):
         return AmdMfmaEncodingAttr(MfmaData(layout))
+    if isinstance(layout, AmdWmma):
+        return AmdWmmaEncodingAttr(WmmaData(layout))
     from .dot_layouts import dot_encoding_of
 
     return dot_encoding_of(layout)
@@ -378,7 +380,7 @@ def layout_of_encoding(attr: Attribute) -> Layout:
     """The plain layout of an encoding attribute."""
     if isinstance(attr, BlockedEncodingAttr):
         return attr.value
-    if isinstance(attr, SliceEncodingAttr | AmdMfmaEncodingAttr):
+    if isinstance(attr, SliceEncodingAttr | AmdMfmaEncodingAttr | AmdWmmaEncodingAttr):
         return attr.value
     from .dot_layouts import DOT_ENCODINGS
 
@@ -485,3 +487,79 @@ class AmdMfmaEncodingAttr(ParametrizedAttribute):
         if len(warps) != 2 or min(warps) != 1 or (shape[0] == 32 and warps[0] != 1):
             parser.raise_error("#ttg.amd_mfma: warpsPerCTA must be [1, w] ([w, 1] too for 16x16x16)")
         return (MfmaData(AmdMfma(shape[0], warps)),)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class AmdWmma:
+    """The result layout of dots computed with `v_wmma_f32_16x16x16_{f16,bf16}` on RDNA3 (gfx11, wave32), one
+    instruction per 16 x 16 piece of each wave.
+
+    From the RDNA3 ISA's description (lane l of 32, register v of 8): d[v] = D[2 * v + l // 16][l % 16], i.e.
+    blocked sizePerThread [1, 1], threadsPerWarp [2, 16], order [1, 0], the instruction's 16 rows being 8 row
+    repetitions. Each lane's a (b) registers are the 16 k of row (column) l % 16, lanes 16-31 holding the
+    same as lanes 0-15; as a layout (`operand_blocked`) lanes 0-15 hold k 0-7 and lanes 16-31 k 8-15 of each
+    16, and the lowering (to_llvm/dot_wmma.py) completes each lane's 16 from its partner lane l ^ 16.
+    A wave's rows in the result are interleaved with the other waves' rows along M (2 rows each), its rows in
+    a are not, so waves lie along N only ([1, w])."""
+
+    warps_per_cta: tuple[int, int]
+
+    rank = 2
+    size = 16
+    k_width = 16
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return (1, 0)
+
+    def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
+        return Blocked((1, 1), (2, 16), self.warps_per_cta, (1, 0))
+
+    def operand_blocked(self, op_idx: int) -> Blocked:
+        if op_idx == 0:
+            return Blocked((1, 8), (16, 2), (self.warps_per_cta[0], 1), (0, 1))
+        return Blocked((8, 1), (2, 16), (1, self.warps_per_cta[1]), (1, 0))
+
+
+@irdl_attr_definition
+class WmmaData(Data[AmdWmma]):
+    name = "ttg.amd_wmma_data"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> AmdWmma:  # pragma: no cover - printed via the encoding
+        raise NotImplementedError("ttg.amd_wmma_data is printed through #ttg.amd_wmma")
+
+    def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
+        printer.print_string(str(self.data))
+
+
+@irdl_attr_definition
+class AmdWmmaEncodingAttr(ParametrizedAttribute):
+    """`#ttg.amd_wmma<{version = 1, warpsPerCTA = [1, 4]}>` (version 1: RDNA3)"""
+
+    name = "ttg.amd_wmma"
+
+    layout: WmmaData
+
+    @property
+    def value(self) -> AmdWmma:
+        return self.layout.data  # type: ignore[return-value]
+
+    def print_parameters(self, printer: Printer) -> None:
+        warps = ", ".join(str(w) for w in self.value.warps_per_cta)
+        printer.print_string(f"<{{version = 1, warpsPerCTA = [{warps}]}}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
+        with parser.in_angle_brackets(), parser.in_braces():
+            parser.parse_keyword("version")
+            parser.parse_punctuation("=")
+            if parser.parse_integer() != 1:
+                parser.raise_error("#ttg.amd_wmma: version must be 1 (RDNA3)")
+            parser.parse_punctuation(",")
+            parser.parse_keyword("warpsPerCTA")
+            parser.parse_punctuation("=")
+            warps = _parse_list(parser)
+        if len(warps) != 2 or warps[0] != 1:
+            parser.raise_error("#ttg.amd_wmma: warpsPerCTA must be [1, w]")
+        return (WmmaData(AmdWmma(warps)),)  # type: ignore[arg-type]

@@ -97,7 +97,7 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
     the dots a warpgroup can (sm_90 unless TILE_WGMMA=0), 0 keeps every dot on FMAs. `num_stages` >= 2
     copies the dot operands of loops that many iterations ahead into shared memory (cp.async), in
     at most `shared_limit` bytes (the target's) less a margin for the exchanges inside the loop.
-    `amd_arch` (an AMD architecture with MFMA) puts fp16/bf16 dots on its matrix cores instead."""
+    `amd_arch` (an AMD architecture with MFMA or WMMA) puts fp16/bf16 dots on its matrix cores instead."""
     stages = async_copy_stages(num_stages, mma_version)
     return [
         # Pointer tiles stepped around loops of dots become functions of the loop index, and

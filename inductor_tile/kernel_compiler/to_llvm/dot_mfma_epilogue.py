@@ -1,5 +1,5 @@
-"""A dot's accumulator leaving the MFMA layout (AMD): `ttg.convert_layout` from `#ttg.amd_mfma` to a
-blocked layout through LDS, one chunk of rows (or of columns) at a time.
+"""A dot's accumulator leaving the AMD matrix-core layouts: `ttg.convert_layout` from `#ttg.amd_mfma` or
+`#ttg.amd_wmma` to a blocked layout through LDS, one chunk of rows (or of columns) at a time.
 
 The generic exchange (`shared.py`) puts the whole tile in LDS at once: a 128 x 128 fp32 accumulator
 with its row padding takes 66 KB, more than the 64 KiB of a gfx942 workgroup. Here the tile goes
@@ -17,7 +17,7 @@ import math
 
 from llvmlite import ir
 
-from ..ir.layouts import AmdMfma, Blocked, LayoutMap
+from ..ir.layouts import AmdMfma, AmdWmma, Blocked, LayoutMap
 from .context import I32, LoweringContext, byte_size
 from .rules_tensor import index_vectors
 from .shared import _padded, load_slots, store_slots
@@ -57,8 +57,8 @@ def chunking(src: LayoutMap, dst: LayoutMap, element_bytes: int) -> tuple[int, i
 
 
 def applies(src: LayoutMap, dst: LayoutMap, element_bytes: int) -> bool:
-    """Whether this lowering takes a conversion: a 2-D MFMA accumulator too large for one exchange."""
-    return (isinstance(src.layout, AmdMfma) and isinstance(dst.layout, Blocked) and len(src.shape) == 2
+    """Whether this lowering takes a conversion: a 2-D MFMA/WMMA accumulator too large for one exchange."""
+    return (isinstance(src.layout, AmdMfma | AmdWmma) and isinstance(dst.layout, Blocked) and len(src.shape) == 2
             and src.shape == dst.shape and chunking(src, dst, element_bytes) is not None)
 
 

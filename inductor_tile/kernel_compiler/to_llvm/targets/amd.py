@@ -75,11 +75,11 @@ class AMDTarget(Target):
 
     @property
     def matrix_core_arch(self) -> str:
-        """`arch` where fp16/bf16 dots go to matrix cores (MFMA: passes/accelerate_matmul_amd.py,
-        to_llvm/dot_mfma.py), '' where they stay FMAs (RDNA, TILE_AMD_MFMA=0)."""
-        from ...passes.accelerate_matmul_amd import has_mfma
+        """`arch` where fp16/bf16 dots go to matrix cores (passes/accelerate_matmul_amd.py; MFMA on CDNA:
+        to_llvm/dot_mfma.py, WMMA on RDNA3: dot_wmma.py), '' where they stay FMAs (TILE_AMD_MFMA=0)."""
+        from ...passes.accelerate_matmul_amd import has_matrix_cores
 
-        return self.arch if has_mfma(self.arch) else ""
+        return self.arch if has_matrix_cores(self.arch) else ""
 
     def triple(self) -> str:
         return "amdgcn-amd-amdhsa"
