@@ -1,7 +1,8 @@
-"""tl.dot on AMD matrix cores (MFMA, CDNA), checked on the LLVM IR and on linked, disassembled code objects
-(no AMD GPU here; the numbers the instructions compute are checked by the host simulation in
-test_amd_dot_mfma_sim.py): fp16 and bf16 dots call `llvm.amdgcn.mfma.f32.*`, the code object holds one
-`v_mfma_f32_*` per instruction piece of a wave and no scratch, fp32 dots and RDNA3 keep FMAs."""
+"""tl.dot on AMD matrix cores (MFMA on CDNA, WMMA on RDNA3), checked on the LLVM IR and on linked, disassembled
+code objects (no AMD GPU here; the numbers the instructions compute are checked by the host simulations in
+test_amd_dot_mfma_sim.py and test_amd_dot_wmma_sim.py): fp16 and bf16 dots call `llvm.amdgcn.mfma.f32.*` /
+`llvm.amdgcn.wmma.f32.16x16x16.*`, the code object holds one instruction per piece and k step of a wave and no
+scratch; fp32 dots, RDNA2 and TILE_AMD_MFMA=0 keep FMAs."""
 
 from __future__ import annotations
 
@@ -103,13 +104,42 @@ def test_other_cdna_architectures_take_mfma(arch):
 
 
 @needs_lld
-@pytest.mark.parametrize("element, arch, switch", [("fp32", "gfx942", "1"), ("fp16", "gfx1100", "1"),
-                                                   ("fp16", "gfx942", "0")])
-def test_fp32_rdna_and_switched_off_dots_keep_fmas(monkeypatch, element, arch, switch):
+@pytest.mark.parametrize("element, arch, switch", [("fp32", "gfx942", "1"), ("fp16", "gfx942", "0"),
+                                                   ("fp16", "gfx1100", "0"), ("fp16", "gfx1030", "1")])
+def test_fp32_switched_off_and_rdna2_dots_keep_fmas(monkeypatch, element, arch, switch):
     monkeypatch.setenv("TILE_AMD_MFMA", switch)
     kernel = _compile(element, 64, 64, 32, 4, arch=arch)
-    assert "amd_mfma" not in kernel.asm["ttgir"] and "llvm.amdgcn.mfma" not in kernel.asm["llir"]
-    assert "v_mfma" not in kernel.asm["amdgcn"]
+    assert "amd_mfma" not in kernel.asm["ttgir"] and "amd_wmma" not in kernel.asm["ttgir"]
+    assert "llvm.amdgcn.mfma" not in kernel.asm["llir"] and "llvm.amdgcn.wmma" not in kernel.asm["llir"]
+    assert "v_mfma" not in kernel.asm["amdgcn"] and "v_wmma" not in kernel.asm["amdgcn"]
+
+
+WMMA_INTRINSIC = {"f16": "f16.v8f32.v16f16(<16 x half>", "bf16": "bf16.v8f32.v16i16(<16 x i16>"}
+
+
+@needs_lld
+@needs_objdump
+@pytest.mark.parametrize("element", ["fp16", "bf16"])
+@pytest.mark.parametrize("m, n, k, num_warps", [(64, 64, 32, 4), (128, 128, 32, 4), (32, 128, 64, 8)])
+def test_dot_on_wmma_links_without_scratch(tmp_path, element, m, n, k, num_warps):
+    """RDNA3: one v_wmma_f32_16x16x16 per piece and k step of a wave, each lane's operand halves completed
+    from lane l ^ 16 (ds_swizzle), no scratch."""
+    kernel = _compile(element, m, n, k, num_warps, arch="gfx1100")
+    kind = element.replace("fp", "f")
+    assert "#ttg.amd_wmma<{version = 1, warpsPerCTA = [1, " + f"{num_warps}]}}>" in kernel.asm["ttgir"]
+    filecheck(kernel.asm["llir"], f"""
+CHECK: [[D:%[.0-9a-z]+]] = tail call <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.{WMMA_INTRINSIC[kind]} %{{{{.*}}}}
+CHECK: tail call <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.{WMMA_INTRINSIC[kind]} %{{{{.*}}}}, {{{{.*}}}}, <8 x float> [[D]])
+""", tmp_path)
+    text = _disassembly(kernel, "gfx1100")
+    wmma = re.findall(r"^v_wmma_f32_\S+", text, flags=re.M)
+    assert set(wmma) == {f"v_wmma_f32_16x16x16_{kind}"} and len(wmma) == m * n * k // (16 * 16 * 16) // num_warps
+    assert "ds_swizzle" in text and "v_fma" not in text and "fmac" not in text
+    meta = hsaco.kernel_metadata(kernel.asm["hsaco"], "dot_kernel")
+    assert meta[".private_segment_fixed_size"] == 0 and meta[".vgpr_spill_count"] == 0
+    assert meta[".group_segment_fixed_size"] == kernel.shared_bytes <= 64 * 1024
+    print(f"gfx1100 {element} {m}x{n}x{k}/{num_warps}: {meta['.vgpr_count']} VGPRs, {meta['.sgpr_count']} SGPRs, "
+          f"{kernel.shared_bytes} bytes of LDS")
 
 
 @needs_lld
