@@ -156,3 +156,37 @@ def test_fp16_result_dot_keeps_fmas():
     kernel = inductor_tile.compile(half_dot, signature={"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16"},
                                    constexprs={"M": 64, "N": 64, "K": 32}, target="hip:gfx942", num_warps=4)
     assert "llvm.amdgcn.mfma" not in kernel.asm["llir"]
+
+
+MATMUL_INTS = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
+ATTENTION_INTS = ["seq_len", "stride_qh", "stride_qm", "stride_kh", "stride_kn", "stride_vh", "stride_vn", "stride_oh",
+                  "stride_om"]
+
+
+@needs_lld
+@needs_objdump
+@pytest.mark.parametrize("arch, kernel_name, blocks", [
+    ("gfx942", "matmul_kernel", {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}),
+    ("gfx942", "attention_fwd_kernel", {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 64}),
+    ("gfx1100", "matmul_kernel", {"BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}),
+])
+def test_benchmark_kernels_take_matrix_cores_without_scratch(arch, kernel_name, blocks):
+    """model_benchmarks' tutorial-style matmul (masked edges, strides, K loop) and causal attention forward
+    (q k^T, online softmax, p v) compile to one matrix-core instruction per piece and k step of a wave, without
+    scratch. (Attention on RDNA3 spills, as its FMA path does more: not checked here.)"""
+    from model_benchmarks import dot_kernels
+
+    if kernel_name == "matmul_kernel":
+        signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{name: "i32" for name in MATMUL_INTS}}
+        macs = blocks["BLOCK_M"] * blocks["BLOCK_N"] * blocks["BLOCK_K"]
+    else:
+        signature = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "scale": "fp32",
+                     **{name: "i32" for name in ATTENTION_INTS}}
+        macs = 2 * blocks["BLOCK_M"] * blocks["BLOCK_N"] * blocks["HEAD_DIM"]  # q k^T and p v
+    kernel = inductor_tile.compile(getattr(dot_kernels, kernel_name), signature=signature, constexprs=blocks,
+                                   target=f"hip:{arch}", num_warps=4)
+    meta = hsaco.kernel_metadata(kernel.asm["hsaco"], kernel_name)
+    assert meta[".private_segment_fixed_size"] == 0 and meta[".vgpr_spill_count"] == 0
+    text = _disassembly(kernel, arch)
+    found = re.findall(r"^v_(?:mfma|wmma)_f32_(\d+)x\d+x(\d+)_f16", text, flags=re.M)
+    assert found and sum(int(side) ** 2 * int(k) for side, k in found) == macs // 4  # 4 waves
