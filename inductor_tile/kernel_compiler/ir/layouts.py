@@ -482,7 +482,7 @@ class AmdMfmaEncodingAttr(ParametrizedAttribute):
             parser.parse_keyword("warpsPerCTA")
             parser.parse_punctuation("=")
             warps = _parse_list(parser)
-        if len(shape) != 3 or shape[0] != shape[1] or shape[0] not in MFMA_SHAPES or MFMA_SHAPES[shape[0]][1] != shape[2]:
+        if len(shape) != 3 or shape[0] != shape[1] or MFMA_SHAPES.get(shape[0], (0, 0))[1] != shape[2]:
             parser.raise_error("#ttg.amd_mfma: instrShape must be [32, 32, 8] or [16, 16, 16]")
         if len(warps) != 2 or min(warps) != 1 or (shape[0] == 32 and warps[0] != 1):
             parser.raise_error("#ttg.amd_mfma: warpsPerCTA must be [1, w] ([w, 1] too for 16x16x16)")

@@ -57,8 +57,8 @@ class ConvertLayoutOp(IRDLOperation):
 
 def layout_of(ty: Attribute) -> Layout | None:
     """The layout of a TTGIR tensor type; None for scalars and tensors without one."""
-    if isinstance(ty, TensorType) and isinstance(ty.encoding, (BlockedEncodingAttr, SliceEncodingAttr, AmdMfmaEncodingAttr,
-                                                               AmdWmmaEncodingAttr, *DOT_ENCODINGS)):
+    encodings = (BlockedEncodingAttr, SliceEncodingAttr, AmdMfmaEncodingAttr, AmdWmmaEncodingAttr, *DOT_ENCODINGS)
+    if isinstance(ty, TensorType) and isinstance(ty.encoding, encodings):
         return layout_of_encoding(ty.encoding)
     return None
 

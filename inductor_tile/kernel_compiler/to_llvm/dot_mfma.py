@@ -77,7 +77,8 @@ def lower_mfma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
         b = builder.bitcast(b, ir.VectorType(element, b.type.count))
     registers = mfma.size * mfma.size // 64
     operand_type, acc_type = ir.VectorType(element, 4), ir.VectorType(F32, registers)
-    function = ctx.intrinsic(intrinsic_name(mfma, kind), acc_type, [operand_type, operand_type, acc_type, I32, I32, I32])
+    function = ctx.intrinsic(intrinsic_name(mfma, kind), acc_type,
+                             [operand_type, operand_type, acc_type, I32, I32, I32])
     flags = [ir.Constant(I32, 0)] * 3  # cbsz, abid, blgp: no broadcast between blocks
     pieces: dict[tuple[int, int], tuple[tuple[int, ...], ir.Value]] = {}
     for step in mfma_steps(mfma, a_map, b_map, c_map):

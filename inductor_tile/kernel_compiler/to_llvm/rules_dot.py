@@ -1,7 +1,7 @@
 """Lowering of `tt.dot`: `a @ b + acc` per thread, in one of three ways chosen by the layouts.
 
-- result in `#ttg.nvidia_mma`: tensor cores (`dot_mma.py`); in `#ttg.amd_mfma` / `#ttg.amd_wmma`: AMD matrix cores (`dot_mfma.py`,
-  `dot_wmma.py`);
+- result in `#ttg.nvidia_mma`: tensor cores (`dot_mma.py`); in `#ttg.amd_mfma` / `#ttg.amd_wmma`: AMD
+  matrix cores (`dot_mfma.py`, `dot_wmma.py`);
 - one thread holds everything (the CPU): a, b and acc go to stack buffers in row-major
   order and two counted loops compute each result row as a vector: for every k,
   row += a[m, k] * b[k, :] (one vector FMA per k), so the code size does not grow with K;
