@@ -76,6 +76,8 @@ CHECK: tail call {acc} {name}({op} %{{{{.*}}}}, {op} %{{{{.*}}}}, {acc} [[D]], i
     per_wave = m * n * k // (size * size * (8 if size == 32 else 16)) // num_warps
     assert len(_mfma_lines(text)) == per_wave  # every piece once per wave, none repeated
     assert "v_fma" not in text and "fmac" not in text
+    # the operands' 4 k per lane come out of LDS as one 8-byte read (to_llvm/dot_amd_operands.py)
+    assert re.search(r"^ds_read2?_b64", text, flags=re.M) and "ds_read_u16" not in text
     _report(kernel, "dot_kernel")
 
 
@@ -84,15 +86,18 @@ CHECK: tail call {acc} {name}({op} %{{{{.*}}}}, {op} %{{{{.*}}}}, {acc} [[D]], i
 @pytest.mark.parametrize("element", ["fp16", "bf16"])
 def test_k_loop_keeps_the_accumulator_in_mfma_registers(element):
     """The loop-carried accumulator of a K loop stays in the MFMA layout: no conversion inside the loop,
-    four 32x32x8 instructions per wave and iteration (128 x 128 x 32 tiles, 4 waves), no scratch."""
+    four 32x32x8 instructions per wave and iteration (128 x 128 x 32 tiles, 4 waves), no scratch; a's rows,
+    loaded 16 bytes at a time, go into LDS 16 bytes at a time."""
     kernel = inductor_tile.compile(matmul_kernel, signature={"a_ptr": f"*{element}", "b_ptr": f"*{element}",
                                                              "c_ptr": f"*{element}", "K": "i32"},
-                                   constexprs={"BM": 128, "BN": 128, "BK": 32}, target="hip:gfx942", num_warps=4)
+                                   constexprs={"BM": 128, "BN": 128, "BK": 32}, target="hip:gfx942", num_warps=4,
+                                   divisible_by_16=("a_ptr", "b_ptr", "c_ptr", "K"))
     loop = kernel.asm["ttgir"].split("scf.for", 1)[1].split("scf.yield", 1)[0]
     assert "#ttg.amd_mfma<{instrShape = [32, 32, 8], warpsPerCTA = [1, 4]}>" in loop
     assert not any("convert_layout" in line and "-> tensor<128x128xf32" in line for line in loop.splitlines())
     text = _disassembly(kernel, "gfx942")
     assert len(_mfma_lines(text)) == 128 * 32 * 32 // (32 * 32 * 8)
+    assert "ds_write_b128" in text and "ds_read_b64" in text
     _report(kernel, "matmul_kernel")
 
 
@@ -135,6 +140,7 @@ CHECK: tail call <8 x float> @llvm.amdgcn.wmma.f32.16x16x16.{WMMA_INTRINSIC[kind
     wmma = re.findall(r"^v_wmma_f32_\S+", text, flags=re.M)
     assert set(wmma) == {f"v_wmma_f32_16x16x16_{kind}"} and len(wmma) == m * n * k // (16 * 16 * 16) // num_warps
     assert "ds_swizzle" in text and "v_fma" not in text and "fmac" not in text
+    assert "ds_load_b128" in text and "ds_load_u16" not in text  # a lane's 8 k of an operand: one 16-byte read
     meta = hsaco.kernel_metadata(kernel.asm["hsaco"], "dot_kernel")
     assert meta[".private_segment_fixed_size"] == 0 and meta[".vgpr_spill_count"] == 0
     assert meta[".group_segment_fixed_size"] == kernel.shared_bytes <= 64 * 1024

@@ -174,3 +174,36 @@ def test_epilogue_chunks_move_every_element_once(m, n, num_warps, dst, plan):
                     assert dst_map.index(slot, lane, warp) in written
                     read[warp, lane, slot] += 1
     assert (read == 1).all()
+
+
+def _check_runs(lmap: LayoutMap, groups: list[list[int]], k_dim: int, num_warps: int, lanes: int) -> None:
+    """Every group holds, in every thread, consecutive k of one row / column from a multiple of its length."""
+    assert sorted(s for g in groups for s in g) == list(range(lmap.num_slots))
+    for warp in range(num_warps):
+        for lane in range(lanes):
+            for group in groups:
+                first = lmap.index(group[0], lane, warp)
+                assert first[k_dim] % len(group) == 0
+                for j, slot in enumerate(group):
+                    expected = tuple(c + j if d == k_dim else c for d, c in enumerate(first))
+                    assert lmap.index(slot, lane, warp) == expected
+
+
+@pytest.mark.parametrize("m, n, k, num_warps", CASES)
+def test_operand_runs_are_vector_loads(m, n, k, num_warps):
+    """to_llvm/dot_amd_operands.py reads each group of `operand_runs` as one vector from k-major LDS rows."""
+    from inductor_tile.kernel_compiler.to_llvm.dot_amd_operands import operand_runs, store_run
+
+    mfma = mfma_layout((m, n, k), num_warps)
+    for op_idx, shape in ((0, (m, k)), (1, (k, n))):
+        lmap = LayoutMap(DotOperand(op_idx, mfma), shape)
+        k_dim = 1 if op_idx == 0 else 0
+        groups = operand_runs(lmap)
+        assert {len(g) for g in groups} == {4}
+        _check_runs(lmap, groups, k_dim, num_warps, LANES)
+        # a source loaded 16 bytes at a time along k is stored by runs of 8 halves
+        spt = (1, 8) if k_dim == 1 else (8, 1)
+        src = LayoutMap(Blocked(spt, (8, 8), (num_warps, 1), (k_dim, 1 - k_dim)), shape)
+        run = store_run(src, k_dim, 2)
+        assert run == min(8, shape[k_dim])
+        _check_runs(src, [list(range(s, s + run)) for s in range(0, src.num_slots, run)], k_dim, num_warps, LANES)

@@ -118,3 +118,18 @@ def test_simulation_fails_for_a_wrong_layout_index(monkeypatch, method, broken):
     assert not np.isnan(result).any()
     assert np.abs(result - (a @ b + c)).max() > 1.0
 
+
+
+@pytest.mark.parametrize("m, n, k, num_warps", CASES)
+def test_operand_runs_are_vector_loads(m, n, k, num_warps):
+    """to_llvm/dot_amd_operands.py reads each lane's 8 halves of a WMMA operand as one 16-byte vector."""
+    from test_amd_dot_mfma_sim import _check_runs
+
+    from inductor_tile.kernel_compiler.to_llvm.dot_amd_operands import operand_runs
+
+    wmma = wmma_layout((m, n, k), num_warps)
+    for op_idx, shape in ((0, (m, k)), (1, (k, n))):
+        lmap = LayoutMap(DotOperand(op_idx, wmma), shape)
+        groups = operand_runs(lmap)
+        assert {len(g) for g in groups} == {8}
+        _check_runs(lmap, groups, 1 if op_idx == 0 else 0, num_warps, LANES)
