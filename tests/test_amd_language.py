@@ -1,6 +1,7 @@
-"""Language features on the AMD target, checked on linked code objects (no AMD GPU): tl.dot lowers to FMAs
-(no MFMA/WMMA yet) with operands through LDS, float64 reductions exchange both 32-bit words across a wave64,
-and scans, sorts, histograms, gathers, random numbers and permutes link for CDNA and RDNA3 without spilling."""
+"""Language features on the AMD target, checked on linked code objects (no AMD GPU): tl.dot's FMA path (fp32
+dots, RDNA3, and CDNA fp16/bf16 dots under TILE_AMD_MFMA=0; MFMA: test_amd_dot_mfma.py) with operands through
+LDS, float64 reductions exchange both 32-bit words across a wave64, and scans, sorts, histograms, gathers, random
+numbers and permutes link for CDNA and RDNA3 without spilling."""
 
 from __future__ import annotations
 
@@ -39,7 +40,8 @@ _SPILLS = pytest.mark.xfail(strict=True, reason="known gap: fp32 FMA dots spill 
 @pytest.mark.parametrize("arch, element", [("gfx942", "fp32"), ("gfx942", "fp16"), ("gfx942", "bf16"),
                                            pytest.param("gfx1100", "fp32", marks=_SPILLS), ("gfx1100", "fp16"),
                                            ("gfx1100", "bf16")])
-def test_dot_is_fmas_with_operands_through_lds(arch, element):
+def test_dot_is_fmas_with_operands_through_lds(monkeypatch, arch, element):
+    monkeypatch.setenv("TILE_AMD_MFMA", "0")  # the FMA path on CDNA too
     M, N, K, num_warps = 64, 64, 32, 4
     kernel = inductor_tile.compile(dot_kernel, signature={"a_ptr": f"*{element}", "b_ptr": f"*{element}",
                                                           "c_ptr": "*fp32"},

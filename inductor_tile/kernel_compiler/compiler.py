@@ -350,7 +350,8 @@ def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     from .to_llvm.targets.amd import SHARED_SYMBOL, lds_limit_of
 
     target = get_target(kernel.target)
-    ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size)
+    ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
+                       amd_arch=target.matrix_core_arch)
     kernel.asm["ttgir"] = print_ir(ttgir)
     kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
     lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)

@@ -34,7 +34,7 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from .layouts import Blocked, default_blocked, layout_of_encoding
+from .layouts import AmdMfma, AmdWmma, Blocked, default_blocked, layout_of_encoding
 
 MMA_PIECE = (16, 8)  # rows x columns one mma.sync.m16n8k16 produces
 MMA_K = 16
@@ -65,7 +65,7 @@ class DotOperand:
     """Operand `op_idx` (0: a, 1: b) of a dot whose result has layout `parent`."""
 
     op_idx: int
-    parent: "Blocked | NvidiaMma"
+    parent: "Blocked | NvidiaMma | AmdMfma | AmdWmma"
 
     @property
     def rank(self) -> int:
@@ -80,6 +80,8 @@ class DotOperand:
 
     def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
         parent = self.parent
+        if isinstance(parent, AmdMfma | AmdWmma):  # AMD matrix cores: layouts.AmdMfma/AmdWmma.operand_blocked
+            return parent.operand_blocked(self.op_idx)
         if isinstance(parent, NvidiaMma):
             warps_m, warps_n = parent.warps_per_cta
             if self.op_idx == 0:
@@ -180,8 +182,9 @@ class DotOperandEncodingAttr(ParametrizedAttribute):
             parser.parse_keyword("parent")
             parser.parse_punctuation("=")
             parent = layout_of_encoding(parser.parse_attribute())
-        if op_idx not in (0, 1) or not isinstance(parent, Blocked | NvidiaMma):
-            parser.raise_error("#ttg.dot_op: opIdx must be 0 or 1 and the parent a blocked or nvidia_mma layout")
+        if op_idx not in (0, 1) or not isinstance(parent, Blocked | NvidiaMma | AmdMfma | AmdWmma):
+            parser.raise_error("#ttg.dot_op: opIdx must be 0 or 1 and the parent a blocked, nvidia_mma, amd_mfma or "
+                               "amd_wmma layout")
         return (DotOperandData(DotOperand(op_idx, parent)),)
 
 

@@ -367,6 +367,10 @@ def encoding_of(layout: Layout) -> Attribute:
         return BlockedEncodingAttr.get(layout)
     if isinstance(layout, Slice):
         return SliceEncodingAttr.get(layout.dim, encoding_of(layout.parent))
+    if isinstance(layout, AmdMfma):
+        return AmdMfmaEncodingAttr(MfmaData(layout))
+    if isinstance(layout, AmdWmma):
+        return AmdWmmaEncodingAttr(WmmaData(layout))
     from .dot_layouts import dot_encoding_of
 
     return dot_encoding_of(layout)
@@ -376,10 +380,186 @@ def layout_of_encoding(attr: Attribute) -> Layout:
     """The plain layout of an encoding attribute."""
     if isinstance(attr, BlockedEncodingAttr):
         return attr.value
-    if isinstance(attr, SliceEncodingAttr):
+    if isinstance(attr, SliceEncodingAttr | AmdMfmaEncodingAttr | AmdWmmaEncodingAttr):
         return attr.value
     from .dot_layouts import DOT_ENCODINGS
 
     if isinstance(attr, DOT_ENCODINGS):
         return attr.value
     raise TypeError(f"not a TTGIR layout: {attr}")
+
+
+# ===------------------------------------------------------------------------===
+# AMD matrix-core layouts (MFMA on CDNA), views of blocked layouts
+# ===------------------------------------------------------------------------===
+#: the MFMA instructions a dot may use, by the side of their square result: (M = N, K per instruction)
+MFMA_SHAPES = {32: (32, 8), 16: (16, 16)}
+
+
+@dataclass(frozen=True)
+class AmdMfma:
+    """The result layout of dots computed with `v_mfma_f32_{32x32x8,16x16x16}` (fp16 / bf16 "_1k", fp32
+    accumulate) on a wave of 64 lanes, one instruction per `size` x `size` piece of each wave.
+
+    From the CDNA3 ISA's description of the instructions' registers (lane l of the wave, register v):
+      32x32x8:   d[v] = D[8 * (v // 4) + 4 * (l // 32) + v % 4][l % 32]   (16 registers)
+      16x16x16:  d[v] = D[4 * (l // 16) + v][l % 16]                     (4 registers)
+    i.e. blocked sizePerThread [4, 1], threadsPerWarp [64 / size, size], order [1, 0]:
+    a lane holds 4 consecutive rows of one column per repetition, and the instruction's 32 rows are
+    4 row repetitions (32x32x8) or one (16x16x16). The operands (`operand_blocked`):
+      a [M, K]:  a[j] = A[l % size][k_per_lane * (l // size) + j]  (4 halves, k contiguous)
+      b [K, N]:  b[j] = B[k_per_lane * (l // size) + j][l % size]
+    with k_per_lane = 4: sizePerThread [1, 4] / [4, 1], lanes along M (N) fastest.
+
+    Waves lie along one dimension (`warps_per_cta` [w, 1] or [1, w]); the rows a wave holds in a and
+    in the result must be the same instruction rows, which holds for 16x16x16 either way (a wave's
+    16 rows are one block of both) but for 32x32x8 only along N (the result's rows of one wave are 4
+    blocks of 8 rows, a's one block of 32), so 32x32x8 takes warps [1, w]."""
+
+    size: int
+    warps_per_cta: tuple[int, int]
+
+    rank = 2
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return (1, 0)
+
+    @property
+    def k_width(self) -> int:
+        """K of one instruction."""
+        return MFMA_SHAPES[self.size][1]
+
+    def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
+        return Blocked((4, 1), (64 // self.size, self.size), self.warps_per_cta, (1, 0))
+
+    def operand_blocked(self, op_idx: int) -> Blocked:
+        """The layout of operand a (0) or b (1): each lane 4 consecutive k of one row (a) / column (b);
+        the waves of the other operand's dimension hold copies (their count there is 1)."""
+        warps_m, warps_n = self.warps_per_cta
+        lanes = (self.size, 64 // self.size)
+        if op_idx == 0:
+            return Blocked((1, 4), lanes, (warps_m, 1), (0, 1))
+        return Blocked((4, 1), lanes[::-1], (1, warps_n), (1, 0))
+
+
+@irdl_attr_definition
+class MfmaData(Data[AmdMfma]):
+    name = "ttg.amd_mfma_data"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> AmdMfma:  # pragma: no cover - printed via the encoding
+        raise NotImplementedError("ttg.amd_mfma_data is printed through #ttg.amd_mfma")
+
+    def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
+        printer.print_string(str(self.data))
+
+
+@irdl_attr_definition
+class AmdMfmaEncodingAttr(ParametrizedAttribute):
+    """`#ttg.amd_mfma<{instrShape = [32, 32, 8], warpsPerCTA = [1, 4]}>`"""
+
+    name = "ttg.amd_mfma"
+
+    layout: MfmaData
+
+    @property
+    def value(self) -> AmdMfma:
+        return self.layout.data  # type: ignore[return-value]
+
+    def print_parameters(self, printer: Printer) -> None:
+        mfma = self.value
+        warps = ", ".join(str(w) for w in mfma.warps_per_cta)
+        printer.print_string(f"<{{instrShape = [{mfma.size}, {mfma.size}, {mfma.k_width}], warpsPerCTA = [{warps}]}}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
+        with parser.in_angle_brackets(), parser.in_braces():
+            parser.parse_keyword("instrShape")
+            parser.parse_punctuation("=")
+            shape = _parse_list(parser)
+            parser.parse_punctuation(",")
+            parser.parse_keyword("warpsPerCTA")
+            parser.parse_punctuation("=")
+            warps = _parse_list(parser)
+        if len(shape) != 3 or shape[0] != shape[1] or MFMA_SHAPES.get(shape[0], (0, 0))[1] != shape[2]:
+            parser.raise_error("#ttg.amd_mfma: instrShape must be [32, 32, 8] or [16, 16, 16]")
+        if len(warps) != 2 or min(warps) != 1 or (shape[0] == 32 and warps[0] != 1):
+            parser.raise_error("#ttg.amd_mfma: warpsPerCTA must be [1, w] ([w, 1] too for 16x16x16)")
+        return (MfmaData(AmdMfma(shape[0], warps)),)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class AmdWmma:
+    """The result layout of dots computed with `v_wmma_f32_16x16x16_{f16,bf16}` on RDNA3 (gfx11, wave32), one
+    instruction per 16 x 16 piece of each wave.
+
+    From the RDNA3 ISA's description (lane l of 32, register v of 8): d[v] = D[2 * v + l // 16][l % 16], i.e.
+    blocked sizePerThread [1, 1], threadsPerWarp [2, 16], order [1, 0], the instruction's 16 rows being 8 row
+    repetitions. Each lane's a (b) registers are the 16 k of row (column) l % 16, lanes 16-31 holding the
+    same as lanes 0-15; as a layout (`operand_blocked`) lanes 0-15 hold k 0-7 and lanes 16-31 k 8-15 of each
+    16, and the lowering (to_llvm/dot_wmma.py) completes each lane's 16 from its partner lane l ^ 16.
+    A wave's rows in the result are interleaved with the other waves' rows along M (2 rows each), its rows in
+    a are not, so waves lie along N only ([1, w])."""
+
+    warps_per_cta: tuple[int, int]
+
+    rank = 2
+    size = 16
+    k_width = 16
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return (1, 0)
+
+    def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
+        return Blocked((1, 1), (2, 16), self.warps_per_cta, (1, 0))
+
+    def operand_blocked(self, op_idx: int) -> Blocked:
+        if op_idx == 0:
+            return Blocked((1, 8), (16, 2), (self.warps_per_cta[0], 1), (0, 1))
+        return Blocked((8, 1), (2, 16), (1, self.warps_per_cta[1]), (1, 0))
+
+
+@irdl_attr_definition
+class WmmaData(Data[AmdWmma]):
+    name = "ttg.amd_wmma_data"
+
+    @classmethod
+    def parse_parameter(cls, parser: AttrParser) -> AmdWmma:  # pragma: no cover - printed via the encoding
+        raise NotImplementedError("ttg.amd_wmma_data is printed through #ttg.amd_wmma")
+
+    def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
+        printer.print_string(str(self.data))
+
+
+@irdl_attr_definition
+class AmdWmmaEncodingAttr(ParametrizedAttribute):
+    """`#ttg.amd_wmma<{version = 1, warpsPerCTA = [1, 4]}>` (version 1: RDNA3)"""
+
+    name = "ttg.amd_wmma"
+
+    layout: WmmaData
+
+    @property
+    def value(self) -> AmdWmma:
+        return self.layout.data  # type: ignore[return-value]
+
+    def print_parameters(self, printer: Printer) -> None:
+        warps = ", ".join(str(w) for w in self.value.warps_per_cta)
+        printer.print_string(f"<{{version = 1, warpsPerCTA = [{warps}]}}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
+        with parser.in_angle_brackets(), parser.in_braces():
+            parser.parse_keyword("version")
+            parser.parse_punctuation("=")
+            if parser.parse_integer() != 1:
+                parser.raise_error("#ttg.amd_wmma: version must be 1 (RDNA3)")
+            parser.parse_punctuation(",")
+            parser.parse_keyword("warpsPerCTA")
+            parser.parse_punctuation("=")
+            warps = _parse_list(parser)
+        if len(warps) != 2 or warps[0] != 1:
+            parser.raise_error("#ttg.amd_wmma: warpsPerCTA must be [1, w]")
+        return (WmmaData(AmdWmma(warps)),)  # type: ignore[arg-type]

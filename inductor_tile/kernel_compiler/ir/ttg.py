@@ -21,7 +21,8 @@ from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def
 from xdsl.traits import Pure
 
 from .dot_layouts import DOT_ENCODINGS, DotOperandData, DotOperandEncodingAttr, MmaData, NvidiaMmaEncodingAttr
-from .layouts import BlockedEncodingAttr, Layout, LayoutData, SliceEncodingAttr, encoding_of, layout_of_encoding
+from .layouts import (AmdMfmaEncodingAttr, AmdWmmaEncodingAttr, BlockedEncodingAttr, Layout, LayoutData, MfmaData,
+                      SliceEncodingAttr, WmmaData, encoding_of, layout_of_encoding)
 from .tt_types import expect, i32_attr
 from .ttg_async import ASYNC_OPS, ASYNC_TYPES
 
@@ -56,7 +57,8 @@ class ConvertLayoutOp(IRDLOperation):
 
 def layout_of(ty: Attribute) -> Layout | None:
     """The layout of a TTGIR tensor type; None for scalars and tensors without one."""
-    if isinstance(ty, TensorType) and isinstance(ty.encoding, (BlockedEncodingAttr, SliceEncodingAttr, *DOT_ENCODINGS)):
+    encodings = (BlockedEncodingAttr, SliceEncodingAttr, AmdMfmaEncodingAttr, AmdWmmaEncodingAttr, *DOT_ENCODINGS)
+    if isinstance(ty, TensorType) and isinstance(ty.encoding, encodings):
         return layout_of_encoding(ty.encoding)
     return None
 
@@ -96,5 +98,6 @@ TTG = Dialect(
     "ttg",
     [ConvertLayoutOp, *ASYNC_OPS],
     [BlockedEncodingAttr, SliceEncodingAttr, LayoutData,
-     NvidiaMmaEncodingAttr, MmaData, DotOperandEncodingAttr, DotOperandData, *ASYNC_TYPES],
+     NvidiaMmaEncodingAttr, MmaData, DotOperandEncodingAttr, DotOperandData, AmdMfmaEncodingAttr, MfmaData,
+     AmdWmmaEncodingAttr, WmmaData, *ASYNC_TYPES],
 )

@@ -77,8 +77,14 @@ class AccelerateMatmulPass(ModulePass):
     name = "accelerate-matmul"
 
     mma_version: int = 2
+    #: an AMD architecture: MFMA / WMMA layouts instead (accelerate_matmul_amd.py)
+    amd_arch: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if self.amd_arch:
+            from .accelerate_matmul_amd import accelerate_amd_matmul
+
+            return accelerate_amd_matmul(op, self.amd_arch)
         num_warps, _ = launch_shape(op)
         for func_op in functions(op):
             for dot in [o for o in func_op.walk() if isinstance(o, tt.DotOp)]:

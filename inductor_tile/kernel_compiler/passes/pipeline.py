@@ -91,12 +91,13 @@ def async_copy_stages(num_stages: int, mma_version: int) -> int:
 
 
 def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
-                   num_stages: int = 3, shared_limit: int = 166912) -> list[ModulePass]:
+                   num_stages: int = 3, shared_limit: int = 166912, amd_arch: str = "") -> list[ModulePass]:
     """The TTGIR passes for a launch of `num_warps` warps of `threads_per_warp` lanes; `mma_version`
     2 puts fp16/bf16 dots on tensor cores (mma.sync, NVIDIA sm_80+), 3 also lets Hopper's wgmma compute
     the dots a warpgroup can (sm_90 unless TILE_WGMMA=0), 0 keeps every dot on FMAs. `num_stages` >= 2
     copies the dot operands of loops that many iterations ahead into shared memory (cp.async), in
-    at most `shared_limit` bytes (the target's) less a margin for the exchanges inside the loop."""
+    at most `shared_limit` bytes (the target's) less a margin for the exchanges inside the loop.
+    `amd_arch` (an AMD architecture with MFMA or WMMA) puts fp16/bf16 dots on its matrix cores instead."""
     stages = async_copy_stages(num_stages, mma_version)
     return [
         # Pointer tiles stepped around loops of dots become functions of the loop index, and
@@ -110,6 +111,7 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
         # Dots that tensor cores can compute take the mma layouts (before coalescing, so the
         # layout passes below see the final dot layouts).
         *([AccelerateMatmulPass(mma_version)] if mma_version >= 2 else []),
+        *([AccelerateMatmulPass(amd_arch=amd_arch)] if amd_arch else []),
         # Loads and stores take the layout of their widest aligned access; needs every tensor
         # to have a layout already, and converts around the memory ops to keep the IR correct.
         CoalescePass(),
@@ -130,13 +132,13 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
 
 
 def make_ttgir(module: ModuleOp, num_warps: int, threads_per_warp: int, ctx: Context | None = None,
-               mma_version: int = 0, num_stages: int = 3, shared_limit: int = 166912) -> ModuleOp:
+               mma_version: int = 0, num_stages: int = 3, shared_limit: int = 166912, amd_arch: str = "") -> ModuleOp:
     """Turn the (optimized) TTIR `module` into TTGIR in place and return it, verified.
     For the CPU target pass num_warps=1, threads_per_warp=1: one thread holds the whole tile.
     With TILE_VERIFY=1 the module is also verified after every pass."""
     ctx = ctx or make_context()
     verify_each = os.environ.get("TILE_VERIFY") == "1"
-    for module_pass in ttgir_pipeline(num_warps, threads_per_warp, mma_version, num_stages, shared_limit):
+    for module_pass in ttgir_pipeline(num_warps, threads_per_warp, mma_version, num_stages, shared_limit, amd_arch):
         module_pass.apply(ctx, module)
         if verify_each:
             _verify(module, f"after {module_pass.name}")

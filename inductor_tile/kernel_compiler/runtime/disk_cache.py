@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 #: Environment variables whose values change the generated code; their values are part of every key.
-CODE_ENV_FLAGS = ("TILE_LIBDEVICE_PATH", "TILE_PTXAS_PATH", "TILE_DEBUG", "TILE_WGMMA", "TILE_PIPELINE", "TILE_TF32_MMA")  # TILE_DEBUG: device asserts
+CODE_ENV_FLAGS = ("TILE_LIBDEVICE_PATH", "TILE_PTXAS_PATH", "TILE_DEBUG", "TILE_WGMMA", "TILE_PIPELINE",
+                  "TILE_TF32_MMA", "TILE_AMD_MFMA")  # TILE_DEBUG: device asserts
 METADATA = "metadata.json"
 FORMAT_VERSION = 1
 

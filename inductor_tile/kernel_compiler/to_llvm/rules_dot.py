@@ -1,6 +1,7 @@
 """Lowering of `tt.dot`: `a @ b + acc` per thread, in one of three ways chosen by the layouts.
 
-- result in `#ttg.nvidia_mma`: tensor cores (`dot_mma.py`);
+- result in `#ttg.nvidia_mma`: tensor cores (`dot_mma.py`); in `#ttg.amd_mfma` / `#ttg.amd_wmma`: AMD
+  matrix cores (`dot_mfma.py`, `dot_wmma.py`);
 - one thread holds everything (the CPU): a, b and acc go to stack buffers in row-major
   order and two counted loops compute each result row as a vector: for every k,
   row += a[m, k] * b[k, :] (one vector FMA per k), so the code size does not grow with K;
@@ -19,7 +20,7 @@ from llvmlite import ir
 from xdsl.ir import Operation
 
 from ..ir.dot_layouts import NvidiaMma
-from ..ir.layouts import LayoutMap
+from ..ir.layouts import AmdMfma, AmdWmma, LayoutMap
 from ..ir.ttg import layout_of
 from . import half
 from .context import F32, F64, I32, LoweringContext, float_kind, intrinsic_suffix, lowering
@@ -74,6 +75,16 @@ def lower_dot(ctx: LoweringContext, op: Operation) -> None:
         from .dot_mma import lower_mma_dot
 
         ctx.set(op.results[0], lower_mma_dot(ctx, op))
+        return
+    if isinstance(layout_of(op.results[0].type), AmdMfma):
+        from .dot_mfma import lower_mfma_dot
+
+        ctx.set(op.results[0], lower_mfma_dot(ctx, op))
+        return
+    if isinstance(layout_of(op.results[0].type), AmdWmma):
+        from .dot_wmma import lower_wmma_dot
+
+        ctx.set(op.results[0], lower_wmma_dot(ctx, op))
         return
     maps = [ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0])]
     if ctx.single_thread:

@@ -12,7 +12,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from ..ir.layouts import LayoutMap
+from ..ir.layouts import AmdMfma, AmdWmma, LayoutMap
 from .context import I32, LoweringContext, LoweringError, byte_size, constant_like, lowering
 
 
@@ -212,6 +212,19 @@ def lower_convert_layout(ctx: LoweringContext, op: Operation) -> None:
         value = ctx.get(op.operands[0])
         if applies(src_map, dst_map, byte_size(value.type.element)):
             ctx.set(op.results[0], mma_exchange(ctx, value, src_map, dst_map))
+            return
+    if perm is None and ctx.target.name == "hip":  # operands of AMD matrix cores: vector LDS accesses
+        from .dot_amd_operands import applies as operand_applies, operand_exchange
+
+        if operand_applies(src_map, dst_map):
+            ctx.set(op.results[0], operand_exchange(ctx, ctx.get(op.operands[0]), src_map, dst_map))
+            return
+    if perm is None and isinstance(src_map.layout, AmdMfma | AmdWmma):  # a large accumulator: in chunks
+        from .dot_mfma_epilogue import applies, chunked_exchange
+
+        value = ctx.get(op.operands[0])
+        if applies(src_map, dst_map, byte_size(value.type.element)):
+            ctx.set(op.results[0], chunked_exchange(ctx, value, src_map, dst_map))
             return
     if perm is None:
         from .shared import exchange

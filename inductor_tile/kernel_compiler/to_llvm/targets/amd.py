@@ -73,6 +73,14 @@ class AMDTarget(Target):
         self.warp_size = wave_size_of(arch)
         self.block_size = 0  # work-items per workgroup, set by finish_kernel
 
+    @property
+    def matrix_core_arch(self) -> str:
+        """`arch` where fp16/bf16 dots go to matrix cores (passes/accelerate_matmul_amd.py; MFMA on CDNA:
+        to_llvm/dot_mfma.py, WMMA on RDNA3: dot_wmma.py), '' where they stay FMAs (TILE_AMD_MFMA=0)."""
+        from ...passes.accelerate_matmul_amd import has_matrix_cores
+
+        return self.arch if has_matrix_cores(self.arch) else ""
+
     def triple(self) -> str:
         return "amdgcn-amd-amdhsa"
 
