@@ -110,6 +110,7 @@ def child(args: argparse.Namespace) -> int:
             torch.cuda.synchronize()
 
     sync()
+    collections = GCTimer()
     start, start_cpu = time.perf_counter(), time.process_time()
     from .backends import resolve_compiler  # the function itself: a source checkout has no entry point
 
@@ -122,9 +123,10 @@ def child(args: argparse.Namespace) -> int:
             out = compiled(**inputs)
     sync()
     first_call = time.perf_counter() - start
+    collections.stop()
     # CPU time of this process (all its threads) in the first call: steadier than wall time on a busy machine
     row = {"first_call_s": first_call, "first_call_cpu_s": time.process_time() - start_cpu,
-           "process_s": time.time() - spawned}
+           "process_s": time.time() - spawned, "gc_s": collections.seconds}
     from torch._dynamo.utils import counters
 
     row["fx_graph_hits"] = counters["inductor"]["fxgraph_cache_hit"]
@@ -139,8 +141,36 @@ def child(args: argparse.Namespace) -> int:
                    import_s=import_s, kernel_load_s=getattr(disk_cache.stats, "load_seconds", None),  # older commits
                    kernel_compile_s=getattr(disk_cache.stats, "compile_seconds", None),
                    workers=len(compile_workers._pool.workers) if compile_workers._pool is not None else 0)
+        try:  # older commits have no counters here
+            from inductor_tile.kernel_compiler.runtime import tuning_db
+
+            row.update(tuning_lookups=tuning_db.stats.lookups, tuning_lookup_s=tuning_db.stats.lookup_seconds)
+        except (ImportError, AttributeError):
+            pass
     print("COMPILE_TIMES " + json.dumps(row), flush=True)
     return 0
+
+
+class GCTimer:
+    """Seconds the garbage collector ran (every generation) from construction to ``stop``."""
+
+    def __init__(self):
+        import gc
+
+        self.seconds, self._started = 0.0, None
+        self._gc = gc
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            self.seconds += time.perf_counter() - self._started
+            self._started = None
+
+    def stop(self) -> None:
+        if self._callback in self._gc.callbacks:
+            self._gc.callbacks.remove(self._callback)
 
 
 #: Dynamo's and Inductor's own timers (torch._dynamo.utils.compilation_time_metrics) shown per phase
@@ -205,14 +235,16 @@ def table(results: list[tuple[str, str, dict, dict]]) -> str:
     return "\n".join(lines)
 
 
-PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "trace_s", "backend_s", "lowering_s", "codegen_s", "guards_s", "run_s", "kernel_load_s",
-                 "kernel_compile_s", "workers")
+PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "trace_s", "backend_s", "lowering_s", "codegen_s", "guards_s", "run_s",
+                 "gc_s", "kernel_load_s", "kernel_compile_s", "tuning_lookup_s", "workers")
 
 
 def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
     """Markdown table: the first call of each run split into phases (seconds; ``workers``: compile
     worker processes started). ``first_call_cpu_s``: the CPU time of the first call (this process's
-    threads, not its workers'); ``import_s`` (tile only) is before the first call, as the model build."""
+    threads, not its workers'); ``import_s`` (tile only) is before the first call, as the model build;
+    ``gc_s``: the garbage collector's time in the first call (in any phase); ``tuning_lookup_s``: tile's
+    tuning-database lookups (opening it included), within ``run_s``."""
     header = ("model", "backend", "run") + PHASE_COLUMNS
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for model, backend, cold, warm in results:
