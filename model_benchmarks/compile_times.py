@@ -111,6 +111,12 @@ def child(args: argparse.Namespace) -> int:
 
     sync()
     collections = GCTimer()
+    profiler = None
+    if args.profile_out:  # the first call under cProfile (its times then include the profiler's overhead)
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     start, start_cpu = time.perf_counter(), time.process_time()
     from .backends import resolve_compiler  # the function itself: a source checkout has no entry point
 
@@ -123,6 +129,9 @@ def child(args: argparse.Namespace) -> int:
             out = compiled(**inputs)
     sync()
     first_call = time.perf_counter() - start
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile_out)
     collections.stop()
     # CPU time of this process (all its threads) in the first call: steadier than wall time on a busy machine
     row = {"first_call_s": first_call, "first_call_cpu_s": time.process_time() - start_cpu,
@@ -193,6 +202,23 @@ def child_command(args: argparse.Namespace, model: str, backend: str) -> list[st
     cmd = [sys.executable, "-m", "model_benchmarks.compile_times", "--child", "--model", model, "--backend", backend,
            "--device", args.device, "--precision", args.precision, "--mode", args.mode]
     return cmd + (["--small"] if args.small else [])
+
+
+def profile_path(args: argparse.Namespace, model: str, backend: str, run: str) -> Path | None:
+    """Where a child's profile goes with ``--profile DIR``: ``DIR/<model>.<backend>.<cold|warm>.prof``."""
+    return None if not args.profile else Path(args.profile) / f"{model}.{backend}.{run}.prof"
+
+
+def profile_summary(path: Path, top: int = 25) -> str:
+    """The functions of a profile with the most cumulative time: ours (inductor_tile) and all."""
+    import io
+    import pstats
+
+    out = io.StringIO()
+    stats = pstats.Stats(str(path), stream=out)
+    stats.sort_stats("cumulative").print_stats("inductor_tile", top)
+    stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()
 
 
 def run_child(cmd: list[str], cache_root: Path, timeout: float) -> dict:
@@ -267,6 +293,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mode", choices=("inference", "train"), default="inference")
     parser.add_argument("--small", action="store_true", help="tiny versions of the models (CPU-friendly)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per child process")
+    parser.add_argument("--profile", metavar="DIR", help="profile each first call with cProfile into "
+                        "DIR/<model>.<backend>.<cold|warm>.prof and print the top of each warm one")
+    parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--backend", help=argparse.SUPPRESS)
@@ -286,13 +315,19 @@ def main(argv: list[str] | None = None) -> int:
 
     names = [n for n in args.models.split(",") if n]
     models.resolve(names, args.small)  # unknown names stop here
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
     results = []
     for model in names:
         for backend in [b for b in args.backends.split(",") if b]:
             with tempfile.TemporaryDirectory(prefix="compile-times-") as root:
                 cmd = child_command(args, model, backend)
-                cold = run_child(cmd, Path(root), args.timeout)
-                warm = run_child(cmd, Path(root), args.timeout)
+                runs = {}
+                for run in ("cold", "warm"):
+                    profile = profile_path(args, model, backend, run)
+                    runs[run] = run_child(cmd + (["--profile-out", str(profile)] if profile else []), Path(root),
+                                          args.timeout)
+                cold, warm = runs["cold"], runs["warm"]
             results.append((model, backend, cold, warm))
             print(f"{model} {backend}: cold {_cell(cold, 'first_call_s')} s, warm {_cell(warm, 'first_call_s')} s"
                   + (f" ({cold.get('error') or warm.get('error')})" if cold.get("error") or warm.get("error") else ""),
@@ -308,6 +343,11 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     print("\nphases of the first call (s):\n")
     print(phase_table(results))
+    if args.profile:
+        for model, backend, _, warm in results:
+            path = profile_path(args, model, backend, "warm")
+            if path is not None and path.exists():
+                print(f"\nwarm first call of {model} with {backend} ({path}):\n{profile_summary(path)}")
     return 0
 
 

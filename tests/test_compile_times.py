@@ -76,3 +76,22 @@ def test_gc_timer_counts_collections_until_stopped():
     assert counted > 0 and timer._callback not in gc.callbacks
     gc.collect()  # after stop: not counted
     assert timer.seconds == counted
+
+
+def test_profiles_go_to_one_file_per_run_and_are_summarized(tmp_path):
+    import cProfile
+
+    args = compile_times.parse_args(["--small", "--device", "cpu", "--profile", str(tmp_path)])
+    assert compile_times.profile_path(compile_times.parse_args([]), "GPT2", "tile", "warm") is None
+    path = compile_times.profile_path(args, "GPT2", "tile", "warm")
+    assert path == tmp_path / "GPT2.tile.warm.prof"
+    from inductor_tile.kernel_compiler.runtime import disk_cache
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    disk_cache.kernel_key.__doc__.split()  # something of ours, and something that is not
+    disk_cache.default_cache_dir()
+    profiler.disable()
+    profiler.dump_stats(str(path))
+    summary = compile_times.profile_summary(path)
+    assert "disk_cache.py" in summary and "default_cache_dir" in summary
