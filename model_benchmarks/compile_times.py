@@ -153,7 +153,10 @@ def child(args: argparse.Namespace) -> int:
         try:  # older commits have no counters here
             from inductor_tile.kernel_compiler.runtime import tuning_db
 
-            row.update(tuning_lookups=tuning_db.stats.lookups, tuning_lookup_s=tuning_db.stats.lookup_seconds)
+            from inductor_tile.kernel_compiler.runtime import autotuner
+
+            row.update(tuning_lookups=tuning_db.stats.lookups, tuning_lookup_s=tuning_db.stats.lookup_seconds,
+                       tunings=autotuner.stats.tunings)  # keys benchmarked: a warm start should have none
         except (ImportError, AttributeError):
             pass
     print("COMPILE_TIMES " + json.dumps(row), flush=True)
@@ -262,7 +265,7 @@ def table(results: list[tuple[str, str, dict, dict]]) -> str:
 
 
 PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "trace_s", "backend_s", "lowering_s", "codegen_s", "guards_s", "run_s",
-                 "gc_s", "kernel_load_s", "kernel_compile_s", "tuning_lookup_s", "workers")
+                 "gc_s", "kernel_load_s", "kernel_compile_s", "tuning_lookup_s", "tunings", "workers")
 
 
 def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
@@ -270,7 +273,8 @@ def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
     worker processes started). ``first_call_cpu_s``: the CPU time of the first call (this process's
     threads, not its workers'); ``import_s`` (tile only) is before the first call, as the model build;
     ``gc_s``: the garbage collector's time in the first call (in any phase); ``tuning_lookup_s``: tile's
-    tuning-database lookups (opening it included), within ``run_s``."""
+    tuning-database lookups (opening it included), within ``run_s``; ``tunings``: kernels it benchmarked
+    (a warm start finds every choice in the database)."""
     header = ("model", "backend", "run") + PHASE_COLUMNS
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for model, backend, cold, warm in results:
