@@ -110,6 +110,13 @@ def child(args: argparse.Namespace) -> int:
             torch.cuda.synchronize()
 
     sync()
+    collections = GCTimer()
+    profiler = None
+    if args.profile_out:  # the first call under cProfile (its times then include the profiler's overhead)
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.enable()
     start, start_cpu = time.perf_counter(), time.process_time()
     from .backends import resolve_compiler  # the function itself: a source checkout has no entry point
 
@@ -122,9 +129,13 @@ def child(args: argparse.Namespace) -> int:
             out = compiled(**inputs)
     sync()
     first_call = time.perf_counter() - start
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile_out)
+    collections.stop()
     # CPU time of this process (all its threads) in the first call: steadier than wall time on a busy machine
     row = {"first_call_s": first_call, "first_call_cpu_s": time.process_time() - start_cpu,
-           "process_s": time.time() - spawned}
+           "process_s": time.time() - spawned, "gc_s": collections.seconds}
     from torch._dynamo.utils import counters
 
     row["fx_graph_hits"] = counters["inductor"]["fxgraph_cache_hit"]
@@ -139,8 +150,39 @@ def child(args: argparse.Namespace) -> int:
                    import_s=import_s, kernel_load_s=getattr(disk_cache.stats, "load_seconds", None),  # older commits
                    kernel_compile_s=getattr(disk_cache.stats, "compile_seconds", None),
                    workers=len(compile_workers._pool.workers) if compile_workers._pool is not None else 0)
+        try:  # older commits have no counters here
+            from inductor_tile.kernel_compiler.runtime import tuning_db
+
+            from inductor_tile.kernel_compiler.runtime import autotuner
+
+            row.update(tuning_lookups=tuning_db.stats.lookups, tuning_lookup_s=tuning_db.stats.lookup_seconds,
+                       tunings=autotuner.stats.tunings)  # keys benchmarked: a warm start should have none
+        except (ImportError, AttributeError):
+            pass
     print("COMPILE_TIMES " + json.dumps(row), flush=True)
     return 0
+
+
+class GCTimer:
+    """Seconds the garbage collector ran (every generation) from construction to ``stop``."""
+
+    def __init__(self):
+        import gc
+
+        self.seconds, self._started = 0.0, None
+        self._gc = gc
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        elif self._started is not None:
+            self.seconds += time.perf_counter() - self._started
+            self._started = None
+
+    def stop(self) -> None:
+        if self._callback in self._gc.callbacks:
+            self._gc.callbacks.remove(self._callback)
 
 
 #: Dynamo's and Inductor's own timers (torch._dynamo.utils.compilation_time_metrics) shown per phase
@@ -163,6 +205,23 @@ def child_command(args: argparse.Namespace, model: str, backend: str) -> list[st
     cmd = [sys.executable, "-m", "model_benchmarks.compile_times", "--child", "--model", model, "--backend", backend,
            "--device", args.device, "--precision", args.precision, "--mode", args.mode]
     return cmd + (["--small"] if args.small else [])
+
+
+def profile_path(args: argparse.Namespace, model: str, backend: str, run: str) -> Path | None:
+    """Where a child's profile goes with ``--profile DIR``: ``DIR/<model>.<backend>.<cold|warm>.prof``."""
+    return None if not args.profile else Path(args.profile) / f"{model}.{backend}.{run}.prof"
+
+
+def profile_summary(path: Path, top: int = 25) -> str:
+    """The functions of a profile with the most cumulative time: ours (inductor_tile) and all."""
+    import io
+    import pstats
+
+    out = io.StringIO()
+    stats = pstats.Stats(str(path), stream=out)
+    stats.sort_stats("cumulative").print_stats("inductor_tile", top)
+    stats.sort_stats("tottime").print_stats(top)
+    return out.getvalue()
 
 
 def run_child(cmd: list[str], cache_root: Path, timeout: float) -> dict:
@@ -205,14 +264,17 @@ def table(results: list[tuple[str, str, dict, dict]]) -> str:
     return "\n".join(lines)
 
 
-PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "trace_s", "backend_s", "lowering_s", "codegen_s", "guards_s", "run_s", "kernel_load_s",
-                 "kernel_compile_s", "workers")
+PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "trace_s", "backend_s", "lowering_s", "codegen_s", "guards_s", "run_s",
+                 "gc_s", "kernel_load_s", "kernel_compile_s", "tuning_lookup_s", "tunings", "workers")
 
 
 def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
     """Markdown table: the first call of each run split into phases (seconds; ``workers``: compile
     worker processes started). ``first_call_cpu_s``: the CPU time of the first call (this process's
-    threads, not its workers'); ``import_s`` (tile only) is before the first call, as the model build."""
+    threads, not its workers'); ``import_s`` (tile only) is before the first call, as the model build;
+    ``gc_s``: the garbage collector's time in the first call (in any phase); ``tuning_lookup_s``: tile's
+    tuning-database lookups (opening it included), within ``run_s``; ``tunings``: kernels it benchmarked
+    (a warm start finds every choice in the database)."""
     header = ("model", "backend", "run") + PHASE_COLUMNS
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for model, backend, cold, warm in results:
@@ -235,6 +297,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mode", choices=("inference", "train"), default="inference")
     parser.add_argument("--small", action="store_true", help="tiny versions of the models (CPU-friendly)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per child process")
+    parser.add_argument("--profile", metavar="DIR", help="profile each first call with cProfile into "
+                        "DIR/<model>.<backend>.<cold|warm>.prof and print the top of each warm one")
+    parser.add_argument("--profile-out", help=argparse.SUPPRESS)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--backend", help=argparse.SUPPRESS)
@@ -254,13 +319,19 @@ def main(argv: list[str] | None = None) -> int:
 
     names = [n for n in args.models.split(",") if n]
     models.resolve(names, args.small)  # unknown names stop here
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
     results = []
     for model in names:
         for backend in [b for b in args.backends.split(",") if b]:
             with tempfile.TemporaryDirectory(prefix="compile-times-") as root:
                 cmd = child_command(args, model, backend)
-                cold = run_child(cmd, Path(root), args.timeout)
-                warm = run_child(cmd, Path(root), args.timeout)
+                runs = {}
+                for run in ("cold", "warm"):
+                    profile = profile_path(args, model, backend, run)
+                    runs[run] = run_child(cmd + (["--profile-out", str(profile)] if profile else []), Path(root),
+                                          args.timeout)
+                cold, warm = runs["cold"], runs["warm"]
             results.append((model, backend, cold, warm))
             print(f"{model} {backend}: cold {_cell(cold, 'first_call_s')} s, warm {_cell(warm, 'first_call_s')} s"
                   + (f" ({cold.get('error') or warm.get('error')})" if cold.get("error") or warm.get("error") else ""),
@@ -276,6 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     print("\nphases of the first call (s):\n")
     print(phase_table(results))
+    if args.profile:
+        for model, backend, _, warm in results:
+            path = profile_path(args, model, backend, "warm")
+            if path is not None and path.exists():
+                print(f"\nwarm first call of {model} with {backend} ({path}):\n{profile_summary(path)}")
     return 0
 
 

@@ -39,8 +39,8 @@ def test_child_command_carries_the_settings():
 
 def test_phase_table_rows():
     warm = {"first_call_s": 3.0, "first_call_cpu_s": 2.5, "import_s": 0.06, "trace_s": 1.25, "backend_s": 1.4, "lowering_s": 0,
-            "codegen_s": 0, "guards_s": 0.18, "run_s": 0.5, "kernel_load_s": 0.13, "kernel_compile_s": 0.0,
-            "workers": 0}
+            "codegen_s": 0, "guards_s": 0.18, "run_s": 0.5, "gc_s": 0.21, "kernel_load_s": 0.13, "kernel_compile_s": 0.0,
+            "tuning_lookup_s": 0.02, "tunings": 0, "workers": 0}
     cold = dict(warm, lowering_s=0.8, codegen_s=1.43, kernel_compile_s=6.04, workers=8)
     inductor = {"first_call_s": 9.0, "trace_s": 1.0, "backend_s": 7.0, "lowering_s": 0.5, "codegen_s": 1.0,
                 "guards_s": 0.2, "run_s": 0.1}
@@ -48,9 +48,10 @@ def test_phase_table_rows():
                                       ("T5", "tile", {"error": "timeout"}, {"error": "timeout"})])
     lines = text.splitlines()
     assert len(lines) == 5  # header, rule, tile cold and warm, inductor cold (its warm run failed)
-    assert lines[2] == "| GPT2 | tile | cold | 2.50 | 0.06 | 1.25 | 1.40 | 0.80 | 1.43 | 0.18 | 0.50 | 0.13 | 6.04 | 8 |"
-    assert lines[3].startswith("| GPT2 | tile | warm | 2.50 | 0.06 |") and lines[3].endswith("| 0.13 | 0.00 | 0 |")
-    assert lines[4] == "| GPT2 | inductor | cold | - | - | 1.00 | 7.00 | 0.50 | 1.00 | 0.20 | 0.10 | - | - | - |"
+    assert lines[2] == ("| GPT2 | tile | cold | 2.50 | 0.06 | 1.25 | 1.40 | 0.80 | 1.43 | 0.18 | 0.50 | 0.21 | 0.13 | 6.04 | "
+                        "0.02 | 0 | 8 |")
+    assert lines[3].startswith("| GPT2 | tile | warm | 2.50 | 0.06 |") and lines[3].endswith("| 0.13 | 0.00 | 0.02 | 0 | 0 |")
+    assert lines[4] == "| GPT2 | inductor | cold | - | - | 1.00 | 7.00 | 0.50 | 1.00 | 0.20 | 0.10 | - | - | - | - | - | - |"
 
 
 def test_phases_of_a_first_call_come_from_dynamo_timers(monkeypatch):
@@ -62,3 +63,35 @@ def test_phases_of_a_first_call_come_from_dynamo_timers(monkeypatch):
     row = compile_times.phases(4.0)
     assert row["trace_s"] == 0.5 and row["backend_s"] == 3.0 and row["guards_s"] == 0.1
     assert row["lowering_s"] == 0 and row["run_s"] == 0.25
+
+
+def test_gc_timer_counts_collections_until_stopped():
+    import gc
+
+    timer = compile_times.GCTimer()
+    for _ in range(3):
+        gc.collect()
+    timer.stop()
+    counted = timer.seconds
+    assert counted > 0 and timer._callback not in gc.callbacks
+    gc.collect()  # after stop: not counted
+    assert timer.seconds == counted
+
+
+def test_profiles_go_to_one_file_per_run_and_are_summarized(tmp_path):
+    import cProfile
+
+    args = compile_times.parse_args(["--small", "--device", "cpu", "--profile", str(tmp_path)])
+    assert compile_times.profile_path(compile_times.parse_args([]), "GPT2", "tile", "warm") is None
+    path = compile_times.profile_path(args, "GPT2", "tile", "warm")
+    assert path == tmp_path / "GPT2.tile.warm.prof"
+    from inductor_tile.kernel_compiler.runtime import disk_cache
+
+    profiler = cProfile.Profile()
+    profiler.enable()
+    disk_cache.kernel_key.__doc__.split()  # something of ours, and something that is not
+    disk_cache.default_cache_dir()
+    profiler.disable()
+    profiler.dump_stats(str(path))
+    summary = compile_times.profile_summary(path)
+    assert "disk_cache.py" in summary and "default_cache_dir" in summary

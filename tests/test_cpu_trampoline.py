@@ -146,3 +146,42 @@ def test_a_trampoline_that_cannot_be_built_leaves_ctypes_launches(monkeypatch):
     out = poison(torch.empty(2, 8, dtype=torch.float64))
     kernel.launch_addresses([out.data_ptr(), *values], (2, 1, 1))
     assert not out.isnan().any() and out[1, 7].item() in (1.0, -1.0)
+
+
+def test_trampolines_of_every_layout_share_one_engine_and_each_launches():
+    """Start-up: one MCJIT engine holds every layout's trampoline (each added as a module of its own)."""
+    import ctypes
+
+    from inductor_tile.kernel_compiler.runtime import cpu_trampoline
+    from inductor_tile.kernel_compiler.to_llvm import llvm_tools
+
+    # an entry that stores the frame's second slot (an i64) at the address in its first, times the grid size
+    entry_ir = """
+define void @store_second(ptr %frame) {
+  %address = load i64, ptr %frame
+  %slot1 = getelementptr i8, ptr %frame, i64 8
+  %value = load i64, ptr %slot1
+  %end_at = getelementptr i8, ptr %frame, i64 FRAME_END
+  %programs = load i64, ptr %end_at
+  %scaled = mul i64 %value, %programs
+  %out = inttoptr i64 %address to ptr
+  store i64 %scaled, ptr %out
+  ret void
+}
+"""
+    entries = []
+    for formats in (["Q", "q"], ["Q", "q", "f"], ["Q", "q", "i", "i"]):
+        text = entry_ir.replace("store_second", f"store_second_{len(formats)}").replace(
+            "FRAME_END", str(8 * len(formats) + 24))
+        engine = llvm_tools.jit_engine(llvm_tools.parse(text), llvm_tools.host_target_machine())
+        engine.finalize_object()
+        entries.append((formats, engine, engine.get_function_address(f"store_second_{len(formats)}")))
+    out = (ctypes.c_int64 * 1)()
+    for value, (formats, _, address) in zip((-5, 123456789012, 77), entries):
+        direct = cpu_trampoline.direct_launcher(formats, address)
+        out[0] = 0
+        extra = {2: (), 3: (2.5,), 4: (3, -4)}[len(formats)]
+        direct(ctypes.addressof(out), value, *extra, 2, 3, 1)
+        assert out[0] == value * 6  # the entry ran once with the range [0, 2*3*1)
+    engines = {id(cpu_trampoline._compiled["".join(formats)][0]) for formats, _, _ in entries}
+    assert len(engines) == 1 and cpu_trampoline._engine and engines == {id(cpu_trampoline._engine[0][0])}

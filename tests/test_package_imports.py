@@ -43,3 +43,29 @@ def test_package_and_backend_import_no_compiler_and_no_llvm():
     lines = out.splitlines()
     assert lines[0] == "[]"
     assert lines[1] == "inductor_tile.kernel_compiler.compiler CompiledKernel"
+
+
+def test_a_cuda_kernel_key_and_launch_target_import_no_llvm(tmp_path):
+    """A GPU warm start names the target and computes each kernel's cache key before loading its cubin:
+    neither may import llvmlite's IR builder or its binding (nor the compiler)."""
+    script = tmp_path / "cuda_key.py"  # a file: @jit reads the kernel's source
+    script.write_text(
+        "import sys\n"
+        "import inductor_tile, inductor_tile.language as tl\n"
+        "from inductor_tile.kernel_compiler.runtime import disk_cache, jit\n"
+        "from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature\n"
+        "from inductor_tile.kernel_compiler.to_llvm.targets import gpu_target\n"
+        "@inductor_tile.jit\n"
+        "def copy(x_ptr, y_ptr, BLOCK: tl.constexpr):\n"
+        "    tl.store(y_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)))\n"
+        "specs = [spec_from_signature('x_ptr', '*fp16'), spec_from_signature('y_ptr', '*fp16'),\n"
+        "         spec_from_signature('BLOCK', 'constexpr', 64)]\n"
+        "keys = {disk_cache.kernel_key(copy, specs, 4, t) for t in ('cuda:90', 'cuda:80')}\n"
+        "print(gpu_target(), len(keys), len(next(iter(keys))))\n"
+        "heavy = ['llvmlite.ir', 'llvmlite.binding', 'xdsl', 'inductor_tile.kernel_compiler.to_llvm.target']\n"
+        "print([m for m in heavy if m in sys.modules])\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "cuda 2 64"  # two capabilities, two keys (sha256 hex)
+    assert lines[1] == "[]"

@@ -34,10 +34,10 @@ def uses_libdevice(module: llvm.ModuleRef) -> bool:
 
 
 def link_libdevice(module: llvm.ModuleRef, entry: str) -> None:
-    from ..runtime.cuda_tools import find_libdevice
+    from ..runtime.libdevice import subset_bitcode  # the functions called and theirs, not the whole library
 
-    with open(find_libdevice(), "rb") as f:
-        library = llvm.parse_bitcode(f.read(), context=module._context)  # linking needs one context
+    called = [f.name for f in module.functions if f.is_declaration and f.name.startswith("__nv_")]
+    library = llvm.parse_bitcode(subset_bitcode(called), context=module._context)  # linking needs one context
     library.triple = module.triple
     library.data_layout = module.data_layout
     module.link_in(library)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-from ..target import Target
+if TYPE_CHECKING:  # the target classes import llvmlite.ir: a GPU warm start only asks for the target's name
+    from ..target import Target
 
 
 def get_target(name: str) -> Target:
