@@ -44,6 +44,13 @@ def ptx_stats(ptx: str, arch: str) -> dict[str, int]:
     }
 
 
+def ptx_target(ptx: str, fallback: str) -> str:
+    """The architecture a PTX module was written for (its `.target`, e.g. `sm_90a`: arch-specific
+    instructions such as wgmma or setmaxnreg assemble only for it), or `fallback` when it names none."""
+    match = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.MULTILINE)
+    return match.group(1) if match else fallback
+
+
 def _opcode(line: str) -> str | None:
     """The instruction of a PTX line (`ld.global.v4.b32`; a predicate guard skipped), or None for
     directives, labels, braces and comments."""
@@ -121,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signature = _pairs(args.signature)
     constexprs = {key: int(value) for key, value in _pairs(args.constexprs).items()}
-    columns = {"tile": ptx_stats(tile_ptx(args.file, args.kernel, signature, constexprs, args.num_warps, args.arch),
-                                 f"sm_{args.arch}")}
+    ptx = tile_ptx(args.file, args.kernel, signature, constexprs, args.num_warps, args.arch)
+    columns = {"tile": ptx_stats(ptx, ptx_target(ptx, f"sm_{args.arch}"))}
     if args.triton:
         try:
             ptx = triton_ptx(args.file, args.kernel, signature, constexprs, args.num_warps, args.arch)
@@ -132,8 +139,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Triton did not compile it ({type(error).__name__}: {error}): only tile's column",
                   file=sys.stderr)
         else:
-            arch = re.search(r"\.target (sm_\w+)", ptx)
-            columns["triton"] = ptx_stats(ptx, arch.group(1) if arch else f"sm_{args.arch}")
+            columns["triton"] = ptx_stats(ptx, ptx_target(ptx, f"sm_{args.arch}"))
     print(f"{'':24s}" + "".join(f"{name:>10s}" for name in columns))
     for row in columns["tile"]:
         print(f"{row:24s}" + "".join(f"{stats[row]:>10d}" for stats in columns.values()))
