@@ -85,3 +85,26 @@ def test_the_ptx_target_is_what_gets_assembled(tmp_path, capsys):
     assert ptx_stats.main([str(path), "--signature", "a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32",
                            "--constexprs", "M=64,N=64,K=64", "--arch", "90"]) == 0
     assert "registers" in capsys.readouterr().out
+
+
+def test_sass_listing_counts_instructions_but_not_nops():
+    listing = """
+        Function : kernel
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                       /* 0x00000a00ff017b82 */
+                                                                                  /* 0x000fe20000000800 */
+        /*0010*/              @!P0 LDG.E.128 R4, desc[UR4][R2.64] ;             /* 0x0000000402048981 */
+        /*0020*/                   EXIT ;                                        /* 0x000000000000794d */
+        /*0030*/                   BRA 0x30;                                     /* 0xfffffffc00fc7947 */
+        /*0040*/                   NOP;                                          /* 0x0000000000007918 */
+        /*0050*/                   NOP;                                          /* 0x0000000000007918 */
+"""
+    assert ptx_stats.count_sass(listing) == 4
+
+
+@pytest.mark.skipif(ptx_stats.find_cuobjdump() is None, reason="no cuobjdump (CUDA toolkit or Triton's wheel)")
+def test_sass_instructions_of_a_copy(tmp_path):
+    path = tmp_path / "kernels.py"
+    path.write_text(KERNELS)
+    ptx = ptx_stats.tile_ptx(path, "scale", {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 1024}, 4, 90)
+    stats = ptx_stats.ptx_stats(ptx, "sm_90")
+    assert 5 < stats["SASS instructions"] < 3 * stats["instructions"], stats
