@@ -55,7 +55,9 @@ def test_unbounded_reductions_loop():
 
 def test_gpu_pointwise():
     assert heuristics.pointwise("cuda", 1 << 20) == LaunchConfig(1024, num_warps=4)
-    assert heuristics.pointwise("cuda", 1 << 26) == LaunchConfig(1024, num_warps=8)
+    # large tensors too: 8 fp16 elements (16 bytes) per thread, not 4 on 8 warps (half-width accesses)
+    assert heuristics.pointwise("cuda", 1 << 25) == LaunchConfig(1024, num_warps=4)
+    assert heuristics.pointwise("cuda", 1 << 26) == LaunchConfig(1024, num_warps=4)
     # mid-sized: smaller blocks so that there are programs for every SM
     assert heuristics.pointwise("cuda", 1 << 16) == LaunchConfig(512, num_warps=4)
     assert heuristics.pointwise("cuda", 1000) == LaunchConfig(256, num_warps=4)

@@ -100,6 +100,20 @@ def test_contiguous_fp32_access_is_16_bytes_wide(tmp_path):
                    "CHECK-NOT: __nv_\n", tmp_path)
 
 
+@pytest.mark.parametrize("numel", [1 << 22, 1 << 25, 1 << 26])
+def test_large_fp16_pointwise_launch_accesses_16_bytes_per_thread(numel, tmp_path):
+    # the launch the CUDA heuristics give a pointwise kernel over `numel` fp16 elements: 8 elements, one
+    # v4 load and store per thread at every size (8 warps on 2**24+ elements had v2: 8 bytes per thread)
+    from inductor_tile.codegen import heuristics
+
+    launch = heuristics.pointwise("cuda", numel)
+    ptx = _ptx(copy_scale_kernel, {"x_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32"}, {"BLOCK": launch.xblock},
+               ("x_ptr", "out_ptr", "n"), num_warps=launch.num_warps)
+    filecheck(ptx, "CHECK: ld.global.v4.b32\n"
+                   "CHECK: st.global.v4.b32\n", tmp_path)
+    assert "ld.global.v2" not in ptx and "st.global.v2" not in ptx, ptx
+
+
 def test_strided_access_is_not_vectorized(tmp_path):
     ptx = _ptx(strided_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32"}, {"BLOCK": 512}, ("x_ptr", "out_ptr"))
     filecheck(ptx, "CHECK-NOT: ld.global.v{{[24]}}\n"

@@ -54,3 +54,57 @@ def test_several_kernels_need_a_name(tmp_path):
     path.write_text(KERNELS)
     with pytest.raises(SystemExit, match="--kernel"):
         ptx_stats.main([str(path), "--signature", "x_ptr=*fp32,out_ptr=*fp32,n=i32", "--constexprs", "BLOCK=8"])
+
+
+DOT_KERNEL = '''
+import inductor_tile
+import inductor_tile.language as tl
+
+
+@inductor_tile.jit
+def matmul(a_ptr, b_ptr, c_ptr, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr):
+    m = tl.arange(0, M)[:, None]
+    n = tl.arange(0, N)[None, :]
+    k = tl.arange(0, K)
+    a = tl.load(a_ptr + m * K + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * N + n)
+    tl.store(c_ptr + m * N + n, tl.dot(a, b))
+'''
+
+
+def test_the_ptx_target_is_what_gets_assembled(tmp_path, capsys):
+    """A wgmma kernel's PTX targets sm_90a and does not assemble for plain sm_90: `--arch 90` must
+    assemble each column's PTX for its own `.target`."""
+    assert ptx_stats.ptx_target("\t.version 8.4\n.target sm_90a\n.address_size 64\n", "sm_90") == "sm_90a"
+    assert ptx_stats.ptx_target(".version 8.4\n.address_size 64\n", "sm_80") == "sm_80"
+    path = tmp_path / "dot.py"
+    path.write_text(DOT_KERNEL)
+    ptx = ptx_stats.tile_ptx(path, None, {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp32"},
+                             {"M": 64, "N": 64, "K": 64}, 4, 90)
+    assert "wgmma" in ptx and ptx_stats.ptx_target(ptx, "sm_90") == "sm_90a"
+    assert ptx_stats.main([str(path), "--signature", "a_ptr=*fp16,b_ptr=*fp16,c_ptr=*fp32",
+                           "--constexprs", "M=64,N=64,K=64", "--arch", "90"]) == 0
+    assert "registers" in capsys.readouterr().out
+
+
+def test_sass_listing_counts_instructions_but_not_nops():
+    listing = """
+        Function : kernel
+        /*0000*/                   LDC R1, c[0x0][0x28] ;                       /* 0x00000a00ff017b82 */
+                                                                                  /* 0x000fe20000000800 */
+        /*0010*/              @!P0 LDG.E.128 R4, desc[UR4][R2.64] ;             /* 0x0000000402048981 */
+        /*0020*/                   EXIT ;                                        /* 0x000000000000794d */
+        /*0030*/                   BRA 0x30;                                     /* 0xfffffffc00fc7947 */
+        /*0040*/                   NOP;                                          /* 0x0000000000007918 */
+        /*0050*/                   NOP;                                          /* 0x0000000000007918 */
+"""
+    assert ptx_stats.count_sass(listing) == 4
+
+
+@pytest.mark.skipif(ptx_stats.find_cuobjdump() is None, reason="no cuobjdump (CUDA toolkit or Triton's wheel)")
+def test_sass_instructions_of_a_copy(tmp_path):
+    path = tmp_path / "kernels.py"
+    path.write_text(KERNELS)
+    ptx = ptx_stats.tile_ptx(path, "scale", {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 1024}, 4, 90)
+    stats = ptx_stats.ptx_stats(ptx, "sm_90")
+    assert 5 < stats["SASS instructions"] < 3 * stats["instructions"], stats

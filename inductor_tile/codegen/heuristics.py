@@ -9,7 +9,7 @@ any size, and a kernel compiled for one size hint runs for every size of a dynam
   tiles stay small: ``config.pointwise_block``, ``max_rblock``, ``max_block_elems``,
   ``loop_rblock``, ``loop_block_elems``, ``gather_block_elems``.
 - CUDA: the shapes Inductor's Triton heuristics use, adjusted by measurements of our
-  generated kernels.  Pointwise: XBLOCK up to 1024 with 4 warps (8 on very large tensors).
+  generated kernels.  Pointwise: XBLOCK up to 1024 with 4 warps (16-byte fp16 accesses).
   Reductions whose rows fit one block (static or bounded size, at most
   ``GPU_PERSISTENT_RBLOCK``) run persistent with RBLOCK = next power of two of the row,
   several short rows per program, one warp per 256 elements up to 8 warps (16 warps for
@@ -50,7 +50,12 @@ from .. import config
 
 # CUDA choices
 GPU_POINTWISE_XBLOCK = 1024
-GPU_LARGE_POINTWISE = 1 << 24  # elements from which pointwise kernels use 8 warps
+# warps of pointwise kernels with XBLOCK >= 128 (XBLOCK 1024 on 4 warps is Inductor's default config).
+# 8 warps on tensors of 2**24 elements and more (the rule until session 16) left 4 fp16 elements, 8 bytes, per thread: the loads and stores were ld/st.global.v2 instead of v4, half the bytes in flight per
+# thread at the same occupancy. H200, same process (Inductor / tile): rotary fp16 262144x128 and head
+# permute 8192x4096 (8 warps) at 0.83x and 0.82x, while the same kernels on 4 warps (131072x64,
+# 16384x768) were at 0.98x-1.0x; Inductor's autotuner picked 1024 on 4 warps for all four.
+GPU_POINTWISE_WARPS = 4
 # longest contiguous row done in one block.  ptxas -v on generated sm_90 softmax/layernorm
 # (fp32, 16 warps): 4096 -> 32 registers, 8192 -> 49, 16384 -> 90 (one block per SM); wider loops.
 # H100, generated fp16 kernels (micro cases, kernel time): looped at 8192/16384 columns softmax ran
@@ -180,10 +185,7 @@ def _cpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -
 def _gpu_pointwise(xnumel: int) -> LaunchConfig:
     # mid-sized tensors get smaller blocks so that every SM has programs to run
     xblock = min(next_pow2(xnumel), max(256, min(GPU_POINTWISE_XBLOCK, next_pow2(xnumel // 128))))
-    if xblock >= 128:
-        num_warps = 8 if xnumel >= GPU_LARGE_POINTWISE and xblock >= 1024 else 4
-    else:
-        num_warps = max(1, xblock // 32)
+    num_warps = max(1, xblock // 32) if xblock < 128 else GPU_POINTWISE_WARPS
     return LaunchConfig(xblock, num_warps=num_warps)
 
 

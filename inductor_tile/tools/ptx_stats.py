@@ -1,5 +1,7 @@
 """What a kernel costs on an NVIDIA GPU, read without one: registers, spills, instructions, shared-memory
-accesses and barriers of its PTX (ptxas -v), optionally next to Triton's PTX of the same source.
+accesses and barriers of its PTX (ptxas -v) and its machine instructions (cuobjdump -sass, where a
+cuobjdump is found: next to ptxas, on PATH or in Triton's wheel), optionally next to Triton's PTX of the
+same source.
 
     python -m inductor_tile.tools.ptx_stats KERNEL.py --signature in_ptr0=*fp16,in_ptr1=*fp32,xnumel=i32 \\
         --constexprs XBLOCK=8,RBLOCK=1024 [--kernel NAME] [--num-warps 4] [--arch 90] [--triton]
@@ -18,18 +20,22 @@ import argparse
 import collections
 import importlib.util
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..kernel_compiler.runtime.cuda_tools import assemble_ptx
+from ..kernel_compiler.runtime.cuda_tools import assemble_ptx, find_ptxas
 from .triton_source import load_as_triton
 
 
 def ptx_stats(ptx: str, arch: str) -> dict[str, int]:
-    """Registers and spill bytes (ptxas -v for `arch`), and counts of the PTX's instructions."""
+    """Registers and spill bytes (ptxas -v for `arch`), counts of the PTX's instructions, and the machine
+    instructions (SASS, NOPs left out) ptxas made of them (-1 where no cuobjdump is found)."""
     log: list[str] = []
-    assemble_ptx(ptx, arch, "kernel", options=["-v"], log=log)
+    cubin = assemble_ptx(ptx, arch, "kernel", options=["-v"], log=log)
     report = "\n".join(log)
     opcodes = collections.Counter(op for op in map(_opcode, ptx.splitlines()) if op)
     spills = [int(n) for n in re.findall(r"(\d+) bytes spill (?:stores|loads)", report)]
@@ -41,7 +47,52 @@ def ptx_stats(ptx: str, arch: str) -> dict[str, int]:
         "vector shared accesses": sum(n for op, n in opcodes.items()
                                       if op.startswith(("ld.shared.v", "st.shared.v"))),
         "barriers": opcodes["bar.sync"] + opcodes["barrier.sync"],
+        "SASS instructions": sass_instructions(cubin),
     }
+
+
+def find_cuobjdump() -> str | None:
+    """cuobjdump next to the ptxas in use, on PATH, or bundled with Triton; None if there is none."""
+    ptxas_dir = Path(find_ptxas()).parent
+    candidates = [ptxas_dir / "cuobjdump", Path(shutil.which("cuobjdump") or "/nonexistent")]
+    triton = importlib.util.find_spec("triton")
+    if triton is not None and triton.submodule_search_locations:
+        candidates.append(Path(list(triton.submodule_search_locations)[0]) / "backends" / "nvidia" / "bin" / "cuobjdump")
+    return next((str(path) for path in candidates if path.is_file()), None)
+
+
+def sass_instructions(cubin: bytes) -> int:
+    """Machine instructions of a cubin's kernels (`cuobjdump -sass`), NOPs (padding) left out; -1 without
+    cuobjdump. PTX counts can mislead: ptxas folds moves and constant predicates, and splits wide ops."""
+    tool = find_cuobjdump()
+    if tool is None:
+        return -1
+    with tempfile.TemporaryDirectory(prefix="tile-sass-") as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        listing = subprocess.run([tool, "-sass", str(path)], capture_output=True, text=True, check=True).stdout
+    return count_sass(listing)
+
+
+def count_sass(listing: str) -> int:
+    """Instructions of a `cuobjdump -sass` listing (`/*0010*/  @P0 LDG.E R2, desc[UR4][R2.64] ;`), NOPs
+    left out."""
+    lines = re.findall(r"^\s+/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", listing, re.MULTILINE)
+    return sum(1 for line in lines if _sass_opcode(line) != "NOP")
+
+
+def _sass_opcode(line: str) -> str:
+    words = line.split()
+    if words and words[0].startswith("@"):  # a predicate guard
+        words = words[1:]
+    return words[0].split(".")[0] if words else ""
+
+
+def ptx_target(ptx: str, fallback: str) -> str:
+    """The architecture a PTX module was written for (its `.target`, e.g. `sm_90a`: arch-specific
+    instructions such as wgmma or setmaxnreg assemble only for it), or `fallback` when it names none."""
+    match = re.search(r"^\s*\.target\s+(sm_\w+)", ptx, re.MULTILINE)
+    return match.group(1) if match else fallback
 
 
 def _opcode(line: str) -> str | None:
@@ -121,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     signature = _pairs(args.signature)
     constexprs = {key: int(value) for key, value in _pairs(args.constexprs).items()}
-    columns = {"tile": ptx_stats(tile_ptx(args.file, args.kernel, signature, constexprs, args.num_warps, args.arch),
-                                 f"sm_{args.arch}")}
+    ptx = tile_ptx(args.file, args.kernel, signature, constexprs, args.num_warps, args.arch)
+    columns = {"tile": ptx_stats(ptx, ptx_target(ptx, f"sm_{args.arch}"))}
     if args.triton:
         try:
             ptx = triton_ptx(args.file, args.kernel, signature, constexprs, args.num_warps, args.arch)
@@ -132,8 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"Triton did not compile it ({type(error).__name__}: {error}): only tile's column",
                   file=sys.stderr)
         else:
-            arch = re.search(r"\.target (sm_\w+)", ptx)
-            columns["triton"] = ptx_stats(ptx, arch.group(1) if arch else f"sm_{args.arch}")
+            columns["triton"] = ptx_stats(ptx, ptx_target(ptx, f"sm_{args.arch}"))
     print(f"{'':24s}" + "".join(f"{name:>10s}" for name in columns))
     for row in columns["tile"]:
         print(f"{row:24s}" + "".join(f"{stats[row]:>10d}" for stats in columns.values()))
