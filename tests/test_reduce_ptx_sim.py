@@ -1,0 +1,152 @@
+"""Reductions across lanes and warps, checked without a GPU: sums, maxima and argmax over either axis of
+[8, 1024], [64, 64] and [1, 4096] tiles (fp16, fp32, int32; 1, 4 and 8 warps), and kernels with two
+reductions, compiled to sm_90 PTX and run for one program in the PTX interpreter (`reduce_ptx_sim.py`) on
+random input with NaN-poisoned outputs, against numpy in float64. FileCheck-style counts then pin the
+shared-memory traffic of a reduction across warps (vector accesses, barriers).
+"""
+
+from __future__ import annotations
+
+import platform
+
+import numpy as np
+import pytest
+
+import inductor_tile
+import inductor_tile.language as tl
+from reduce_ptx_sim import ReduceMachine
+
+needs_llvm_nvptx = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
+                                      reason="the NVPTX wheels exist for Linux x86-64 only")
+
+TL_TYPES = {"fp16": np.float16, "fp32": np.float32, "i32": np.int32}
+
+
+@inductor_tile.jit
+def sum_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :])
+    tl.store(out_ptr + tl.arange(0, C if AXIS == 0 else R), tl.sum(x, AXIS))
+
+
+@inductor_tile.jit
+def max_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :])
+    tl.store(out_ptr + tl.arange(0, C if AXIS == 0 else R), tl.max(x, AXIS))
+
+
+@inductor_tile.jit
+def argmax_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :])
+    tl.store(out_ptr + tl.arange(0, C if AXIS == 0 else R), tl.argmax(x, AXIS))
+
+
+@inductor_tile.jit
+def two_sums_kernel(x_ptr, sum_ptr, squares_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    # a layer norm's two row sums: the same axis of the same layout
+    x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]).to(tl.float32)
+    tl.store(sum_ptr + tl.arange(0, C if AXIS == 0 else R), tl.sum(x, AXIS))
+    tl.store(squares_ptr + tl.arange(0, C if AXIS == 0 else R), tl.sum(x * x, AXIS))
+
+
+@inductor_tile.jit
+def max_then_sum_kernel(x_ptr, max_ptr, sum_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    # a softmax's two reductions: the sum depends on the maximum
+    x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]).to(tl.float32)
+    m = tl.max(x, AXIS)
+    e = tl.exp(x - (m[None, :] if AXIS == 0 else m[:, None]))
+    tl.store(max_ptr + tl.arange(0, C if AXIS == 0 else R), m)
+    tl.store(sum_ptr + tl.arange(0, C if AXIS == 0 else R), tl.sum(e, AXIS))
+
+
+KERNELS = {"sum": sum_kernel, "max": max_kernel, "argmax": argmax_kernel}
+
+
+def compile_ptx(kernel, pointers: list[str], shape, axis: int, warps: int) -> str:
+    signature = {f"{name}": ty for name, ty in zip(kernel.arg_names, pointers)}
+    compiled = inductor_tile.compile(kernel, signature, constexprs={"R": shape[0], "C": shape[1], "AXIS": axis},
+                                     target="cuda:90", num_warps=warps, divisible_by_16=list(signature))
+    return compiled.asm["ptx"]
+
+
+def random_input(shape, dtype: str, seed: int) -> np.ndarray:
+    gen = np.random.default_rng(seed)
+    if dtype == "i32":
+        return gen.integers(-1000, 1000, size=shape).astype(np.int32)
+    x = gen.standard_normal(shape).astype(TL_TYPES[dtype])
+    if dtype == "fp16":  # few ties: argmax's first-index rule is checked by the ints
+        x = (x * 4).astype(np.float16)
+    return x
+
+
+def poisoned(count: int, dtype) -> np.ndarray:
+    if np.issubdtype(dtype, np.floating):
+        return np.full(count, np.nan, dtype=dtype)
+    return np.full(count, 0x5A5A5A5A, dtype=dtype)
+
+
+def run(ptx: str, warps: int, x: np.ndarray, outputs: list[np.ndarray]) -> list[np.ndarray]:
+    machine = ReduceMachine(ptx, 32 * warps, [x, *outputs])
+    machine.run()
+    return [machine.buffer(i + 1, out) for i, out in enumerate(outputs)]
+
+
+def check_sum(got: np.ndarray, x: np.ndarray, axis: int) -> None:
+    wide = x.astype(np.float64)
+    expected = wide.sum(axis)
+    if x.dtype == np.int32:
+        assert (got.astype(np.int64) == expected).all(), (got, expected)
+        return
+    # the order of the additions differs: a bound of the rounding, far below one lost or doubled element
+    eps = 2.0 ** -10 if x.dtype == np.float16 else 2.0 ** -23
+    bound = 4 * eps * np.log2(x.shape[axis] + 1) * np.abs(wide).sum(axis) + eps
+    error = np.abs(got.astype(np.float64) - expected)
+    assert not np.isnan(got).any() and (error <= bound).all(), (np.argmax(error - bound), got, expected)
+
+
+CASES = []
+for _shape in [(8, 1024), (64, 64), (1, 4096)]:
+    for _axis in (0, 1):
+        for _warps in (1, 4, 8):
+            CASES.append(pytest.param("sum", "fp32", _shape, _axis, _warps, id=f"sum-fp32-{_shape}-{_axis}-{_warps}w"))
+            CASES.append(pytest.param("argmax", "i32", _shape, _axis, _warps,
+                                      id=f"argmax-i32-{_shape}-{_axis}-{_warps}w"))
+for _kind in ("sum", "max", "argmax"):
+    for _dtype in ("fp16", "fp32", "i32"):
+        for _shape, _axis in [((8, 1024), 1), ((64, 64), 0)]:
+            CASES.append(pytest.param(_kind, _dtype, _shape, _axis, 4, id=f"{_kind}-{_dtype}-{_shape}-{_axis}-4w"))
+
+
+@needs_llvm_nvptx
+@pytest.mark.parametrize("kind,dtype,shape,axis,warps", CASES)
+def test_reduction_matches_numpy(kind, dtype, shape, axis, warps):
+    x = random_input(shape, dtype, seed=hash((kind, dtype, shape, axis, warps)) % 2**32)
+    if kind == "argmax" and dtype == "i32":
+        x = x % 7  # many ties: the first index must win
+    out_type = {"argmax": "i32"}.get(kind, dtype)
+    ptx = compile_ptx(KERNELS[kind], [f"*{dtype}", f"*{out_type}"], shape, axis, warps)
+    count = shape[1 - axis]
+    (got,) = run(ptx, warps, x, [poisoned(count, np.int32 if kind == "argmax" else TL_TYPES[dtype])])
+    if kind == "sum":
+        check_sum(got, x, axis)
+    elif kind == "max":
+        assert (got == x.max(axis)).all(), (got, x.max(axis))
+    else:
+        assert (got == x.argmax(axis)).all(), (got, x.argmax(axis))
+
+
+@needs_llvm_nvptx
+@pytest.mark.parametrize("shape,axis,warps", [((8, 1024), 1, 4), ((64, 64), 0, 4), ((64, 64), 1, 8),
+                                              ((1, 4096), 1, 8), ((8, 1024), 0, 1)])
+def test_two_reductions_in_one_kernel(shape, axis, warps):
+    x = random_input(shape, "fp16", seed=17)
+    count = shape[1 - axis]
+    ptx = compile_ptx(two_sums_kernel, ["*fp16", "*fp32", "*fp32"], shape, axis, warps)
+    sums, squares = run(ptx, warps, x, [poisoned(count, np.float32), poisoned(count, np.float32)])
+    check_sum(sums, x.astype(np.float32), axis)
+    check_sum(squares, x.astype(np.float32) ** 2, axis)
+    ptx = compile_ptx(max_then_sum_kernel, ["*fp16", "*fp32", "*fp32"], shape, axis, warps)
+    maxima, sums = run(ptx, warps, x, [poisoned(count, np.float32), poisoned(count, np.float32)])
+    wide = x.astype(np.float64)
+    assert (maxima == wide.max(axis)).all()
+    e = np.exp(wide - wide.max(axis, keepdims=True))
+    assert np.allclose(sums, e.sum(axis), rtol=1e-4), (sums, e.sum(axis))
