@@ -164,6 +164,9 @@ def _row_padded(ctx: LoweringContext, linear: ir.Value, row: int) -> ir.Value:
     return b.add(linear, rows)
 
 
+_padded = _row_padded  # the name dot_mfma_epilogue.py imports (renamed when shared_plan.py came)
+
+
 def _addresses(ctx: LoweringContext, base: ir.Value, memory: ir.Type, places: ir.Value,
                constants: tuple[int, ...] | None):
     """slot -> the shared-memory pointer of its place: slot 0's pointer plus a constant where the plan has
