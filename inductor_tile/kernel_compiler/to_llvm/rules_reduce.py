@@ -229,44 +229,64 @@ def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, ro
 
 def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
                   unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
-    """Each warp writes its partial results to shared memory; every thread then combines the warps' in order."""
-    from .shared import linear_indices, load_slots, store_slots
+    """Each warp writes its partial results to shared memory; every thread then combines the warps' in order.
+
+    The scratch holds, per warp along the axis and per group of threads holding the same result slots, those
+    slots consecutively: a thread stores its whole vector and loads each warp's in accesses of up to 16 bytes
+    (`shared.store_run`). Threads holding copies store the same values to the same place.
+    """
+    from .shared import load_run, store_run
 
     b = ctx.builder
     result_type = op.results[0].type
     count = vectors[0].type.count
     if not isinstance(result_type, TensorType) and unique_warps <= ctx.target.warp_size:
         return _scalar_across_warps(ctx, vectors, root, root_axis, unique_warps, warp_stride, combine)
-    if isinstance(result_type, TensorType):
-        shape = tuple(result_type.get_shape())
-        linear = linear_indices(ctx, ctx.layout_map(result_type), shape)
-        numel = 1
-        for d in shape:
-            numel *= d
-    else:
-        linear, numel = ir.Constant(ir.VectorType(I32, count), [0] * count), 1
+    group, groups = _thread_group(ctx, ctx.layout_map(result_type)) if isinstance(result_type, TensorType) \
+        else (ir.Constant(I32, 0), 1)
     warp = ctx.target.warp_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
     base = ctx.target.shared_memory(ctx.module, b, 0)
     offset_bytes, buffers = 0, []
     for v in vectors:
-        buffers.append(offset_bytes)
-        offset_bytes += -(-numel * unique_warps * byte_size(v.type.element) // 16) * 16
+        buffers.append(b.gep(base, [ir.Constant(I32, offset_bytes)], source_etype=ir.IntType(8)))
+        offset_bytes += -(-groups * unique_warps * count * byte_size(v.type.element) // 16) * 16
     ctx.shared_bytes = max(ctx.shared_bytes, offset_bytes)
+
+    def start(w: ir.Value) -> ir.Value:  # the first element of warp w's slots for this thread's group
+        return b.mul(b.add(b.mul(w, ir.Constant(I32, groups)), group), ir.Constant(I32, count))
+
     ctx.target.barrier(b)
-    scaled = b.mul(linear, ir.Constant(linear.type, [unique_warps] * count))
-    for v, start in zip(vectors, buffers):
-        region = b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8))
-        store_slots(ctx, region, v, b.add(scaled, ctx.splat(own, count)))
+    for v, region in zip(vectors, buffers):
+        store_run(ctx, region, v, start(own))
     ctx.target.barrier(b)
-    partials = []
-    for w in range(unique_warps):
-        offsets = b.add(scaled, ir.Constant(linear.type, [w] * count))
-        partials.append([load_slots(ctx, b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8)),
-                                    offsets, v.type.element) for v, start in zip(vectors, buffers)])
+    partials = [[load_run(ctx, region, start(ir.Constant(I32, w)), v.type.element, count)
+                 for v, region in zip(vectors, buffers)] for w in range(unique_warps)]
     # combine the warps' partials as a tree (log2 depth); neighbours first, so argmax keeps the first index
     while len(partials) > 1:
         partials = [combine(a, c) for a, c in zip(partials[0::2], partials[1::2])]
     return partials[0]
 
+
+def _thread_group(ctx: LoweringContext, result) -> tuple[ir.Value, int]:
+    """(this thread's group, the number of groups): threads of one group hold the same result slots.
+
+    Along each kept dimension a thread's first slot lies at its lane and warp offset, wrapped by the
+    dimension's size where that is smaller than the layout's tile; offsets step by size_per_thread.
+    """
+    from .rules_tensor import thread_offsets
+
+    b = ctx.builder
+    root = result.root
+    group, groups = ir.Constant(I32, 0), 1
+    for offset, d, size in zip(thread_offsets(ctx, result), result.kept, result.shape):
+        spt = root.size_per_thread[d]
+        tile = spt * root.threads_per_warp[d] * root.warps_per_cta[d]
+        along = max(1, min(size, tile) // spt)
+        if along == 1:
+            continue
+        coord = b.udiv(b.urem(offset, ir.Constant(I32, size)), ir.Constant(I32, spt))
+        group = b.add(b.mul(group, ir.Constant(I32, along)), coord)
+        groups *= along
+    return group, groups
