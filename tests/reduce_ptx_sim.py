@@ -47,7 +47,7 @@ class ReduceMachine(Machine):
             if pc in waiting:
                 running = running | waiting.pop(pc)
             pc += 1
-            if text.endswith(":"):
+            if text.endswith(":") or text.startswith(".pragma"):
                 continue
             if not running.any():
                 continue
@@ -80,6 +80,8 @@ class ReduceMachine(Machine):
             self.active = None if predicate.all() else predicate
             try:
                 self.execute(opcode, operands)
+            except (IndexError, KeyError) as error:
+                raise PtxError(f"cannot run `{text}`: {type(error).__name__} {error}") from error
             finally:
                 self.active = None
 

@@ -150,3 +150,37 @@ def test_two_reductions_in_one_kernel(shape, axis, warps):
     assert (maxima == wide.max(axis)).all()
     e = np.exp(wide - wide.max(axis, keepdims=True))
     assert np.allclose(sums, e.sum(axis), rtol=1e-4), (sums, e.sum(axis))
+
+
+@inductor_tile.jit
+def cumsum_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    offsets = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    tl.store(out_ptr + offsets, tl.cumsum(tl.load(x_ptr + offsets), AXIS))
+
+
+@inductor_tile.jit
+def reverse_cummax_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
+    offsets = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    tl.store(out_ptr + offsets, tl.associative_scan(tl.load(x_ptr + offsets), AXIS, _maximum, reverse=True))
+
+
+@inductor_tile.jit
+def _maximum(a, b):
+    return tl.maximum(a, b)
+
+
+@needs_llvm_nvptx
+@pytest.mark.parametrize("shape,axis,warps", [((8, 1024), 1, 4), ((64, 64), 0, 4), ((64, 64), 1, 8),
+                                              ((1, 4096), 1, 8), ((8, 1024), 1, 1)])
+@pytest.mark.parametrize("dtype", ["fp32", "i32"])
+def test_scans_match_numpy(shape, axis, warps, dtype):
+    x = random_input(shape, dtype, seed=23)
+    for kernel, expected in [(cumsum_kernel, np.cumsum(x.astype(np.float64), axis)),
+                             (reverse_cummax_kernel, np.flip(np.maximum.accumulate(np.flip(x, axis), axis), axis))]:
+        ptx = compile_ptx(kernel, [f"*{dtype}", f"*{dtype}"], shape, axis, warps)
+        (got,) = run(ptx, warps, x, [poisoned(x.size, TL_TYPES[dtype]).reshape(shape)])
+        if kernel is cumsum_kernel and dtype == "fp32":
+            bound = 8 * 2.0 ** -23 * np.log2(shape[axis] + 1) * np.cumsum(np.abs(x.astype(np.float64)), axis)
+            assert (np.abs(got - expected) <= bound + 1e-30).all(), (got, expected)
+        else:
+            assert (got == expected).all(), (kernel, got, expected)
