@@ -235,15 +235,18 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     slots consecutively: a thread stores its whole vector and loads each warp's in accesses of up to 16 bytes
     (`shared.store_run`). Threads holding copies store the same values to the same place.
     """
-    from .shared import load_run, store_run
+    from .shared import load_run, store_run, thread_group
 
     b = ctx.builder
     result_type = op.results[0].type
     count = vectors[0].type.count
     if not isinstance(result_type, TensorType) and unique_warps <= ctx.target.warp_size:
         return _scalar_across_warps(ctx, vectors, root, root_axis, unique_warps, warp_stride, combine)
-    group, groups = _thread_group(ctx, ctx.layout_map(result_type)) if isinstance(result_type, TensorType) \
-        else (ir.Constant(I32, 0), 1)
+    if isinstance(result_type, TensorType):
+        result = ctx.layout_map(result_type)
+        group, groups = thread_group(ctx, result, range(len(result.shape)))
+    else:
+        group, groups = ir.Constant(I32, 0), 1
     warp = ctx.target.warp_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
@@ -268,25 +271,3 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
         partials = [combine(a, c) for a, c in zip(partials[0::2], partials[1::2])]
     return partials[0]
 
-
-def _thread_group(ctx: LoweringContext, result) -> tuple[ir.Value, int]:
-    """(this thread's group, the number of groups): threads of one group hold the same result slots.
-
-    Along each kept dimension a thread's first slot lies at its lane and warp offset, wrapped by the
-    dimension's size where that is smaller than the layout's tile; offsets step by size_per_thread.
-    """
-    from .rules_tensor import thread_offsets
-
-    b = ctx.builder
-    root = result.root
-    group, groups = ir.Constant(I32, 0), 1
-    for offset, d, size in zip(thread_offsets(ctx, result), result.kept, result.shape):
-        spt = root.size_per_thread[d]
-        tile = spt * root.threads_per_warp[d] * root.warps_per_cta[d]
-        along = max(1, min(size, tile) // spt)
-        if along == 1:
-            continue
-        coord = b.udiv(b.urem(offset, ir.Constant(I32, size)), ir.Constant(I32, spt))
-        group = b.add(b.mul(group, ir.Constant(I32, along)), coord)
-        groups *= along
-    return group, groups

@@ -20,7 +20,7 @@ from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from . import context as _context
 from .context import I1, I8, I32, LoweringContext, byte_size
-from .rules_tensor import index_vectors
+from .rules_tensor import index_vectors, thread_offsets
 from .shared_plan import SharedPlan, plan_exchange, strides
 
 
@@ -130,6 +130,28 @@ def load_run(ctx: LoweringContext, base: ir.Value, start: ir.Value, element: ir.
                   for lo, hi in zip(pieces[0::2], pieces[1::2])]
         out = pieces[0]
     return out
+
+
+def thread_group(ctx: LoweringContext, lmap: LayoutMap, positions) -> tuple[ir.Value, int]:
+    """(this thread's group, the number of groups): threads of one group hold the same elements along the
+    dimensions `positions` of `lmap` (each thread's slots in the same order), threads of different groups
+    different ones. Along each such dimension a thread's first slot lies at its lane and warp offset, a
+    multiple of size_per_thread, wrapped by the dimension's size where that is smaller than the tile."""
+    b = ctx.builder
+    root = lmap.root
+    offsets = thread_offsets(ctx, lmap)
+    group, groups = ir.Constant(I32, 0), 1
+    for position in positions:
+        d, size = lmap.kept[position], lmap.shape[position]
+        spt = root.size_per_thread[d]
+        tile = spt * root.threads_per_warp[d] * root.warps_per_cta[d]
+        along = max(1, min(size, tile) // spt)
+        if along == 1:
+            continue
+        coord = b.udiv(b.urem(offsets[position], ir.Constant(I32, size)), ir.Constant(I32, spt))
+        group = b.add(b.mul(group, ir.Constant(I32, along)), coord)
+        groups *= along
+    return group, groups
 
 
 def _run_length(element: ir.Type, count: int) -> int:
