@@ -11,13 +11,14 @@ fp16/bf16 accumulate in f32 on targets without native half arithmetic.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from . import half
+from . import half, reduce_partners
 from .context import I32, LoweringContext, LoweringError, byte_size, float_kind, intrinsic_suffix, lowering
 from .rules_tensor import index_vectors
 
@@ -110,8 +111,51 @@ def _arg_combiner(ctx: LoweringContext, kind: str, is_float: bool, unsigned: boo
     return combine
 
 
+@dataclass
+class _Partial:
+    """A reduction combined within each thread and across lanes; what is left is across warps."""
+    op: Operation
+    vectors: list[ir.Value]
+    combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]
+    finish: Callable[[list[ir.Value]], ir.Value]  # the op's result from the fully combined vectors
+    unique_warps: int  # warps holding distinct data along the axis
+
+
 @lowering("tt.reduce")
 def lower_reduce(ctx: LoweringContext, op: Operation) -> None:
+    ready = ctx.paired_results.pop(op, None)  # reduced across warps together with an earlier reduction
+    if ready is not None:
+        ctx.set(op.results[0], ready)
+        return
+    first = _within_warps(ctx, op)
+    if first.unique_warps <= 1:
+        ctx.set(op.results[0], first.finish(first.vectors))
+        return
+    partials = [first] + [_within_warps(ctx, other) for other in reduce_partners.partners(ctx, op)]
+    lmap = ctx.layout_map(op.operands[0].type)
+    root_axis = lmap.kept[op.axis.value.data]
+    sizes = [len(p.vectors) for p in partials]
+
+    def combine(a: list[ir.Value], c: list[ir.Value]) -> list[ir.Value]:
+        out, at = [], 0
+        for partial, n in zip(partials, sizes):
+            out += partial.combine(a[at:at + n], c[at:at + n])
+            at += n
+        return out
+
+    vectors = _across_warps(ctx, op, [v for p in partials for v in p.vectors], lmap.root, root_axis,
+                            first.unique_warps, _warp_stride(lmap.root, root_axis), combine)
+    at = 0
+    for partial, n in zip(partials, sizes):
+        result = partial.finish(vectors[at:at + n])
+        at += n
+        if partial.op is op:
+            ctx.set(op.results[0], result)
+        else:
+            ctx.paired_results[partial.op] = result
+
+
+def _within_warps(ctx: LoweringContext, op: Operation) -> _Partial:
     kind = op.kind.data
     axis = op.axis.value.data
     src_type: TensorType = op.operands[0].type
@@ -150,43 +194,62 @@ def lower_reduce(ctx: LoweringContext, op: Operation) -> None:
         vectors = _tree_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
     else:
         vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
-    vectors = _across_threads(ctx, op, lmap, root_axis, vectors, combine)
-    if base_kind in ("argmax", "argmin"):
-        result = vectors[1]
-    else:
-        result = half.f32_to_half(ctx.builder, vectors[0], fkind) if soft_half else vectors[0]
+    vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
 
-    if not isinstance(op.results[0].type, TensorType):
-        result = ctx.builder.extract_element(result, ir.Constant(I32, 0))
-    ctx.set(op.results[0], result)
+    def finish(vectors: list[ir.Value]) -> ir.Value:
+        if base_kind in ("argmax", "argmin"):
+            result = vectors[1]
+        else:
+            result = half.f32_to_half(ctx.builder, vectors[0], fkind) if soft_half else vectors[0]
+        if not isinstance(op.results[0].type, TensorType):
+            result = ctx.builder.extract_element(result, ir.Constant(I32, 0))
+        return result
+
+    return _Partial(op, vectors, combine, finish, unique_warps)
 
 
-def _across_threads(ctx: LoweringContext, op: Operation, lmap, root_axis: int, vectors: list[ir.Value],
-                    combine) -> list[ir.Value]:
-    """Combine partial results held by different lanes (butterfly shuffles) and warps (shared memory).
-
-    Only lanes and warps holding distinct data along the axis take part; the others hold copies.
-    """
+def _across_lanes(ctx: LoweringContext, lmap, root_axis: int, vectors: list[ir.Value],
+                  combine) -> tuple[list[ir.Value], int]:
+    """Combine partial results held by different lanes (butterfly shuffles); also the number of warps
+    holding distinct data along the axis. Only lanes and warps holding distinct data take part; the
+    others hold copies."""
     root = lmap.root
     size = lmap.root_shape[root_axis]
     spt, tpw, wpc = root.size_per_thread[root_axis], root.threads_per_warp[root_axis], root.warps_per_cta[root_axis]
     unique_lanes = min(tpw, max(1, size // spt))
     unique_warps = min(wpc, max(1, size // (spt * tpw)))
-    lane_stride = warp_stride = 1
+    lane_stride = 1
     for d in root.order:
         if d == root_axis:
             break
         lane_stride *= root.threads_per_warp[d]
-        warp_stride *= root.warps_per_cta[d]
     offset = unique_lanes // 2
     while offset >= 1:
         mask = offset * lane_stride
         partners = [ctx.map_elements(v, lambda x, m=mask: ctx.target.shuffle_xor(ctx.builder, x, m)) for v in vectors]
         vectors = combine(vectors, partners)
         offset //= 2
+    return vectors, unique_warps
+
+
+def _across_threads(ctx: LoweringContext, op: Operation, lmap, root_axis: int, vectors: list[ir.Value],
+                    combine) -> list[ir.Value]:
+    """Combine partial results held by different lanes and warps (one reduction: rules_combine's)."""
+    vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
     if unique_warps > 1:
-        vectors = _across_warps(ctx, op, vectors, root, root_axis, unique_warps, warp_stride, combine)
+        vectors = _across_warps(ctx, op, vectors, lmap.root, root_axis, unique_warps,
+                                _warp_stride(lmap.root, root_axis), combine)
     return vectors
+
+
+def _warp_stride(root, root_axis: int) -> int:
+    """How far apart the warp ids of neighbours along the axis are."""
+    stride = 1
+    for d in root.order:
+        if d == root_axis:
+            break
+        stride *= root.warps_per_cta[d]
+    return stride
 
 
 def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, root_axis: int, unique_warps: int,
