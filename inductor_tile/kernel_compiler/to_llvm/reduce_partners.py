@@ -8,6 +8,13 @@ driver reaches them. Only pure register operations may lie between them (`_PURE`
 operands need are lowered here ahead of their turn, and lowered again when their turn comes (the copies
 are identical pure instructions, merged by LLVM's common-subexpression elimination). A reduction whose
 operand depends on the first (softmax's sum after its maximum) is no partner.
+
+The barrier before a reduction's stores keeps them from overwriting scratch that another warp still reads.
+Where the previous op of the block to touch shared memory is a reduction across warps (only pure ops and
+reductions that stayed within warps lie between), its scratch was last read before that reduction's own
+second barrier: a scratch disjoint from that reduction's needs no barrier before it (`scratch_place`;
+softmax's sum after its maximum, a layer norm's variance after its mean). Any other shared-memory user
+(layout conversions, scans, gathers) starts with its own barrier.
 """
 
 from __future__ import annotations
@@ -66,3 +73,23 @@ def _slice(value: SSAValue, between: list[Operation]) -> list[Operation]:
             needed.add(owner)
             stack.extend(owner.operands)
     return [op for op in between if op in needed]
+
+
+_SCRATCH_ATTRIBUTE = "reduction_scratch"  # on the LoweringContext: reduction op -> its scratch (start, end)
+
+
+def scratch_place(ctx: LoweringContext, op: Operation, size: int) -> tuple[int, bool]:
+    """(byte offset in shared memory, whether a barrier must come before the stores) of the scratch of
+    reduction `op` that crosses warps, `size` bytes."""
+    placed: dict[Operation, tuple[int, int]] = ctx.__dict__.setdefault(_SCRATCH_ATTRIBUTE, {})
+    previous = op.prev_op
+    while previous is not None and previous not in placed and (
+            _pure(previous) or previous.name == "tt.reduce"):  # reductions not placed stayed within warps
+        previous = previous.prev_op
+    if previous is None or previous not in placed:
+        at, wait = 0, True
+    else:
+        start, end = placed[previous]
+        at, wait = (0, False) if size <= start else (-(-end // 16) * 16, False)
+    placed[op] = (at, at + size)
+    return at, wait

@@ -252,8 +252,8 @@ def _warp_stride(root, root_axis: int) -> int:
     return stride
 
 
-def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, root_axis: int, unique_warps: int,
-                         warp_stride: int, combine) -> list[ir.Value]:
+def _scalar_across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
+                         unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
     """A full reduction: lane 0 of each warp stores the warp's partial, then every warp loads all partials
     (one per lane) and finishes with a butterfly. One value per thread in flight keeps registers low."""
     b = ctx.builder
@@ -262,13 +262,15 @@ def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, ro
     lane = target.lane_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
-    base = target.shared_memory(ctx.module, b, 0)
     starts, offset = [], 0
     for v in vectors:
         starts.append(offset)
         offset += -(-unique_warps * byte_size(v.type.element) // 16) * 16
-    ctx.shared_bytes = max(ctx.shared_bytes, offset)
-    target.barrier(b)
+    at, wait = reduce_partners.scratch_place(ctx, op, offset)
+    base = b.gep(target.shared_memory(ctx.module, b, 0), [ir.Constant(I32, at)], source_etype=ir.IntType(8))
+    ctx.shared_bytes = max(ctx.shared_bytes, at + offset)
+    if wait:
+        target.barrier(b)
     with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, 0))):
         for v, start in zip(vectors, starts):
             element = v.type.element
@@ -304,7 +306,7 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     result_type = op.results[0].type
     count = vectors[0].type.count
     if not isinstance(result_type, TensorType) and unique_warps <= ctx.target.warp_size:
-        return _scalar_across_warps(ctx, vectors, root, root_axis, unique_warps, warp_stride, combine)
+        return _scalar_across_warps(ctx, op, vectors, root, root_axis, unique_warps, warp_stride, combine)
     if isinstance(result_type, TensorType):
         result = ctx.layout_map(result_type)
         group, groups = thread_group(ctx, result, range(len(result.shape)))
@@ -313,17 +315,20 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     warp = ctx.target.warp_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
-    base = ctx.target.shared_memory(ctx.module, b, 0)
-    offset_bytes, buffers = 0, []
+    starts, offset_bytes = [], 0
     for v in vectors:
-        buffers.append(b.gep(base, [ir.Constant(I32, offset_bytes)], source_etype=ir.IntType(8)))
+        starts.append(offset_bytes)
         offset_bytes += -(-groups * unique_warps * count * byte_size(v.type.element) // 16) * 16
-    ctx.shared_bytes = max(ctx.shared_bytes, offset_bytes)
+    at, wait = reduce_partners.scratch_place(ctx, op, offset_bytes)
+    base = ctx.target.shared_memory(ctx.module, b, 0)
+    buffers = [b.gep(base, [ir.Constant(I32, at + start)], source_etype=ir.IntType(8)) for start in starts]
+    ctx.shared_bytes = max(ctx.shared_bytes, at + offset_bytes)
 
     def start(w: ir.Value) -> ir.Value:  # the first element of warp w's slots for this thread's group
         return b.mul(b.add(b.mul(w, ir.Constant(I32, groups)), group), ir.Constant(I32, count))
 
-    ctx.target.barrier(b)
+    if wait:
+        ctx.target.barrier(b)
     for v, region in zip(vectors, buffers):
         store_run(ctx, region, v, start(own))
     ctx.target.barrier(b)
