@@ -44,8 +44,10 @@ def argmax_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.con
 def two_sums_kernel(x_ptr, sum_ptr, squares_ptr, R: tl.constexpr, C: tl.constexpr, AXIS: tl.constexpr):
     # a layer norm's two row sums: the same axis of the same layout
     x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]).to(tl.float32)
-    tl.store(sum_ptr + tl.arange(0, C if AXIS == 0 else R), tl.sum(x, AXIS))
-    tl.store(squares_ptr + tl.arange(0, C if AXIS == 0 else R), tl.sum(x * x, AXIS))
+    sums = tl.sum(x, AXIS)
+    squares = tl.sum(x * x, AXIS)
+    tl.store(sum_ptr + tl.arange(0, C if AXIS == 0 else R), sums)
+    tl.store(squares_ptr + tl.arange(0, C if AXIS == 0 else R), squares)
 
 
 @inductor_tile.jit
@@ -54,8 +56,9 @@ def max_then_sum_kernel(x_ptr, max_ptr, sum_ptr, R: tl.constexpr, C: tl.constexp
     x = tl.load(x_ptr + tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]).to(tl.float32)
     m = tl.max(x, AXIS)
     e = tl.exp(x - (m[None, :] if AXIS == 0 else m[:, None]))
+    sums = tl.sum(e, AXIS)
     tl.store(max_ptr + tl.arange(0, C if AXIS == 0 else R), m)
-    tl.store(sum_ptr + tl.arange(0, C if AXIS == 0 else R), tl.sum(e, AXIS))
+    tl.store(sum_ptr + tl.arange(0, C if AXIS == 0 else R), sums)
 
 
 KERNELS = {"sum": sum_kernel, "max": max_kernel, "argmax": argmax_kernel}
@@ -184,3 +187,63 @@ def test_scans_match_numpy(shape, axis, warps, dtype):
             assert (np.abs(got - expected) <= bound + 1e-30).all(), (got, expected)
         else:
             assert (got == expected).all(), (kernel, got, expected)
+
+
+@inductor_tile.jit
+def chained_kernel(x_ptr, out_ptr, R: tl.constexpr, C: tl.constexpr, ITERS: tl.constexpr):
+    # in a loop: a maximum, a sum that needs it, and a sum of squares that does not (its partner); then the
+    # next iteration's maximum reuses the scratch
+    acc = tl.zeros([R], tl.float32)
+    offsets = tl.arange(0, R)[:, None] * C + tl.arange(0, C)[None, :]
+    for i in range(ITERS):
+        x = tl.load(x_ptr + i * R * C + offsets).to(tl.float32)
+        m = tl.max(x, 1)
+        s = tl.sum(tl.exp(x - m[:, None]), 1)
+        q = tl.sum(x * x, 1)
+        acc += m + tl.log(s) + q
+    tl.store(out_ptr + tl.arange(0, R), acc)
+
+
+def chained_reference(x: np.ndarray) -> np.ndarray:
+    wide = x.astype(np.float64)
+    m = wide.max(2)
+    return (m + np.log(np.exp(wide - m[..., None]).sum(2)) + (wide * wide).sum(2)).sum(0)
+
+
+@needs_llvm_nvptx
+@pytest.mark.parametrize("shape,warps", [((8, 1024), 4), ((1, 4096), 8), ((64, 64), 8)])
+def test_chained_reductions_in_a_loop(shape, warps):
+    x = random_input((3, *shape), "fp16", seed=29)
+    signature = {"x_ptr": "*fp16", "out_ptr": "*fp32"}
+    ptx = inductor_tile.compile(chained_kernel, signature, constexprs={"R": shape[0], "C": shape[1], "ITERS": 3},
+                                target="cuda:90", num_warps=warps, divisible_by_16=list(signature)).asm["ptx"]
+    (got,) = run(ptx, warps, x, [poisoned(shape[0], np.float32)])
+    assert np.allclose(got, chained_reference(x), rtol=1e-4), (got, chained_reference(x))
+
+
+def shared_traffic(ptx: str) -> dict[str, int]:
+    import re
+
+    ops = re.findall(r"^\s+(?:@\S+\s+)?((?:ld|st)\.shared\S*|bar\.sync)", ptx, re.M)
+    return {"barriers": ops.count("bar.sync"), "accesses": sum(o != "bar.sync" for o in ops),
+            "vector stores": sum(o.startswith("st.shared.v") for o in ops),
+            "vector loads": sum(o.startswith("ld.shared.v") for o in ops)}
+
+
+@needs_llvm_nvptx
+def test_row_sums_cross_warps_together_in_vectors():
+    # [8, 1024] over 4 warps, all 4 along the rows: each thread holds the 8 row sums (32 bytes) of each
+    # reduction; both sums share one barrier pair, each is stored in 2 and read in 4 x 2 v4 accesses (one
+    # element per access and two barrier pairs before: 16 stores, 64 loads, 4 barriers). Then each result's
+    # conversion for its store: 2 v4 stores, 1 load, 2 barriers.
+    ptx = compile_ptx(two_sums_kernel, ["*fp16", "*fp32", "*fp32"], (8, 1024), 1, 4)
+    assert shared_traffic(ptx) == {"barriers": 2 + 2 * 2, "accesses": 4 + 16 + 2 * 3, "vector stores": 4 + 2 * 2,
+                                   "vector loads": 16}, ptx
+
+
+@needs_llvm_nvptx
+def test_dependent_reductions_need_one_barrier_fewer():
+    # softmax's sum needs its maximum: two barrier pairs, less the barrier before the sum's stores
+    # (its scratch lies after the maximum's)
+    ptx = compile_ptx(max_then_sum_kernel, ["*fp16", "*fp32", "*fp32"], (1, 4096), 1, 8)
+    assert shared_traffic(ptx)["barriers"] == 3, ptx
