@@ -19,7 +19,7 @@ from reduce_ptx_sim import ReduceMachine
 needs_llvm_nvptx = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
                                       reason="the NVPTX wheels exist for Linux x86-64 only")
 
-TL_TYPES = {"fp16": np.float16, "fp32": np.float32, "i32": np.int32}
+TL_TYPES = {"fp16": np.float16, "fp32": np.float32, "i32": np.int32, "i64": np.int64}
 
 
 @inductor_tile.jit
@@ -73,8 +73,8 @@ def compile_ptx(kernel, pointers: list[str], shape, axis: int, warps: int) -> st
 
 def random_input(shape, dtype: str, seed: int) -> np.ndarray:
     gen = np.random.default_rng(seed)
-    if dtype == "i32":
-        return gen.integers(-1000, 1000, size=shape).astype(np.int32)
+    if dtype in ("i32", "i64"):
+        return gen.integers(-1000, 1000, size=shape).astype(TL_TYPES[dtype]) * (2**33 if dtype == "i64" else 1)
     x = gen.standard_normal(shape).astype(TL_TYPES[dtype])
     if dtype == "fp16":  # few ties: argmax's first-index rule is checked by the ints
         x = (x * 4).astype(np.float16)
@@ -96,8 +96,8 @@ def run(ptx: str, warps: int, x: np.ndarray, outputs: list[np.ndarray]) -> list[
 def check_sum(got: np.ndarray, x: np.ndarray, axis: int) -> None:
     wide = x.astype(np.float64)
     expected = wide.sum(axis)
-    if x.dtype == np.int32:
-        assert (got.astype(np.int64) == expected).all(), (got, expected)
+    if x.dtype in (np.int32, np.int64):
+        assert (got.astype(np.int64) == x.astype(np.int64).sum(axis)).all(), (got, expected)
         return
     # the order of the additions differs: a bound of the rounding, far below one lost or doubled element
     eps = 2.0 ** -10 if x.dtype == np.float16 else 2.0 ** -23
@@ -117,6 +117,8 @@ for _kind in ("sum", "max", "argmax"):
     for _dtype in ("fp16", "fp32", "i32"):
         for _shape, _axis in [((8, 1024), 1), ((64, 64), 0)]:
             CASES.append(pytest.param(_kind, _dtype, _shape, _axis, 4, id=f"{_kind}-{_dtype}-{_shape}-{_axis}-4w"))
+CASES += [pytest.param("sum", "i64", (64, 64), 0, 8, id="sum-i64-(64, 64)-0-8w"),
+          pytest.param("max", "i64", (8, 1024), 1, 4, id="max-i64-(8, 1024)-1-4w")]
 
 
 @needs_llvm_nvptx

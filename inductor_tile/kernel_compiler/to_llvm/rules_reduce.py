@@ -4,8 +4,11 @@ Within a thread, the slots along the reduced axis are combined by a tree: each s
 splits them into a lower and an upper half (two shuffles) and combines the halves
 elementwise, so a reduction of n slots takes log2(n) vector steps. What remains is
 ordered like the result's slice layout. Across lanes the target's xor-shuffle butterfly
-combines threads; across warps, shared memory. argmax/argmin carry indices alongside
-the values and keep the first index on ties; NaN counts as the extreme value.
+combines threads; across warps, shared memory: each thread stores its partial results in
+accesses of up to 16 bytes and loads every warp's the same way, and later reductions of the
+same axis and tile type cross warps with the first (one scratch, one barrier pair:
+`reduce_partners.py`). argmax/argmin carry indices alongside the values and keep the first
+index on ties; NaN counts as the extreme value.
 fp16/bf16 accumulate in f32 on targets without native half arithmetic.
 """
 
