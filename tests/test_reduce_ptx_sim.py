@@ -15,6 +15,7 @@ import pytest
 import inductor_tile
 import inductor_tile.language as tl
 from reduce_ptx_sim import ReduceMachine
+from test_nvidia_ptx import layer_norm_backward_kernel
 
 needs_llvm_nvptx = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
                                       reason="the NVPTX wheels exist for Linux x86-64 only")
@@ -234,13 +235,27 @@ def shared_traffic(ptx: str) -> dict[str, int]:
 
 @needs_llvm_nvptx
 def test_row_sums_cross_warps_together_in_vectors():
-    # [8, 1024] over 4 warps, all 4 along the rows: each thread holds the 8 row sums (32 bytes) of each
-    # reduction; both sums share one barrier pair, each is stored in 2 and read in 4 x 2 v4 accesses (one
-    # element per access and two barrier pairs before: 16 stores, 64 loads, 4 barriers). Then each result's
-    # conversion for its store: 2 v4 stores, 1 load, 2 barriers.
+    # [8, 1024] over 4 warps, all 4 along the rows: each thread holds the 8 row sums of each reduction; both
+    # sums share one barrier pair (two pairs before). 4 warps x 8 rows of partials would be 32 registers in
+    # flight, so each row's 4 partials lie together: 8 stores and 8 v4 loads per sum (8 stores and 32 loads
+    # before). Then each result's conversion for its store: 2 v4 stores, 1 load, 2 barriers.
     ptx = compile_ptx(two_sums_kernel, ["*fp16", "*fp32", "*fp32"], (8, 1024), 1, 4)
-    assert shared_traffic(ptx) == {"barriers": 2 + 2 * 2, "accesses": 4 + 16 + 2 * 3, "vector stores": 4 + 2 * 2,
-                                   "vector loads": 16}, ptx
+    assert shared_traffic(ptx) == {"barriers": 2 + 2 * 2, "accesses": 2 * 16 + 2 * 3, "vector stores": 2 * 2,
+                                   "vector loads": 2 * 8}, ptx
+
+
+@needs_llvm_nvptx
+def test_layer_norm_sums_store_one_vector_per_warp():
+    # BERT's layer-norm backward: [8, 1024] in [1, 16] x [1, 32] x [2, 2], the sums over 2 warps: each thread's
+    # 4 rows in one v4 store and each warp's in one v4 load (4 stores and 8 loads of 4 bytes before)
+    sig = {"dy_ptr": "*fp16", "w_ptr": "*fp32", "xhat_ptr": "*fp32", "rstd_ptr": "*fp32", "keep_ptr": "*i1",
+           "dx_ptr": "*fp32", "dx_half_ptr": "*fp16", "xnumel": "i32"}
+    ptx = inductor_tile.compile(layer_norm_backward_kernel, sig, constexprs={"XBLOCK": 8, "RBLOCK": 1024},
+                                target="cuda:90", num_warps=4, divisible_by_16=list(sig)).asm["ptx"]
+    traffic = shared_traffic(ptx)
+    # three layout conversions (v4 on both sides, 2 barriers each) and one barrier pair for both sums
+    assert traffic["barriers"] == 3 * 2 + 2 and traffic["accesses"] == traffic["vector stores"] + \
+        traffic["vector loads"], traffic
 
 
 @needs_llvm_nvptx

@@ -299,11 +299,16 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
                   unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
     """Each warp writes its partial results to shared memory; every thread then combines the warps' in order.
 
-    The scratch holds, per warp along the axis and per group of threads holding the same result slots, those
-    slots consecutively: a thread stores its whole vector and loads each warp's in accesses of up to 16 bytes
-    (`shared.store_run`). Threads holding copies store the same values to the same place.
+    Threads holding the same result slots form a group (`shared.thread_group`); threads holding copies store
+    the same values to the same place. Per group, the scratch holds either
+    - each slot's partials of all warps consecutively, where those fill 16 bytes and all partials would hold
+      more than 16 registers: a thread stores its slots one by one and loads each slot's warps in 16-byte
+      accesses, so each slot's combine can start as soon as its load arrives (softmax [4, 2048] over 8 warps:
+      64 registers; 73 with all loads in flight at once); or
+    - each warp's slots consecutively: one run of up to 16-byte accesses to store, one per warp to load
+      (a layer norm's 4 rows over 2 warps: 1 store and 2 loads of 16 bytes instead of 4 and 8 of 4 bytes).
     """
-    from .shared import load_run, store_run, thread_group
+    from .shared import load_run, store_run, store_slots, thread_group
 
     b = ctx.builder
     result_type = op.results[0].type
@@ -326,19 +331,42 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     base = ctx.target.shared_memory(ctx.module, b, 0)
     buffers = [b.gep(base, [ir.Constant(I32, at + start)], source_etype=ir.IntType(8)) for start in starts]
     ctx.shared_bytes = max(ctx.shared_bytes, at + offset_bytes)
+    group_start = b.mul(group, ir.Constant(I32, count * unique_warps))  # the group's first element
+    slot_steps = ir.Constant(ir.VectorType(I32, count), list(range(count)))
 
-    def start(w: ir.Value) -> ir.Value:  # the first element of warp w's slots for this thread's group
-        return b.mul(b.add(b.mul(w, ir.Constant(I32, groups)), group), ir.Constant(I32, count))
+    def warps_inner(v: ir.Value) -> bool:  # where all partials at once would hold more than 16 registers
+        size = byte_size(v.type.element)
+        return count > 1 and unique_warps * size >= 16 and unique_warps * count * size > 64
 
     if wait:
         ctx.target.barrier(b)
     for v, region in zip(vectors, buffers):
-        store_run(ctx, region, v, start(own))
+        if warps_inner(v):  # slot s of warp w at s * unique_warps + w
+            places = b.mul(slot_steps, ir.Constant(slot_steps.type, [unique_warps] * count))
+            store_slots(ctx, region, v, b.add(places, ctx.splat(b.add(group_start, own), count)))
+        else:  # slot s of warp w at w * count + s
+            store_run(ctx, region, v, b.add(group_start, b.mul(own, ir.Constant(I32, count))))
     ctx.target.barrier(b)
-    partials = [[load_run(ctx, region, start(ir.Constant(I32, w)), v.type.element, count)
-                 for v, region in zip(vectors, buffers)] for w in range(unique_warps)]
+    by_vector = []  # per vector, per warp: the warp's partials
+    for v, region in zip(vectors, buffers):
+        if warps_inner(v):
+            slots = [load_run(ctx, region, b.add(group_start, ir.Constant(I32, s * unique_warps)), v.type.element,
+                              unique_warps) for s in range(count)]
+            by_vector.append([_gather(ctx, slots, w) for w in range(unique_warps)])
+        else:
+            by_vector.append([load_run(ctx, region, b.add(group_start, ir.Constant(I32, w * count)), v.type.element,
+                                       count) for w in range(unique_warps)])
+    partials = [[warps[w] for warps in by_vector] for w in range(unique_warps)]
     # combine the warps' partials as a tree (log2 depth); neighbours first, so argmax keeps the first index
     while len(partials) > 1:
         partials = [combine(a, c) for a, c in zip(partials[0::2], partials[1::2])]
     return partials[0]
 
+
+def _gather(ctx: LoweringContext, per_slot: list[ir.Value], w: int) -> ir.Value:
+    """The vector of element w of each of `per_slot` (one vector per slot, one element per warp)."""
+    b = ctx.builder
+    out = ir.Constant(ir.VectorType(per_slot[0].type.element, len(per_slot)), None)
+    for s, loaded in enumerate(per_slot):
+        out = b.insert_element(out, b.extract_element(loaded, ir.Constant(I32, w)), ir.Constant(I32, s))
+    return out
