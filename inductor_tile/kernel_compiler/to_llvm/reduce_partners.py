@@ -4,7 +4,7 @@ A reduction across warps costs a barrier, a store of each warp's partial results
 loads. Where later reductions of the same block reduce the same axis of a tile of the same type (a layer
 norm backward's two row sums), and their operands need nothing the first one computes, their operands are
 computed now and all of them cross warps at once; their results wait in `ctx.paired_results` until the
-driver reaches them. Only pure register operations may lie between them (`_PURE`): those the partners'
+driver reaches them. Only pure register operations may lie between them (`_pure`): those the partners'
 operands need are lowered here ahead of their turn, and lowered again when their turn comes (the copies
 are identical pure instructions, merged by LLVM's common-subexpression elimination). A reduction whose
 operand depends on the first (softmax's sum after its maximum) is no partner.
