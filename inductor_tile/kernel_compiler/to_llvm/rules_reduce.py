@@ -4,20 +4,24 @@ Within a thread, the slots along the reduced axis are combined by a tree: each s
 splits them into a lower and an upper half (two shuffles) and combines the halves
 elementwise, so a reduction of n slots takes log2(n) vector steps. What remains is
 ordered like the result's slice layout. Across lanes the target's xor-shuffle butterfly
-combines threads; across warps, shared memory. argmax/argmin carry indices alongside
-the values and keep the first index on ties; NaN counts as the extreme value.
+combines threads; across warps, shared memory: each thread stores its partial results in
+accesses of up to 16 bytes and loads every warp's the same way, and later reductions of the
+same axis and tile type cross warps with the first (one scratch, one barrier pair:
+`reduce_partners.py`). argmax/argmin carry indices alongside the values and keep the first
+index on ties; NaN counts as the extreme value.
 fp16/bf16 accumulate in f32 on targets without native half arithmetic.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from . import half
+from . import half, reduce_partners
 from .context import I32, LoweringContext, LoweringError, byte_size, float_kind, intrinsic_suffix, lowering
 from .rules_tensor import index_vectors
 
@@ -110,8 +114,51 @@ def _arg_combiner(ctx: LoweringContext, kind: str, is_float: bool, unsigned: boo
     return combine
 
 
+@dataclass
+class _Partial:
+    """A reduction combined within each thread and across lanes; what is left is across warps."""
+    op: Operation
+    vectors: list[ir.Value]
+    combine: Callable[[list[ir.Value], list[ir.Value]], list[ir.Value]]
+    finish: Callable[[list[ir.Value]], ir.Value]  # the op's result from the fully combined vectors
+    unique_warps: int  # warps holding distinct data along the axis
+
+
 @lowering("tt.reduce")
 def lower_reduce(ctx: LoweringContext, op: Operation) -> None:
+    ready = ctx.paired_results.pop(op, None)  # reduced across warps together with an earlier reduction
+    if ready is not None:
+        ctx.set(op.results[0], ready)
+        return
+    first = _within_warps(ctx, op)
+    if first.unique_warps <= 1:
+        ctx.set(op.results[0], first.finish(first.vectors))
+        return
+    partials = [first] + [_within_warps(ctx, other) for other in reduce_partners.partners(ctx, op)]
+    lmap = ctx.layout_map(op.operands[0].type)
+    root_axis = lmap.kept[op.axis.value.data]
+    sizes = [len(p.vectors) for p in partials]
+
+    def combine(a: list[ir.Value], c: list[ir.Value]) -> list[ir.Value]:
+        out, at = [], 0
+        for partial, n in zip(partials, sizes):
+            out += partial.combine(a[at:at + n], c[at:at + n])
+            at += n
+        return out
+
+    vectors = _across_warps(ctx, op, [v for p in partials for v in p.vectors], lmap.root, root_axis,
+                            first.unique_warps, _warp_stride(lmap.root, root_axis), combine)
+    at = 0
+    for partial, n in zip(partials, sizes):
+        result = partial.finish(vectors[at:at + n])
+        at += n
+        if partial.op is op:
+            ctx.set(op.results[0], result)
+        else:
+            ctx.paired_results[partial.op] = result
+
+
+def _within_warps(ctx: LoweringContext, op: Operation) -> _Partial:
     kind = op.kind.data
     axis = op.axis.value.data
     src_type: TensorType = op.operands[0].type
@@ -150,47 +197,66 @@ def lower_reduce(ctx: LoweringContext, op: Operation) -> None:
         vectors = _tree_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
     else:
         vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
-    vectors = _across_threads(ctx, op, lmap, root_axis, vectors, combine)
-    if base_kind in ("argmax", "argmin"):
-        result = vectors[1]
-    else:
-        result = half.f32_to_half(ctx.builder, vectors[0], fkind) if soft_half else vectors[0]
+    vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
 
-    if not isinstance(op.results[0].type, TensorType):
-        result = ctx.builder.extract_element(result, ir.Constant(I32, 0))
-    ctx.set(op.results[0], result)
+    def finish(vectors: list[ir.Value]) -> ir.Value:
+        if base_kind in ("argmax", "argmin"):
+            result = vectors[1]
+        else:
+            result = half.f32_to_half(ctx.builder, vectors[0], fkind) if soft_half else vectors[0]
+        if not isinstance(op.results[0].type, TensorType):
+            result = ctx.builder.extract_element(result, ir.Constant(I32, 0))
+        return result
+
+    return _Partial(op, vectors, combine, finish, unique_warps)
 
 
-def _across_threads(ctx: LoweringContext, op: Operation, lmap, root_axis: int, vectors: list[ir.Value],
-                    combine) -> list[ir.Value]:
-    """Combine partial results held by different lanes (butterfly shuffles) and warps (shared memory).
-
-    Only lanes and warps holding distinct data along the axis take part; the others hold copies.
-    """
+def _across_lanes(ctx: LoweringContext, lmap, root_axis: int, vectors: list[ir.Value],
+                  combine) -> tuple[list[ir.Value], int]:
+    """Combine partial results held by different lanes (butterfly shuffles); also the number of warps
+    holding distinct data along the axis. Only lanes and warps holding distinct data take part; the
+    others hold copies."""
     root = lmap.root
     size = lmap.root_shape[root_axis]
     spt, tpw, wpc = root.size_per_thread[root_axis], root.threads_per_warp[root_axis], root.warps_per_cta[root_axis]
     unique_lanes = min(tpw, max(1, size // spt))
     unique_warps = min(wpc, max(1, size // (spt * tpw)))
-    lane_stride = warp_stride = 1
+    lane_stride = 1
     for d in root.order:
         if d == root_axis:
             break
         lane_stride *= root.threads_per_warp[d]
-        warp_stride *= root.warps_per_cta[d]
     offset = unique_lanes // 2
     while offset >= 1:
         mask = offset * lane_stride
         partners = [ctx.map_elements(v, lambda x, m=mask: ctx.target.shuffle_xor(ctx.builder, x, m)) for v in vectors]
         vectors = combine(vectors, partners)
         offset //= 2
+    return vectors, unique_warps
+
+
+def _across_threads(ctx: LoweringContext, op: Operation, lmap, root_axis: int, vectors: list[ir.Value],
+                    combine) -> list[ir.Value]:
+    """Combine partial results held by different lanes and warps (one reduction: rules_combine's)."""
+    vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
     if unique_warps > 1:
-        vectors = _across_warps(ctx, op, vectors, root, root_axis, unique_warps, warp_stride, combine)
+        vectors = _across_warps(ctx, op, vectors, lmap.root, root_axis, unique_warps,
+                                _warp_stride(lmap.root, root_axis), combine)
     return vectors
 
 
-def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, root_axis: int, unique_warps: int,
-                         warp_stride: int, combine) -> list[ir.Value]:
+def _warp_stride(root, root_axis: int) -> int:
+    """How far apart the warp ids of neighbours along the axis are."""
+    stride = 1
+    for d in root.order:
+        if d == root_axis:
+            break
+        stride *= root.warps_per_cta[d]
+    return stride
+
+
+def _scalar_across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
+                         unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
     """A full reduction: lane 0 of each warp stores the warp's partial, then every warp loads all partials
     (one per lane) and finishes with a butterfly. One value per thread in flight keeps registers low."""
     b = ctx.builder
@@ -199,13 +265,15 @@ def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, ro
     lane = target.lane_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
-    base = target.shared_memory(ctx.module, b, 0)
     starts, offset = [], 0
     for v in vectors:
         starts.append(offset)
         offset += -(-unique_warps * byte_size(v.type.element) // 16) * 16
-    ctx.shared_bytes = max(ctx.shared_bytes, offset)
-    target.barrier(b)
+    at, wait = reduce_partners.scratch_place(ctx, op, offset)
+    base = b.gep(target.shared_memory(ctx.module, b, 0), [ir.Constant(I32, at)], source_etype=ir.IntType(8))
+    ctx.shared_bytes = max(ctx.shared_bytes, at + offset)
+    if wait:
+        target.barrier(b)
     with b.if_then(b.icmp_unsigned("==", lane, ir.Constant(I32, 0))):
         for v, start in zip(vectors, starts):
             element = v.type.element
@@ -229,44 +297,76 @@ def _scalar_across_warps(ctx: LoweringContext, vectors: list[ir.Value], root, ro
 
 def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
                   unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
-    """Each warp writes its partial results to shared memory; every thread then combines the warps' in order."""
-    from .shared import linear_indices, load_slots, store_slots
+    """Each warp writes its partial results to shared memory; every thread then combines the warps' in order.
+
+    Threads holding the same result slots form a group (`shared.thread_group`); threads holding copies store
+    the same values to the same place. Per group, the scratch holds either
+    - each slot's partials of all warps consecutively, where those fill 16 bytes and all partials would hold
+      more than 16 registers: a thread stores its slots one by one and loads each slot's warps in 16-byte
+      accesses, so each slot's combine can start as soon as its load arrives (softmax [4, 2048] over 8 warps:
+      64 registers; 73 with all loads in flight at once); or
+    - each warp's slots consecutively: one run of up to 16-byte accesses to store, one per warp to load
+      (a layer norm's 4 rows over 2 warps: 1 store and 2 loads of 16 bytes instead of 4 and 8 of 4 bytes).
+    """
+    from .shared import load_run, store_run, store_slots, thread_group
 
     b = ctx.builder
     result_type = op.results[0].type
     count = vectors[0].type.count
     if not isinstance(result_type, TensorType) and unique_warps <= ctx.target.warp_size:
-        return _scalar_across_warps(ctx, vectors, root, root_axis, unique_warps, warp_stride, combine)
+        return _scalar_across_warps(ctx, op, vectors, root, root_axis, unique_warps, warp_stride, combine)
     if isinstance(result_type, TensorType):
-        shape = tuple(result_type.get_shape())
-        linear = linear_indices(ctx, ctx.layout_map(result_type), shape)
-        numel = 1
-        for d in shape:
-            numel *= d
+        result = ctx.layout_map(result_type)
+        group, groups = thread_group(ctx, result, range(len(result.shape)))
     else:
-        linear, numel = ir.Constant(ir.VectorType(I32, count), [0] * count), 1
+        group, groups = ir.Constant(I32, 0), 1
     warp = ctx.target.warp_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
-    base = ctx.target.shared_memory(ctx.module, b, 0)
-    offset_bytes, buffers = 0, []
+    starts, offset_bytes = [], 0
     for v in vectors:
-        buffers.append(offset_bytes)
-        offset_bytes += -(-numel * unique_warps * byte_size(v.type.element) // 16) * 16
-    ctx.shared_bytes = max(ctx.shared_bytes, offset_bytes)
+        starts.append(offset_bytes)
+        offset_bytes += -(-groups * unique_warps * count * byte_size(v.type.element) // 16) * 16
+    at, wait = reduce_partners.scratch_place(ctx, op, offset_bytes)
+    base = ctx.target.shared_memory(ctx.module, b, 0)
+    buffers = [b.gep(base, [ir.Constant(I32, at + start)], source_etype=ir.IntType(8)) for start in starts]
+    ctx.shared_bytes = max(ctx.shared_bytes, at + offset_bytes)
+    group_start = b.mul(group, ir.Constant(I32, count * unique_warps))  # the group's first element
+    slot_steps = ir.Constant(ir.VectorType(I32, count), list(range(count)))
+
+    def warps_inner(v: ir.Value) -> bool:  # where all partials at once would hold more than 16 registers
+        size = byte_size(v.type.element)
+        return count > 1 and unique_warps * size >= 16 and unique_warps * count * size > 64
+
+    if wait:
+        ctx.target.barrier(b)
+    for v, region in zip(vectors, buffers):
+        if warps_inner(v):  # slot s of warp w at s * unique_warps + w
+            places = b.mul(slot_steps, ir.Constant(slot_steps.type, [unique_warps] * count))
+            store_slots(ctx, region, v, b.add(places, ctx.splat(b.add(group_start, own), count)))
+        else:  # slot s of warp w at w * count + s
+            store_run(ctx, region, v, b.add(group_start, b.mul(own, ir.Constant(I32, count))))
     ctx.target.barrier(b)
-    scaled = b.mul(linear, ir.Constant(linear.type, [unique_warps] * count))
-    for v, start in zip(vectors, buffers):
-        region = b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8))
-        store_slots(ctx, region, v, b.add(scaled, ctx.splat(own, count)))
-    ctx.target.barrier(b)
-    partials = []
-    for w in range(unique_warps):
-        offsets = b.add(scaled, ir.Constant(linear.type, [w] * count))
-        partials.append([load_slots(ctx, b.gep(base, [ir.Constant(I32, start)], source_etype=ir.IntType(8)),
-                                    offsets, v.type.element) for v, start in zip(vectors, buffers)])
+    by_vector = []  # per vector, per warp: the warp's partials
+    for v, region in zip(vectors, buffers):
+        if warps_inner(v):
+            slots = [load_run(ctx, region, b.add(group_start, ir.Constant(I32, s * unique_warps)), v.type.element,
+                              unique_warps) for s in range(count)]
+            by_vector.append([_gather(ctx, slots, w) for w in range(unique_warps)])
+        else:
+            by_vector.append([load_run(ctx, region, b.add(group_start, ir.Constant(I32, w * count)), v.type.element,
+                                       count) for w in range(unique_warps)])
+    partials = [[warps[w] for warps in by_vector] for w in range(unique_warps)]
     # combine the warps' partials as a tree (log2 depth); neighbours first, so argmax keeps the first index
     while len(partials) > 1:
         partials = [combine(a, c) for a, c in zip(partials[0::2], partials[1::2])]
     return partials[0]
 
+
+def _gather(ctx: LoweringContext, per_slot: list[ir.Value], w: int) -> ir.Value:
+    """The vector of element w of each of `per_slot` (one vector per slot, one element per warp)."""
+    b = ctx.builder
+    out = ir.Constant(ir.VectorType(per_slot[0].type.element, len(per_slot)), None)
+    for s, loaded in enumerate(per_slot):
+        out = b.insert_element(out, b.extract_element(loaded, ir.Constant(I32, w)), ir.Constant(I32, s))
+    return out

@@ -21,9 +21,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..ir.layouts import Blocked, LayoutMap
-from ..ir.tt_types import numel as _numel
 from .context import I1, I32, LoweringContext, byte_size
-from .rules_tensor import index_vectors
 
 
 def applies(lmap: LayoutMap, axis: int) -> bool:
@@ -123,50 +121,46 @@ def scan_layered(ctx: LoweringContext, vectors: list[ir.Value], lmap: LayoutMap,
 
 def _across_warps(ctx: LoweringContext, lmap: LayoutMap, axis: int, members: list[list[int]], reps: int, wpc: int,
                   warp_c: ir.Value, reverse: bool, prefixes, has_prefix, totals, combine):
-    """Each warp stores its group totals per repetition; each thread combines those of the warps before its
-    own (in scan order) into its prefix, and all of them into the repetition's total."""
-    from .shared import load_slots, store_slots
+    """Each warp stores its group totals of every repetition; each thread combines those of the warps before
+    its own (in scan order) into its prefix, and all of them into the repetition's total.
+
+    The scratch holds, per warp along the axis and per group of threads holding the same elements off the
+    axis (`shared.thread_group`), the totals of all repetitions consecutively: one run of up to 16 bytes per
+    access on both sides."""
+    from .shared import load_run, store_run, thread_group
 
     b = ctx.builder
-    others = [d for d in range(len(lmap.shape)) if d != axis]
-    other_shape = tuple(lmap.shape[d] for d in others)
-    other_count = _numel(other_shape)
-    indices = index_vectors(ctx, lmap)
-    group_index = [ctx.shuffle(v, members[0]) for v in indices]  # the other coordinates are those of any group
-    other_linear = None
-    for d, extent in zip(others, other_shape):
-        other_linear = group_index[d] if other_linear is None else b.add(
-            b.mul(other_linear, ir.Constant(group_index[d].type, [extent] * group_index[d].type.count)), group_index[d])
+    group, groups = thread_group(ctx, lmap, [d for d in range(len(lmap.shape)) if d != axis])
     count = len(members[0])
-    vec = ir.VectorType(I32, count)
-    if other_linear is None:
-        other_linear = ir.Constant(vec, [0] * count)
+    run = reps * count
     base = ctx.target.shared_memory(ctx.module, b, 0)
     starts, offset = [], 0
     for v in totals[0]:
         starts.append(offset)
-        offset += -(-reps * wpc * other_count * byte_size(v.type.element) // 16) * 16
+        offset += -(-wpc * groups * run * byte_size(v.type.element) // 16) * 16
     ctx.shared_bytes = max(ctx.shared_bytes, offset)
     regions = [b.gep(base, [ir.Constant(I32, s)], source_etype=ir.IntType(8)) for s in starts]
 
-    def place(r: int, w) -> ir.Value:
-        row = b.add(b.mul(ir.Constant(I32, r), ir.Constant(I32, wpc)), w) if isinstance(w, ir.Value) else \
-            ir.Constant(I32, r * wpc + w)
-        start = b.mul(row, ir.Constant(I32, other_count))
-        return b.add(other_linear, ctx.splat(start, count))
+    def place(w) -> ir.Value:  # the first element of warp w's totals for this thread's group
+        w = w if isinstance(w, ir.Value) else ir.Constant(I32, w)
+        return b.mul(b.add(b.mul(w, ir.Constant(I32, groups)), group), ir.Constant(I32, run))
 
     ctx.target.barrier(b)
-    for r in range(reps):
-        for v, region in zip(totals[r], regions):
-            store_slots(ctx, region, v, place(r, warp_c))
+    for k, region in enumerate(regions):
+        store_run(ctx, region, _concatenate(ctx, [totals[r][k] for r in range(reps)]), place(warp_c))
     ctx.target.barrier(b)
-    new_prefixes, new_has, new_totals = [], [], []
     order = list(reversed(range(wpc))) if reverse else list(range(wpc))
+    loaded_by_warp = {}
+    for w in order:
+        runs = [load_run(ctx, region, place(w), v.type.element, run) for v, region in zip(totals[0], regions)]
+        loaded_by_warp[w] = [[ctx.shuffle(v, list(range(r * count, (r + 1) * count))) if reps > 1 else v
+                              for v in runs] for r in range(reps)]
+    new_prefixes, new_has, new_totals = [], [], []
     for r in range(reps):
         acc = before = None
         has = ir.Constant(I1, 0)
         for w in order:
-            loaded = [load_slots(ctx, region, place(r, w), v.type.element) for v, region in zip(totals[r], regions)]
+            loaded = loaded_by_warp[w][r]
             acc = loaded if acc is None else combine(acc, loaded)
             is_before = b.icmp_unsigned(">" if reverse else "<", ir.Constant(I32, w), warp_c)
             before = acc if before is None else _select(b, is_before, acc, before)
@@ -178,3 +172,12 @@ def _across_warps(ctx: LoweringContext, lmap: LayoutMap, axis: int, members: lis
         new_has.append(b.or_(has, lane_has))
         new_totals.append(acc)
     return new_prefixes, new_has, new_totals
+
+
+def _concatenate(ctx: LoweringContext, vectors: list[ir.Value]) -> ir.Value:
+    """One vector of the elements of `vectors` (equal lengths, a power-of-two count) in order."""
+    while len(vectors) > 1:
+        vectors = [ctx.builder.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(I32, 2 * lo.type.count),
+                                                                  list(range(2 * lo.type.count))))
+                   for lo, hi in zip(vectors[0::2], vectors[1::2])]
+    return vectors[0]

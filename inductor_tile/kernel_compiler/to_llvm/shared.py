@@ -7,8 +7,9 @@ against bank conflicts; a thread holding copies of an element stores and loads i
 copies write the same value to the same place, which is harmless). A barrier before the stores lets the
 buffer be reused by the next exchange.
 
-`store_slots`/`load_slots` move one element per access at given offsets (the reductions', scans' and
-gathers' scratch buffers).
+`store_slots`/`load_slots` move one element per access at given offsets (the scans' and gathers' scratch
+buffers); `store_run`/`load_run` move a thread's whole slot vector to or from consecutive elements in accesses
+of up to 16 bytes (the reductions' partial results across warps).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from . import context as _context
 from .context import I1, I8, I32, LoweringContext, byte_size
-from .rules_tensor import index_vectors
+from .rules_tensor import index_vectors, thread_offsets
 from .shared_plan import SharedPlan, plan_exchange, strides
 
 
@@ -88,6 +89,79 @@ def load_slots(ctx: LoweringContext, base: ir.Value, offsets: ir.Value, element:
             item = b.icmp_unsigned("!=", item, ir.Constant(I8, 0))
         out = b.insert_element(out, item, index)
     return out
+
+
+def store_run(ctx: LoweringContext, base: ir.Value, value: ir.Value, start: ir.Value) -> None:
+    """Store the elements of `value` at element offsets start, start + 1, ... of `base`, in accesses of up
+    to 16 bytes (`start` times the element size must be a multiple of the vector's size up to 16 bytes)."""
+    count = value.type.count
+    run = _run_length(value.type.element, count)
+    if run == 1 or _in_a_loop(ctx, count):
+        store_slots(ctx, base, value, ctx.builder.add(ctx.splat(start, count), ir.Constant(ir.VectorType(I32, count),
+                                                                           list(range(count)))))
+        return
+    b = ctx.builder
+    size = byte_size(value.type.element)
+    first = b.gep(base, [start], source_etype=value.type.element)
+    for offset in range(0, count, run):
+        pointer = b.gep(first, [ir.Constant(I32, offset)], source_etype=value.type.element) if offset else first
+        b.store(_as_words(b, _slots(ctx, value, offset, run)), pointer, align=run * size)
+
+
+def load_run(ctx: LoweringContext, base: ir.Value, start: ir.Value, element: ir.Type, count: int) -> ir.Value:
+    """The `count` elements at element offsets start, start + 1, ... of `base` (see `store_run`)."""
+    run = _run_length(element, count)
+    b = ctx.builder
+    if run == 1 or _in_a_loop(ctx, count):
+        offsets = b.add(ctx.splat(start, count), ir.Constant(ir.VectorType(I32, count), list(range(count))))
+        return load_slots(ctx, base, offsets, element)
+    size = byte_size(element)
+    first = b.gep(base, [start], source_etype=element)
+    pieces = []
+    for offset in range(0, count, run):
+        pointer = b.gep(first, [ir.Constant(I32, offset)], source_etype=element) if offset else first
+        words = b.load(pointer, typ=_word_type(element, run), align=run * size)
+        pieces.append(b.bitcast(words, ir.VectorType(element, run)) if words.type != ir.VectorType(element, run)
+                      else words)
+    out = pieces[0]
+    while len(pieces) > 1:  # concatenate the runs pairwise (shufflevector needs equal lengths)
+        pieces = [b.shuffle_vector(lo, hi, ir.Constant(ir.VectorType(I32, 2 * lo.type.count),
+                                                      list(range(2 * lo.type.count))))
+                  for lo, hi in zip(pieces[0::2], pieces[1::2])]
+        out = pieces[0]
+    return out
+
+
+def thread_group(ctx: LoweringContext, lmap: LayoutMap, positions) -> tuple[ir.Value, int]:
+    """(this thread's group, the number of groups): threads of one group hold the same elements along the
+    dimensions `positions` of `lmap` (each thread's slots in the same order), threads of different groups
+    different ones. Along each such dimension a thread's first slot lies at its lane and warp offset, a
+    multiple of size_per_thread, wrapped by the dimension's size where that is smaller than the tile."""
+    b = ctx.builder
+    root = lmap.root
+    offsets = thread_offsets(ctx, lmap)
+    group, groups = ir.Constant(I32, 0), 1
+    for position in positions:
+        d, size = lmap.kept[position], lmap.shape[position]
+        spt = root.size_per_thread[d]
+        tile = spt * root.threads_per_warp[d] * root.warps_per_cta[d]
+        along = max(1, min(size, tile) // spt)
+        if along == 1:
+            continue
+        coord = b.udiv(b.urem(offsets[position], ir.Constant(I32, size)), ir.Constant(I32, spt))
+        group = b.add(b.mul(group, ir.Constant(I32, along)), coord)
+        groups *= along
+    return group, groups
+
+
+def _run_length(element: ir.Type, count: int) -> int:
+    """How many elements one access moves: up to 16 bytes, a power of two dividing `count` (1 for i1)."""
+    if element == I1:
+        return 1
+    run = 1
+    while run * 2 <= count and count % (run * 2) == 0 and (run * 2) * byte_size(element) <= 16:
+        run *= 2
+    return run
 
 
 def exchange(ctx: LoweringContext, value: ir.Value, src: LayoutMap, dst: LayoutMap,
@@ -162,6 +236,9 @@ def _row_padded(ctx: LoweringContext, linear: ir.Value, row: int) -> ir.Value:
     else:
         rows = b.udiv(linear, _splat(linear, row))
     return b.add(linear, rows)
+
+
+_padded = _row_padded  # the name dot_mfma_epilogue.py imports (renamed when shared_plan.py came)
 
 
 def _addresses(ctx: LoweringContext, base: ir.Value, memory: ir.Type, places: ir.Value,
