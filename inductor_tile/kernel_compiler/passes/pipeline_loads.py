@@ -12,7 +12,7 @@ The next iteration's loads are issued at the top of the body, so their latency o
 tensor-core work of the current one (two stages: Triton's num_stages=2, without cp.async).
 With `ring_num_warps` (the launch's warps, when cp.async rings are on), loads that pipeline-async-copies
 will put in shared-memory rings (fp16/bf16 operands of a tensor-core dot alone, with zeros or nothing
-for masked-off elements) are left to it.
+for masked-off elements; with `mma_version` 2 both fp32 operands of a "tf32" dot) are left to it.
 The last iteration's extra loads are masked off. Loads whose addresses follow a loop-carried
 value (pointer tiles incremented each iteration) are left alone. Run on TTIR, before the
 layouts (the GPU pipeline runs it first in make_ttgir).
@@ -139,28 +139,40 @@ def _clone_load(load: LoadOp, slice_ops: list[Operation], iv: SSAValue, index: S
     return ops
 
 
-def _ring_operand(load: LoadOp, num_warps: int) -> bool:
-    """Whether pipeline-async-copies will copy `load` into a ring: a 16-bit tensor-core operand of a dot alone
-    (tf32 operands are prefetched here)."""
+def _ring_operand(load: LoadOp, num_warps: int, mma_version: int, body: Block) -> bool:
+    """Whether pipeline-async-copies will copy `load` into a ring: a 16-bit tensor-core operand of a dot alone,
+    or both fp32 operands of a "tf32" mma.sync dot (`tf32_ring_dot`)."""
     from ..ir.tt_types import element_of, shape_of
     from .accelerate_matmul import mma_eligible, mma_warps
-    from .pipeline_async_copies import zero_or_none
+    from .pipeline_async_copies import tf32_ring_dot, zero_or_none
 
     uses = list(load.result.uses)
     if not (len(uses) == 1 and isinstance(uses[0].operation, tt.DotOp) and uses[0].index < 2):
         return False
     dot = uses[0].operation
-    return (mma_eligible(dot) and element_of(load.result.type).bitwidth == 16
+    bits = element_of(load.result.type).bitwidth
+    return (mma_eligible(dot) and (bits == 16 or bits == 32 and tf32_ring_dot(dot, mma_version)
+                                   and all(_ring_load(v, body) for v in (dot.a, dot.b)))
             and mma_warps(shape_of(dot.result.type), num_warps) is not None
             and zero_or_none(load.other))
 
 
-def _pipeline(loop: scf.ForOp, ring_num_warps: int, num_warps: int = 0) -> bool:
+def _ring_load(value: SSAValue, body: Block) -> bool:
+    """Whether a tf32 dot's operand is a load of the loop body that only the dot reads, with zeros or
+    nothing for masked-off elements (pipeline-async-copies puts both in rings, or neither)."""
+    from .pipeline_async_copies import zero_or_none
+
+    load = value.owner
+    return (isinstance(load, LoadOp) and load.parent_block() is body and len(list(load.result.uses)) == 1
+            and zero_or_none(load.other) and address_slice(load, body) is not None)
+
+
+def _pipeline(loop: scf.ForOp, ring_num_warps: int, num_warps: int = 0, mma_version: int = 0) -> bool:
     body = loop.body.block
     if not any(isinstance(op, tt.DotOp) for op in body.ops):
         return False
     loads = [(op, s) for op in body.ops if isinstance(op, LoadOp)
-             and not (ring_num_warps and _ring_operand(op, ring_num_warps))
+             and not (ring_num_warps and _ring_operand(op, ring_num_warps, mma_version, body))
              and (s := address_slice(op, body)) is not None]
     loads = _within_budget(body, loads, num_warps)
     if not loads:
@@ -212,8 +224,9 @@ class PipelineLoadsPass(ModulePass):
 
     ring_num_warps: int = 0
     num_warps: int = 0  # the launch's, for the register budget (0: no budget)
+    mma_version: int = 0  # 2: fp32 operands of "tf32" dots go into rings too (with `ring_num_warps`)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for func_op in functions(op):
             for loop in [o for o in func_op.walk() if isinstance(o, scf.ForOp)]:
-                _pipeline(loop, self.ring_num_warps, self.num_warps)
+                _pipeline(loop, self.ring_num_warps, self.num_warps, self.mma_version)

@@ -17,7 +17,8 @@ An operand whose conversion stored it in shared memory (`dot_tf32_store.py`: K-m
 with `ldmatrix.x4` (b16): on 16-byte rows of 4 fp32, lane 4g + t gets the fp32 at (row g, column t) of
 each 8 x 4 matrix, which is a k8 fragment register; a's four per (row pair, k8 half), kept for the row
 pair, b's four per (n block, k step of 16) just before the two instructions that use them. When only
-one operand is stored, its tile holds the k in the registers' (t, t + 4) order.
+one operand is stored, its tile holds the k in the registers' (t, t + 4) order. Tiles that cp.async copied
+(`dot_async.py`: raw fp32) are rounded per fragment register after ldmatrix.
 """
 
 from __future__ import annotations
@@ -118,7 +119,10 @@ def _fragment(ctx: LoweringContext, stored, part: int, row) -> list[ir.Value]:
     b, o = ctx.builder, IROps(ctx.builder)
     offset = o.add(tf32_offset(o, stored.tile, *row), stored.parts[part])
     address = b.ptrtoint(b.gep(stored.base, [offset], source_etype=I16), I64)
-    return _ldmatrix(ctx, address, 4, transposed=False)
+    registers = _ldmatrix(ctx, address, 4, transposed=False)
+    if stored.rounded:
+        return registers
+    return [_cvt_rna(ctx, b.bitcast(r, F32)) for r in registers]
 
 
 def _lane_warp(ctx: LoweringContext):
