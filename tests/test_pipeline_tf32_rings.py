@@ -8,12 +8,18 @@ from __future__ import annotations
 import platform
 import re
 
+import numpy as np
 import pytest
+import torch
 
+import inductor_tile
+import inductor_tile.language as tl
+from dot_ptx_sim import Machine
 from filecheck_tool import filecheck
 from model_benchmarks import dot_kernels
 from test_dot_tf32_ptx_sim import _simulate, fp32_loop_dot_kernel
 from test_pipeline_async_copies import SM80_SHARED, SM90_SHARED, _matmul_specs, _ptx, _ttgir
+from tf32_reference import tf32
 
 needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
                                  reason="ptxas and libdevice wheels exist for Linux x86-64 only")
@@ -89,3 +95,43 @@ def test_ring_registers_without_spills_on_sm80(blocks, num_warps, most):
     assert re.search(r"cp\.async\.ca\.shared\.global .*, 4, ", ptx)
     registers = int(re.search(r"Used (\d+) registers", report).group(1))
     assert " 0 bytes spill stores" in report and registers <= most, report
+
+
+@inductor_tile.jit
+def masked_loop_kernel(a_ptr, b_ptr, out_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    """A matmul of one block (M, N <= BM, BN) whose loads are masked at the edges."""
+    rows, cols, ks = tl.arange(0, BM), tl.arange(0, BN), tl.arange(0, BK)
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k0 in range(0, K, BK):
+        k = k0 + ks
+        a = tl.load(a_ptr + rows[:, None] * K + k[None, :], mask=(rows[:, None] < M) & (k[None, :] < K), other=0.0)
+        b = tl.load(b_ptr + k[:, None] * N + cols[None, :], mask=(k[:, None] < K) & (cols[None, :] < N), other=0.0)
+        acc = tl.dot(a, b, acc)
+    tl.store(out_ptr + rows[:, None] * N + cols[None, :], acc, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
+@needs_ptxas
+@pytest.mark.parametrize("shape,num_stages", [((60, 50, 45), 3), ((50, 40, 16), 4)], ids=["edges", "one-step"])
+def test_masked_ring_copies_fill_zeros(shape, num_stages):
+    """Masked-off elements arrive as zeros (cp.async's source size 0), and copies past the last iteration
+    are masked off: the block's product against float64 of tf32-rounded operands."""
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+
+    M, N, K = shape
+    signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "out_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32"}
+    blocks = {"BM": 64, "BN": 64, "BK": 32}
+    specs = [spec_from_signature(n, signature[n]) if n in signature else spec_from_signature(n, "constexpr", blocks[n])
+             for n in masked_loop_kernel.arg_names]
+    ptx = compile_specialized(masked_loop_kernel, specs, target="cuda:80", num_warps=4, native=False,
+                              num_stages=num_stages).asm["ptx"]
+    assert "cp.async.ca.shared.global" in ptx
+    gen = torch.Generator().manual_seed(3)
+    a, b = torch.randn(M, K, generator=gen), torch.randn(K, N, generator=gen)
+    out = np.full((M, N), np.nan, dtype=np.float32)
+    machine = Machine(ptx, 128, [a.numpy(), b.numpy(), out], {"3": M, "4": N, "5": K})
+    machine.run(max_steps=2000000)
+    got = torch.from_numpy(machine.buffer(2, out)).double()
+    rounded = tf32(a) @ tf32(b)
+    assert not got.isnan().any()
+    assert (got - rounded).abs().max() / rounded.abs().max() <= 1e-5
