@@ -46,6 +46,10 @@ def _registers(text: str) -> list[str]:
 def execute(m, opcode: str, ops: list[str]) -> None:
     if opcode in NO_OPS or opcode.startswith("wgmma.wait_group"):
         return
+    if opcode in ("cp.async.commit_group", "cp.async.wait_group"):
+        return  # copies complete when issued (lockstep): ordering against the slots' readers is not checked
+    if opcode in ("cp.async.ca.shared.global", "cp.async.cg.shared.global"):
+        return _cp_async(m, ops)
     parts = opcode.split(".")
     name, bits = parts[0], _bits(opcode)
     if name in ("ld", "st"):
@@ -345,3 +349,18 @@ def _wgmma(m, opcode: str, ops: list[str]) -> None:
             outputs[register][threads] = _from_f32(D[16 * w + g + 8 * ((i >> 1) & 1), 8 * (i >> 2) + 2 * t + (i & 1)])
     for register, value in outputs.items():
         m.set(register, value, 32)
+
+
+def _cp_async(m, ops: list[str]) -> None:
+    """cp.async.{ca,cg}.shared.global [dst], [src], size, src-size: src-size bytes from global memory, the rest
+    of the size bytes zeros (4-byte pieces: every copy the compiler emits is a multiple of 4)."""
+    destination, source = m.address(ops[0]), m.address(ops[1])
+    size, source_size = int(ops[2]), m.value(ops[3])
+    if size not in (4, 8, 16) or (destination % U64(size)).any():
+        raise PtxError(f"cp.async of {size} bytes: size or alignment")
+    for offset in range(0, size, 4):
+        reads = source_size > U64(offset)
+        data = np.zeros(m.threads, dtype=np.uint64)
+        if reads.any():
+            data[reads] = m.load("global", (source + U64(offset))[reads], 4)
+        m.store("shared", destination + U64(offset), data, 4)

@@ -88,6 +88,29 @@ def test_matmul_num_stages(num_stages, blocks, shape):
     assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[dtype]
 
 
+@pytest.mark.parametrize("num_stages", [2, 3, 4])
+@pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 128, 32, 8), (128, 64, 32, 4)],
+                         ids=lambda b: "x".join(map(str, b)))
+@pytest.mark.parametrize("shape", [(512, 512, 512), (333, 271, 145), (200, 136, 16)],
+                         ids=["aligned", "edges", "one-step"])
+def test_fp32_tf32_rings_on_mma_sync(num_stages, blocks, shape, monkeypatch):
+    """fp32 "tf32" dots with both operands in cp.async rings of K-major tf32 tiles (mma.sync: sm_80, or sm_90
+    with TILE_WGMMA=0), rounded per fragment after ldmatrix: against a float64 product of tf32-rounded operands."""
+    monkeypatch.setenv("TILE_WGMMA", "0")
+    monkeypatch.setattr(dot_kernels.matmul_kernel, "cache", {})  # the in-memory caches ignore the switches
+    monkeypatch.setattr(dot_kernels.matmul_kernel, "launch_cache", {})
+    gen = torch.Generator().manual_seed(7)
+    M, N, K = shape
+    a, b = _random((M, K), torch.float32, gen), _random((K, N), torch.float32, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    bm, bn, bk, warps = blocks
+    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps,
+                       num_stages=num_stages)
+    assert _relative_error(c, _product(a, b)) <= TOLERANCE[torch.float32]
+    ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in getattr(k, "asm", {})]
+    assert ptx and all("cp.async" in text and "tf32.tf32" in text for text in ptx)
+
+
 @pytest.mark.parametrize("num_stages", [2, 4])
 @pytest.mark.parametrize("transposed", ["a", "b", "both"])
 def test_matmul_num_stages_transposed_operands(num_stages, transposed):

@@ -103,7 +103,8 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
         # Pointer tiles stepped around loops of dots become functions of the loop index, and
         # loops of dots load the next iteration's operands while this one computes (TTIR still;
         # with cp.async rings, only the loads that will not go into a ring).
-        *([PointerInductionPass(), PipelineLoadsPass(ring_num_warps=num_warps if stages >= 2 else 0)]
+        *([PointerInductionPass(), PipelineLoadsPass(ring_num_warps=num_warps if stages >= 2 else 0,
+                                                  num_warps=num_warps, mma_version=mma_version)]
           if mma_version >= 2 else []),
         # Every tensor gets a layout (one element per thread, reductions as slices) and every
         # op's operands are converted to the layout it needs: the IR is correct from here on.

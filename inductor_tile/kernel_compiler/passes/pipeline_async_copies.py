@@ -25,7 +25,9 @@ turns it off): `ttg.dot_wait {pending = 1}` after it, `{pending = 0}` after the 
 last async_wait). Its slot may then still be read while the next iteration starts, so the copies
 come after the dot_wait and a barrier (iteration i - 1's group is finished in every warp by then).
 
-Operands that are not such loads (attention's q, computed operands) keep their conversions (and
+fp32 operands of "tf32" mma.sync dots (`tf32_ring_dot`) go through rings too when both of the dot's do
+(their slots hold K-major tf32 tiles: to_llvm/dot_async.py). Operands that are not such loads (attention's q,
+computed operands) keep their conversions (and
 pipeline-loads' prefetch through registers, which leaves the ring operands to this pass).
 num_stages <= 1 leaves the loop alone; the rings of a loop take at most `max_ring_bytes` (fewer
 stages if needed, down to 2; Triton reports an out-of-resources error instead). Run last in the
@@ -71,6 +73,16 @@ def zero_or_none(value: SSAValue | None) -> bool:
     return isinstance(constant, IntegerAttr | FloatAttr) and constant.value.data == 0
 
 
+def tf32_ring_dot(dot: Operation, mma_version: int = 2) -> bool:
+    """Whether `dot`'s fp32 operands may go through rings: "tf32" (not "tf32x3", which splits each
+    operand in registers) on mma.sync (ldmatrix reads the slots and rounds the fragments; wgmma would
+    read them unrounded through descriptors)."""
+    from .accelerate_matmul import tf32_dot
+
+    return (isinstance(dot, tt.DotOp) and mma_version == 2 and tf32_dot(dot)
+            and dot.input_precision.data == "tf32")
+
+
 def _operand(conversion: Operation, body: Block) -> _Operand | None:
     """The pipelinable load behind a dot-operand conversion of the body, if it is one."""
     if not isinstance(conversion, ConvertLayoutOp):
@@ -85,7 +97,9 @@ def _operand(conversion: Operation, body: Block) -> _Operand | None:
     if not (isinstance(load, LoadOp) and load.parent_block() is body and len(list(load.result.uses)) == 1):
         return None
     ty = load.result.type
-    if not (isinstance(ty, TensorType) and len(shape_of(ty)) == 2 and element_of(ty).bitwidth == 16):
+    bits = element_of(ty).bitwidth if isinstance(ty, TensorType) else 0
+    if not (bits and len(shape_of(ty)) == 2 and (bits == 16 or bits == 32 and tf32_ring_dot(uses[0].operation,
+                                                                                    layout.parent.version))):
         return None
     if not zero_or_none(load.other):
         return None
@@ -146,17 +160,36 @@ def _async_accumulator(dot: tt.DotOp, body: Block) -> int | None:
 
 
 def _ring_bytes(operands: list[_Operand], stages: int) -> int:
+    from ..to_llvm.dot_tf32_tiles import tf32_tile
+
     total = 0
     for operand in operands:
         rows, cols = shape_of(operand.load.result.type)
         slot = (rows * cols + 8 * max(rows, cols)) * 2  # the most padding a slot gets (to_llvm/dot_async.py)
+        if element_of(operand.load.result.type).bitwidth == 32:  # K-major tf32 tiles, the most padding
+            mn, k = (rows, cols) if next(iter(operand.conversion.result.uses)).index == 0 else (cols, rows)
+            slot = 2 * tf32_tile(mn, k, 24, 56).elements
         total += stages * -(-slot // 1024) * 1024  # swizzled slots start at multiples of 1 KiB
     return total
+
+
+def _both_tf32_operands(operands: list[_Operand]) -> list[_Operand]:
+    """The operands, less fp32 ones whose dot does not read both operands from rings (a tile read with
+    ldmatrix next to one in registers would need its k permuted: `dot_tf32_tiles.register_a_k`)."""
+    converted = {o.conversion.result for o in operands}
+    kept = []
+    for operand in operands:
+        dot = next(iter(operand.conversion.result.uses)).operation
+        if element_of(operand.load.result.type).bitwidth == 32 and not (dot.a in converted and dot.b in converted):
+            continue
+        kept.append(operand)
+    return kept
 
 
 def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_flight: bool) -> bool:
     body = loop.body.block
     operands = [o for op in body.ops if (o := _operand(op, body)) is not None]
+    operands = _both_tf32_operands(operands)
     if not operands:
         return False
     stages = num_stages

@@ -4,7 +4,9 @@ operands read from them, and wgmma groups left in flight.
 A ring's slot holds its tile the way the dot reads it (`dot_operands.py`): for wgmma, swizzled rows
 (`dot_wgmma.swizzled_layout`, Triton's layout; TILE_PIPELINE=padded: the padded core matrices of a
 conversion, to time the two) or, where the tile fills no 32-byte row, padded core matrices; for
-mma.sync (ldmatrix), padded rows. Which one follows from the ring's `ring_read` (its dot-operand
+mma.sync (ldmatrix), padded rows; fp32 operands of a "tf32" mma.sync dot, the K-major tf32 core matrices of
+`dot_tf32_tiles.py` (copied 16 bytes at a time where a thread's run is along K, else 4), read by ldmatrix and
+rounded to tf32 in registers (`dot_tf32.py`). Which one follows from the ring's `ring_read` (its dot-operand
 layout and its dot); the copies' layout (the load's, after coalescing) decides the padding and
 whether rows are stored transposed, as for a conversion.
 
@@ -50,6 +52,8 @@ from ..ir.ttg import layout_of
 from ..passes.pipeline import pipeline_modes
 from .context import F32, I16, I32, I64, LoweringContext, LoweringError, lowering
 from .dot_operands import (ROW_PADDING, IntOps, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
+from .dot_tf32_store import Tf32Operand
+from .dot_tf32_tiles import choose_tile, k_run, store_place
 from .dot_wgmma import (SWIZZLE_ALIGNMENT, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups,
                          wgmma_dot)
 from .rules_memory import run_length
@@ -70,9 +74,12 @@ class Ring:
     stride: int  # padded rows: elements from one stored row to the next
     tile: WgmmaTile | None  # wgmma's core matrices, else padded rows
     groups: int  # warpgroups of a wgmma dot
+    tf32: bool = False  # fp32 elements in `tile`'s K-major tf32 core matrices (mma.sync, `dot_tf32_tiles.py`)
 
     def element_offset(self, o, row, col):
-        """Element offset of tensor element (row, col) within a slot."""
+        """Offset (16-bit units) of tensor element (row, col) within a slot."""
+        if self.tf32:
+            return store_place(o, self.tile, self.op_idx, row, col, 0, False)
         if self.tile is not None:
             return store_offset(o, self.tile, self.op_idx, row, col, self.groups)
         if self.transposed:
@@ -130,15 +137,18 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     dots = [use.operation for use in read.results[0].uses]
     rows, cols = ring_type.shape
     transposed = stored_transposed(src_map)
-    tile, groups = None, 1
-    if len(dots) == 1 and wgmma_dot(dots[0]):
+    tile, groups, tf32 = None, 1, ring_type.element_type.bitwidth == 32
+    if tf32:  # the K-major tiles a tf32 mma.sync dot reads with ldmatrix (dot_tf32.py)
+        tile = choose_tile(src_map, layout.op_idx, 0)
+        elements = tile.elements
+    elif len(dots) == 1 and wgmma_dot(dots[0]):
         groups = warpgroups(dots[0])
         tile = wgmma_tile(src_map, layout.op_idx, groups, swizzled="padded" not in pipeline_modes())
         elements = tile.elements
     else:
         elements = tile_elements((rows, cols), transposed)
     alignment = SLOT_ALIGNMENT
-    if tile is not None and tile.swizzle:  # the hardware swizzles by address bits: slots on 1 KiB boundaries
+    if tile is not None and tile.swizzle and not tf32:  # the hardware swizzles by address bits: slots on 1 KiB boundaries
         alignment = SWIZZLE_ALIGNMENT
         smem = ctx.target.shared_memory(ctx.module, ctx.builder, 0)
         smem.align = max(smem.align or 0, SWIZZLE_ALIGNMENT)
@@ -146,9 +156,9 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     group = _alive_group(ctx)
     group.total = -(-group.total // alignment) * alignment
     _state(ctx)["rings"][op.results[0]] = Ring(group, group.total, slot_bytes, layout.op_idx, transposed,
-                                               (rows if transposed else cols) + ROW_PADDING, tile, groups)
+                                               (rows if transposed else cols) + ROW_PADDING, tile, groups, tf32)
     group.total += slot_bytes * ring_type.stages
-    group.wgmma = group.wgmma or tile is not None
+    group.wgmma = group.wgmma or (tile is not None and not tf32)
 
 
 def _slot_base(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
@@ -181,10 +191,13 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     base = _slot_base(ctx, ring, ctx.get(slot_ssa))
     src_map: LayoutMap = ctx.layout_map(ptrs_ssa.type)
     addresses, mask = ctx.get(ptrs_ssa), ctx.get(mask_ssa)
-    run, alignment = run_length(ctx, ptrs_ssa, mask_ssa, I16)
-    size = 2 * run
+    element_bytes = 4 if ring.tf32 else 2
+    run, alignment = run_length(ctx, ptrs_ssa, mask_ssa, F32 if ring.tf32 else I16)
+    if ring.tf32:  # runs along K, within one 16-byte row of a core matrix
+        run = min(run, k_run(src_map, ring.op_idx))
+    size = element_bytes * run
     if size not in (4, 8, 16) or alignment < size:
-        run, size = 1, 2
+        run, size = 1, element_bytes
     rows_index, cols_index = index_vectors(ctx, src_map)
     n = src_map.num_slots
     # bytes to read per slot: one select of the whole mask (extracting bits of an i1 vector one by one
@@ -203,7 +216,7 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
         else:  # the same distance from the first run in every thread: one address register for all
             destination, immediate = first_destination, 2 * deltas[first]
         address, source_size = b.extract_element(addresses, slot), b.extract_element(sizes, slot)
-        if run == 1:
+        if run == 1 and size == 2:
             other = ir.Constant(ir.VectorType(I16, 1), [0])
             enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
             value = ctx.target.load_contiguous(b, address, enabled, other, 2)
@@ -262,8 +275,12 @@ def lower_ring_read(ctx: LoweringContext, op: Operation) -> None:
     dst_map = ctx.layout_map(op.results[0].type)
     layout = layout_of(op.results[0].type)
     assert isinstance(layout, DotOperand)
-    shared = (WgmmaOperand(base, ring.tile) if ring.tile is not None
-              else SharedOperand(base, ring.stride, ring.transposed, dst_map, layout.parent))
+    if ring.tf32:  # raw fp32: the dot rounds the fragments it reads to tf32
+        shared = Tf32Operand(base, ring.tile, [0], permuted=False, rounded=False)
+    elif ring.tile is not None:
+        shared = WgmmaOperand(base, ring.tile)
+    else:
+        shared = SharedOperand(base, ring.stride, ring.transposed, dst_map, layout.parent)
     ctx.__dict__.setdefault("shared_operands", {})[op.results[0]] = shared
     ctx.set(op.results[0], ir.Constant(ctx.llvm_type(op.results[0].type), None))  # read by the dot only
 

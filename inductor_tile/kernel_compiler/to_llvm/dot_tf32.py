@@ -17,7 +17,8 @@ An operand whose conversion stored it in shared memory (`dot_tf32_store.py`: K-m
 with `ldmatrix.x4` (b16): on 16-byte rows of 4 fp32, lane 4g + t gets the fp32 at (row g, column t) of
 each 8 x 4 matrix, which is a k8 fragment register; a's four per (row pair, k8 half), kept for the row
 pair, b's four per (n block, k step of 16) just before the two instructions that use them. When only
-one operand is stored, its tile holds the k in the registers' (t, t + 4) order.
+one operand is stored, its tile holds the k in the registers' (t, t + 4) order. Tiles that cp.async copied
+(`dot_async.py`: raw fp32) are rounded per fragment register after ldmatrix.
 """
 
 from __future__ import annotations
@@ -118,7 +119,10 @@ def _fragment(ctx: LoweringContext, stored, part: int, row) -> list[ir.Value]:
     b, o = ctx.builder, IROps(ctx.builder)
     offset = o.add(tf32_offset(o, stored.tile, *row), stored.parts[part])
     address = b.ptrtoint(b.gep(stored.base, [offset], source_etype=I16), I64)
-    return _ldmatrix(ctx, address, 4, transposed=False)
+    registers = _ldmatrix(ctx, address, 4, transposed=False)
+    if stored.rounded:
+        return registers
+    return [_cvt_rna(ctx, b.bitcast(r, F32)) for r in registers]
 
 
 def _lane_warp(ctx: LoweringContext):
@@ -127,11 +131,22 @@ def _lane_warp(ctx: LoweringContext):
     return IROps(ctx.builder), ctx.target.lane_id(ctx.builder), ctx.target.warp_id(ctx.builder)
 
 
+def tf32_a_stationary(a_map: LayoutMap, precision: str) -> bool:
+    """Whether a warp's a fragments (8 tf32 registers per 16 x 16 piece, twice for "tf32x3") fit
+    `dot_mma.A_STATIONARY_REGISTERS`: then the steps go n block by n block (`mma_steps`' a_stationary order)
+    and each of b's fragments is read once per dot instead of once per row pair."""
+    from .dot_mma import A_STATIONARY_REGISTERS, MMA_K
+
+    pieces = (a_map.slots_per_dim[0] // 2) * (a_map.shape[1] // MMA_K)
+    return 8 * len({i for i, _ in products(precision)}) * pieces <= A_STATIONARY_REGISTERS
+
+
 def lower_tf32_mma_dot(ctx: LoweringContext, op: Operation, a_map: LayoutMap, b_map: LayoutMap, c_map: LayoutMap,
                        a_stored=None, b_stored=None) -> ir.Value:
     """The dot with mma.sync m16n8k8 tf32 instructions (one per k8 half of each m16n8k16 step, three for
     "tf32x3"); each operand from registers, or from its stored tile (`dot_tf32_store.Tf32Operand`) by
-    ldmatrix: a's fragments once per row pair, b's for each instruction pair that uses them."""
+    ldmatrix: a's fragments once per row pair, b's for each instruction pair that uses them, or, both stored
+    and a small enough (`tf32_a_stationary`), a's once per dot and b's once per k step of an n block."""
     from ..ir.ttg import layout_of
     from .dot_mma import mma_steps
 
@@ -153,16 +168,23 @@ def lower_tf32_mma_dot(ctx: LoweringContext, op: Operation, a_map: LayoutMap, b_
                                          a_fragment_row(*_lane_warp(ctx), step.p, step.q, h, warps_m))
         return a_fragments[key]
 
+    stationary = a_stored is not None and b_stored is not None and tf32_a_stationary(a_map, precision)
+    b_loaded: dict[tuple[int, int], dict[int, list[ir.Value]]] = {}
     registers: dict[int, ir.Value] = {}
     current = None
-    for step in mma_steps(a_map, b_map, c_map):
-        if step.p != current:  # a's fragments live for one row pair
+    for step in mma_steps(a_map, b_map, c_map, a_stationary=stationary):
+        if step.p != current and not stationary:  # a's fragments live for one row pair
             a_fragments.clear()
             current = step.p
         c = [registers[slot] if slot in registers else builder.extract_element(acc, ir.Constant(I32, slot))
              for slot in step.c]
-        b_fragments = {part: _fragment(ctx, b_stored, part, b_fragment_row(*_lane_warp(ctx), step.s, step.q, warps_n))
-                       for part in {j for _, j in products(precision)}} if b_parts is None else {}
+        if b_parts is None and (step.s, step.q) not in b_loaded:
+            for key in [key for key in b_loaded if key[1] != step.q]:  # used by every row pair of this k step
+                del b_loaded[key]
+            b_loaded[(step.s, step.q)] = {
+                part: _fragment(ctx, b_stored, part, b_fragment_row(*_lane_warp(ctx), step.s, step.q, warps_n))
+                for part in {j for _, j in products(precision)}}
+        b_fragments = b_loaded.get((step.s, step.q), {})
         for h in (0, 1):
             for i, j in products(precision):
                 b_registers = ([b_parts[j][slot] for slot in k8_b_slots(step, h)] if b_parts is not None

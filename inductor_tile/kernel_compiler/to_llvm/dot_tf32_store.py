@@ -32,6 +32,7 @@ class Tf32Operand:
     tile: WgmmaTile
     parts: list[int]  # offsets of the big (and small) tiles, 16-bit units
     permuted: bool  # k relabelled for an operand in registers
+    rounded: bool = True  # already tf32 (a conversion's store); False: raw fp32 (a cp.async ring's slot)
 
 
 @dataclass(frozen=True)
