@@ -68,7 +68,7 @@ def test_large_pointwise():
     fn = lambda t: torch.sigmoid(t) * t  # noqa: E731
     out, codes = run_and_get_code(_compile(fn), x)
     _check((out,), (fn(x.double()),), torch.float32)
-    assert "XBLOCK=1024, num_warps=8" in "\n".join(codes)
+    assert "XBLOCK=1024, num_warps=4" in "\n".join(codes)  # 4 warps at every size: 16-byte accesses for fp16
 
 
 def test_dynamic_shapes_on_gpu():
