@@ -168,8 +168,9 @@ def device_assert(cond: Any, msg: Any = "", mask: Any = None) -> None:
 
 @builtin
 def device_print(prefix: Any, *args: Any, hex: Any = False) -> None:
-    """Print `prefix` and every element of each argument, with the program id, when the kernel runs."""
-    current_semantic().device_print(str(_c(prefix)), [_c(a) for a in args])
+    """Print every element of each argument after the label `prefix`, with the program id and the element's
+    index, when the kernel runs; `hex=True` prints integers in hexadecimal."""
+    current_semantic().device_print(str(_c(prefix)), [_c(a) for a in args], bool(_c(hex)))
 
 
 @builtin

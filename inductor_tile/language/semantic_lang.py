@@ -258,9 +258,14 @@ class LanguageSemantic:
         text = f"{where}device assertion failed: {message}" if message else f"{where}device assertion failed"
         self.builder.create_assert(ok.handle, text)
 
-    def device_print(self, prefix: str, values: Sequence[Any]) -> None:
+    def device_print(self, prefix: str, values: Sequence[Any], hex: bool = False) -> None:
+        """Lines `pid (x, y, z) idx (i, j) <label>: <value>` (Triton's format): the label is `prefix` without
+        its trailing colon and spaces; with several values each says `(operand n)`."""
         tensors = [self.to_tensor(v) for v in values]
-        self.builder.create_print([t.handle for t in tensors], prefix, [t.type for t in tensors])
+        label = prefix.strip()
+        if tensors and label.endswith(":"):
+            label = label[:-1].rstrip()
+        self.builder.create_print([t.handle for t in tensors], label, [t.type for t in tensors], hex)
 
     # ===--------------------------------------------------------------------===
     # Reductions and scans with a combine function
