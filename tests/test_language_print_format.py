@@ -77,3 +77,24 @@ def test_several_values_are_numbered_and_floats_print_as_c_does(mode, request, c
     expected += [f"pid (0, 0, 0) idx ({i}): (operand 1) {float(b[i]):f}" for i in range(8)]
     expected += ["pid (0, 0, 0) done"]
     assert sorted(lines) == sorted(expected)
+
+
+def test_wide_tiles_print_in_a_loop_and_the_op_keeps_signedness_and_hex(tmp_path):
+    """tt.print carries the label, `hex` and per-value signedness; a 64-element tile prints in one loop (one
+    printf call in the code, not 64), a small one element by element."""
+    from filecheck_tool import filecheck
+
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+
+    specs = [spec_from_signature("x_ptr", "*u16", None), spec_from_signature("y_ptr", "*u16", None),
+             spec_from_signature("HEX", "constexpr", True)]
+    compiled = compile_specialized(print_grid_kernel, specs, target="cpu", num_warps=1, native=False)
+    filecheck(compiled.asm["ttir"], 'CHECK: tt.print {{.*}}prefix = "x", hex = true, is_signed = array<i32: 0>'
+                                    "{{.*}} : tensor<4x16xi16>\n", tmp_path)
+    filecheck(compiled.asm["llir"], "CHECK: idx (%1d, %2d) x: 0x%04llx\\0A\n"
+                                    "CHECK-COUNT-1: call {{.*}} @printf(\n"
+                                    "CHECK-NOT: call {{.*}} @printf(\n", tmp_path)
+    specs = [spec_from_signature("a_ptr", "*i32", None), spec_from_signature("b_ptr", "*fp32", None)]
+    compiled = compile_specialized(print_two_kernel, specs, target="cpu", num_warps=1, native=False)
+    filecheck(compiled.asm["llir"], "CHECK-COUNT-17: call {{.*}} @printf(\n", tmp_path)
