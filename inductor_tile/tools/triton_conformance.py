@@ -237,7 +237,7 @@ def _child(path: Path, files: list[str], device: str, per_function: int, keyword
     if device == "cpu":
         os.environ.pop("TILE_INTERPRET", None)
     args = [*(str(path / f) for f in files), "--noconftest", "-q", "--tb=short", "-p", "no:cacheprovider",
-            "--no-header", "-o", "python_files=test_*.py", "--rootdir", str(path), "-W", "ignore"]
+            "--no-header", "--continue-on-collection-errors", "-o", "python_files=test_*.py", "--rootdir", str(path), "-W", "ignore"]
     if keyword:
         args += ["-k", keyword]
     skip = set(done.read_text().splitlines()) if done is not None else set()
@@ -257,6 +257,8 @@ def _read_log(log_path: Path) -> tuple[dict[str, FunctionResult], set[str], str 
         nodeid, event = record["nodeid"], record["event"]
         if event == "start":
             started = nodeid
+            continue
+        if nodeid in finished:  # a module that failed to import is reported again by each restarted session
             continue
         result = results[_function_of(nodeid)]
         if event == "pass":
