@@ -97,6 +97,12 @@ def sort(x: Any, dim: Any = None, descending: Any = False) -> tensor:
 
 
 @builtin
+def topk(input: Any, k: Any, dim: Any = None) -> tensor:
+    """The `k` largest elements of `input` along `dim` (the last if None), largest first; k a power of two."""
+    return current_semantic().topk(_c(input), _c(k), _c(dim))
+
+
+@builtin
 def histogram(input: Any, num_bins: Any, mask: Any = None) -> tensor:
     """int32 counts of the values 0..num_bins-1 in the 1-D integer block `input` (where `mask` holds)."""
     return current_semantic().histogram(_c(input), _c(num_bins), _c(mask))
