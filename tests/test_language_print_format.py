@@ -98,3 +98,21 @@ def test_wide_tiles_print_in_a_loop_and_the_op_keeps_signedness_and_hex(tmp_path
     specs = [spec_from_signature("a_ptr", "*i32", None), spec_from_signature("b_ptr", "*fp32", None)]
     compiled = compile_specialized(print_two_kernel, specs, target="cpu", num_warps=1, native=False)
     filecheck(compiled.asm["llir"], "CHECK-COUNT-17: call {{.*}} @printf(\n", tmp_path)
+
+
+@inductor_tile.jit
+def print_wide_kernel(x_ptr):
+    tl.device_print("x", tl.load(x_ptr + tl.arange(0, 1024)))
+
+
+@pytest.mark.skipif(not __import__("platform").machine() == "x86_64", reason="ptxas wheels exist for x86-64 only")
+def test_print_loop_assembles_for_sm90():
+    """A thread holding more than a few elements prints them in a loop on the GPU too (vprintf)."""
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    specs = [spec_from_signature("x_ptr", "*i32", divisible_by_16=True)]
+    ptx = compile_specialized(print_wide_kernel, specs, target="cuda:90", num_warps=1, native=False).asm["ptx"]
+    check_ptx(ptx, "sm_90", "print_wide_kernel")  # 1024 elements over 32 threads: 32 per thread
+    assert ptx.count("vprintf") < 32  # a loop (LLVM may unroll it a few times), not a call per element
