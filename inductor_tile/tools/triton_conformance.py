@@ -15,7 +15,9 @@ text, Triton's compiler knobs, CUDA-only torch calls).
 A failure is anything else: a wrong result, a compile error, a missing `tl.` name.
 
 `--per-function N` runs at most N parametrizations of each function (spread evenly), which
-keeps a CPU run short; `--files` picks test files (default: test_core.py).
+keeps a CPU run short; `--files` picks test files (default: test_core.py). Python processes the tests
+start (test_subprocess.py) get the shim through a `sitecustomize` module on PYTHONPATH. test_random.py
+imports scipy (not a dependency of this project: install it to run that file).
 """
 
 from __future__ import annotations
