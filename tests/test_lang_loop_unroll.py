@@ -112,5 +112,6 @@ def test_python_print_of_tiles_is_device_print(mode, request, capfd):
     print_rows_kernel[(1,)](torch.tensor([1.5, -2.0]), 2)
     lines = [line for line in capfd.readouterr().out.splitlines() if "row" in line]
     # each program prints its values with its id, the string first argument as the prefix
-    assert [line.split(" row ")[0] for line in lines] == ["pid (0, 0, 0)"] * 4, lines
-    assert [float(line.split(" row ")[1]) for line in lines] == [0, 1.5, 1, -2.0], lines
+    assert [line.rsplit(" ", 1)[0] for line in lines] == ["pid (0, 0, 0) idx () row: (operand 0)",
+                                                          "pid (0, 0, 0) idx () row: (operand 1)"] * 2, lines
+    assert [float(line.split(")")[-1]) for line in lines] == [0, 1.5, 1, -2.0], lines

@@ -115,14 +115,16 @@ def print_kernel(x_ptr):
 def test_device_print_on_cpu(compiled, capfd):
     print_kernel[(2,)](torch.tensor([0.5, -1.0, 2.0, 3.25]))
     out = capfd.readouterr().out
-    assert "pid (1, 0, 0) idx (3) x=3.250000" in out
-    assert "pid (0, 0, 0) idx (1) x=-1.000000" in out
-    assert "pid (1, 0, 0) pid=1" in out
+    assert "pid (1, 0, 0) idx (3) x=: 3.250000" in out
+    assert "pid (0, 0, 0) idx (1) x=: -1.000000" in out
+    assert "pid (1, 0, 0) idx () pid=: 1" in out
 
 
 def test_device_print_in_the_interpreter(interpret, capsys):
     print_kernel[(1,)](torch.tensor([0.5, -1.0, 2.0, 3.25]))
-    assert "x=[0.5, -1.0, 2.0, 3.25]" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "pid (0, 0, 0) idx (3) x=: 3.250000" in out
+    assert "pid (0, 0, 0) idx () pid=: 0" in out
 
 
 def test_static_assert_fails_compilation_at_its_line(compiled):

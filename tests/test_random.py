@@ -57,7 +57,10 @@ def randint4x_reference(seed: int, offsets: np.ndarray) -> np.ndarray:
 
 
 def rand_reference(words: np.ndarray) -> np.ndarray:
-    return (words >> 8).astype(np.float32) * np.float32(2.0**-24)
+    """uint32 words -> [0, 1): read as int32, negatives complemented, times the float32 just below 2**-31."""
+    signed = words.astype(np.uint32).view(np.int32)
+    folded = np.where(signed < 0, ~signed, signed)
+    return folded.astype(np.float32) * np.float32(2.0**-31 * (1.0 - 2.0**-24))
 
 
 def randn_reference(w0: np.ndarray, w1: np.ndarray) -> np.ndarray:
@@ -422,3 +425,34 @@ def test_random_kernels_assemble_for_sm90(kind, tmp_path):
     ptx = compile_specialized(random_kernel, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
     check_ptx(ptx, "sm_90", f"random_kernel[{kind}]")
     filecheck(ptx, "CHECK: mul.hi.u32\n", tmp_path)
+
+
+# ===------------------------------------------------------------------------===
+# uint_to_uniform_float on every 32- and 64-bit integer type (Triton's mapping)
+# ===------------------------------------------------------------------------===
+@inductor_tile.jit
+def to_uniform_kernel(x_ptr, out_ptr, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.random.uint_to_uniform_float(tl.load(x_ptr + offs)))
+
+
+@pytest.mark.parametrize("mode", ["interpret", "compiled"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.uint32, torch.int64, torch.uint64])
+def test_uint_to_uniform_float_folds_the_sign_and_stays_below_one(mode, dtype, request, gen):
+    request.getfixturevalue(mode)
+    bits = torch.iinfo(dtype).bits
+    signed = torch.int32 if bits == 32 else torch.int64
+    info = torch.iinfo(signed)
+    # random words plus the extremes: the smallest and largest signed values, 0 and -1 (all ones)
+    words = torch.randint(info.min, info.max, (64,), generator=gen, dtype=signed)
+    words[:4] = torch.tensor([info.min, info.max, 0, -1], dtype=signed)
+    x = words.view(dtype)
+    out = torch.full((64,), float("nan"))
+    to_uniform_kernel[(1,)](x, out, BLOCK=64)
+    folded = np.where(words.numpy() < 0, ~words.numpy(), words.numpy())
+    scale = np.float32(2.0 ** -(bits - 1) * (1.0 - 2.0 ** -24))
+    expected = torch.from_numpy(folded.astype(np.float32) * scale)
+    assert torch.equal(out, expected)
+    assert out[0] == out[1] and 1.0 - torch.finfo(torch.float32).eps <= out[0] < 1.0  # min and max fold together
+    assert out[2] == 0.0 and out[3] == 0.0
+    assert (out >= 0).all() and (out < 1).all()

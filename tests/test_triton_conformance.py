@@ -47,21 +47,50 @@ def test_dot_family(device):
 
 def test_crashes(device):
     os.abort()
+
+
+@pytest.mark.parametrize("fmt", ["float8e5", "int8"])
+def test_number_formats(fmt, device):
+    assert fmt != "float8e5", "fails for the fp8 parametrization only"
+
+
+def test_helper_process_imports_the_shim(device):
+    import subprocess
+    import sys
+
+    code = "import triton; print(triton.__version__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0 and "inductor_tile" in done.stdout, done.stderr
+'''
+
+CUDA_ONLY = '''
+import torch
+
+DEVICE = torch.cuda.current_device()  # at import: the module cannot be collected without CUDA
+
+
+def test_never_collected():
+    pass
 '''
 
 
 def test_tool_classifies_and_survives_crashes(tmp_path: Path, capsys):
     (tmp_path / "test_small.py").write_text(textwrap.dedent(TESTS))
-    results = run(tmp_path, ["test_small.py"], "cpu", per_function=0, keyword=None)
+    (tmp_path / "test_cuda_only.py").write_text(textwrap.dedent(CUDA_ONLY))
+    results = run(tmp_path, ["test_small.py", "test_cuda_only.py"], "cpu", per_function=0, keyword=None)
     by_name = {name.rsplit("::", 1)[-1]: r for name, r in results.items()}
     assert by_name["test_passes"].passed == 2 and by_name["test_passes"].failed == 0
     assert by_name["test_fails"].failed == 1 and "some_missing_name" in by_name["test_fails"].first_error
     assert by_name["test_skips"].not_applicable == 1
     assert by_name["test_dot_family"].not_applicable == 1 and by_name["test_dot_family"].failed == 0
     assert by_name["test_crashes"].failed == 1 and "died" in by_name["test_crashes"].first_error
+    formats = by_name["test_number_formats"]  # the fp8 parametrization is n.a., the int8 one passes
+    assert (formats.passed, formats.failed, formats.not_applicable) == (1, 0, 1)
+    assert by_name["test_helper_process_imports_the_shim"].passed == 1  # subprocesses get the shim too
+    assert by_name["<collection>"].not_applicable == 1 and "CUDA" in "".join(by_name["<collection>"].reasons)
     report(results, 1.0)
     out = capsys.readouterr().out
-    assert "2 passed, 2 failed, 2 not applicable" in out
+    assert "4 passed, 2 failed, 4 not applicable" in out
 
 
 def test_tests_that_refuse_cpu_tensors_are_not_applicable():

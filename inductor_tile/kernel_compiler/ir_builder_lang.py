@@ -49,8 +49,9 @@ class LanguageOpsBuilder:
     def create_assume(self, condition: SSAValue) -> None:
         self._insert(tt_debug.AssumeOp(condition))
 
-    def create_print(self, values: list[SSAValue], prefix: str, types: list) -> None:
-        self._insert(tt_debug.PrintOp(values, prefix))
+    def create_print(self, values: list[SSAValue], prefix: str, types: list, hex: bool = False) -> None:
+        signed = [not (t.scalar.is_int_unsigned() or t.scalar.is_bool()) for t in types]
+        self._insert(tt_debug.PrintOp(values, prefix, hex, signed))
 
     # --- reductions and scans with a combine function ----------------------------------
     def _combine_block(self, element_types: list, combine) -> Block:

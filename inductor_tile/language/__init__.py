@@ -49,7 +49,7 @@ __all__ += ["xor_sum"]
 from . import math
 from .builtins_lang import (
     PropagateNan, associative_scan, cat, clamp, cumprod, cumsum, debug_barrier, fdiv, flip, interleave, join,
-    max_constancy, permute, ravel, reduce, split, trans, gather, sort, histogram, device_assert, device_print,
+    max_constancy, permute, ravel, reduce, split, trans, gather, sort, topk, histogram, device_assert, device_print,
     make_block_ptr, advance, cast, swizzle2d, assume,
 )
 from .dtypes import pointer_type as _pointer_type
@@ -58,7 +58,7 @@ pi32_t = _pointer_type(int32)
 
 __all__ += [
     "PropagateNan", "associative_scan", "cat", "clamp", "cumprod", "cumsum", "debug_barrier", "fdiv", "flip",
-    "interleave", "join", "math", "max_constancy", "permute", "ravel", "reduce", "split", "trans", "gather", "sort",
+    "interleave", "join", "math", "max_constancy", "permute", "ravel", "reduce", "split", "trans", "gather", "sort", "topk",
     "histogram", "device_assert", "device_print", "make_block_ptr", "advance", "cast",
     "swizzle2d", "assume", "pi32_t",
 ]

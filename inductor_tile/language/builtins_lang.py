@@ -97,6 +97,12 @@ def sort(x: Any, dim: Any = None, descending: Any = False) -> tensor:
 
 
 @builtin
+def topk(input: Any, k: Any, dim: Any = None) -> tensor:
+    """The `k` largest elements of `input` along `dim` (the last if None), largest first; k a power of two."""
+    return current_semantic().topk(_c(input), _c(k), _c(dim))
+
+
+@builtin
 def histogram(input: Any, num_bins: Any, mask: Any = None) -> tensor:
     """int32 counts of the values 0..num_bins-1 in the 1-D integer block `input` (where `mask` holds)."""
     return current_semantic().histogram(_c(input), _c(num_bins), _c(mask))
@@ -168,8 +174,9 @@ def device_assert(cond: Any, msg: Any = "", mask: Any = None) -> None:
 
 @builtin
 def device_print(prefix: Any, *args: Any, hex: Any = False) -> None:
-    """Print `prefix` and every element of each argument, with the program id, when the kernel runs."""
-    current_semantic().device_print(str(_c(prefix)), [_c(a) for a in args])
+    """Print every element of each argument after the label `prefix`, with the program id and the element's
+    index, when the kernel runs; `hex=True` prints integers in hexadecimal."""
+    current_semantic().device_print(str(_c(prefix)), [_c(a) for a in args], bool(_c(hex)))
 
 
 @builtin

@@ -11,8 +11,8 @@ SC 2011) maps a 128-bit counter and a 64-bit key to 128 random bits. Here, as in
 - the same seed and offset always give the same numbers, on every target and in the
   interpreter (only integer arithmetic is involved up to `rand`).
 
-`randint4x` returns the four uint32 words, `randint` the first one. `rand` turns the top 24
-bits of a word into a float32 in [0, 1) exactly (a multiple of 2**-24); `randn` turns the
+`randint4x` returns the four uint32 words, `randint` the first one. `rand` turns a word into a
+float32 in [0, 1) as Triton does (`uint_to_uniform_float`; the same bits on every target); `randn` turns the
 first two words into one standard normal by Box-Muller. The `4x` versions return four
 values from one Philox evaluation.
 """
@@ -24,7 +24,7 @@ from typing import Any
 from ..kernel_compiler.runtime.jit import jit
 from .builtins import cos, log, sin, sqrt, static_range, umulhi
 from .core import builtin, constexpr, current_semantic, tensor
-from .dtypes import float32, uint32, uint64
+from .dtypes import float32, int32, int64, uint32, uint64
 from .semantic import TileTypeError
 
 # Round multipliers and key increments of Philox4x32 (from the paper)
@@ -34,7 +34,6 @@ PHILOX_KEY_A = 0x9E3779B9  # the golden ratio, as a 32-bit fraction
 PHILOX_KEY_B = 0xBB67AE85  # sqrt(3) - 1, as a 32-bit fraction
 N_ROUNDS_DEFAULT = 10
 
-_TWO_POW_MINUS_24 = 5.9604644775390625e-08
 _TWO_PI = 6.283185307179586
 
 
@@ -96,11 +95,21 @@ def randint(seed, offset, n_rounds: constexpr = N_ROUNDS_DEFAULT):
     return r0
 
 
-@jit
-def uint_to_uniform_float(x):
-    """32 random bits (uint32 or int32) -> float32 uniform in [0, 1): the top 24 bits times 2**-24."""
-    bits = x.to(uint32, bitcast=True)
-    return (bits >> 8).to(float32) * _TWO_POW_MINUS_24
+@builtin
+def uint_to_uniform_float(x: Any) -> tensor:
+    """32 or 64 random bits (any integer type of that width) -> float32 uniform in [0, 1), as Triton maps them:
+    the bits read as a signed integer, negative values folded onto non-negative ones (x -> -x - 1, the bitwise
+    complement), then converted to float32 and scaled by the largest float32 below 2**-(bits - 1), so the
+    largest integer (whose float32 rounds up to 2**(bits - 1)) still gives a value below 1."""
+    semantic = current_semantic()
+    x = semantic.to_tensor(_c(x))
+    if not x.dtype.is_int() or x.dtype.int_bitwidth not in (32, 64):
+        raise TileTypeError(f"uint_to_uniform_float takes 32- or 64-bit integers, got {x.dtype}")
+    bits = x.dtype.int_bitwidth
+    signed = semantic.cast(x, int32 if bits == 32 else int64, bitcast=True)
+    folded = semantic.where(semantic.lt(signed, 0), semantic.invert(signed), signed)
+    scale = 2.0 ** -(bits - 1) * (1.0 - 2.0 ** -24)  # exact in float32: 2**-(bits - 1) less one float32 step
+    return semantic.mul(semantic.cast(folded, float32), semantic.full((), scale, float32))
 
 
 @jit

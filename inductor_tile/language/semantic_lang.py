@@ -165,6 +165,27 @@ class LanguageSemantic:
         handle = self.builder.create_sort(x.handle, axis, bool(descending), x.dtype.is_int_unsigned(), x.type)
         return tensor(handle, x.type)
 
+    def topk(self, x: Any, k: Any, dim: Any) -> tensor:
+        """The k largest elements of x along `dim` (the last if None), largest first: x sorted in descending
+        order (NaN counts as the largest, as in torch.topk), its first k positions gathered."""
+        from .semantic import TileValueError
+
+        x = self._block(x, "tl.topk")
+        rank = len(x.type.shape)
+        axis = rank - 1 if _unwrap(dim) is None else self._axis(dim, rank, "tl.topk")
+        n, k = x.type.shape[axis], int(_unwrap(k))
+        if k < 1 or k > n or k & (k - 1):
+            raise TileValueError(f"tl.topk: k must be a power of two from 1 to the dimension's length {n}, got {k}")
+        ordered = self.sort(x, axis, True)
+        if k == n:
+            return ordered
+        positions = self.arange(0, k)
+        for d in range(rank):
+            if d != axis:
+                positions = self.expand_dims(positions, d)
+        shape = [k if d == axis else size for d, size in enumerate(x.type.shape)]
+        return self.gather(ordered, self.broadcast_to_shape(positions, shape), axis)
+
     def histogram(self, x: Any, num_bins: int, mask: Any = None) -> tensor:
         """int32 counts of the values 0..num_bins-1 in the 1-D block x (others are not counted)."""
         from .semantic import TileTypeError
@@ -258,9 +279,14 @@ class LanguageSemantic:
         text = f"{where}device assertion failed: {message}" if message else f"{where}device assertion failed"
         self.builder.create_assert(ok.handle, text)
 
-    def device_print(self, prefix: str, values: Sequence[Any]) -> None:
+    def device_print(self, prefix: str, values: Sequence[Any], hex: bool = False) -> None:
+        """Lines `pid (x, y, z) idx (i, j) <label>: <value>` (Triton's format): the label is `prefix` without
+        its trailing colon and spaces; with several values each says `(operand n)`."""
         tensors = [self.to_tensor(v) for v in values]
-        self.builder.create_print([t.handle for t in tensors], prefix, [t.type for t in tensors])
+        label = prefix.strip()
+        if tensors and label.endswith(":"):
+            label = label[:-1].rstrip()
+        self.builder.create_print([t.handle for t in tensors], label, [t.type for t in tensors], hex)
 
     # ===--------------------------------------------------------------------===
     # Reductions and scans with a combine function

@@ -6,10 +6,24 @@ A mixin of `InterpreterBuilder` (`builder.py`); handles are torch CPU tensors.
 
 from __future__ import annotations
 
+import itertools
+
 import torch
 from torch import Tensor
 
 from ...language.dtypes import block_type
+
+
+def _print_text(element, ty, hex: bool) -> str:
+    """One element as the compiled kernels' printf writes it."""
+    if ty.is_floating():
+        return f"{element:f}"
+    if ty.is_ptr() or hex:
+        bits = 64 if ty.is_ptr() else ty.primitive_bitwidth
+        return f"0x{int(element) & ((1 << bits) - 1):0{0 if ty.is_ptr() else max(2, bits // 4)}x}"
+    if ty.is_int_unsigned():
+        return str(int(element) & ((1 << ty.primitive_bitwidth) - 1))
+    return str(int(element))
 
 
 class LanguageOpsInterpreter:
@@ -63,10 +77,19 @@ class LanguageOpsInterpreter:
 
             raise DeviceAssertionError(f"{message} (program id {tuple(self.program_id)})")
 
-    def create_print(self, values: list[Tensor], prefix: str, types: list) -> None:
-        pid = tuple(self.program_id)
-        for value in values:
-            print(f"pid {pid} {prefix}{value.tolist()}")
+    def create_print(self, values: list[Tensor], prefix: str, types: list, hex: bool = False) -> None:
+        """The compiled kernels' lines (to_llvm/rules_debug.py): `pid (x, y, z) idx (i, j) <label>: <value>`."""
+        pid = "pid ({}, {}, {})".format(*(list(self.program_id) + [0, 0, 0])[:3])
+        if not values:
+            print(f"{pid} {prefix}")
+            return
+        for n, (value, ty) in enumerate(zip(values, types)):
+            head = (f" {prefix}" if prefix else "") + ":" + (f" (operand {n})" if len(values) > 1 else "")
+            shape = tuple(value.shape)
+            widths = [len(str(size - 1)) for size in shape]
+            for index, element in zip(itertools.product(*(range(size) for size in shape)), value.reshape(-1).tolist()):
+                where = ", ".join(f"{i:{w}d}" for i, w in zip(index, widths))
+                print(f"{pid} idx ({where}){head} {_print_text(element, ty.scalar, hex)}")
 
     # --- reductions and scans with a combine function ----------------------------------
     # `combine(handles, types)` runs the user's combine function on two groups of N values.

@@ -18,7 +18,7 @@ having an effect, so that no pass drops it for having no results.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import StringAttr, i1
+from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, StringAttr, i1, i32
 from xdsl.ir import SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -84,18 +84,24 @@ class AssertOp(IRDLOperation):
 
 @irdl_op_definition
 class PrintOp(IRDLOperation):
-    """Print `prefix` and the values (each element of each, with the program id and its index)."""
+    """Print the values (each element of each, with the program id and its index) after the label `prefix`;
+    `hex`: integers in hexadecimal; `is_signed`: per value, whether its integers are signed (IR integers are
+    signless, so the language type says how to print them)."""
 
     name = "tt.print"
 
     values = var_operand_def(AnyAttr())
     prefix = prop_def(StringAttr)
+    hex = prop_def(BoolAttr)
+    is_signed = prop_def(DenseArrayBase)
 
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$values attr-dict `:` type($values)"
 
-    def __init__(self, values: list[SSAValue], prefix: str):
-        super().__init__(operands=[values], properties={"prefix": StringAttr(prefix)})
+    def __init__(self, values: list[SSAValue], prefix: str, hex: bool = False, is_signed: list[bool] | None = None):
+        signed = [1] * len(values) if is_signed is None else [int(s) for s in is_signed]
+        super().__init__(operands=[values], properties={"prefix": StringAttr(prefix), "hex": BoolAttr.from_bool(hex),
+                                                        "is_signed": DenseArrayBase.from_list(i32, signed)})
 
 
 DEBUG_OPS.extend([AssertOp, PrintOp])

@@ -13,6 +13,7 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from ..ir.tt_types import PointerType
 from .context import F32, I1, I8, I32, I64, LoweringContext, float_kind, lowering
 from . import half
 
@@ -82,8 +83,10 @@ def lower_assume(ctx: LoweringContext, op: Operation) -> None:
 
 
 # --- printing -------------------------------------------------------------------------------------
-def _printable(ctx: LoweringContext, value: ir.Value, ty) -> tuple[ir.Value, str]:
-    """A scalar as printf takes it (ints as i64, floats as double) and its conversion."""
+def _printable(ctx: LoweringContext, value: ir.Value, ty, signed: bool, hex: bool) -> tuple[ir.Value, str]:
+    """A scalar as printf takes it (ints and pointers as i64, floats as double) and its conversion:
+    floats %f, pointers and `hex` integers 0x-prefixed hexadecimal (integers zero-padded to their size),
+    unsigned integers and booleans zero-extended."""
     b = ctx.builder
     kind = float_kind(ty)
     if kind is not None:
@@ -92,9 +95,14 @@ def _printable(ctx: LoweringContext, value: ir.Value, ty) -> tuple[ir.Value, str
         elif kind in ("f16", "bf16"):
             value = b.fpext(value, F32)
         return (b.fpext(value, F64) if value.type != F64 else value), "%f"
-    if isinstance(value.type, ir.IntType) and value.type.width < 64:
-        return b.sext(value, I64), "%lld"
-    return value, "%lld"
+    if isinstance(ty, PointerType) or isinstance(value.type, ir.PointerType):
+        return (b.ptrtoint(value, I64) if isinstance(value.type, ir.PointerType) else value), "0x%llx"
+    width = value.type.width
+    if width < 64:
+        value = b.sext(value, I64) if signed and not hex and width > 1 else b.zext(value, I64)
+    if hex:
+        return value, f"0x%0{2 * max(1, width // 8)}llx"
+    return value, "%lld" if signed and width > 1 else "%llu"
 
 
 def _cpu_print(ctx: LoweringContext, fmt: str, args: list[ir.Value]) -> None:
@@ -117,28 +125,51 @@ def _nvidia_print(ctx: LoweringContext, fmt: str, args: list[ir.Value]) -> None:
 PRINT = {"cpu": _cpu_print, "cuda": _nvidia_print}
 
 
+UNROLLED_PRINT_SLOTS = 8  # more slots than this print in a loop (a printf call per element takes LLVM long)
+PRINT_STACK_SLOT = 100  # stack_array slots of the loop's copies (distinct from other lowerings' transient ones)
+
+
 @lowering("tt.print")
 def lower_print(ctx: LoweringContext, op: Operation) -> None:
-    """One line per element: `pid (x, y, z) idx (i, j) <prefix><value>`."""
+    """One line per element, `pid (x, y, z) idx (i, j) <label>: <value>` (each index as wide as its dimension's
+    largest; `(operand n)` after the colon when there are several values); no values: `pid (x, y, z) <label>`."""
     from xdsl.dialects.builtin import TensorType
 
     from .rules_tensor import index_vectors
 
     b = ctx.builder
     pids = [ctx.target.program_id(b, ctx.function, axis) for axis in range(3)]
-    prefix = op.prefix.data.replace("%", "%%")
-    for operand in op.operands:
+    label = op.prefix.data.replace("%", "%%")
+    signed = op.is_signed.get_values()
+    hex = op.hex.value.data != 0
+    if not op.operands:
+        PRINT[ctx.target.name](ctx, f"pid (%d, %d, %d) {label}\n", pids)
+        return
+    for n, operand in enumerate(op.operands):
+        head = (f" {label}" if label else "") + ":" + (f" (operand {n})" if len(op.operands) > 1 else "")
         value = ctx.get(operand)
         if not isinstance(operand.type, TensorType):
-            scalar, conversion = _printable(ctx, value, operand.type)
-            PRINT[ctx.target.name](ctx, f"pid (%d, %d, %d) {prefix}{conversion}\n", [*pids, scalar])
+            scalar, conversion = _printable(ctx, value, operand.type, signed[n], hex)
+            PRINT[ctx.target.name](ctx, f"pid (%d, %d, %d) idx (){head} {conversion}\n", [*pids, scalar])
             continue
         lmap = ctx.layout_map(operand.type)
         indices = index_vectors(ctx, lmap)
-        for slot in range(lmap.num_slots):
-            at = ir.Constant(I32, slot)
-            scalar, conversion = _printable(ctx, b.extract_element(value, at), operand.type.element_type)
-            coords = [b.extract_element(v, at) for v in indices]
-            index_fmt = ", ".join(["%d"] * len(coords))
-            PRINT[ctx.target.name](ctx, f"pid (%d, %d, %d) idx ({index_fmt}) {prefix}{conversion}\n",
+        index_fmt = ", ".join(f"%{len(str(size - 1))}d" for size in operand.type.get_shape())
+
+        def print_slot(element: ir.Value, coords: list[ir.Value]) -> None:
+            scalar, conversion = _printable(ctx, element, operand.type.element_type, signed[n], hex)
+            PRINT[ctx.target.name](ctx, f"pid (%d, %d, %d) idx ({index_fmt}){head} {conversion}\n",
                                    [*pids, *coords, scalar])
+
+        if lmap.num_slots <= UNROLLED_PRINT_SLOTS:
+            for slot in range(lmap.num_slots):
+                at = ir.Constant(I32, slot)
+                print_slot(b.extract_element(value, at), [b.extract_element(v, at) for v in indices])
+            continue
+        # many slots: a loop over stack copies of the values and indices (one printf call in the code)
+        zero = ir.Constant(I32, 0)
+        values = ctx.vector_to_stack(value, PRINT_STACK_SLOT)
+        coords = [ctx.vector_to_stack(v, PRINT_STACK_SLOT + 1 + d) for d, v in enumerate(indices)]
+        ctx.counted_loop(lmap.num_slots, lambda i: print_slot(
+            b.load(b.gep(values, [zero, i], inbounds=True)),
+            [b.load(b.gep(c, [zero, i], inbounds=True)) for c in coords]))
