@@ -50,11 +50,8 @@ from .. import config
 
 # CUDA choices
 GPU_POINTWISE_XBLOCK = 1024
-# warps of pointwise kernels with XBLOCK >= 128 (XBLOCK 1024 on 4 warps is Inductor's default config).
-# 8 warps on tensors of 2**24 elements and more (the rule until session 16) left 4 fp16 elements, 8 bytes, per thread: the loads and stores were ld/st.global.v2 instead of v4, half the bytes in flight per
-# thread at the same occupancy. H200, same process (Inductor / tile): rotary fp16 262144x128 and head
-# permute 8192x4096 (8 warps) at 0.83x and 0.82x, while the same kernels on 4 warps (131072x64,
-# 16384x768) were at 0.98x-1.0x; Inductor's autotuner picked 1024 on 4 warps for all four.
+# warps of pointwise kernels with XBLOCK >= 128: 1024 elements on 4 warps (Inductor's default) gives
+# fp16 threads 16-byte accesses; 8 warps gave 8 (v2), 0.82x Inductor on large tensors (BENCHMARKS session 16)
 GPU_POINTWISE_WARPS = 4
 # longest contiguous row done in one block.  ptxas -v on generated sm_90 softmax/layernorm
 # (fp32, 16 warps): 4096 -> 32 registers, 8192 -> 49, 16384 -> 90 (one block per SM); wider loops.
