@@ -42,12 +42,7 @@ def compile_with_the_whole_library(llvm_ir: str, entry: str, capability: int) ->
         library = llvm.parse_bitcode(f.read(), context=module._context)
     library.triple, library.data_layout = module.triple, module.data_layout
     module.link_in(library)
-    for fn in module.functions:
-        if not fn.is_declaration and fn.name != entry:
-            fn.linkage = llvm.Linkage.internal
-    for variable in module.global_variables:
-        if not variable.is_declaration and variable.name != "global_smem":
-            variable.linkage = llvm.Linkage.internal
+    nvptx.internalize(module, entry)
     llvm_tools.optimize(module, machine)
     return str(module), nvptx.split_packed_int16(machine.emit_assembly(module))
 

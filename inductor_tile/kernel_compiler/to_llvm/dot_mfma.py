@@ -64,17 +64,34 @@ def intrinsic_name(mfma: AmdMfma, kind: str) -> str:
     return f"llvm.amdgcn.mfma.f32.{shape}{'f16' if kind == 'f16' else 'bf16.1k'}"
 
 
+def matrix_core_operands(ctx: LoweringContext, op: Operation):
+    """What an fp16/bf16 dot on MFMA or WMMA starts from: the kind ("f16"/"bf16"), the 16-bit element type
+    the intrinsic takes, the layout maps of a, b and the result, and a and b (as that type) and acc."""
+    kind = float_kind(op.operands[0].type)
+    maps = tuple(ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0]))
+    a, b, acc = (ctx.get(v) for v in op.operands)
+    element = ir.HalfType() if kind == "f16" and not ctx.soft_half(kind) else I16
+    if a.type.element != element:  # the same 16 bits either way
+        a = ctx.builder.bitcast(a, ir.VectorType(element, a.type.count))
+        b = ctx.builder.bitcast(b, ir.VectorType(element, b.type.count))
+    return kind, element, maps, (a, b, acc)
+
+
+def assemble_pieces(builder: ir.IRBuilder, acc: ir.Value,
+                    pieces: dict[tuple[int, int], tuple[tuple[int, ...], ir.Value]]) -> ir.Value:
+    """The accumulator with each instruction's result registers put back at their slots."""
+    out = acc
+    for slots, d in pieces.values():
+        for r, slot in enumerate(slots):
+            out = builder.insert_element(out, builder.extract_element(d, ir.Constant(I32, r)), ir.Constant(I32, slot))
+    return out
+
+
 def lower_mfma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
     builder = ctx.builder
     mfma = ctx.layout_map(op.results[0].type).layout
     assert isinstance(mfma, AmdMfma)
-    kind = float_kind(op.operands[0].type)
-    a_map, b_map, c_map = (ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0]))
-    a, b, acc = (ctx.get(v) for v in op.operands)
-    element = ir.HalfType() if kind == "f16" and not ctx.soft_half(kind) else I16
-    if a.type.element != element:  # the same 16 bits either way
-        a = builder.bitcast(a, ir.VectorType(element, a.type.count))
-        b = builder.bitcast(b, ir.VectorType(element, b.type.count))
+    kind, element, (a_map, b_map, c_map), (a, b, acc) = matrix_core_operands(ctx, op)
     registers = mfma.size * mfma.size // 64
     operand_type, acc_type = ir.VectorType(element, 4), ir.VectorType(F32, registers)
     function = ctx.intrinsic(intrinsic_name(mfma, kind), acc_type,
@@ -86,8 +103,4 @@ def lower_mfma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
         c = pieces[key][1] if key in pieces else ctx.shuffle(acc, list(step.c))
         d = builder.call(function, [ctx.shuffle(a, list(step.a)), ctx.shuffle(b, list(step.b)), c, *flags])
         pieces[key] = (step.c, d)
-    out = acc
-    for slots, d in pieces.values():
-        for r, slot in enumerate(slots):
-            out = builder.insert_element(out, builder.extract_element(d, ir.Constant(I32, r)), ir.Constant(I32, slot))
-    return out
+    return assemble_pieces(builder, acc, pieces)

@@ -21,7 +21,8 @@ from llvmlite import ir
 from xdsl.ir import Operation
 
 from ..ir.layouts import AmdWmma, LayoutMap
-from .context import F32, I16, I32, LoweringContext, float_kind
+from .context import F32, I32, LoweringContext
+from .dot_mfma import assemble_pieces, matrix_core_operands
 
 PARTNER = 16  # lane distance between the two holders of one row (column)
 
@@ -78,13 +79,7 @@ def intrinsic_name(kind: str) -> str:
 
 def lower_wmma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
     builder = ctx.builder
-    kind = float_kind(op.operands[0].type)
-    a_map, b_map, c_map = (ctx.layout_map(v.type) for v in (*op.operands[:2], op.results[0]))
-    a, b, acc = (ctx.get(v) for v in op.operands)
-    element = ir.HalfType() if kind == "f16" and not ctx.soft_half(kind) else I16
-    if a.type.element != element:  # the same 16 bits either way
-        a = builder.bitcast(a, ir.VectorType(element, a.type.count))
-        b = builder.bitcast(b, ir.VectorType(element, b.type.count))
+    kind, element, (a_map, b_map, c_map), (a, b, acc) = matrix_core_operands(ctx, op)
     operand_type, acc_type = ir.VectorType(element, 16), ir.VectorType(F32, 8)
     function = ctx.intrinsic(intrinsic_name(kind), acc_type, [operand_type, operand_type, acc_type])
     low_lane = builder.icmp_unsigned("<", ctx.target.lane_id(builder), ir.Constant(I32, PARTNER))
@@ -95,8 +90,4 @@ def lower_wmma_dot(ctx: LoweringContext, op: Operation) -> ir.Value:
         a_full = _full_operand(ctx, ctx.shuffle(a, list(step.a)), low_lane)
         b_full = _full_operand(ctx, ctx.shuffle(b, list(step.b)), low_lane)
         pieces[key] = (step.c, builder.call(function, [a_full, b_full, c]))
-    out = acc
-    for slots, d in pieces.values():
-        for r, slot in enumerate(slots):
-            out = builder.insert_element(out, builder.extract_element(d, ir.Constant(I32, r)), ir.Constant(I32, slot))
-    return out
+    return assemble_pieces(builder, acc, pieces)

@@ -41,6 +41,11 @@ def link_libdevice(module: llvm.ModuleRef, entry: str) -> None:
     library.triple = module.triple
     library.data_layout = module.data_layout
     module.link_in(library)
+    internalize(module, entry)
+
+
+def internalize(module: llvm.ModuleRef, entry: str) -> None:
+    """Every definition but the kernel and its shared memory internal, so that O3 drops the unused."""
     for fn in module.functions:
         if not fn.is_declaration and fn.name != entry:
             fn.linkage = llvm.Linkage.internal
