@@ -1,0 +1,33 @@
+"""On CUDA, an attention mask broadcast along the keys no longer sends `backend="tile"` graphs to
+the fp32 math attention (`inductor_tile/sdpa_masks.py`); results match float64 attention."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+pytestmark = pytest.mark.gpu
+
+MATH = 0  # torch._fused_sdp_choice's number of the math implementation
+
+
+def attention_layers(q, k, v, mask):
+    h = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    return F.scaled_dot_product_attention(h, k, v, attn_mask=mask)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_query_padding_mask_takes_a_fused_kernel(dtype):
+    from inductor_tile import sdpa_masks
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    q, k, v = (torch.randn(4, 12, 512, 64, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
+    rows = torch.rand(512, device="cuda", generator=gen) > 0.2
+    rows[0] = True
+    mask = rows[None, None, :, None].expand(4, 1, 512, 512)
+    assert torch._fused_sdp_choice(q, k, v, mask, 0.0, False) == MATH  # the case this exists for
+    assert torch._fused_sdp_choice(q, k, v, sdpa_masks.dense_along_keys(mask), 0.0, False) != MATH
+    torch._dynamo.reset()
+    got = torch.compile(attention_layers, backend="tile")(q, k, v, mask)
+    expected = attention_layers(q.double(), k.double(), v.double(), mask)
+    torch.testing.assert_close(got.double(), expected, atol=2e-2, rtol=2e-2)
