@@ -233,10 +233,10 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     _note_compile(gm)
     from . import config
 
-    if config.sdpa_dense_masks:
-        from .sdpa_masks import dense_key_masks
+    if config.sdpa_row_masks:
+        from .sdpa_masks import drop_key_constant_masks
 
-        dense_key_masks(gm)  # before AOTAutograd picks each attention's kernel
+        drop_key_constant_masks(gm)  # before AOTAutograd picks each attention's kernel
     start_if_nothing_cached()  # a first run: compile workers start up while AOTAutograd traces
     try:
         with tile_caches():

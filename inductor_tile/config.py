@@ -59,10 +59,10 @@ variables give the defaults:
   input (layer norm / RMSNorm backward: the input gradient and the weight/bias gradients) become
   one kernel that reads the input once and writes per-program partial column sums, summed after
   (``scheduler/mix_order.py``, ``codegen/mix_order.py``); off: two kernels.
-- ``sdpa_dense_masks`` (``TILE_SDPA_DENSE_MASKS``, default on): an attention mask broadcast along
-  the key dimension (last stride 0), which sends ``scaled_dot_product_attention`` on CUDA to its
-  fp32 math implementation, is copied along that dimension first so that a fused kernel takes it
-  (``sdpa_masks.py``); off: the graph as Dynamo traced it.
+- ``sdpa_row_masks`` (``TILE_SDPA_ROW_MASKS``, default on): ``scaled_dot_product_attention`` with a
+  mask broadcast along the keys (last stride 0), which CUDA's fused kernels refuse (the math
+  implementation then runs in fp32), becomes attention without the mask followed by zeroing the
+  rows the mask removes, the same result (``sdpa_masks.py``); off: the graph as Dynamo traced it.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -121,7 +121,7 @@ tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", 
 matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "on", "off", "force"))
 scans: str = _env_choice("TILE_SCANS", "on", ("on", "cpu", "off"))
 mix_order: bool = _env_flag("TILE_MIX_ORDER", False)
-sdpa_dense_masks: bool = _env_flag("TILE_SDPA_DENSE_MASKS", True)
+sdpa_row_masks: bool = _env_flag("TILE_SDPA_ROW_MASKS", True)
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

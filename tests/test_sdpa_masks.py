@@ -1,5 +1,6 @@
-"""Attention masks broadcast along the key dimension are made dense there before AOTAutograd
-(`inductor_tile/sdpa_masks.py`), so that CUDA's fused attention kernels accept them."""
+"""Attention masks constant along the key dimension are taken out of `scaled_dot_product_attention`
+before AOTAutograd (`inductor_tile/sdpa_masks.py`): unmasked attention, then the fully masked rows
+zeroed, as the math implementation computes them."""
 
 import pytest
 import torch
@@ -12,22 +13,33 @@ def attention(q, k, v, mask):
     return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
 
-def two_attentions(q, k, v, mask):  # one mask, two layers: one copy
-    h = F.scaled_dot_product_attention(q, k, v, mask)
+def two_attentions(q, k, v, mask):  # the mask positional, and a second layer fed by the first
+    h = F.scaled_dot_product_attention(q, k, v, mask, 0.0, False, scale=0.3)
     return F.scaled_dot_product_attention(h, k, v, mask)
 
 
-def query_padding_mask(batch, seq, seed=0):
-    """`[batch, 1, q, k]` with strides `(0, q, 1, 0)`: transformers' mask under torch.compile."""
-    rows = torch.rand(seq, generator=torch.Generator().manual_seed(seed)) > 0.3
-    rows[0] = True  # every row keeps a key somewhere: no all-masked softmax
-    return rows[None, None, :, None].expand(batch, 1, seq, seq)
+def row_mask(batch, seq, dtype=torch.bool, seed=0):
+    """`[batch, 1, q, k]` with strides `(0, q, 1, 0)`, as transformers' mask under torch.compile; about
+    a third of the rows fully masked (False, or -inf in an additive mask; others 0 or a finite value)."""
+    gen = torch.Generator().manual_seed(seed)
+    kept = torch.rand(seq, generator=gen) > 0.3
+    kept[0] = True
+    if dtype == torch.bool:
+        rows = kept
+    else:
+        rows = torch.where(kept, -3 * torch.rand(seq, generator=gen), torch.tensor(float("-inf"))).to(dtype)
+    return rows[None, None, :, None].expand(batch, 1, seq, seq), kept
 
 
-def inputs(batch=2, heads=3, seq=16, dim=8):
+def inputs(dtype=torch.bool, batch=2, heads=3, seq=16, dim=8):
     gen = torch.Generator().manual_seed(1)
     q, k, v = (torch.randn(batch, heads, seq, dim, generator=gen) for _ in range(3))
-    return q, k, v, query_padding_mask(batch, seq)
+    mask, kept = row_mask(batch, seq, dtype)
+    return (q, k, v, mask), kept
+
+
+def double(args):
+    return tuple(a.double() if a.is_floating_point() else a for a in args)
 
 
 def traced(fn, args):
@@ -42,46 +54,33 @@ def traced(fn, args):
     return graphs[0]
 
 
-def test_dense_along_keys_keeps_values_and_broadcasts():
-    mask = query_padding_mask(4, 16)
-    dense = sdpa_masks.dense_along_keys(mask)
-    assert dense.shape == mask.shape and dense.dtype == mask.dtype
-    assert torch.equal(dense, mask)
-    assert dense.stride(-1) == 1
-    assert dense.stride(0) == 0  # broadcast over the batch still: the copy is [1, 1, q, k]
-    assert dense._base.numel() == 16 * 16
-
-
-@pytest.mark.parametrize("fn, masks", [(attention, 1), (two_attentions, 1)])
-def test_rewrite_gives_the_same_attention(monkeypatch, fn, masks):
+@pytest.mark.parametrize("dtype", [torch.bool, torch.float32])
+@pytest.mark.parametrize("fn, calls", [(attention, 1), (two_attentions, 2)])
+def test_rewrite_computes_what_the_math_attention_does(monkeypatch, dtype, fn, calls):
     monkeypatch.setattr(sdpa_masks, "DEVICES", ("cpu",))
-    args = inputs()
+    args, kept = inputs(dtype)
     gm = traced(fn, args)
-    assert sdpa_masks.dense_key_masks(gm) == masks
-    calls = [n for n in gm.graph.nodes if n.op == "call_function" and n.target in sdpa_masks.SDPA_TARGETS]
-    assert calls and all(n.args[3].target is sdpa_masks.dense_along_keys
-                         if len(n.args) > 3 else n.kwargs["attn_mask"].target is sdpa_masks.dense_along_keys
-                         for n in calls)
-    expected = fn(*(a.double() if a.is_floating_point() else a for a in args))
+    assert sdpa_masks.drop_key_constant_masks(gm) == calls
+    assert sum(n.target is sdpa_masks.attention_with_row_mask for n in gm.graph.nodes) == calls
+    expected = fn(*double(args))
+    assert torch.count_nonzero(expected[:, :, ~kept]) == 0  # the math attention's fully masked rows
     out = gm(*args)
     got = torch.full_like(expected, float("nan"), dtype=torch.float32)
     got.copy_(out[0] if isinstance(out, (tuple, list)) else out)
     torch.testing.assert_close(got.double(), expected, atol=1e-5, rtol=1e-5)
 
 
-def test_masks_read_along_keys_stay(monkeypatch):
+def test_masks_that_vary_along_keys_stay(monkeypatch):
     monkeypatch.setattr(sdpa_masks, "DEVICES", ("cpu",))
-    q, k, v, _ = inputs()
-    key_padding = (torch.rand(2, 1, 1, 16) > 0.3).expand(2, 1, 16, 16)  # last stride 1 already
-    gm = traced(attention, (q, k, v, key_padding))
-    assert sdpa_masks.dense_key_masks(gm) == 0
-    gm = traced(attention, (q, k, v, None))
-    assert sdpa_masks.dense_key_masks(gm) == 0
+    (q, k, v, _), _ = inputs()
+    key_padding = (torch.rand(2, 1, 1, 16) > 0.3).expand(2, 1, 16, 16)  # last stride 1
+    assert sdpa_masks.drop_key_constant_masks(traced(attention, (q, k, v, key_padding))) == 0
+    assert sdpa_masks.drop_key_constant_masks(traced(attention, (q, k, v, None))) == 0
 
 
 def test_cuda_only_by_default():
-    gm = traced(attention, inputs())
-    assert sdpa_masks.dense_key_masks(gm) == 0  # a CPU mask: the CPU's kernels read any strides
+    args, _ = inputs()
+    assert sdpa_masks.drop_key_constant_masks(traced(attention, args)) == 0  # the CPU's kernels read any strides
 
 
 def test_tile_backend_rewrites_and_matches_eager(monkeypatch):
@@ -89,12 +88,11 @@ def test_tile_backend_rewrites_and_matches_eager(monkeypatch):
     import inductor_tile.config as config
 
     seen = []
-    real = sdpa_masks.dense_key_masks
-    monkeypatch.setattr(sdpa_masks, "dense_key_masks", lambda gm: seen.append(real(gm)) or seen[-1])
-    args = inputs()
+    real = sdpa_masks.drop_key_constant_masks
+    monkeypatch.setattr(sdpa_masks, "drop_key_constant_masks", lambda gm: seen.append(real(gm)) or seen[-1])
+    args, _ = inputs()
     torch._dynamo.reset()
     with config.patch(graph_cache=False):
         got = torch.compile(two_attentions, backend="tile")(*args)
-    assert seen == [1]
-    expected = two_attentions(*(a.double() if a.is_floating_point() else a for a in args))
-    torch.testing.assert_close(got.double(), expected, atol=1e-5, rtol=1e-5)
+    assert seen == [2]
+    torch.testing.assert_close(got.double(), two_attentions(*double(args)), atol=1e-5, rtol=1e-5)

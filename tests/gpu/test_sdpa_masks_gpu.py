@@ -1,5 +1,6 @@
-"""On CUDA, an attention mask broadcast along the keys no longer sends `backend="tile"` graphs to
-the fp32 math attention (`inductor_tile/sdpa_masks.py`); results match float64 attention."""
+"""On CUDA, attention with a mask broadcast along the keys no longer sends `backend="tile"` graphs to
+the fp32 math attention (`inductor_tile/sdpa_masks.py`); results, fully masked rows included, match
+float64 attention."""
 
 import pytest
 import torch
@@ -17,7 +18,7 @@ def attention_layers(q, k, v, mask):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
-def test_query_padding_mask_takes_a_fused_kernel(dtype):
+def test_row_mask_attention_matches_math(dtype):
     from inductor_tile import sdpa_masks
 
     gen = torch.Generator(device="cuda").manual_seed(0)
@@ -26,8 +27,9 @@ def test_query_padding_mask_takes_a_fused_kernel(dtype):
     rows[0] = True
     mask = rows[None, None, :, None].expand(4, 1, 512, 512)
     assert torch._fused_sdp_choice(q, k, v, mask, 0.0, False) == MATH  # the case this exists for
-    assert torch._fused_sdp_choice(q, k, v, sdpa_masks.dense_along_keys(mask), 0.0, False) != MATH
+    assert torch._fused_sdp_choice(q, k, v, None, 0.0, False) != MATH
     torch._dynamo.reset()
     got = torch.compile(attention_layers, backend="tile")(q, k, v, mask)
     expected = attention_layers(q.double(), k.double(), v.double(), mask)
+    assert torch.count_nonzero(expected[:, :, ~rows]) == 0
     torch.testing.assert_close(got.double(), expected, atol=2e-2, rtol=2e-2)
