@@ -199,9 +199,10 @@ def _compile_run(fn, *args, **kwargs):
 def _launches(code: str) -> dict[str, str]:
     """Each kernel's launch (`metrics.launch_lines`), checked to be what the wrapper launches."""
     for name, line in metrics.launch_lines.items():
-        if "lambda meta" in line:  # autotuned: a TunedLaunchSite, launched with the grid(meta) of the line
-            assert f"{name}.launcher()" in code, (name, code)
-            assert re.search(rf"{name}_launch\d+\.run\(lambda meta", code), code
+        if "lambda meta" in line:  # autotuned: a TunedLaunchSite holding the grid(meta) of the line
+            grid = line[line.index("[") + 1:line.index("](")]
+            assert f"{name}.launcher(grid={grid})" in code, (name, code)
+            assert re.search(rf"{name}_launch\d+\.run\(None, ", code), code
             continue
         kwargs = line[line.index("XBLOCK") if "YBLOCK" not in line else line.index("YBLOCK"):-1]
         assert f"{name}.launcher({kwargs})" in code, (name, line, code)

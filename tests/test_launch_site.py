@@ -213,3 +213,21 @@ def test_run_is_the_armed_launch_and_falls_back_to_the_general_path():
     finally:
         LaunchSite.__call__ = original
     assert seen == [(16, 1, 1)]
+
+
+def test_tuned_site_with_its_own_grid_launches_the_choice_directly():
+    """`autotuner.launcher(grid=fn)`, as generated wrappers make it: after the launch that tunes, the
+    same key values go straight to the chosen config's site with the remembered grid; a new size takes
+    the tuning path again, and a size seen before is launched with its own grid."""
+    tuned = inductor_tile.autotune([inductor_tile.Config({"BLOCK": 32}), inductor_tile.Config({"BLOCK": 128})],
+                                   key=["n"], cache_results=False)(_fresh_kernel())
+    site = tuned.launcher(grid=lambda meta: (-(-meta["n"] // meta["BLOCK"]),))
+    for n, seed in [(1000, 60), (1000, 61), (1000, 62), (300, 63), (300, 64), (1000, 65)]:
+        x, y = _inputs(n, seed)
+        out = torch.full_like(x[:n], float("nan"))
+        site.run(None, x, y, out, n, 0.5)
+        torch.testing.assert_close(out.double(), x[:n].double() + 0.5 * y[:n].double(), rtol=1e-6, atol=1e-6)
+    (chosen, first), (_, second) = site._sites.values()
+    assert site._last[0][0] == 1000 and site._last[2] == (-(-1000 // chosen["BLOCK"]), 1, 1)
+    # n = 1000: the 2nd launch armed its site, the 3rd (remembered) and the 6th went fast; n = 300: the 5th armed
+    assert (first.fast_launches, second.fast_launches) == (2, 0)

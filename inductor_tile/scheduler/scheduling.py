@@ -386,15 +386,17 @@ def site_launch(wrapper, name: str, kernel: TileKernelSource, tuned: bool = Fals
                 renames: dict[str, str] | None = None) -> str:
     """The wrapper's launch: ``name_launchN.run(grid, args...)`` through a `LaunchSite` defined once
     per kernel and launch config in the wrapper's header (the cheapest launch on the host);
-    ``tuned``: a `TunedLaunchSite` of the autotuned kernel, with Triton's ``grid(meta)``."""
+    ``tuned``: a `TunedLaunchSite` of the autotuned kernel, which holds Triton's ``grid(meta)`` (a
+    function of the sizes and the chosen blocks) and is launched with ``None`` for the grid."""
     grid, args, kwargs = launch_parts(kernel, tuned, renames)
     sites = wrapper.__dict__.setdefault("_tile_launch_sites", {})
-    key = (name, tuple(kwargs.items()))
+    key = (name, tuple(kwargs.items()), grid if tuned else None)
     site = sites.get(key)
     if site is None:
         site = sites[key] = f"{name}_launch{len([k for k in sites if k[0] == name])}"
-        wrapper.define_kernel(site, f"{name}.launcher({', '.join(f'{k}={v}' for k, v in kwargs.items())})", gpu=False)
-    return f"{site}.run({', '.join([grid] + args)})"
+        made = f"launcher(grid={grid})" if tuned else f"launcher({', '.join(f'{k}={v}' for k, v in kwargs.items())})"
+        wrapper.define_kernel(site, f"{name}.{made}", gpu=False)
+    return f"{site}.run({', '.join(['None' if tuned else grid] + args)})"
 
 
 def _precompile(fn, kernel: TileKernelSource, device_type: str, source: str, launch: dict | None = None) -> None:

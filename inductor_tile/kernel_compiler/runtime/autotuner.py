@@ -329,12 +329,14 @@ class Autotuner(KernelInterface):
             config.pre_hook({**self.named_args(args, kwargs), **config.all_kwargs()})
         return self.fn.run(*args, grid=grid, **kwargs, **config.all_kwargs())
 
-    def launcher(self) -> Any:
+    def launcher(self, grid: Any = None) -> Any:
         """A `TunedLaunchSite`: `site(grid, *runtime_args)`, tuning at the first launch of each
-        tuning key and launching the chosen config through a `LaunchSite` after that."""
+        tuning key and launching the chosen config through a `LaunchSite` after that; `grid`: the
+        site's own `grid(meta)` (a function of the key arguments and the config only), used by
+        `site.run(None, *runtime_args)`."""
         from .launch_site import TunedLaunchSite
 
-        return TunedLaunchSite(self)
+        return TunedLaunchSite(self, grid)
 
     def _config_for(self, args: tuple, kwargs: dict[str, Any], grid: Any) -> Config:
         """The config for this launch's tuning key: remembered, stored in the tuning database, or tuned now."""

@@ -25,6 +25,7 @@ does not cover to the general path, and defers to `__call__` while that is wrapp
 from __future__ import annotations
 
 import linecache
+import operator
 import os
 from typing import Any
 
@@ -190,22 +191,44 @@ class TunedLaunchSite:
     dtype) goes through `Autotuner.run`, which tunes or finds the stored choice; later launches
     with that key go straight to a `LaunchSite` of the chosen config. A config with a pre-hook,
     or a kernel that is not a plain `@jit` function, always takes `Autotuner.run`.
+
+    `autotuner.launcher(grid=fn)`: the site's own `grid(meta)`, which must depend only on the tuning
+    key's arguments and the config (as a generated wrapper's `cdiv(xnumel, XBLOCK)`); launched as
+    `site.run(None, *args)` by a caller whose tensors keep their dtypes and devices (a LaunchSite's
+    contract). A launch whose key values equal the last launch's then costs one comparison more than
+    a LaunchSite's: the chosen site and its grid are remembered.
     """
 
-    def __init__(self, tuner: Any):
+    def __init__(self, tuner: Any, grid: Any = None):
         self.tuner = tuner
         self.jit_fn = tuner.fn
+        self.grid = grid
         self._runtime_names = [n for n in tuner.arg_names if n not in getattr(tuner.fn, "constexpr_names", ())]
         self._sites: dict[tuple, tuple[dict, LaunchSite]] = {}
+        positions = [tuner.arg_names.index(n) for n in tuner.key]
+        self._key_values = (operator.itemgetter(*positions, positions[0]) if positions  # always a tuple
+                            else (lambda args: ()))
+        self._last: tuple | None = None  # (key values, the chosen site's run, grid) of the last own-grid launch
 
     def run(self, grid: Any, *args: Any) -> None:
-        """What generated wrappers call (as `LaunchSite.run`)."""
+        """What generated wrappers call (as `LaunchSite.run`); `grid` None: the site's own."""
+        last = self._last
+        if grid is None and last is not None:
+            try:
+                if self._key_values(args) == last[0]:
+                    last[1](last[2], *args)
+                    return
+            except IndexError:  # too few arguments: the general path explains
+                pass
         self(grid, *args)
 
     def __repr__(self) -> str:
         return f"TunedLaunchSite({self.tuner.__name__}, {len(self._sites)} tuned keys)"
 
     def __call__(self, grid: Any, *args: Any) -> None:
+        own_grid = grid is None and self.grid is not None
+        if own_grid:
+            grid = self.grid
         try:
             key = self.tuner._fast_key(args, {})
             entry = self._sites.get(key)
@@ -221,4 +244,7 @@ class TunedLaunchSite:
         config_kwargs, site = entry
         if callable(grid):  # Triton's grid(meta): the launch's arguments and the chosen config
             grid = grid({**config_kwargs, **dict(zip(self._runtime_names, args))})  # a fresh dict: holds no tensor
-        site(tuple(grid) + (1,) * (3 - len(grid)), *args)
+        grid = tuple(grid) + (1,) * (3 - len(grid))
+        site(grid, *args)
+        if own_grid:  # the next launch with these key values goes straight to the chosen site
+            self._last = (self._key_values(args), site.run, grid)
