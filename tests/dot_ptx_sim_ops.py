@@ -92,12 +92,14 @@ def execute(m, opcode: str, ops: list[str]) -> None:
             return m.set(ops[0], (_signed(a, bits) >> np.minimum(b, U64(bits - 1)).astype(np.int64)).astype(np.uint64),
                          bits)
         return m.set(ops[0], np.where(b < bits, (a & U64(mask)) >> np.minimum(b, U64(63)), U64(0)), bits)
-    if name == "bfe" and parts[1] in ("u32", "s32"):
+    if name == "bfe" and parts[1] in ("u32", "s32", "u64"):
         length = m.value(ops[3])
+        if (length >= U64(bits)).any():
+            raise PtxError(f"{opcode}: a field of the whole register")
         field = (a >> b) & ((U64(1) << length) - U64(1))
         if parts[1] == "s32":  # the field's top bit extended
             field = np.where((field >> (length - U64(1))) & U64(1), field | ~((U64(1) << length) - U64(1)), field)
-        return m.set(ops[0], field, 32)
+        return m.set(ops[0], field, bits)
     if name in ("add", "sub") and parts[1][0] in "su":
         return m.set(ops[0], a + b if name == "add" else a - b, bits)
     if name == "neg" and parts[1][0] == "s":
