@@ -153,10 +153,12 @@ def masked_loop_kernel(a_ptr, b_ptr, out_ptr, M, N, K, BM: tl.constexpr, BN: tl.
 
 
 @needs_ptxas
+@pytest.mark.parametrize("arch", [80, 90])
 @pytest.mark.parametrize("shape,num_stages", [((60, 50, 45), 3), ((50, 40, 16), 4)], ids=["edges", "one-step"])
-def test_masked_ring_copies_fill_zeros(shape, num_stages):
+def test_masked_ring_copies_fill_zeros(shape, num_stages, arch):
     """Masked-off elements arrive as zeros (cp.async's source size 0), and copies past the last iteration
-    are masked off: the block's product against float64 of tf32-rounded operands."""
+    are masked off: the block's product against float64 of tf32-rounded operands (sm_80, mma.sync) or
+    truncated ones (sm_90, wgmma reading the raw slots)."""
     from inductor_tile.kernel_compiler.compiler import compile_specialized
     from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
 
@@ -165,15 +167,16 @@ def test_masked_ring_copies_fill_zeros(shape, num_stages):
     blocks = {"BM": 64, "BN": 64, "BK": 32}
     specs = [spec_from_signature(n, signature[n]) if n in signature else spec_from_signature(n, "constexpr", blocks[n])
              for n in masked_loop_kernel.arg_names]
-    ptx = compile_specialized(masked_loop_kernel, specs, target="cuda:80", num_warps=4, native=False,
+    ptx = compile_specialized(masked_loop_kernel, specs, target=f"cuda:{arch}", num_warps=4, native=False,
                               num_stages=num_stages).asm["ptx"]
-    assert "cp.async.ca.shared.global" in ptx
+    assert "cp.async.ca.shared.global" in ptx and ("k8.f32.tf32.tf32" in ptx) == (arch == 90)
     gen = torch.Generator().manual_seed(3)
     a, b = torch.randn(M, K, generator=gen), torch.randn(K, N, generator=gen)
     out = np.full((M, N), np.nan, dtype=np.float32)
     machine = Machine(ptx, 128, [a.numpy(), b.numpy(), out], {"3": M, "4": N, "5": K})
     machine.run(max_steps=2000000)
     got = torch.from_numpy(machine.buffer(2, out)).double()
-    rounded = tf32(a) @ tf32(b)
+    cut = tf32 if arch == 80 else tf32_truncated
+    rounded = cut(a) @ cut(b)
     assert not got.isnan().any()
     assert (got - rounded).abs().max() / rounded.abs().max() <= 1e-5
