@@ -183,6 +183,13 @@ def _cvt(m, opcode: str, ops: list[str]) -> None:
     if opcode == "cvt.rna.tf32.f32":
         rounded = tf32(torch.from_numpy(_f32(a).copy())).float().numpy()
         return m.set(ops[0], _from_f32(rounded), 32)
+    if opcode in ("cvt.rn.f16x2.f32", "cvt.rn.bf16x2.f32"):  # a to the upper half, b to the lower, to nearest even
+        halves = []
+        for value in (a, m.value(ops[2])):
+            wide = torch.from_numpy(_f32(value).copy())
+            half = wide.to(torch.float16 if "f16x2" in opcode and "bf16" not in opcode else torch.bfloat16)
+            halves.append(half.view(torch.int16).numpy().astype(np.uint16).astype(np.uint64))
+        return m.set(ops[0], (halves[0] << U64(16)) | halves[1], 32)
     kinds = opcode.split(".")[1:]
     if len(kinds) == 2 and all(k[0] in "su" for k in kinds):
         to, source = kinds
