@@ -187,8 +187,8 @@ def test_half_results_through_the_epilogue_ptx(arch, blocks, warps, monkeypatch)
     (BM, BN), (M, N, K) = blocks, (blocks[0] - 3, blocks[1] - 5, 77)
     signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "out_ptr": "*fp16", "M": "i32", "N": "i32", "K": "i32"}
     constexprs = {"BM": BM, "BN": BN, "BK": 32}
-    specs = [spec_from_signature(n, signature[n]) if n in signature else spec_from_signature(n, "constexpr", constexprs[n])
-             for n in half_result_kernel.arg_names]
+    specs = [spec_from_signature(n, signature[n]) if n in signature
+             else spec_from_signature(n, "constexpr", constexprs[n]) for n in half_result_kernel.arg_names]
     ptx = compile_specialized(half_result_kernel, specs, target=f"cuda:{arch}", num_warps=warps, native=False,
                               num_stages=3).asm["ptx"]
     assert ("wgmma.mma_async" in ptx) == (arch == 90) and "cvt.rn.f16x2.f32" in ptx

@@ -10,9 +10,9 @@ in its order), read by ldmatrix and rounded to tf32 in registers with cvt.rna (`
 raw by wgmma's descriptors (`dot_wgmma_tf32.py`): the tensor core keeps the top 19 bits of each fp32,
 truncating toward zero, as Triton's tf32 wgmma dots do (its operands are never rounded either). A
 rounding pass over each slot would cost a shared-memory round trip per element and a barrier per
-iteration; tests/test_pipeline_tf32_rings.py compares with a product of truncated operands. Which one follows from the ring's `ring_read` (its dot-operand
-layout and its dot); the copies' layout (the load's, after coalescing) decides the padding and
-whether rows are stored transposed, as for a conversion.
+iteration; tests/test_pipeline_tf32_rings.py compares with a product of truncated operands. The layout
+follows from the ring's `ring_read` (its dot-operand layout and its dot); the copies' layout (the load's,
+after coalescing) decides the padding and whether rows are stored transposed, as for a conversion.
 
 The rings of a loop are alive from their `ring_alloc`s to the `async_wait {pending = 0}` after the
 loop (`passes/pipeline_async_copies.py`). They lie after the other uses of shared memory in that
