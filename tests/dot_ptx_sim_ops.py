@@ -92,12 +92,14 @@ def execute(m, opcode: str, ops: list[str]) -> None:
             return m.set(ops[0], (_signed(a, bits) >> np.minimum(b, U64(bits - 1)).astype(np.int64)).astype(np.uint64),
                          bits)
         return m.set(ops[0], np.where(b < bits, (a & U64(mask)) >> np.minimum(b, U64(63)), U64(0)), bits)
-    if name == "bfe" and parts[1] in ("u32", "s32"):
+    if name == "bfe" and parts[1] in ("u32", "s32", "u64"):
         length = m.value(ops[3])
+        if (length >= U64(bits)).any():
+            raise PtxError(f"{opcode}: a field of the whole register")
         field = (a >> b) & ((U64(1) << length) - U64(1))
         if parts[1] == "s32":  # the field's top bit extended
             field = np.where((field >> (length - U64(1))) & U64(1), field | ~((U64(1) << length) - U64(1)), field)
-        return m.set(ops[0], field, 32)
+        return m.set(ops[0], field, bits)
     if name in ("add", "sub") and parts[1][0] in "su":
         return m.set(ops[0], a + b if name == "add" else a - b, bits)
     if name == "neg" and parts[1][0] == "s":
@@ -181,6 +183,13 @@ def _cvt(m, opcode: str, ops: list[str]) -> None:
     if opcode == "cvt.rna.tf32.f32":
         rounded = tf32(torch.from_numpy(_f32(a).copy())).float().numpy()
         return m.set(ops[0], _from_f32(rounded), 32)
+    if opcode in ("cvt.rn.f16x2.f32", "cvt.rn.bf16x2.f32"):  # a to the upper half, b to the lower, to nearest even
+        halves = []
+        for value in (a, m.value(ops[2])):
+            wide = torch.from_numpy(_f32(value).copy())
+            half = wide.to(torch.float16 if "f16x2" in opcode and "bf16" not in opcode else torch.bfloat16)
+            halves.append(half.view(torch.int16).numpy().astype(np.uint16).astype(np.uint64))
+        return m.set(ops[0], (halves[0] << U64(16)) | halves[1], 32)
     kinds = opcode.split(".")[1:]
     if len(kinds) == 2 and all(k[0] in "su" for k in kinds):
         to, source = kinds

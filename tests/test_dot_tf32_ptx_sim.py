@@ -29,8 +29,11 @@ needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machin
 
 @pytest.fixture(autouse=True)
 def _tf32_tensor_cores(monkeypatch):
-    """The default: tf32 tensor cores (TILE_TF32_MMA=0 would send fp32 dots to FMAs)."""
+    """The default: tf32 tensor cores (TILE_TF32_MMA=0 would send fp32 dots to FMAs). No cp.async rings: the
+    loop's conversions store rounded tiles here (the rings, whose wgmma dots truncate instead, are
+    test_pipeline_tf32_rings.py's)."""
     monkeypatch.delenv("TILE_TF32_MMA", raising=False)
+    monkeypatch.setenv("TILE_PIPELINE", "0")
 
 
 @inductor_tile.jit
@@ -54,7 +57,10 @@ def _ptx(kernel, precision: str, arch: int, M: int, N: int, K: int, num_warps: i
     return compiled_ptx(precision, arch, M, N, K, num_warps, kernel=kernel)
 
 
-def _simulate(kernel, precision: str, arch: int, M: int, N: int, K: int, num_warps: int, seed: int = 0):
+def _simulate(kernel, precision: str, arch: int, M: int, N: int, K: int, num_warps: int, seed: int = 0,
+              reference=tf32):
+    """The PTX, and the largest error (relative to the largest element) of its result against a float64 product
+    of operands passed through `reference` (tf32 rounding: "rounded"), and against the exact product."""
     ptx = _ptx(kernel, precision, arch, M, N, K, num_warps)
     gen = torch.Generator().manual_seed(seed)
     a, b, acc = (torch.randn(shape, generator=gen) for shape in ((M, K), (K, N), (M, N)))
@@ -64,7 +70,7 @@ def _simulate(kernel, precision: str, arch: int, M: int, N: int, K: int, num_war
     got = torch.from_numpy(machine.buffer(3, out)).double()
     assert not got.isnan().any()
     exact = a.double() @ b.double() + acc.double()
-    rounded = tf32(a) @ tf32(b) + acc.double()
+    rounded = reference(a) @ reference(b) + acc.double()
     scale = exact.abs().max()
     return ptx, (got - rounded).abs().max() / scale, (got - exact).abs().max() / scale
 

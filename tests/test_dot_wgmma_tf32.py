@@ -163,8 +163,9 @@ def test_ptx_of_a_dot_with_a_in_registers(precision, products):
 @needs_ptxas
 @pytest.mark.parametrize("wgmma", ["1", "0"])
 def test_matmul_ptx_uses_tf32_wgmma(wgmma, monkeypatch):
-    """The fp32 matmul (operands prefetched a loop iteration ahead, both converted right before the dot):
-    both tiles in shared memory; TILE_WGMMA=0 keeps mma.sync m16n8k8."""
+    """The fp32 matmul without cp.async rings (TILE_PIPELINE=0: operands prefetched a loop iteration ahead,
+    both converted right before the dot): both tiles stored in shared memory; TILE_WGMMA=0 keeps mma.sync
+    m16n8k8. (With rings, the default on sm_90: test_pipeline_tf32_rings.py.)"""
     from inductor_tile.kernel_compiler.compiler import compile_specialized
     from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
@@ -172,6 +173,7 @@ def test_matmul_ptx_uses_tf32_wgmma(wgmma, monkeypatch):
     from model_benchmarks import dot_kernels
 
     monkeypatch.setenv("TILE_WGMMA", wgmma)
+    monkeypatch.setenv("TILE_PIPELINE", "0")
     kernel = dot_kernels.matmul_kernel
     ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
     signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", **{name: "i32" for name in ints}}

@@ -19,7 +19,7 @@ from filecheck_tool import filecheck
 from model_benchmarks import dot_kernels
 from test_dot_tf32_ptx_sim import _simulate, fp32_loop_dot_kernel
 from test_pipeline_async_copies import SM80_SHARED, SM90_SHARED, _matmul_specs, _ptx, _ttgir
-from tf32_reference import tf32
+from tf32_reference import tf32, tf32_truncated
 
 needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
                                  reason="ptxas and libdevice wheels exist for Linux x86-64 only")
@@ -50,26 +50,68 @@ CHECK: ttg.async_wait {pending = 0 : i32}
 """, tmp_path)
 
 
-@pytest.mark.parametrize("mma_version,shared", [(2, SM80_SHARED), (3, SM90_SHARED)], ids=["tf32x3", "wgmma"])
-def test_tf32x3_and_wgmma_keep_their_operands_out_of_rings(mma_version, shared, tmp_path):
-    """tf32x3 splits each operand in registers; wgmma would read the raw fp32 slots unrounded."""
-    if mma_version == 2:
-        from inductor_tile.kernel_compiler.frontend.code_generator import generate_ttir
-        from inductor_tile.kernel_compiler.ir.context import print_ir
-        from inductor_tile.kernel_compiler.ir_builder import TTIRBuilder
-        from inductor_tile.kernel_compiler.passes.pipeline import make_ttgir, optimize_ttir
+@pytest.mark.parametrize("mma_version,shared", [(2, SM80_SHARED), (3, SM90_SHARED)], ids=["mma.sync", "wgmma"])
+def test_tf32x3_keeps_its_operands_out_of_rings(mma_version, shared):
+    """tf32x3 splits each operand in registers (big and small parts): no ring, on either instruction."""
+    from xdsl.dialects.builtin import StringAttr
 
-        module = optimize_ttir(generate_ttir(dot_kernels.matmul_kernel, _matmul_specs(64, 64, 32, operands="fp32"),
-                                             TTIRBuilder()))
-        for op in module.walk():
-            if op.name == "tt.dot":
-                from xdsl.dialects.builtin import StringAttr
-                op.properties["input_precision"] = StringAttr("tf32x3")
-        text = print_ir(make_ttgir(module, 4, 32, mma_version=2, num_stages=3, shared_limit=shared))
-    else:
-        text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(64, 64, 32, operands="fp32"), mma_version=3,
-                      num_stages=3, shared=shared)
+    from inductor_tile.kernel_compiler.frontend.code_generator import generate_ttir
+    from inductor_tile.kernel_compiler.ir.context import print_ir
+    from inductor_tile.kernel_compiler.ir_builder import TTIRBuilder
+    from inductor_tile.kernel_compiler.passes.pipeline import make_ttgir, optimize_ttir
+
+    module = optimize_ttir(generate_ttir(dot_kernels.matmul_kernel, _matmul_specs(64, 64, 32, operands="fp32"),
+                                         TTIRBuilder()))
+    for op in module.walk():
+        if op.name == "tt.dot":
+            op.properties["input_precision"] = StringAttr("tf32x3")
+    text = print_ir(make_ttgir(module, 4, 32, mma_version=mma_version, num_stages=3, shared_limit=shared))
     assert "!ttg.ring<3x64x32xf32>" not in text and "ttg.async_copy" not in text
+
+
+def test_tf32_wgmma_operands_go_through_rings(tmp_path):
+    """sm_90: both fp32 operands of a "tf32" wgmma dot in rings, the dot left in flight as a 16-bit one."""
+    text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32, operands="fp32"), mma_version=3,
+                  num_stages=3, shared=SM90_SHARED)
+    filecheck(text, """
+CHECK: %[[A:.*]] = ttg.ring_alloc : !ttg.ring<3x128x32xf32>
+CHECK: %[[B:.*]] = ttg.ring_alloc : !ttg.ring<3x32x128xf32>
+CHECK: scf.for
+CHECK-NEXT: ttg.async_wait {pending = 1 : i32}
+CHECK: %[[X:.*]] = ttg.ring_read %[[A]], {{.*}} -> tensor<128x32xf32, #ttg.dot_op<{opIdx = 0, parent = {{.*}}versionMajor = 3
+CHECK: %[[Y:.*]] = ttg.ring_read %[[B]], {{.*}} -> tensor<32x128xf32, #ttg.dot_op<{opIdx = 1
+CHECK: %[[D:.*]] = tt.dot %[[X]], %[[Y]], {{.*}} {input_precision = "tf32"}
+CHECK-NEXT: ttg.dot_wait %[[D]] {pending = 1 : i32}
+CHECK: ttg.dot_wait %{{.*}} {pending = 0 : i32}
+CHECK-NEXT: ttg.async_wait {pending = 0 : i32}
+""", tmp_path)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 64, 4), (128, 64, 32, 8)])
+def test_wgmma_ring_ptx_computes_the_truncated_tf32_product(M, N, K, num_warps):
+    """sm_90a: wgmma reads the raw fp32 slots, and the tensor core keeps the top 19 bits of each operand
+    (the interpreter's model of the hardware, on which Triton's tf32 wgmma dots rely too): the product of
+    truncated operands, measurably not that of rounded ones (mma.sync's cvt.rna, and the conversions')."""
+    ptx, to_truncated, to_exact = _simulate(fp32_loop_dot_kernel, "tf32", 90, M, N, K, num_warps,
+                                            reference=tf32_truncated)
+    loop = ptx.split("cp.async.wait_group 1;")[1].split("cp.async.wait_group 0;")[0]
+    assert "cp.async" in loop and "ld.global" not in loop and "st.shared" not in loop  # straight into the slots
+    assert "m64n" in loop and "k8.f32.tf32.tf32" in loop and "wgmma.wait_group.sync.aligned 1;" in loop
+    assert "cvt.rna.tf32.f32" not in ptx
+    assert to_truncated <= 1e-5, to_truncated
+    _, to_rounded, _ = _simulate(fp32_loop_dot_kernel, "tf32", 90, M, N, K, num_warps)
+    assert to_rounded >= 1e-4 and to_exact >= 1e-4  # truncation: not rounded, not fp32
+
+
+@needs_ptxas
+@pytest.mark.parametrize("blocks,num_warps", [((128, 128, 32), 4), ((128, 256, 32), 8)])
+def test_wgmma_ring_ptx_keeps_groups_in_flight(blocks, num_warps):
+    """The benchmark's fp32 configs on sm_90a: ptxas keeps the wgmma groups asynchronous, no spills."""
+    ptx, report, _ = _ptx(dot_kernels.matmul_kernel, _matmul_specs(*blocks, operands="fp32"), 90, 3,
+                          num_warps=num_warps)
+    assert "wgmma.wait_group.sync.aligned 1;" in ptx and "cp.async.cg.shared.global" in ptx
+    assert "serialized" not in report and " 0 bytes spill stores" in report, report
 
 
 @needs_ptxas
@@ -111,10 +153,12 @@ def masked_loop_kernel(a_ptr, b_ptr, out_ptr, M, N, K, BM: tl.constexpr, BN: tl.
 
 
 @needs_ptxas
+@pytest.mark.parametrize("arch", [80, 90])
 @pytest.mark.parametrize("shape,num_stages", [((60, 50, 45), 3), ((50, 40, 16), 4)], ids=["edges", "one-step"])
-def test_masked_ring_copies_fill_zeros(shape, num_stages):
+def test_masked_ring_copies_fill_zeros(shape, num_stages, arch):
     """Masked-off elements arrive as zeros (cp.async's source size 0), and copies past the last iteration
-    are masked off: the block's product against float64 of tf32-rounded operands."""
+    are masked off: the block's product against float64 of tf32-rounded operands (sm_80, mma.sync) or
+    truncated ones (sm_90, wgmma reading the raw slots)."""
     from inductor_tile.kernel_compiler.compiler import compile_specialized
     from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
 
@@ -123,15 +167,16 @@ def test_masked_ring_copies_fill_zeros(shape, num_stages):
     blocks = {"BM": 64, "BN": 64, "BK": 32}
     specs = [spec_from_signature(n, signature[n]) if n in signature else spec_from_signature(n, "constexpr", blocks[n])
              for n in masked_loop_kernel.arg_names]
-    ptx = compile_specialized(masked_loop_kernel, specs, target="cuda:80", num_warps=4, native=False,
+    ptx = compile_specialized(masked_loop_kernel, specs, target=f"cuda:{arch}", num_warps=4, native=False,
                               num_stages=num_stages).asm["ptx"]
-    assert "cp.async.ca.shared.global" in ptx
+    assert "cp.async.ca.shared.global" in ptx and ("k8.f32.tf32.tf32" in ptx) == (arch == 90)
     gen = torch.Generator().manual_seed(3)
     a, b = torch.randn(M, K, generator=gen), torch.randn(K, N, generator=gen)
     out = np.full((M, N), np.nan, dtype=np.float32)
     machine = Machine(ptx, 128, [a.numpy(), b.numpy(), out], {"3": M, "4": N, "5": K})
     machine.run(max_steps=2000000)
     got = torch.from_numpy(machine.buffer(2, out)).double()
-    rounded = tf32(a) @ tf32(b)
+    cut = tf32 if arch == 80 else tf32_truncated
+    rounded = cut(a) @ cut(b)
     assert not got.isnan().any()
     assert (got - rounded).abs().max() / rounded.abs().max() <= 1e-5

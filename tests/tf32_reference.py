@@ -14,3 +14,13 @@ def tf32(x: torch.Tensor) -> torch.Tensor:
     rounded = torch.sign(wide) * torch.floor(wide.abs() / quantum + 0.5) * quantum
     rounded = torch.where(rounded.abs() > torch.finfo(torch.float32).max, torch.sign(wide) * torch.inf, rounded)
     return torch.where(torch.isfinite(wide), rounded, wide)
+
+
+def tf32_truncated(x: torch.Tensor) -> torch.Tensor:
+    """fp32 `x` with its mantissa cut to 10 bits (toward zero), in float64: what wgmma's tf32 instructions
+    read from raw fp32 in shared memory (the 13 low bits dropped, as Triton's tf32 wgmma dots rely on)."""
+    wide = x.double()
+    _, exponent = torch.frexp(wide)
+    quantum = torch.ldexp(torch.ones_like(wide), torch.clamp(exponent, min=-125) - 11)
+    cut = torch.sign(wide) * torch.floor(wide.abs() / quantum) * quantum
+    return torch.where(torch.isfinite(wide), cut, wide)

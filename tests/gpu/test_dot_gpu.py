@@ -18,7 +18,7 @@ from model_benchmarks import dot_kernels
 from model_benchmarks.dot_kernels import triton_cdiv
 from test_dot import TYPE_CASES, tile_dot_kernel
 from test_dot_tf32 import fp32_dot_kernel, fp32_dot_no_acc_kernel
-from tf32_reference import tf32
+from tf32_reference import tf32, tf32_truncated
 
 pytestmark = pytest.mark.gpu
 
@@ -44,9 +44,25 @@ def _relative_error(out, ref):
 TOLERANCE = {torch.float16: 2e-3, torch.bfloat16: 1.6e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 
 
-def _product(a, b):
-    """float64 reference of tl.dot(a, b) at the default input_precision (tf32 for fp32 operands)."""
-    return tf32(a) @ tf32(b) if a.dtype == torch.float32 else a.double() @ b.double()
+def _product(a, b, ptx: list[str] = ()):
+    """float64 reference of tl.dot(a, b) at the default input_precision (tf32 for fp32 operands): operands
+    rounded to tf32 (cvt.rna: mma.sync, and wgmma reading the tiles its conversions stored), or truncated
+    where the `ptx` that ran has wgmma reading raw fp32 from cp.async ring slots (to_llvm/dot_async.py)."""
+    if a.dtype != torch.float32:
+        return a.double() @ b.double()
+    cut = tf32_truncated if any("k8.f32.tf32.tf32" in text and "cp.async" in text for text in ptx) else tf32
+    return cut(a) @ cut(b)
+
+
+def _compiled_ptx(jit_fn, run) -> list[str]:
+    """Run `run` (launches of `jit_fn`) with empty in-memory caches: the PTX of what it compiled."""
+    saved = jit_fn.cache, jit_fn.launch_cache
+    jit_fn.cache, jit_fn.launch_cache = {}, {}
+    try:
+        run()
+        return [k.asm["ptx"] for k in jit_fn.cache.values() if "ptx" in getattr(k, "asm", {})]
+    finally:
+        jit_fn.cache, jit_fn.launch_cache = saved
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
@@ -65,8 +81,9 @@ def check_matmul(dtype, blocks, shape, seed: int = 0, **launch) -> None:
     a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)
     c = torch.full((M, N), float("nan"), device="cuda")
     bm, bn, bk, warps = blocks
-    dot_kernels.matmul(a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps, **launch)
-    assert _relative_error(c, _product(a, b)) <= TOLERANCE[dtype]
+    ptx = _compiled_ptx(dot_kernels.matmul_kernel, lambda: dot_kernels.matmul(
+        a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps, **launch))
+    assert _relative_error(c, _product(a, b, ptx)) <= TOLERANCE[dtype]
 
 
 @pytest.mark.parametrize("num_stages", [1, 2, 3, 4])
@@ -285,9 +302,9 @@ def test_dot_with_a_loaded_accumulator(name, shape, dtype, monkeypatch):
     acc = _random((M, N), torch.float32, gen)
     out = torch.full((M, N), float("nan"), device="cuda")
     kernel[(1,)](a, b, acc, out, M=M, N=N, K=K, PRECISION="tf32", num_warps=warps)
-    assert _relative_error(out, _product(a, b) + acc.double()) <= (1e-5 if dtype == torch.float32 else 1e-4)
+    ptx = [k.asm["ptx"] for k in kernel.cache.values() if "ptx" in getattr(k, "asm", {})]
+    assert _relative_error(out, _product(a, b, ptx) + acc.double()) <= (1e-5 if dtype == torch.float32 else 1e-4)
     if torch.cuda.get_device_capability() == (9, 0):
-        ptx = [k.asm["ptx"] for k in kernel.cache.values() if "ptx" in getattr(k, "asm", {})]
         assert ptx and all("wgmma.mma_async" in text and "mma.sync" not in text for text in ptx)
 
 
@@ -307,19 +324,30 @@ def test_addmm_with_the_bias_as_accumulator(dtype, blocks, num_stages):
     out = torch.full((M, N), float("nan"), device="cuda")
     bm, bn, bk, warps = blocks
     grid = (triton_cdiv(M, bm), triton_cdiv(N, bn))
-    addmm_kernel[grid](a, b, bias, out, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps,
-                       num_stages=num_stages)
-    assert _relative_error(out, _product(a, b) + bias.double()) <= (1e-5 if dtype == torch.float32 else 1e-4)
+    ptx = _compiled_ptx(addmm_kernel, lambda: addmm_kernel[grid](
+        a, b, bias, out, M, N, K, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, num_warps=warps, num_stages=num_stages))
+    assert _relative_error(out, _product(a, b, ptx) + bias.double()) <= (1e-5 if dtype == torch.float32 else 1e-4)
 
 
 @pytest.mark.parametrize("blocks", [(128, 128, 32, 4), (64, 64, 32, 4), (128, 256, 32, 8)],
                          ids=lambda b: "x".join(map(str, b)))
 def test_fp32_matmul_on_tensor_cores(blocks):
     """The matmul kernel with fp32 operands (tf32, its default precision) at edges, K looped; the PTX has the
-    tf32 instructions."""
-    check_matmul(torch.float32, blocks, (333, 271, 145), seed=11)
-    ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in getattr(k, "asm", {})]
-    assert any(".tf32.tf32" in text for text in ptx)
+    tf32 instructions (sm_90: wgmma from cp.async rings, truncating the operands as Triton's dots do)."""
+    gen = torch.Generator().manual_seed(11)
+    M, N, K = 333, 271, 145
+    a, b = _random((M, K), torch.float32, gen), _random((K, N), torch.float32, gen)
+    c = torch.full((M, N), float("nan"), device="cuda")
+    bm, bn, bk, warps = blocks
+    ptx = _compiled_ptx(dot_kernels.matmul_kernel, lambda: dot_kernels.matmul(
+        a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps))
+    assert ptx and all(".tf32.tf32" in text for text in ptx)
+    assert _relative_error(c, _product(a, b, ptx)) <= TOLERANCE[torch.float32]
+    if torch.cuda.get_device_capability() == (9, 0):  # truncated, measurably not rounded
+        assert all("k8.f32.tf32.tf32" in text and "cp.async" in text for text in ptx)
+        assert _relative_error(c, tf32(a) @ tf32(b)) >= 1e-4
+    else:
+        assert _relative_error(c, a.double() @ b.double()) >= 1e-5
 
 
 @pytest.mark.parametrize("transposed", ["a", "b", "both"])
@@ -331,8 +359,9 @@ def test_fp32_matmul_transposed_operands(transposed):
     a = _random((K, M), torch.float32, gen).t() if transposed in ("a", "both") else _random((M, K), torch.float32, gen)
     b = _random((N, K), torch.float32, gen).t() if transposed in ("b", "both") else _random((K, N), torch.float32, gen)
     c = torch.full((M, N), float("nan"), device="cuda")
-    dot_kernels.matmul(a, b, c, BLOCK_M=64, BLOCK_N=64, BLOCK_K=32)
-    assert _relative_error(c, _product(a, b)) <= TOLERANCE[torch.float32]
+    ptx = _compiled_ptx(dot_kernels.matmul_kernel, lambda: dot_kernels.matmul(a, b, c, BLOCK_M=64, BLOCK_N=64,
+                                                                               BLOCK_K=32))
+    assert _relative_error(c, _product(a, b, ptx)) <= TOLERANCE[torch.float32]
 
 
 @pytest.mark.parametrize("head_dim", [64, 128])

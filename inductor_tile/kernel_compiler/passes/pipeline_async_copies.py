@@ -25,8 +25,9 @@ turns it off): `ttg.dot_wait {pending = 1}` after it, `{pending = 0}` after the 
 last async_wait). Its slot may then still be read while the next iteration starts, so the copies
 come after the dot_wait and a barrier (iteration i - 1's group is finished in every warp by then).
 
-fp32 operands of "tf32" mma.sync dots (`tf32_ring_dot`) go through rings too when both of the dot's do
-(their slots hold K-major tf32 tiles: to_llvm/dot_async.py). Operands that are not such loads (attention's q,
+fp32 operands of "tf32" dots (`tf32_ring_dot`, mma.sync and wgmma) go through rings too when both of the
+dot's do (their slots hold K-major tf32 tiles: to_llvm/dot_async.py; mma.sync rounds what it reads to tf32,
+wgmma truncates). Operands that are not such loads (attention's q,
 computed operands) keep their conversions (and
 pipeline-loads' prefetch through registers, which leaves the ring operands to this pass).
 num_stages <= 1 leaves the loop alone; the rings of a loop take at most `max_ring_bytes` (fewer
@@ -75,11 +76,12 @@ def zero_or_none(value: SSAValue | None) -> bool:
 
 def tf32_ring_dot(dot: Operation, mma_version: int = 2) -> bool:
     """Whether `dot`'s fp32 operands may go through rings: "tf32" (not "tf32x3", which splits each
-    operand in registers) on mma.sync (ldmatrix reads the slots and rounds the fragments; wgmma would
-    read them unrounded through descriptors)."""
+    operand in registers), on mma.sync (ldmatrix reads the slots and rounds each fragment with cvt.rna) or
+    wgmma (mma version 3: the tensor core reads the raw fp32 slots through descriptors and keeps the top
+    19 bits of each, truncating toward zero, as Triton's wgmma tf32 dots do: to_llvm/dot_wgmma_tf32.py)."""
     from .accelerate_matmul import tf32_dot
 
-    return (isinstance(dot, tt.DotOp) and mma_version == 2 and tf32_dot(dot)
+    return (isinstance(dot, tt.DotOp) and mma_version in (2, 3) and tf32_dot(dot)
             and dot.input_precision.data == "tf32")
 
 

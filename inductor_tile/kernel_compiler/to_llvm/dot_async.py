@@ -4,11 +4,15 @@ operands read from them, and wgmma groups left in flight.
 A ring's slot holds its tile the way the dot reads it (`dot_operands.py`): for wgmma, swizzled rows
 (`dot_wgmma.swizzled_layout`, Triton's layout; TILE_PIPELINE=padded: the padded core matrices of a
 conversion, to time the two) or, where the tile fills no 32-byte row, padded core matrices; for
-mma.sync (ldmatrix), padded rows; fp32 operands of a "tf32" mma.sync dot, the K-major tf32 core matrices of
-`dot_tf32_tiles.py` (copied 16 bytes at a time where a thread's run is along K, else 4), read by ldmatrix and
-rounded to tf32 in registers (`dot_tf32.py`). Which one follows from the ring's `ring_read` (its dot-operand
-layout and its dot); the copies' layout (the load's, after coalescing) decides the padding and
-whether rows are stored transposed, as for a conversion.
+mma.sync (ldmatrix), padded rows; fp32 operands of a "tf32" dot, the K-major tf32 core matrices of
+`dot_tf32_tiles.py` (copied 16 bytes at a time where a thread's run is along K, else 4; wgmma: a's rows
+in its order), read by ldmatrix and rounded to tf32 in registers with cvt.rna (`dot_tf32.py`), or read
+raw by wgmma's descriptors (`dot_wgmma_tf32.py`): the tensor core keeps the top 19 bits of each fp32,
+truncating toward zero, as Triton's tf32 wgmma dots do (its operands are never rounded either). A
+rounding pass over each slot would cost a shared-memory round trip per element and a barrier per
+iteration; tests/test_pipeline_tf32_rings.py compares with a product of truncated operands. The layout
+follows from the ring's `ring_read` (its dot-operand layout and its dot); the copies' layout (the load's,
+after coalescing) decides the padding and whether rows are stored transposed, as for a conversion.
 
 The rings of a loop are alive from their `ring_alloc`s to the `async_wait {pending = 0}` after the
 loop (`passes/pipeline_async_copies.py`). They lie after the other uses of shared memory in that
@@ -21,15 +25,26 @@ Slots are 128-byte aligned, swizzled ones 1 KiB-aligned (and `global_smem` is th
 `async_copy`: each thread's runs of consecutive elements (as the load would read them) become
 `cp.async.cg` (16 bytes) or `cp.async.ca` (4, 8 bytes) with a source size of 0 where the run is
 masked off (the slot gets zeros and nothing is read); single elements are loaded and stored.
-`async_wait {pending}`: `cp.async.wait_group`, then (wgmma reads through the async proxy) a
-`fence.proxy.async.shared::cta`, then a barrier. `dot_wait {pending}`: `wgmma.wait_group` with
+`async_wait {pending}`: `cp.async.wait_group`, then `fence.proxy.async.shared::cta` where a wgmma dot
+reads a ring after it in the loop body, then a barrier. `dot_wait {pending}`: `wgmma.wait_group` with
 the accumulators passing through it, so that nothing reads them earlier.
 
-The fence is what the PTX memory model asks for (cp.async writes through the generic proxy), but
-Triton 3.6 and CUTLASS's cp.async + wgmma main loops leave it out, and in SASS it is a
-`MEMBAR.ALL.CTA` in every iteration, issued while the next stages' copies are in flight.
-TILE_PIPELINE=nofence leaves it out too, so that the GPU can tell what it costs (the words of
-TILE_PIPELINE combine: `passes/pipeline.py`).
+Which accesses need the proxy fence (PTX ISA: "cp.async is treated as a weak memory operation performed
+in the generic proxy"; wgmma.mma_async is performed in the async proxy, and "an async proxy fence must be
+used to establish an ordering between prior writes to shared memory matrices and subsequent reads of the
+same matrices in a wgmma.mma_async instruction"; "the completion of a wgmma.mma_async operation is
+followed by an implicit generic-async proxy fence"), per iteration of a ring loop:
+- slot r's cp.async writes (generic), then this iteration's wgmma reads of it (async): a fence after the
+  wait that completes the writes, before the barrier that publishes them to the other warps;
+- slot w's wgmma reads (async, iteration i - 1), then this iteration's cp.async writes into it (generic):
+  ordered by the `wgmma.wait_group` that retires those reads (implicit fence) and the barrier after it;
+- after the loop, the last wait's slots are followed by generic accesses only (an epilogue's exchange):
+  the barrier, no fence. (Copies by TMA, async proxy themselves, would need no fence before wgmma.)
+Triton 3.6 and CUTLASS's cp.async + GMMA main loops leave the first fence out (as if cp.async wrote
+through the async proxy); in SASS it is MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S in every iteration, issued
+while the next stages' copies are in flight. TILE_PIPELINE=nofence leaves it out too, so that the GPU
+can tell what it costs (the words of TILE_PIPELINE combine: `passes/pipeline.py`); it stays an
+experiment, as the ISA does not promise that cp.async's writes are visible to wgmma without it.
 
 A group left in flight is fragile: where ptxas finds other instructions reading an accumulator
 between a wgmma and the wait that retires it, it serializes every wgmma of the kernel (its
@@ -73,13 +88,14 @@ class Ring:
     transposed: bool  # padded rows: stored column by column
     stride: int  # padded rows: elements from one stored row to the next
     tile: WgmmaTile | None  # wgmma's core matrices, else padded rows
-    groups: int  # warpgroups of a wgmma dot
-    tf32: bool = False  # fp32 elements in `tile`'s K-major tf32 core matrices (mma.sync, `dot_tf32_tiles.py`)
+    groups: int  # warpgroups of a wgmma dot (0: a tf32 mma.sync dot's, rows as they are)
+    tf32: bool = False  # fp32 elements in `tile`'s K-major tf32 core matrices (`dot_tf32_tiles.py`)
+    async_proxy: bool = False  # read by a wgmma dot (through the async proxy)
 
     def element_offset(self, o, row, col):
         """Offset (16-bit units) of tensor element (row, col) within a slot."""
         if self.tf32:
-            return store_place(o, self.tile, self.op_idx, row, col, 0, False)
+            return store_place(o, self.tile, self.op_idx, row, col, self.groups, False)
         if self.tile is not None:
             return store_offset(o, self.tile, self.op_idx, row, col, self.groups)
         if self.transposed:
@@ -94,7 +110,6 @@ class RingGroup:
     base: ir.GlobalVariable  # i32 constant: the group's offset in shared memory, set by `close`
     outside_bytes: int  # shared memory the kernel needed before the rings came alive
     total: int = 0
-    wgmma: bool = False  # some dot reads a ring with wgmma (the async proxy)
 
     def close(self, ctx: LoweringContext) -> None:
         start = -(-ctx.shared_bytes // SWIZZLE_ALIGNMENT) * SWIZZLE_ALIGNMENT  # a swizzled slot's alignment
@@ -138,10 +153,12 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     rows, cols = ring_type.shape
     transposed = stored_transposed(src_map)
     tile, groups, tf32 = None, 1, ring_type.element_type.bitwidth == 32
-    if tf32:  # the K-major tiles a tf32 mma.sync dot reads with ldmatrix (dot_tf32.py)
-        tile = choose_tile(src_map, layout.op_idx, 0)
+    async_proxy = len(dots) == 1 and wgmma_dot(dots[0])
+    if tf32:  # K-major tf32 tiles: read by ldmatrix (dot_tf32.py) or wgmma's descriptors (dot_wgmma_tf32.py)
+        groups = warpgroups(dots[0]) if async_proxy else 0  # wgmma: a's rows in its order
+        tile = choose_tile(src_map, layout.op_idx, groups)
         elements = tile.elements
-    elif len(dots) == 1 and wgmma_dot(dots[0]):
+    elif async_proxy:
         groups = warpgroups(dots[0])
         tile = wgmma_tile(src_map, layout.op_idx, groups, swizzled="padded" not in pipeline_modes())
         elements = tile.elements
@@ -156,9 +173,9 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     group = _alive_group(ctx)
     group.total = -(-group.total // alignment) * alignment
     _state(ctx)["rings"][op.results[0]] = Ring(group, group.total, slot_bytes, layout.op_idx, transposed,
-                                               (rows if transposed else cols) + ROW_PADDING, tile, groups, tf32)
+                                               (rows if transposed else cols) + ROW_PADDING, tile, groups, tf32,
+                                               async_proxy)
     group.total += slot_bytes * ring_type.stages
-    group.wgmma = group.wgmma or (tile is not None and not tf32)
 
 
 def _slot_base(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
@@ -260,12 +277,24 @@ def lower_async_wait(ctx: LoweringContext, op: Operation) -> None:
     _asm(ctx, f"cp.async.wait_group {pending};")
     state = _state(ctx)
     group = state["alive"]
-    if group is not None and group.wgmma and "nofence" not in pipeline_modes():
+    if _async_proxy_reads_follow(op, state["rings"]) and "nofence" not in pipeline_modes():
         fence_async_shared(ctx)
     ctx.target.barrier(ctx.builder)
     if group is not None and pending == 0:  # the end of the loop: its rings are free
         group.close(ctx)
         state["alive"] = None
+
+
+def _async_proxy_reads_follow(wait: Operation, rings: dict) -> bool:
+    """Whether a wgmma dot reads a ring slot after `wait` in its block (the loop body): the slots' cp.async
+    writes (generic proxy) then need the proxy fence before the barrier. The wait after the loop is followed
+    by generic accesses only (an epilogue's exchange), which the barrier alone orders."""
+    op = wait.next_op
+    while op is not None:
+        if op.name == "ttg.ring_read" and rings[op.operands[0]].async_proxy:
+            return True
+        op = op.next_op
+    return False
 
 
 @lowering("ttg.ring_read")

@@ -79,17 +79,41 @@ def choose_padding(src: LayoutMap, dst: LayoutMap, element_bytes: int) -> int:
     return best
 
 
+def constant_deltas(lmap: LayoutMap, stride: int, run: int, num_warps: int) -> dict[int, int | None]:
+    """Per run (by its first slot), its element offset (row * stride + column) less the first run's when that
+    is the same in every thread, else None (an index that wraps around a small dimension)."""
+    def offset(slot: int, lane: int, warp: int) -> int:
+        row, col = lmap.index(slot, lane, warp)
+        return row * stride + col
+
+    threads = [(lane, warp) for lane in range(32) for warp in range(num_warps)]
+    deltas: dict[int, int | None] = {}
+    for first in range(0, lmap.num_slots, run):
+        seen = {offset(first, *t) - offset(0, *t) for t in threads}
+        deltas[first] = seen.pop() if len(seen) == 1 else None
+    return deltas
+
+
 def _move(ctx: LoweringContext, base: ir.Value, value: ir.Value | None, lmap: LayoutMap, stride: int,
           element: ir.Type) -> ir.Value | None:
-    """Store `value` (or load, when None) by runs of `lmap` at row * stride + column."""
+    """Store `value` (or load, when None) by runs of `lmap` at row * stride + column: runs a constant distance
+    from the thread's first one address it plus that constant (one address register and immediate offsets,
+    instead of an address per run next to the accumulators)."""
     b = ctx.builder
     rows, cols = index_vectors(ctx, lmap)
     run = run_of(lmap, byte_size(element))
+    deltas = constant_deltas(lmap, stride, run, ctx.num_warps)
     out = ir.Constant(ir.VectorType(element, lmap.num_slots), None) if value is None else None
+    first_pointer = None
     for first in range(0, lmap.num_slots, run):
         slot = ir.Constant(I32, first)
-        offset = b.add(b.mul(b.extract_element(rows, slot), ir.Constant(I32, stride)), b.extract_element(cols, slot))
-        pointer = b.gep(base, [offset], source_etype=element)
+        if deltas[first] is not None and first_pointer is not None:
+            pointer = b.gep(first_pointer, [ir.Constant(I32, deltas[first])], source_etype=element)
+        else:
+            offset = b.add(b.mul(b.extract_element(rows, slot), ir.Constant(I32, stride)),
+                           b.extract_element(cols, slot))
+            pointer = b.gep(base, [offset], source_etype=element)
+            first_pointer = pointer if first == 0 else first_pointer
         slots = list(range(first, first + run))
         align = run * byte_size(element)
         if value is not None:

@@ -345,6 +345,10 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
                                   registers[i])
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
-    uses = list(op.results[0].uses)
-    in_flight = len(uses) == 1 and uses[0].operation.name == "ttg.dot_wait"  # it waits (dot_async.py)
-    return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not in_flight)
+    return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not left_in_flight(op))
+
+
+def left_in_flight(dot: Operation) -> bool:
+    """Whether `dot`'s group stays in flight: its only user is a `ttg.dot_wait` (dot_async.py), which waits."""
+    uses = list(dot.results[0].uses)
+    return len(uses) == 1 and uses[0].operation.name == "ttg.dot_wait"

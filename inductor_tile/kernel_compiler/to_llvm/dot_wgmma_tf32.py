@@ -24,8 +24,8 @@ from xdsl.ir import Operation
 from .context import F32, I32, I64, LoweringContext
 from .dot_tf32 import products, tf32_parts, tf32_precision
 from .dot_tf32_store import Tf32Operand
-from .dot_wgmma import (WGMMA_M, _side_effect, _warp_uniform, accumulator_blocks, descriptor, warpgroups,
-                         with_accumulators)
+from .dot_wgmma import (WGMMA_M, _side_effect, _warp_uniform, accumulator_blocks, descriptor, left_in_flight,
+                         warpgroups, with_accumulators)
 
 TF32_K = 8  # k of one instruction
 
@@ -93,4 +93,4 @@ def lower_tf32_wgmma_dot(ctx: LoweringContext, op: Operation, a: Tf32Operand | N
                 a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
                 registers[i] = _wgmma_tf32(ctx, n_size, a_desc, b_desc, registers[i])
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
-    return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers)
+    return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not left_in_flight(op))
