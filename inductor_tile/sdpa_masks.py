@@ -11,26 +11,20 @@ Such a mask holds one value per query row, and a constant added to a row of scor
 its softmax: the row either attends as if unmasked (True, or a finite additive value) or is fully
 masked (False, or -inf), where the math implementation returns zeros (`_safe_softmax`).
 `drop_key_constant_masks(gm)` rewrites each such call in a Dynamo graph, before AOTAutograd picks
-the kernel, into attention without a mask (a fused kernel) followed by zeroing the fully masked
-rows, which is what the math implementation computes.
+the kernel, into attention without a mask (a fused kernel) followed by
+`out.masked_fill(~kept_rows, 0)`, which is what the math implementation computes.
 """
 
 from __future__ import annotations
+
+import contextlib
+import operator
 
 import torch
 
 SDPA_TARGETS = (torch._C._nn.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention)
 MASK_POSITION = 3  # query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
 DEVICES = ("cuda",)  # where the fused kernels refuse such masks (the CPU's flash attention reads any strides)
-
-
-def attention_with_row_mask(query, key, value, attn_mask, *args, **kwargs):
-    """`scaled_dot_product_attention(query, key, value, attn_mask, ...)` for a mask constant along the
-    keys: unmasked attention, then zeros in the rows the mask removes entirely."""
-    out = torch.nn.functional.scaled_dot_product_attention(query, key, value, None, *args, **kwargs)
-    row = attn_mask[..., :1]  # one value per query row: [..., q, 1] broadcasts over the output's last dim
-    kept = row if row.dtype == torch.bool else row != float("-inf")
-    return out.masked_fill(~kept, 0)
 
 
 def _example(node) -> object:
@@ -44,25 +38,50 @@ def constant_along_keys(mask: object) -> bool:
 
 
 def drop_key_constant_masks(gm: torch.fx.GraphModule) -> int:
-    """Rewrite the attention calls of `gm` whose mask is constant along the keys; the number rewritten."""
+    """Rewrite the attention calls of `gm` whose mask is constant along the keys; the number rewritten.
+
+    The new nodes are builtins and a tensor method, which AOTAutograd's cache accepts (a Python
+    function of ours in the graph would make it bypass the cache)."""
     count = 0
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.target not in SDPA_TARGETS:
             continue
         args, kwargs = list(node.args), dict(node.kwargs)
         if "attn_mask" in kwargs:
-            mask = kwargs.pop("attn_mask")
+            mask = kwargs["attn_mask"]
+            kwargs["attn_mask"] = None
         elif len(args) > MASK_POSITION:
-            mask = args.pop(MASK_POSITION)
+            mask = args[MASK_POSITION]
+            args[MASK_POSITION] = None
         else:
             continue
-        args[MASK_POSITION:MASK_POSITION] = [mask]
         causal = kwargs.get("is_causal", args[5] if len(args) > 5 else False)
-        if not isinstance(mask, torch.fx.Node) or not constant_along_keys(_example(mask)) or causal is not False:
+        example = _example(mask)
+        if not constant_along_keys(example) or causal is not False:
             continue
-        node.target, node.args, node.kwargs = attention_with_row_mask, tuple(args), kwargs
+        users = list(node.users)
+        node.args, node.kwargs = tuple(args), kwargs
+        with gm.graph.inserting_before(node.next):  # in order, right after the attention
+            row = _call(gm, "call_function", operator.getitem, (mask, (Ellipsis, slice(None, 1))))
+            kept = row if example.dtype == torch.bool else _call(gm, "call_function", operator.ne,
+                                                                 (row, float("-inf")))
+            dropped = _call(gm, "call_function", operator.invert, (kept,))
+            out = _call(gm, "call_method", "masked_fill", (node, dropped, 0))
+        for user in users:
+            user.replace_input_with(node, out)
         count += 1
     if count:
         gm.graph.lint()
         gm.recompile()
     return count
+
+
+def _call(gm: torch.fx.GraphModule, op: str, target, args: tuple) -> torch.fx.Node:
+    """A new node after the graph's insertion point, with the example value Dynamo's nodes carry."""
+    node = gm.graph.create_node(op, target, args)
+    values = [_example(a) if isinstance(a, torch.fx.Node) else a for a in args]
+    fake_mode = next((v.fake_mode for v in values if hasattr(v, "fake_mode")), None)
+    with fake_mode if fake_mode is not None else contextlib.nullcontext():
+        node.meta["example_value"] = (getattr(values[0], target)(*values[1:]) if op == "call_method"
+                                      else target(*values))
+    return node
