@@ -137,3 +137,33 @@ def test_outside_a_compile_the_expression_stays():
     x0 = _syms("x0")
     expr = ModularIndexing(x0, 1, 64)
     assert with_loop_ranges(expr, {x0: 64}) == expr  # outside a compile: no size variables to ask
+
+
+# ===--------------------------------------------------------------------------===
+# size functions in index expressions (issue 17 item 4): generated, not handed to Inductor
+# ===--------------------------------------------------------------------------===
+_SIZE_FUNCTIONS = {
+    "round": lambda cols: round(cols * 0.5),  # RoundToInt (halfway cases at odd widths)
+    "bitwise_and": lambda cols: cols & 6,  # BitwiseFn_bitwise_and
+    "power_of_two": lambda cols: 2 ** (cols // 8),  # PowByNatural(2, s0 // 8)
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SIZE_FUNCTIONS))
+def test_a_size_function_in_an_index_is_generated(name):
+    """`x[:, :n].reshape(-1)` for a dynamic width: the flat index divides by n."""
+    width = _SIZE_FUNCTIONS[name]
+
+    def fn(x, out):
+        out.copy_(x[:, : width(x.shape[1])].reshape(-1) * 2)
+        return out
+
+    torch._dynamo.reset()
+    metrics.reset()
+    compiled = torch.compile(fn, backend=tile_backend, dynamic=True)
+    for cols in (10, 21, 22):  # round: 5, 10 (10.5 to even), 11; &6: 2, 4, 6; 2**(c//8): 2, 4, 4
+        x = _rand(5, cols, seed=cols)
+        out = torch.full((5 * width(cols),), float("nan"))
+        compiled(x, out)
+        torch.testing.assert_close(out.double(), x.double()[:, : width(cols)].reshape(-1) * 2, rtol=0, atol=0)
+    assert metrics.generated_kernels >= 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
