@@ -139,6 +139,20 @@ def test_outside_a_compile_the_expression_stays():
     assert with_loop_ranges(expr, {x0: 64}) == expr  # outside a compile: no size variables to ask
 
 
+def test_a_failing_simplification_keeps_the_expression():
+    """An expression the range analysis raises on is generated as it came (it is right as it is)."""
+    from torch._inductor.virtualized import V
+    from torch.utils._sympy.functions import ModularIndexing
+
+    def refuse(expr, ranges):
+        raise TypeError("cannot compare")
+
+    x0 = _syms("x0")
+    expr = ModularIndexing(x0, 1, 64)
+    with V.set_graph_handler(types.SimpleNamespace(sizevars=types.SimpleNamespace(simplify_with_ranges=refuse))):
+        assert with_loop_ranges(expr, {x0: 64}) == expr
+
+
 # ===--------------------------------------------------------------------------===
 # size functions in index expressions (issue 17 item 4): generated, not handed to Inductor
 # ===--------------------------------------------------------------------------===

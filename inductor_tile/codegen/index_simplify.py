@@ -40,11 +40,14 @@ def with_loop_ranges(expr, ranges: dict):
     simplify = getattr(sizevars, "simplify_with_ranges", None)
     if simplify is None or not ranges:
         return expr
-    expr = simplify(expr, ranges)
-    combine = getattr(sizevars, "combine_modular_indexing_pairs", None)
-    if combine is not None:
-        from torch.utils._sympy.functions import ModularIndexing
+    try:
+        simple = simplify(expr, ranges)
+        combine = getattr(sizevars, "combine_modular_indexing_pairs", None)
+        if combine is not None:
+            from torch.utils._sympy.functions import ModularIndexing
 
-        if expr.has(ModularIndexing):
-            expr = expr.replace(lambda e: isinstance(e, ModularIndexing), combine)
-    return expr
+            if simple.has(ModularIndexing):
+                simple = simple.replace(lambda e: isinstance(e, ModularIndexing), combine)
+    except Exception:  # noqa: BLE001 - an expression the range analysis cannot take: the original is right too
+        return expr
+    return simple
