@@ -338,6 +338,7 @@ class TileKernelSource:
     # -- memory -------------------------------------------------------------------
     def load(self, name: str, index) -> str:
         name = self._real(name)
+        index = self.simplified(index)  # the access as generated (one spelling per element)
         idx = self.index(index)
         self._note_access(index)
         if name in self.written and idx not in self.written[name]:
@@ -375,10 +376,11 @@ class TileKernelSource:
             self._atomic_add(name, index, value, reduced, bounds, mode)
             return
         name = self._real(name)
+        index = self.simplified(index)
         idx = self.index(index)
         if not reduced:
             self._note_access(index)
-            self.accesses.append(sympy.sympify(index))
+            self.accesses.append(index)
         if name in self.elide:
             self.elided.add(name)
         else:
@@ -404,6 +406,7 @@ class TileKernelSource:
             raise Unsupported(f"atomic_add on {dtype}")
         if name in self.elide:
             raise NeedsBuffer(name)
+        index = self.simplified(index)
         idx = self.index(index)
         if not reduced:
             self._note_access(index)
