@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 import sympy
 import torch
-from torch.utils._sympy.functions import (CeilToInt, FloorDiv, FloorToInt, Identity, ModularIndexing, PythonMod,
-                                          ToFloat, TruncToInt)
+from torch.utils._sympy.functions import (BitwiseFn_bitwise_and, BitwiseFn_bitwise_or, BitwiseFn_bitwise_xor,
+                                          CeilToInt, FloorDiv, FloorToInt, Identity, ModularIndexing, PowByNatural,
+                                          PythonMod, RoundToInt, ToFloat, TruncToInt)
 from torch.utils._sympy.functions import Mod as TorchMod
 
 from inductor_tile.codegen.common import Unsupported, index_to_source
@@ -42,6 +43,12 @@ CASES = {
     "torch_mod": ModularIndexing(x + TorchMod(n + FloorDiv(n, 2), n), 1, n),  # fft.fftshift's shift
     "trunc_to_int": TruncToInt(1.7 * ToFloat(n)) * x + TruncToInt(-0.3 * ToFloat(t)),  # interpolate's sizes
     "floor_and_ceil_to_int": FloorToInt(0.5 * ToFloat(t)) + 3 * CeilToInt(0.25 * ToFloat(t - n)),
+    # round(s * 0.4) as a slice's size; odd t make halfway cases (to even, as Python's round)
+    "round_to_int": RoundToInt(0.5 * ToFloat(t)) + x * RoundToInt(0.4 * ToFloat(n + 1)),
+    "bitwise_and": BitwiseFn_bitwise_and(t, 6) + x * BitwiseFn_bitwise_and(n, 3),  # `s0 & 6`
+    "bitwise_or": BitwiseFn_bitwise_or(t, 5) - BitwiseFn_bitwise_or(x, n),
+    "bitwise_xor": BitwiseFn_bitwise_xor(t, 12) + BitwiseFn_bitwise_xor(n, 3) * x,
+    "power_of_two_of_a_size": x * PowByNatural(2, FloorDiv(n, 2)) + PowByNatural(4, FloorDiv(x, 100)),  # 2 ** (s0 // 8)
 }
 
 

@@ -91,6 +91,14 @@ def _sizes_known(e: sympy.Expr, relation: str) -> bool:
     return cache[e, relation]
 
 
+# torch's bitwise functions of integer size expressions (by class name) -> the tile operator
+_BITWISE = {"BitwiseFn_bitwise_and": "&", "BitwiseFn_bitwise_or": "|", "BitwiseFn_bitwise_xor": "^"}
+
+
+def _power_of_two(e) -> bool:
+    return isinstance(e, sympy.Integer) and int(e) >= 2 and int(e) & (int(e) - 1) == 0
+
+
 def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     """Integer index arithmetic as tile source.
 
@@ -100,11 +108,12 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
     infinity; the language's `//` and `%` truncate (as C does), so a dividend that is not
     provably non-negative gets the floor-rounding form; divisors must be provably positive
     (by sympy's assumptions or, for size expressions such as ``s0 - 2``, by the ShapeEnv).
-    TruncToInt/FloorToInt/CeilToInt of a float size expression (interpolation's scale factors)
-    compute it in float64, as the host does, then round.
+    TruncToInt/FloorToInt/CeilToInt/RoundToInt of a float size expression (interpolation's scale
+    factors, ``round(s0 * 0.4)``) compute it in float64, as the host does, then round.  Bitwise
+    and/or/xor of sizes are the tile operators; a power of two to a symbolic exponent is a shift.
     """
     from torch.utils._sympy.functions import (CeilDiv, CeilToInt, FloorDiv, FloorToInt, ModularIndexing,
-                                              PowByNatural, PythonMod, TruncToInt, Where)
+                                              PowByNatural, PythonMod, RoundToInt, TruncToInt, Where)
     from torch.utils._sympy.functions import Mod as NonnegativeMod
 
     # Identity only keeps sympy from reordering a term; it hides the term's sign from sympy.
@@ -161,6 +170,9 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
             return f"(-{floor_div(-e.args[0], e.args[1])})"
         if isinstance(e, PowByNatural) and isinstance(e.args[1], sympy.Integer) and int(e.args[1]) > 0:
             return "(" + " * ".join([visit(e.args[0])] * int(e.args[1])) + ")"
+        if isinstance(e, PowByNatural) and _power_of_two(e.args[0]):  # 2**k of a size k: a shift
+            bits = int(e.args[0]).bit_length() - 1
+            return f"(1 << {visit(e.args[1] * bits)})"
         if isinstance(e, ModularIndexing):
             x, div, mod = e.args
             if div == 1:
@@ -172,9 +184,11 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
         # sympy's Mod has Python's sign rule too; torch's Mod is for non-negative dividends
         if isinstance(e, (PythonMod, sympy.Mod, NonnegativeMod)):
             return floor_mod(*e.args)
-        if isinstance(e, (TruncToInt, FloorToInt, CeilToInt)):  # a float size expression made an int
+        if isinstance(e, (TruncToInt, FloorToInt, CeilToInt, RoundToInt)):  # a float size expression made an int
             value = float_index_to_source(e.args[0])  # float64, as the host computes it
-            if not isinstance(e, TruncToInt):
+            if isinstance(e, RoundToInt):  # Python's round(): halfway cases to even
+                value = f"tl.extra.libdevice.nearbyint({value})"
+            elif not isinstance(e, TruncToInt):
                 value = f"tl.{'floor' if isinstance(e, FloorToInt) else 'ceil'}({value})"
             return f"({value}).to({'tl.int64' if wide else 'tl.int32'})"  # truncates, as C's cast
         if type(e).__name__ in ("Min", "Max"):  # sympy's and torch's own
@@ -186,6 +200,8 @@ def index_to_source(expr: sympy.Expr, wide: bool = False) -> str:
             return out
         if isinstance(e, sympy.Abs):
             return f"tl.abs({visit(e.args[0])})"
+        if type(e).__name__ in _BITWISE and len(e.args) == 2:  # a size's `s0 & 6` (classes made per torch version)
+            return f"({visit(e.args[0])} {_BITWISE[type(e).__name__]} {visit(e.args[1])})"
         if _is_identity(e):  # one the replacement above could not reach (inside a relational, say)
             return visit(e.args[0])
         if isinstance(e, Where):

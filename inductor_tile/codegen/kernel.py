@@ -42,6 +42,7 @@ from . import reductions, scans
 from .common import (_INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype,
                      without_precomputed_sizes)
 from .heuristics import LaunchConfig, candidates
+from .index_simplify import with_loop_ranges
 from .ops import TileOps
 from .plan import GroupPlan, NodePlan, hint, is_static, plan_group
 
@@ -209,11 +210,17 @@ class TileKernelSource:
         return expr.free_symbols <= set(self.xsyms) | set(self.rsyms) | self.size_args
 
     def index(self, expr) -> str:
-        expr = without_precomputed_sizes(sympy.sympify(expr))
+        expr = self.simplified(expr)
         self._note_size_symbols(expr)
         source = index_to_source(expr)
         self.index_exprs[source] = expr
         return source
+
+    def simplified(self, expr):
+        """`expr` with Inductor's precomputed sizes expanded, simplified with the ranges of the kernel's
+        loop variables (`index_simplify.with_loop_ranges`), so that one element has one spelling."""
+        expr = without_precomputed_sizes(sympy.sympify(expr))
+        return with_loop_ranges(expr, self._ranges())
 
     def _ranges(self) -> dict:
         """Each loop variable's range (the kernel's sizes)."""
@@ -331,6 +338,7 @@ class TileKernelSource:
     # -- memory -------------------------------------------------------------------
     def load(self, name: str, index) -> str:
         name = self._real(name)
+        index = self.simplified(index)  # the access as generated (one spelling per element)
         idx = self.index(index)
         self._note_access(index)
         if name in self.written and idx not in self.written[name]:
@@ -368,10 +376,11 @@ class TileKernelSource:
             self._atomic_add(name, index, value, reduced, bounds, mode)
             return
         name = self._real(name)
+        index = self.simplified(index)
         idx = self.index(index)
         if not reduced:
             self._note_access(index)
-            self.accesses.append(sympy.sympify(index))
+            self.accesses.append(index)
         if name in self.elide:
             self.elided.add(name)
         else:
@@ -397,6 +406,7 @@ class TileKernelSource:
             raise Unsupported(f"atomic_add on {dtype}")
         if name in self.elide:
             raise NeedsBuffer(name)
+        index = self.simplified(index)
         idx = self.index(index)
         if not reduced:
             self._note_access(index)
