@@ -8,7 +8,8 @@ Rounds of four steps, until nothing changes:
    when no single conversion pays, all conversions from one layout are planned together;
 3. backward rematerialization (`rematerialize`): rebuild a converted value directly in
    the wanted layout when all its producers are cheap (splats, ranges, elementwise index
-   math, broadcasts);
+   math, broadcasts); where that stops at one value that a broadcast or an extension
+   widens, convert that value instead (fewer bytes) and rebuild the rest above it;
 4. dead code elimination, so that producers left without users do not count as uses.
 Every step keeps the IR verifying; the number of conversions never grows.
 """
@@ -26,7 +27,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from ..ir.ttg import ConvertLayoutOp, launch_shape
 from .layout_constraints import functions, value_layout
 from .layout_propagation import apply_plan, plan_forward
-from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values, merge_duplicated_chains
+from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values, merge_duplicated_chains, tile_bytes
 
 MAX_ROUNDS = 16
 
@@ -102,6 +103,31 @@ def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict |
     return changed
 
 
+def narrow_conversions(func_op: func.FuncOp, num_threads: int, values: dict | None = None,
+                       origins: dict | None = None) -> bool:
+    """Move conversions above the broadcasts and extensions that feed them: convert the [1, N] row
+    (or the fp16 tile) and broadcast (or extend) it again in the wanted layout, when that takes one
+    conversion of fewer bytes and the ops rebuilt on top are few."""
+    changed = False
+    for convert in _conversions(func_op):
+        wanted = value_layout(convert.result)
+        assert wanted is not None
+        if convert.parent is None or value_layout(convert.src) == wanted:
+            continue
+        remat = Rematerializer(num_threads, values, origins, narrowing=True)  # fresh: the IR changes
+        if not remat.can(convert.src, wanted):
+            continue
+        converted = remat.conversions(convert.src, wanted)
+        if len(converted) != 1 or tile_bytes(converted[0]) >= tile_bytes(convert.result):
+            continue  # as many bytes, or more conversions: keep the one there is
+        if remat.duplicated(convert.src, wanted, convert) > MAX_DUPLICATED:
+            continue
+        convert.result.replace_all_uses_with(remat.build(convert.src, wanted))
+        _erase(convert)
+        changed = True
+    return changed
+
+
 @dataclass(frozen=True)
 class RemoveLayoutConversionsPass(ModulePass):
     """Fold, propagate forward and rematerialize until no conversion can go."""
@@ -118,6 +144,7 @@ class RemoveLayoutConversionsPass(ModulePass):
                 changed |= propagate_forward(func_op, num_warps * lanes, values, origins)
                 changed |= fold_conversions(func_op)
                 changed |= rematerialize_sources(func_op, num_warps * lanes, values, origins)
+                changed |= narrow_conversions(func_op, num_warps * lanes, values, origins)
                 region_dce(func_op.body)
                 if not changed:
                     break
