@@ -161,15 +161,19 @@ class Rematerializer:
                 stack.extend((w, _operand_layout(op, wanted)) for w in op.operands if is_tensor(w))
         return rebuilt, converted
 
-    def duplicated(self, value: SSAValue, layout: Layout, convert: Operation) -> int:
-        """How many ops rebuilding `value` in `layout` would compute twice: those with users
-        other than the ops rebuilt and `convert` (call only when `can` said yes). Splats and
-        ranges do not count: they cost nothing."""
+    def computed_twice(self, value: SSAValue, layout: Layout, convert: Operation) -> list[Operation]:
+        """The ops that rebuilding `value` in `layout` would compute twice: those with users other
+        than the ops rebuilt and `convert` (call only when `can` said yes). Splats and ranges are
+        left out: they cost nothing."""
         rebuilt, _ = self._walk(value, layout)
         keep = rebuilt | {convert}
         free = ConvertLayoutOp | tt.SplatOp | tt.MakeRangeOp
-        return sum(1 for op in rebuilt if not isinstance(op, free)
-                   and any(use.operation not in keep for result in op.results for use in result.uses))
+        return [op for op in rebuilt if not isinstance(op, free)
+                and any(use.operation not in keep for result in op.results for use in result.uses)]
+
+    def duplicated(self, value: SSAValue, layout: Layout, convert: Operation) -> int:
+        """How many ops rebuilding `value` in `layout` would compute twice (`computed_twice`)."""
+        return len(self.computed_twice(value, layout, convert))
 
     def conversions(self, value: SSAValue, layout: Layout) -> list[SSAValue]:
         """The operands that rebuilding `value` in `layout` converts (narrowing; call only when

@@ -24,6 +24,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
+from ..ir import tt
+from ..ir.tt_types import numel, shape_of
 from ..ir.ttg import ConvertLayoutOp, launch_shape
 from .layout_constraints import functions, value_layout
 from .layout_propagation import apply_plan, plan_forward
@@ -103,11 +105,19 @@ def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict |
     return changed
 
 
+def _recomputed_elements(ops: list) -> int:
+    """Elements that ops computed twice compute again (broadcasts and expand_dims rename registers:
+    free)."""
+    return sum(numel(shape_of(op.results[0].type)) for op in ops
+               if not isinstance(op, tt.BroadcastOp | tt.ExpandDimsOp))
+
+
 def narrow_conversions(func_op: func.FuncOp, num_threads: int, values: dict | None = None,
                        origins: dict | None = None) -> bool:
     """Move conversions above the broadcasts and extensions that feed them: convert the [1, N] row
     (or the fp16 tile) and broadcast (or extend) it again in the wanted layout, when that takes one
-    conversion of fewer bytes and the ops rebuilt on top are few."""
+    conversion of fewer bytes and the elements computed twice on top are no more than the 32-bit
+    words it no longer moves through shared memory."""
     changed = False
     for convert in _conversions(func_op):
         wanted = value_layout(convert.result)
@@ -118,9 +128,12 @@ def narrow_conversions(func_op: func.FuncOp, num_threads: int, values: dict | No
         if not remat.can(convert.src, wanted):
             continue
         converted = remat.conversions(convert.src, wanted)
-        if len(converted) != 1 or tile_bytes(converted[0]) >= tile_bytes(convert.result):
-            continue  # as many bytes, or more conversions: keep the one there is
-        if remat.duplicated(convert.src, wanted, convert) > MAX_DUPLICATED:
+        if len(converted) != 1:
+            continue  # more conversions (or none: rematerialize_sources judged that one)
+        saved = tile_bytes(convert.result) - tile_bytes(converted[0])
+        if saved <= 0:
+            continue
+        if _recomputed_elements(remat.computed_twice(convert.src, wanted, convert)) > saved // 4:
             continue
         convert.result.replace_all_uses_with(remat.build(convert.src, wanted))
         _erase(convert)

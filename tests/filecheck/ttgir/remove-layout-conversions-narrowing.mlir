@@ -83,3 +83,30 @@ module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}
     func.return
   }
 }
+
+// -----
+
+// The exponential of the broadcast row is stored too: moving the conversion above the broadcast
+// would compute the [8, 1024] exponential twice (8192 elements) to move 7168 fewer words through
+// shared memory, so the conversion stays where it is.
+// CHECK-LABEL: func.func @recomputed
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         %e = math.exp %wb : tensor<8x1024xf32, [[B:#ttg.blocked<\{sizePerThread = .1, 4.[^}]*\}>]]>
+// CHECK:         %ea = ttg.convert_layout %e : tensor<8x1024xf32, [[B]]> -> tensor<8x1024xf32, [[A:#ttg.blocked<\{sizePerThread = .1, 16.[^}]*\}>]]>
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         func.return
+#a = #ttg.blocked<{sizePerThread = [1, 16], threadsPerWarp = [1, 32], warpsPerCTA = [2, 2], order = [1, 0]}>
+#b = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @recomputed(%xptrs: tensor<8x1024x!tt.ptr<f32>, #a>, %eptrs: tensor<8x1024x!tt.ptr<f32>, #b>, %cptrs: tensor<1x1024x!tt.ptr<f32>, #b>) {
+    %x = tt.load %xptrs : tensor<8x1024x!tt.ptr<f32>, #a> -> tensor<8x1024xf32, #a>
+    %w = tt.load %cptrs : tensor<1x1024x!tt.ptr<f32>, #b> -> tensor<1x1024xf32, #b>
+    %wb = tt.broadcast %w : tensor<1x1024xf32, #b> -> tensor<8x1024xf32, #b>
+    %e = math.exp %wb : tensor<8x1024xf32, #b>
+    tt.store %eptrs, %e : tensor<8x1024x!tt.ptr<f32>, #b>, tensor<8x1024xf32, #b>
+    %ea = ttg.convert_layout %e : tensor<8x1024xf32, #b> -> tensor<8x1024xf32, #a>
+    %y = arith.mulf %x, %ea : tensor<8x1024xf32, #a>
+    tt.store %xptrs, %y : tensor<8x1024x!tt.ptr<f32>, #a>, tensor<8x1024xf32, #a>
+    func.return
+  }
+}
