@@ -235,6 +235,29 @@ class Rematerializer:
         return clone.results[0]
 
 
+def _recomputed_elements(ops: list[Operation]) -> int:
+    """Elements that ops computed twice compute again (broadcasts and expand_dims rename registers:
+    free)."""
+    return sum(numel(shape_of(op.results[0].type)) for op in ops
+               if not isinstance(op, tt.BroadcastOp | tt.ExpandDimsOp))
+
+
+def narrowed_operand(remat: Rematerializer, value: SSAValue, layout: Layout, user: Operation) -> SSAValue | None:
+    """The one value whose conversion, with the ops above it rebuilt, gives `value` in `layout` for
+    fewer bytes than converting `value` itself (`remat` narrowing); None when there is none or when
+    the elements computed twice (ops with users other than `user` and the rebuilt ones) are more
+    than the 32-bit words no longer moved through shared memory."""
+    if not remat.can(value, layout):
+        return None
+    converted = remat.conversions(value, layout)
+    if len(converted) != 1:
+        return None  # more conversions than one (or none: plain rematerialization)
+    saved = tile_bytes(value) - tile_bytes(converted[0])
+    if saved <= 0 or _recomputed_elements(remat.computed_twice(value, layout, user)) > saved // 4:
+        return None
+    return converted[0]
+
+
 def merge_duplicated_chains(func_op: Operation, origins: dict[Operation, Operation]) -> bool:
     """Convert, instead of computing twice, values that rebuilding left alive in two layouts.
 

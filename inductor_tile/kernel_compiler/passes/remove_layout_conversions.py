@@ -24,12 +24,10 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.dead_code_elimination import region_dce
 
-from ..ir import tt
-from ..ir.tt_types import numel, shape_of
 from ..ir.ttg import ConvertLayoutOp, launch_shape
 from .layout_constraints import functions, value_layout
 from .layout_propagation import apply_plan, plan_forward
-from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values, merge_duplicated_chains, tile_bytes
+from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values, merge_duplicated_chains, narrowed_operand
 
 MAX_ROUNDS = 16
 
@@ -63,7 +61,10 @@ def _try_plan(converts: list[ConvertLayoutOp], num_threads: int, values: dict | 
     if any(c.parent is None or value_layout(c.src) == value_layout(c.result) for c in converts):
         return False  # erased by an earlier plan, or folded next round
     plan = plan_forward(converts)
-    if plan is None or plan.added(Rematerializer(num_threads, values)) >= plan.removed:
+    if plan is None:
+        return False
+    narrowing = Rematerializer(num_threads, values, narrowing=True)
+    if plan.added(Rematerializer(num_threads, values), narrowing) >= plan.removed:
         return False
     apply_plan(plan, num_threads, values, origins)
     return True
@@ -105,13 +106,6 @@ def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict |
     return changed
 
 
-def _recomputed_elements(ops: list) -> int:
-    """Elements that ops computed twice compute again (broadcasts and expand_dims rename registers:
-    free)."""
-    return sum(numel(shape_of(op.results[0].type)) for op in ops
-               if not isinstance(op, tt.BroadcastOp | tt.ExpandDimsOp))
-
-
 def narrow_conversions(func_op: func.FuncOp, num_threads: int, values: dict | None = None,
                        origins: dict | None = None) -> bool:
     """Move conversions above the broadcasts and extensions that feed them: convert the [1, N] row
@@ -125,15 +119,7 @@ def narrow_conversions(func_op: func.FuncOp, num_threads: int, values: dict | No
         if convert.parent is None or value_layout(convert.src) == wanted:
             continue
         remat = Rematerializer(num_threads, values, origins, narrowing=True)  # fresh: the IR changes
-        if not remat.can(convert.src, wanted):
-            continue
-        converted = remat.conversions(convert.src, wanted)
-        if len(converted) != 1:
-            continue  # more conversions (or none: rematerialize_sources judged that one)
-        saved = tile_bytes(convert.result) - tile_bytes(converted[0])
-        if saved <= 0:
-            continue
-        if _recomputed_elements(remat.computed_twice(convert.src, wanted, convert)) > saved // 4:
+        if narrowed_operand(remat, convert.src, wanted, convert) is None:
             continue
         convert.result.replace_all_uses_with(remat.build(convert.src, wanted))
         _erase(convert)

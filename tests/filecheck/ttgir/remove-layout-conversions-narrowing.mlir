@@ -110,3 +110,40 @@ module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}
     func.return
   }
 }
+
+// -----
+
+// A layer norm's end with fp32 weight and bias: the normalized fp16 rows (in the loads' layout #a)
+// meet the weight and bias rows broadcast in #b, and the result is stored from #a. Moving the
+// product and sum to #a takes two conversions as the plan removes, but each of the [1, 1024]
+// rows, broadcast after the conversion: the plan counts their share of the bytes (1/8 each), so
+// the rows convert and no [8, 1024] tile does.
+// CHECK-LABEL: func.func @rows_meet_tile
+// CHECK-NOT:     ttg.convert_layout {{.*}} tensor<8x1024
+// CHECK-DAG:     ttg.convert_layout %w : tensor<1x1024xf32, [[B:#ttg.blocked<\{sizePerThread = .1, 4.[^}]*\}>]]> -> tensor<1x1024xf32, [[A:#ttg.blocked<\{sizePerThread = .1, 8.[^}]*\}>]]>
+// CHECK-DAG:     ttg.convert_layout %b : tensor<1x1024xf32, [[B]]> -> tensor<1x1024xf32, [[A]]>
+// CHECK:         %y = arith.mulf %n, {{.*}} : tensor<8x1024xf32, [[A]]>
+// CHECK:         %z = arith.addf %y, {{.*}} : tensor<8x1024xf32, [[A]]>
+// CHECK-NEXT:    %h = arith.truncf %z : tensor<8x1024xf32, [[A]]> to tensor<8x1024xf16, [[A]]>
+// CHECK-NEXT:    tt.store %xptrs, %h
+// CHECK-NOT:     ttg.convert_layout
+#a = #ttg.blocked<{sizePerThread = [1, 8], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+#b = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @rows_meet_tile(%xptrs: tensor<8x1024x!tt.ptr<f16>, #a>, %wptrs: tensor<1x1024x!tt.ptr<f32>, #b>, %bptrs: tensor<1x1024x!tt.ptr<f32>, #b>) {
+    %x = tt.load %xptrs : tensor<8x1024x!tt.ptr<f16>, #a> -> tensor<8x1024xf16, #a>
+    %xf = arith.extf %x : tensor<8x1024xf16, #a> to tensor<8x1024xf32, #a>
+    %n = arith.mulf %xf, %xf : tensor<8x1024xf32, #a>
+    %w = tt.load %wptrs : tensor<1x1024x!tt.ptr<f32>, #b> -> tensor<1x1024xf32, #b>
+    %b = tt.load %bptrs : tensor<1x1024x!tt.ptr<f32>, #b> -> tensor<1x1024xf32, #b>
+    %nb = ttg.convert_layout %n : tensor<8x1024xf32, #a> -> tensor<8x1024xf32, #b>
+    %wb = tt.broadcast %w : tensor<1x1024xf32, #b> -> tensor<8x1024xf32, #b>
+    %y = arith.mulf %nb, %wb : tensor<8x1024xf32, #b>
+    %bb = tt.broadcast %b : tensor<1x1024xf32, #b> -> tensor<8x1024xf32, #b>
+    %z = arith.addf %y, %bb : tensor<8x1024xf32, #b>
+    %h = arith.truncf %z : tensor<8x1024xf32, #b> to tensor<8x1024xf16, #b>
+    %ha = ttg.convert_layout %h : tensor<8x1024xf16, #b> -> tensor<8x1024xf16, #a>
+    tt.store %xptrs, %ha : tensor<8x1024x!tt.ptr<f16>, #a>, tensor<8x1024xf16, #a>
+    func.return
+  }
+}
