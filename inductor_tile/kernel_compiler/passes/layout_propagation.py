@@ -13,8 +13,10 @@ disappears) and follows the change through `%y`'s users, as `layout_constraints`
 - anything else (loads, stores and atomics keep their coalesced layout, reshapes, ...) keeps the
   old layout through a new conversion.
 The plan is applied only when it removes more conversions than it adds, each weighted by
-LOOP_WEIGHT per enclosing loop (a conversion moved out of a loop is a gain), so repeated
-application terminates. Conflicting demands (one value needed in two layouts) drop it.
+LOOP_WEIGHT per enclosing loop (a conversion moved out of a loop is a gain) and, for a
+conversion of a row that is broadcast after it (or will be, once narrow_conversions moves it
+above the broadcast), by its share of the broadcast's bytes; so repeated application
+terminates. Conflicting demands (one value needed in two layouts) drop it.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ Rounds of four steps, until nothing changes:
    math, broadcasts); where that stops at one value that a broadcast or an extension
    widens, convert that value instead (fewer bytes) and rebuild the rest above it;
 4. dead code elimination, so that producers left without users do not count as uses.
-Every step keeps the IR verifying; the number of conversions never grows.
+Every step keeps the IR verifying; the conversions' cost never grows (their number, each
+weighted by its loops, a conversion of a row broadcast afterwards counting its share of the
+broadcast's bytes: `layout_propagation.conversion_cost`).
 """
 
 from __future__ import annotations
