@@ -87,6 +87,7 @@ class Plan:
         count = sum(weight(op) for op, _, _ in self.keeps)
         wanted = {(op, index): layout for op, index, layout in self.needs}
         dying: set[Operation] = set()
+        converted: list[tuple[SSAValue, Layout, Operation]] = []
         for op, index, layout in self.needs:
             value = op.operands[index]
             if self.layouts.get(value, value_layout(value)) == layout:
@@ -100,8 +101,13 @@ class Plan:
                 continue
             if isinstance(source, ConvertLayoutOp) and only_here:
                 continue  # the conversion is retargeted (folded with the new one): still one
-            count += weight(op) * self._share(value, layout, op, narrowing)
-        return count - sum(conversion_cost(convert) for convert in dying)
+            converted.append((value, layout, op))
+        freed = sum(conversion_cost(convert) for convert in dying)
+        added = count + sum(weight(op) for _, _, op in converted) - freed
+        if narrowing is None or added < self.removed:
+            return added  # pays without narrowing: no need to look further
+        return count + sum(weight(op) * self._share(value, layout, op, narrowing)
+                           for value, layout, op in converted) - freed
 
     def _share(self, value: SSAValue, layout: Layout, user: Operation, narrowing: Rematerializer | None) -> float:
         """The bytes a conversion of `value` to `layout` moves once narrowed, over its own (1: not

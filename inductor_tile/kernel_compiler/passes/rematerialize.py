@@ -112,6 +112,7 @@ class Rematerializer:
         self.values = values or {}  # distinct elements of loads (`load_values`); default: all
         self.origins = origins if origins is not None else {}  # each rebuilt op -> the op it copies
         self._can: dict[tuple[SSAValue, Layout], bool] = {}
+        self._walks: dict[tuple[SSAValue, Layout], tuple[set[Operation], set[tuple[SSAValue, Layout]]]] = {}
         self._built: dict[tuple[SSAValue, Layout], SSAValue] = {}
 
     def can(self, value: SSAValue, layout: Layout, depth: int = 0) -> bool:
@@ -143,6 +144,8 @@ class Rematerializer:
     def _walk(self, value: SSAValue, layout: Layout) -> tuple[set[Operation], set[tuple[SSAValue, Layout]]]:
         """The ops that rebuilding `value` in `layout` copies, and the operands it converts (call
         only when `can` said yes)."""
+        if (value, layout) in self._walks:
+            return self._walks[value, layout]
         rebuilt: set[Operation] = set()
         converted: set[tuple[SSAValue, Layout]] = set()
         stack = [(value, layout)]
@@ -159,6 +162,7 @@ class Rematerializer:
                 stack.append((op.src, wanted))
             else:
                 stack.extend((w, _operand_layout(op, wanted)) for w in op.operands if is_tensor(w))
+        self._walks[value, layout] = rebuilt, converted
         return rebuilt, converted
 
     def computed_twice(self, value: SSAValue, layout: Layout, convert: Operation) -> list[Operation]:

@@ -58,17 +58,27 @@ def fold_conversions(func_op: func.FuncOp) -> bool:
     return changed
 
 
-def _try_plan(converts: list[ConvertLayoutOp], num_threads: int, values: dict | None,
-              origins: dict | None) -> bool:
+class _Judges:
+    """The rematerializers that plans are judged with (plain and narrowing), shared by the plans
+    until one changes the IR (their answers are memoized)."""
+
+    def __init__(self, num_threads: int, values: dict | None) -> None:
+        self.num_threads, self.values = num_threads, values
+        self.reset()
+
+    def reset(self) -> None:
+        self.plain = Rematerializer(self.num_threads, self.values)
+        self.narrowing = Rematerializer(self.num_threads, self.values, narrowing=True)
+
+
+def _try_plan(converts: list[ConvertLayoutOp], judges: _Judges, origins: dict | None) -> bool:
     if any(c.parent is None or value_layout(c.src) == value_layout(c.result) for c in converts):
         return False  # erased by an earlier plan, or folded next round
     plan = plan_forward(converts)
-    if plan is None:
+    if plan is None or plan.added(judges.plain, judges.narrowing) >= plan.removed:
         return False
-    narrowing = Rematerializer(num_threads, values, narrowing=True)
-    if plan.added(Rematerializer(num_threads, values), narrowing) >= plan.removed:
-        return False
-    apply_plan(plan, num_threads, values, origins)
+    apply_plan(plan, judges.num_threads, judges.values, origins)
+    judges.reset()
     return True
 
 
@@ -77,8 +87,9 @@ def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | Non
     """Apply every forward-propagation plan that removes conversions: one conversion at a time,
     then, when none pays alone, all conversions from one layout together."""
     changed = False
+    judges = _Judges(num_threads, values)
     for convert in _conversions(func_op):
-        changed |= _try_plan([convert], num_threads, values, origins)
+        changed |= _try_plan([convert], judges, origins)
     if changed:
         return True
     groups: dict[object, list[ConvertLayoutOp]] = {}
@@ -86,7 +97,7 @@ def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | Non
         groups.setdefault(value_layout(convert.src), []).append(convert)
     for group in groups.values():
         if len(group) > 1:
-            changed |= _try_plan(group, num_threads, values, origins)
+            changed |= _try_plan(group, judges, origins)
     return changed
 
 
@@ -115,17 +126,18 @@ def narrow_conversions(func_op: func.FuncOp, num_threads: int, values: dict | No
     conversion of fewer bytes and the elements computed twice on top are no more than the 32-bit
     words it no longer moves through shared memory."""
     changed = False
+    remat = Rematerializer(num_threads, values, origins, narrowing=True)
     for convert in _conversions(func_op):
         wanted = value_layout(convert.result)
         assert wanted is not None
         if convert.parent is None or value_layout(convert.src) == wanted:
             continue
-        remat = Rematerializer(num_threads, values, origins, narrowing=True)  # fresh: the IR changes
         if narrowed_operand(remat, convert.src, wanted, convert) is None:
             continue
         convert.result.replace_all_uses_with(remat.build(convert.src, wanted))
         _erase(convert)
         changed = True
+        remat = Rematerializer(num_threads, values, origins, narrowing=True)  # the IR changed
     return changed
 
 
