@@ -6,6 +6,8 @@ accesses, padding) on an NVIDIA GPU.
   poisoned, compared exactly against the input in float64).
 - BERT's layer-norm backward (three conversions: [1, 1024] weight, fp32 and fp16 [8, 1024] tiles), rows
   not a multiple of the block, against torch in float64.
+- A layer norm with fp32 weight and bias and an RMSNorm backward with an fp32 weight, whose [1, N] rows
+  convert before their broadcast (remove-layout-conversions' narrowing), against torch in float64.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch
 
 from convert_ptx_sim import conversion_kernel
 from test_convert_ptx_sim import CASES, RESHAPES
+from test_narrowed_conversion_ptx_sim import layer_norm_forward_kernel, rms_norm_backward_kernel
 from test_nvidia_ptx import layer_norm_backward_kernel
 
 pytestmark = pytest.mark.gpu
@@ -78,3 +81,28 @@ def test_layer_norm_backward(rows):
     scale = want.abs().max()
     assert ((dx.cpu().double() - want).abs().max() / scale) < 1e-5
     assert ((dx_half.cpu().double() - want.half().double() * keep).abs().max() / scale) < 2e-3
+
+
+@pytest.mark.parametrize("rows", [8, 100, 1000])
+def test_layer_norm_forward_with_fp32_weight(rows):
+    gen = torch.Generator().manual_seed(6)
+    x = torch.randn(rows, 768, generator=gen).half()
+    w, b = torch.randn(768, generator=gen), torch.randn(768, generator=gen)
+    want = torch.nn.functional.layer_norm(x.double(), (768,), w.double(), b.double(), eps=1e-5)
+    y = torch.full((rows, 768), float("nan"), dtype=torch.float16).cuda()
+    layer_norm_forward_kernel[((rows + 7) // 8,)](x.cuda(), w.cuda(), b.cuda(), y, rows, XBLOCK=8, RBLOCK=1024,
+                                                  num_warps=4)
+    assert ((y.cpu().double() - want).abs() <= 2.0 ** -10 * want.abs() + 1e-3).all()
+
+
+@pytest.mark.parametrize("rows", [2, 101, 1000])
+def test_rms_norm_backward_with_fp32_weight(rows):
+    gen = torch.Generator().manual_seed(7)
+    dy, x = torch.randn(rows, 4096, generator=gen).half(), torch.randn(rows, 4096, generator=gen).half()
+    w, rstd = torch.randn(4096, generator=gen), torch.rand(rows, generator=gen) + 0.5
+    dyw, r = dy.double() * w.double(), rstd.double()[:, None]
+    want = r * dyw - x.double() * (r**3 * (dyw * x.double()).sum(1, keepdim=True) / 4096)
+    dx = torch.full((rows, 4096), float("nan")).cuda()
+    rms_norm_backward_kernel[((rows + 1) // 2,)](dy.cuda(), x.cuda(), w.cuda(), rstd.cuda(), dx, rows, XBLOCK=2,
+                                                 RBLOCK=4096, num_warps=8)
+    assert ((dx.cpu().double() - want).abs().max() / want.abs().max()) < 1e-5

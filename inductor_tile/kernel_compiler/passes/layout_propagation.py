@@ -13,8 +13,10 @@ disappears) and follows the change through `%y`'s users, as `layout_constraints`
 - anything else (loads, stores and atomics keep their coalesced layout, reshapes, ...) keeps the
   old layout through a new conversion.
 The plan is applied only when it removes more conversions than it adds, each weighted by
-LOOP_WEIGHT per enclosing loop (a conversion moved out of a loop is a gain), so repeated
-application terminates. Conflicting demands (one value needed in two layouts) drop it.
+LOOP_WEIGHT per enclosing loop (a conversion moved out of a loop is a gain) and, for a
+conversion of a row that is broadcast after it (or will be, once narrow_conversions moves it
+above the broadcast), by its share of the broadcast's bytes; so repeated application
+terminates. Conflicting demands (one value needed in two layouts) drop it.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from ..ir import tt
 from ..ir.layouts import Layout, Slice
 from ..ir.tt_memory import MEMORY_OPS
+from ..ir.tt_types import numel, shape_of
 from ..ir.ttg import ConvertLayoutOp, convert_to
 from .layout_constraints import is_elementwise, is_tensor, retype, value_layout
-from .rematerialize import Rematerializer
+from .rematerialize import Rematerializer, narrowed_operand, tile_bytes
 
 Use = tuple[Operation, int, Layout]  # (op, operand index, layout the operand must have)
 LOOP_WEIGHT = 8
@@ -44,6 +47,18 @@ def weight(op: Operation) -> int:
     return LOOP_WEIGHT**depth
 
 
+def conversion_cost(convert: ConvertLayoutOp) -> float:
+    """`weight(convert)`, scaled down for a conversion that only feeds broadcasts (as
+    narrow_conversions leaves them) by the share of the broadcast value's bytes it moves: a [1, N] row
+    broadcast to [8, N] costs 1/8, as much as the plans that narrow it count for it. (Conversions are
+    otherwise counted whatever their element type: an fp16 tile's costs as much as an fp32 tile's.)"""
+    users = [use.operation for use in convert.result.uses]
+    widened = [op.results[0] for op in users if isinstance(op, tt.BroadcastOp)]
+    if users and len(widened) == len(users):
+        return weight(convert) * tile_bytes(convert.result) / max(tile_bytes(value) for value in widened)
+    return weight(convert)
+
+
 class _Conflict(Exception):
     """A value would need two layouts at once."""
 
@@ -56,19 +71,23 @@ class Plan:
     op_layouts: dict[Operation, Layout] = field(default_factory=dict)
     needs: list[Use] = field(default_factory=list)  # operands wanted in a layout (maybe satisfied)
     keeps: list[Use] = field(default_factory=list)  # uses that keep the old layout via a conversion
-    removed: int = 0  # weight of the conversions that go away
+    removed: float = 0  # cost (`conversion_cost`) of the conversions that go away
 
-    def added(self, remat: Rematerializer) -> int:
+    def added(self, remat: Rematerializer, narrowing: Rematerializer | None = None) -> float:
         """The weight of the conversions the plan would insert, less that of the conversions it
         leaves without users: an operand converted from the wanted layout is read at its source,
         and a conversion all of whose users are moved there dies (a reduction whose loads all
         were converted to the default layout moves to theirs in one plan, as under Triton).
         An operand that is a conversion used only by the plan's ops costs nothing: the new
         conversion folds with it into one (a norm's weight row converted to the default layout
-        is converted to the loads' layout instead)."""
+        is converted to the loads' layout instead). With a `narrowing` rematerializer, an operand
+        that narrow_conversions will convert before a broadcast counts the share of the bytes that
+        conversion moves (a [1, N] row broadcast to [8, N]: 1/8; one narrowed before an extension
+        only, as one conversion)."""
         count = sum(weight(op) for op, _, _ in self.keeps)
         wanted = {(op, index): layout for op, index, layout in self.needs}
         dying: set[Operation] = set()
+        converted: list[tuple[SSAValue, Layout, Operation]] = []
         for op, index, layout in self.needs:
             value = op.operands[index]
             if self.layouts.get(value, value_layout(value)) == layout:
@@ -82,14 +101,29 @@ class Plan:
                 continue
             if isinstance(source, ConvertLayoutOp) and only_here:
                 continue  # the conversion is retargeted (folded with the new one): still one
-            count += weight(op)
-        return count - sum(weight(convert) for convert in dying)
+            converted.append((value, layout, op))
+        freed = sum(conversion_cost(convert) for convert in dying)
+        added = count + sum(weight(op) for _, _, op in converted) - freed
+        if narrowing is None or added < self.removed:
+            return added  # pays without narrowing: no need to look further
+        return count + sum(weight(op) * self._share(value, layout, op, narrowing)
+                           for value, layout, op in converted) - freed
+
+    def _share(self, value: SSAValue, layout: Layout, user: Operation, narrowing: Rematerializer | None) -> float:
+        """The bytes a conversion of `value` to `layout` moves once narrowed, over its own (1: not
+        narrowed; values the plan retypes are not narrowed)."""
+        if narrowing is None or value in self.layouts:
+            return 1.0
+        narrow = narrowed_operand(narrowing, value, layout, user)
+        if narrow is None or narrow in self.layouts or numel(shape_of(narrow.type)) == numel(shape_of(value.type)):
+            return 1.0
+        return tile_bytes(narrow) / tile_bytes(value)
 
 
 class _Planner:
     def __init__(self, converts: list[ConvertLayoutOp]):
         self.converts = converts
-        self.plan = Plan(removed=sum(weight(convert) for convert in converts))
+        self.plan = Plan(removed=sum(conversion_cost(convert) for convert in converts))
         self.worklist: list[SSAValue] = []
 
     def run(self) -> Plan:
@@ -125,7 +159,7 @@ class _Planner:
             return
         if isinstance(op, ConvertLayoutOp):
             if value_layout(op.result) == new:
-                self.plan.removed += weight(op)
+                self.plan.removed += conversion_cost(op)
         elif isinstance(op, MEMORY_OPS):
             self.plan.keeps.append((op, index, old))
         elif is_elementwise(op):

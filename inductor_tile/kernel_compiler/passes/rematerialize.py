@@ -17,6 +17,12 @@ Never rebuilt: other loads, reductions, loop-carried values, reshapes.
 Each rebuilt op is inserted right after its original, so it dominates every use the
 original dominates.
 
+Narrowing (``narrowing=True``): where an op that widens its one operand (a broadcast, an
+`arith.extf`/`extsi`/... of fewer bytes) meets an operand that cannot be rebuilt, the operand
+is converted instead and the op rebuilt on the converted value: a conversion moved above the
+broadcast of a [1, N] weight row to [8, N] moves 8x fewer bytes through shared memory (as
+Triton hoists conversions over broadcasts and extensions). `narrowed` lists those operands.
+
 How far up it goes: producers up to ``MAX_DEPTH`` steps above the conversion, when at most
 ``MAX_DUPLICATED`` of the ops rebuilt keep other users (those are computed twice; the rest
 move to the new layout and the originals die). So a long chain of elementwise ops that only
@@ -26,7 +32,7 @@ a deep chain that the rest of the kernel also uses is converted once.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import TensorType
+from xdsl.dialects.builtin import AnyFloat, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import is_side_effect_free
 from xdsl.transforms.dead_code_elimination import region_dce
@@ -34,7 +40,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from ..ir import tt
 from ..ir.layouts import Layout, Slice
 from ..ir.tt_memory import LoadOp, StoreOp
-from ..ir.tt_types import numel, shape_of
+from ..ir.tt_types import element_of, numel, shape_of
 from ..analysis.axis_info import compute_axis_info
 from ..ir.ttg import ConvertLayoutOp, convert_to, with_layout
 from .layout_constraints import is_elementwise, is_tensor, value_layout
@@ -68,6 +74,24 @@ def load_values(func_op: Operation) -> dict[Operation, int]:
     return counts
 
 
+def tile_bytes(value: SSAValue) -> int:
+    """Bytes a tensor value occupies (pointers 8 bytes, i1 one byte an element)."""
+    element = element_of(value.type)
+    bits = element.bitwidth if isinstance(element, IntegerType | AnyFloat) else 64
+    return numel(shape_of(value.type)) * max(8, bits) // 8
+
+
+def widens(op: Operation) -> SSAValue | None:
+    """The one tensor operand of `op` when `op` computes more bytes from it in the same layout (a
+    broadcast, an extension); None for any other op."""
+    operands = [v for v in op.operands if is_tensor(v)]
+    if len(operands) != 1 or len(op.results) != 1:
+        return None
+    if not isinstance(op, tt.BroadcastOp) and not (is_elementwise(op) and is_side_effect_free(op)):
+        return None
+    return operands[0] if tile_bytes(operands[0]) < tile_bytes(op.results[0]) else None
+
+
 def _rebuildable_op(op: Operation, num_threads: int, values: dict[Operation, int]) -> bool:
     if isinstance(op, tt.SplatOp | tt.MakeRangeOp | tt.BroadcastOp | tt.ExpandDimsOp):
         return True
@@ -81,11 +105,14 @@ class Rematerializer:
     shared producer is rebuilt once. Use a fresh one after the IR changes otherwise."""
 
     def __init__(self, num_threads: int = 0, values: dict[Operation, int] | None = None,
-                 origins: dict[Operation, Operation] | None = None) -> None:
+                 origins: dict[Operation, Operation] | None = None, narrowing: bool = False) -> None:
         self.num_threads = num_threads  # loads this small may be rebuilt (0: no load is)
+        self.narrowing = narrowing  # convert a widening op's operand where it cannot be rebuilt
+        self.narrowed: set[tuple[SSAValue, Layout]] = set()  # operands converted, not rebuilt
         self.values = values or {}  # distinct elements of loads (`load_values`); default: all
         self.origins = origins if origins is not None else {}  # each rebuilt op -> the op it copies
         self._can: dict[tuple[SSAValue, Layout], bool] = {}
+        self._walks: dict[tuple[SSAValue, Layout], tuple[set[Operation], set[tuple[SSAValue, Layout]]]] = {}
         self._built: dict[tuple[SSAValue, Layout], SSAValue] = {}
 
     def can(self, value: SSAValue, layout: Layout, depth: int = 0) -> bool:
@@ -107,28 +134,55 @@ class Rematerializer:
         if not _rebuildable_op(op, self.num_threads, self.values):
             return False
         wanted = _operand_layout(op, layout)
-        return all(self.can(v, wanted, depth + 1) for v in op.operands if is_tensor(v))
+        if all(self.can(v, wanted, depth + 1) for v in op.operands if is_tensor(v)):
+            return True
+        if self.narrowing and (operand := widens(op)) is not None:
+            self.narrowed.add((operand, wanted))
+            return True
+        return False
 
-    def duplicated(self, value: SSAValue, layout: Layout, convert: Operation) -> int:
-        """How many ops rebuilding `value` in `layout` would compute twice: those with users
-        other than the ops rebuilt and `convert` (call only when `can` said yes). Splats and
-        ranges do not count: they cost nothing."""
+    def _walk(self, value: SSAValue, layout: Layout) -> tuple[set[Operation], set[tuple[SSAValue, Layout]]]:
+        """The ops that rebuilding `value` in `layout` copies, and the operands it converts (call
+        only when `can` said yes)."""
+        if (value, layout) in self._walks:
+            return self._walks[value, layout]
         rebuilt: set[Operation] = set()
+        converted: set[tuple[SSAValue, Layout]] = set()
         stack = [(value, layout)]
         while stack:
             v, wanted = stack.pop()
             op = v.owner
             if value_layout(v) == wanted or not isinstance(op, Operation) or op in rebuilt:
                 continue
+            if (v, wanted) in self.narrowed and not self.can(v, wanted):
+                converted.add((v, wanted))
+                continue
             rebuilt.add(op)
             if isinstance(op, ConvertLayoutOp):
                 stack.append((op.src, wanted))
             else:
                 stack.extend((w, _operand_layout(op, wanted)) for w in op.operands if is_tensor(w))
+        self._walks[value, layout] = rebuilt, converted
+        return rebuilt, converted
+
+    def computed_twice(self, value: SSAValue, layout: Layout, convert: Operation) -> list[Operation]:
+        """The ops that rebuilding `value` in `layout` would compute twice: those with users other
+        than the ops rebuilt and `convert` (call only when `can` said yes). Splats and ranges are
+        left out: they cost nothing."""
+        rebuilt, _ = self._walk(value, layout)
         keep = rebuilt | {convert}
         free = ConvertLayoutOp | tt.SplatOp | tt.MakeRangeOp
-        return sum(1 for op in rebuilt if not isinstance(op, free)
-                   and any(use.operation not in keep for result in op.results for use in result.uses))
+        return [op for op in rebuilt if not isinstance(op, free)
+                and any(use.operation not in keep for result in op.results for use in result.uses)]
+
+    def duplicated(self, value: SSAValue, layout: Layout, convert: Operation) -> int:
+        """How many ops rebuilding `value` in `layout` would compute twice (`computed_twice`)."""
+        return len(self.computed_twice(value, layout, convert))
+
+    def conversions(self, value: SSAValue, layout: Layout) -> list[SSAValue]:
+        """The operands that rebuilding `value` in `layout` converts (narrowing; call only when
+        `can` said yes)."""
+        return [v for v, _ in self._walk(value, layout)[1]]
 
     def build(self, value: SSAValue, layout: Layout) -> SSAValue:
         """`value` in `layout` (call only when `can` said yes)."""
@@ -138,13 +192,31 @@ class Rematerializer:
         if key in self._built:
             return self._built[key]
         op = value.owner
-        assert isinstance(op, Operation), "block arguments cannot be rebuilt"
-        if isinstance(op, ConvertLayoutOp):
+        if key in self.narrowed and not self.can(value, layout):
+            rebuilt = self._convert(value, layout)
+        elif isinstance(op, ConvertLayoutOp):
             rebuilt = self.build(op.src, layout)
         else:
+            assert isinstance(op, Operation), "block arguments cannot be rebuilt"
             rebuilt = self._clone(op, layout)
         self._built[key] = rebuilt
         return rebuilt
+
+    @staticmethod
+    def _convert(value: SSAValue, layout: Layout) -> SSAValue:
+        """A conversion of `value` to `layout`, placed right after its definition."""
+        convert = convert_to(value, layout)
+        if isinstance(value.owner, Operation):
+            block = value.owner.parent_block()
+            assert block is not None
+            block.insert_op_after(convert, value.owner)
+        else:
+            block = value.owner
+            if block.first_op is None:
+                block.add_op(convert)
+            else:
+                block.insert_op_before(convert, block.first_op)
+        return convert.result
 
     def _clone(self, op: Operation, layout: Layout) -> SSAValue:
         wanted = _operand_layout(op, layout)
@@ -165,6 +237,29 @@ class Rematerializer:
         if op in self.values:  # a copy reads what its original reads
             self.values[clone] = self.values[op]
         return clone.results[0]
+
+
+def _recomputed_elements(ops: list[Operation]) -> int:
+    """Elements that ops computed twice compute again (broadcasts and expand_dims rename registers:
+    free)."""
+    return sum(numel(shape_of(op.results[0].type)) for op in ops
+               if not isinstance(op, tt.BroadcastOp | tt.ExpandDimsOp))
+
+
+def narrowed_operand(remat: Rematerializer, value: SSAValue, layout: Layout, user: Operation) -> SSAValue | None:
+    """The one value whose conversion, with the ops above it rebuilt, gives `value` in `layout` for
+    fewer bytes than converting `value` itself (`remat` narrowing); None when there is none or when
+    the elements computed twice (ops with users other than `user` and the rebuilt ones) are more
+    than the 32-bit words no longer moved through shared memory."""
+    if not remat.can(value, layout):
+        return None
+    converted = remat.conversions(value, layout)
+    if len(converted) != 1:
+        return None  # more conversions than one (or none: plain rematerialization)
+    saved = tile_bytes(value) - tile_bytes(converted[0])
+    if saved <= 0 or _recomputed_elements(remat.computed_twice(value, layout, user)) > saved // 4:
+        return None
+    return converted[0]
 
 
 def merge_duplicated_chains(func_op: Operation, origins: dict[Operation, Operation]) -> bool:

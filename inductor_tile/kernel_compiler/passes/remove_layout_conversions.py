@@ -8,9 +8,12 @@ Rounds of four steps, until nothing changes:
    when no single conversion pays, all conversions from one layout are planned together;
 3. backward rematerialization (`rematerialize`): rebuild a converted value directly in
    the wanted layout when all its producers are cheap (splats, ranges, elementwise index
-   math, broadcasts);
+   math, broadcasts); where that stops at one value that a broadcast or an extension
+   widens, convert that value instead (fewer bytes) and rebuild the rest above it;
 4. dead code elimination, so that producers left without users do not count as uses.
-Every step keeps the IR verifying; the number of conversions never grows.
+Every step keeps the IR verifying; the conversions' cost never grows (their number, each
+weighted by its loops, a conversion of a row broadcast afterwards counting its share of the
+broadcast's bytes: `layout_propagation.conversion_cost`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from xdsl.transforms.dead_code_elimination import region_dce
 from ..ir.ttg import ConvertLayoutOp, launch_shape
 from .layout_constraints import functions, value_layout
 from .layout_propagation import apply_plan, plan_forward
-from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values, merge_duplicated_chains
+from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values, merge_duplicated_chains, narrowed_operand
 
 MAX_ROUNDS = 16
 
@@ -55,14 +58,27 @@ def fold_conversions(func_op: func.FuncOp) -> bool:
     return changed
 
 
-def _try_plan(converts: list[ConvertLayoutOp], num_threads: int, values: dict | None,
-              origins: dict | None) -> bool:
+class _Judges:
+    """The rematerializers that plans are judged with (plain and narrowing), shared by the plans
+    until one changes the IR (their answers are memoized)."""
+
+    def __init__(self, num_threads: int, values: dict | None) -> None:
+        self.num_threads, self.values = num_threads, values
+        self.reset()
+
+    def reset(self) -> None:
+        self.plain = Rematerializer(self.num_threads, self.values)
+        self.narrowing = Rematerializer(self.num_threads, self.values, narrowing=True)
+
+
+def _try_plan(converts: list[ConvertLayoutOp], judges: _Judges, origins: dict | None) -> bool:
     if any(c.parent is None or value_layout(c.src) == value_layout(c.result) for c in converts):
         return False  # erased by an earlier plan, or folded next round
     plan = plan_forward(converts)
-    if plan is None or plan.added(Rematerializer(num_threads, values)) >= plan.removed:
+    if plan is None or plan.added(judges.plain, judges.narrowing) >= plan.removed:
         return False
-    apply_plan(plan, num_threads, values, origins)
+    apply_plan(plan, judges.num_threads, judges.values, origins)
+    judges.reset()
     return True
 
 
@@ -71,8 +87,9 @@ def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | Non
     """Apply every forward-propagation plan that removes conversions: one conversion at a time,
     then, when none pays alone, all conversions from one layout together."""
     changed = False
+    judges = _Judges(num_threads, values)
     for convert in _conversions(func_op):
-        changed |= _try_plan([convert], num_threads, values, origins)
+        changed |= _try_plan([convert], judges, origins)
     if changed:
         return True
     groups: dict[object, list[ConvertLayoutOp]] = {}
@@ -80,7 +97,7 @@ def propagate_forward(func_op: func.FuncOp, num_threads: int, values: dict | Non
         groups.setdefault(value_layout(convert.src), []).append(convert)
     for group in groups.values():
         if len(group) > 1:
-            changed |= _try_plan(group, num_threads, values, origins)
+            changed |= _try_plan(group, judges, origins)
     return changed
 
 
@@ -102,6 +119,28 @@ def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict |
     return changed
 
 
+def narrow_conversions(func_op: func.FuncOp, num_threads: int, values: dict | None = None,
+                       origins: dict | None = None) -> bool:
+    """Move conversions above the broadcasts and extensions that feed them: convert the [1, N] row
+    (or the fp16 tile) and broadcast (or extend) it again in the wanted layout, when that takes one
+    conversion of fewer bytes and the elements computed twice on top are no more than the 32-bit
+    words it no longer moves through shared memory."""
+    changed = False
+    remat = Rematerializer(num_threads, values, origins, narrowing=True)
+    for convert in _conversions(func_op):
+        wanted = value_layout(convert.result)
+        assert wanted is not None
+        if convert.parent is None or value_layout(convert.src) == wanted:
+            continue
+        if narrowed_operand(remat, convert.src, wanted, convert) is None:
+            continue
+        convert.result.replace_all_uses_with(remat.build(convert.src, wanted))
+        _erase(convert)
+        changed = True
+        remat = Rematerializer(num_threads, values, origins, narrowing=True)  # the IR changed
+    return changed
+
+
 @dataclass(frozen=True)
 class RemoveLayoutConversionsPass(ModulePass):
     """Fold, propagate forward and rematerialize until no conversion can go."""
@@ -118,6 +157,7 @@ class RemoveLayoutConversionsPass(ModulePass):
                 changed |= propagate_forward(func_op, num_warps * lanes, values, origins)
                 changed |= fold_conversions(func_op)
                 changed |= rematerialize_sources(func_op, num_warps * lanes, values, origins)
+                changed |= narrow_conversions(func_op, num_warps * lanes, values, origins)
                 region_dce(func_op.body)
                 if not changed:
                     break
