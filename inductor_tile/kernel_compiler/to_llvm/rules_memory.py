@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from ..ir.layouts import Blocked, LayoutMap
+from ..ir.tt_memory import NO_HINTS, AccessHints, access_hints
 from . import half
 from .compact_constants import SplatConstant
 from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, guarded, intrinsic_suffix, lowering
@@ -70,7 +71,7 @@ _MAX_SHARED_SLOTS = 256
 
 
 def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addresses: ir.Value,
-            mask: ir.Value | None, other: ir.Value) -> ir.Value:
+            mask: ir.Value | None, other: ir.Value, hints: AccessHints = NO_HINTS) -> ir.Value:
     """A gather on GPU targets that loads each element once per thread: slots that axis info proves
     to share their address and mask bit (a broadcast operand, `x[i // 1024]`), with an `other` that
     is one constant, get the value of the group's first slot; the others share the mask bits."""
@@ -78,7 +79,7 @@ def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addr
     info = ctx.axis_info.get(ptr) if ctx.axis_info else None
     if info is None or ctx.target.per_element_masks or addresses.type.count > _MAX_SHARED_SLOTS \
             or not _one_constant(other):
-        return ctx.target.gather(ctx.builder, addresses, mask, other)
+        return ctx.target.gather(ctx.builder, addresses, mask, other, hints)
     constancy = list(info.constancy)
     mask_info = ctx.axis_info.get(mask_ssa) if mask_ssa is not None else None
     if mask_ssa is not None:
@@ -87,9 +88,10 @@ def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addr
     leaders = constancy_leaders(ctx.layout_map(ptr.type), constancy)
     unique = sorted(set(leaders))
     if len(unique) == len(leaders):
-        return ctx.target.gather(ctx.builder, addresses, mask, other)
+        return ctx.target.gather(ctx.builder, addresses, mask, other, hints)
     loaded = ctx.target.gather(ctx.builder, ctx.shuffle(addresses, unique),
-                               ctx.shuffle(mask, unique) if mask is not None else None, ctx.shuffle(other, unique))
+                               ctx.shuffle(mask, unique) if mask is not None else None, ctx.shuffle(other, unique),
+                               hints)
     return ctx.shuffle(loaded, [unique.index(leader) for leader in leaders])
 
 
@@ -152,6 +154,7 @@ def _concat(ctx: LoweringContext, parts: list[ir.Value]) -> ir.Value:
 def lower_load(ctx: LoweringContext, op: Operation) -> None:
     b = ctx.builder
     ptr_ssa, mask_ssa, other_ssa = op.ptr, op.mask, op.other
+    hints = access_hints(op)
     result_type = op.results[0].type
     element_ir = ctx.memory_type(result_type.element_type if isinstance(result_type, TensorType) else result_type)
     is_bool = ctx.scalar_type(result_type.element_type if isinstance(result_type, TensorType) else result_type) == I1
@@ -159,7 +162,7 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
     mask = ctx.get(mask_ssa) if mask_ssa is not None else None
     other = ctx.get(other_ssa) if other_ssa is not None else None
     if not isinstance(result_type, TensorType):
-        value = _scalar_load(ctx, addresses, mask, other, element_ir, is_bool)
+        value = _scalar_load(ctx, addresses, mask, other, element_ir, is_bool, hints)
         ctx.set(op.results[0], value)
         return
     n = addresses.type.count
@@ -172,7 +175,7 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
         other_mem = other
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        loaded = _gather(ctx, ptr_ssa, mask_ssa, addresses, mask, other_mem)
+        loaded = _gather(ctx, ptr_ssa, mask_ssa, addresses, mask, other_mem, hints)
     else:
         parts = []
         for start in range(0, n, run):
@@ -180,7 +183,8 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
             part_mask = _split(ctx, mask, start, run) if mask is not None else None
             if part_mask is not None and not ctx.target.per_element_masks:
                 part_mask = b.extract_element(part_mask, ir.Constant(I32, 0))
-            parts.append(ctx.target.load_contiguous(b, address, part_mask, _split(ctx, other_mem, start, run), alignment))
+            parts.append(ctx.target.load_contiguous(b, address, part_mask, _split(ctx, other_mem, start, run), alignment,
+                                                    hints))
         loaded = _concat(ctx, parts)
     if is_bool:
         loaded = b.icmp_unsigned("!=", loaded, ir.Constant(vec_type, [0] * n))
@@ -188,11 +192,11 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
 
 
 def _scalar_load(ctx: LoweringContext, address: ir.Value, mask: ir.Value | None, other: ir.Value | None,
-                 element: ir.Type, is_bool: bool) -> ir.Value:
+                 element: ir.Type, is_bool: bool, hints: AccessHints) -> ir.Value:
     """A scalar load: the target's (NVIDIA: one predicated load), else a branch around it when masked."""
     b = ctx.builder
     other_mem = (b.zext(other, element) if is_bool else other) if other is not None else _zero(element)
-    loaded = ctx.target.load_scalar(b, address, mask, other_mem) if mask is not None else None
+    loaded = ctx.target.load_scalar(b, address, mask, other_mem, hints) if mask is not None or hints else None
     if loaded is not None:
         return b.icmp_unsigned("!=", loaded, ir.Constant(I8, 0)) if is_bool else loaded
     pointer = _global_pointer(ctx, address)
@@ -209,6 +213,7 @@ def _scalar_load(ctx: LoweringContext, address: ir.Value, mask: ir.Value | None,
 def lower_store(ctx: LoweringContext, op: Operation) -> None:
     b = ctx.builder
     ptr_ssa, value_ssa, mask_ssa = op.ptr, op.value, op.mask
+    hints = access_hints(op)
     value_type = value_ssa.type
     scalar_ty = value_type.element_type if isinstance(value_type, TensorType) else value_type
     element_ir = ctx.memory_type(scalar_ty)
@@ -218,7 +223,7 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     if is_bool:
         value = b.zext(value, ir.VectorType(I8, value.type.count) if isinstance(value.type, ir.VectorType) else I8)
     if not isinstance(value_type, TensorType):
-        if mask is not None and ctx.target.store_scalar(b, addresses, value, mask):
+        if (mask is not None or hints) and ctx.target.store_scalar(b, addresses, value, mask, hints):
             return
         pointer = _global_pointer(ctx, addresses)
         if mask is None:
@@ -230,14 +235,14 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     n = addresses.type.count
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        ctx.target.scatter(b, addresses, value, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask))
+        ctx.target.scatter(b, addresses, value, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask), hints)
         return
     for start in range(0, n, run):
         address = b.extract_element(addresses, ir.Constant(I32, start))
         part_mask = _split(ctx, mask, start, run) if mask is not None else None
         if part_mask is not None and not ctx.target.per_element_masks:
             part_mask = b.extract_element(part_mask, ir.Constant(I32, 0))
-        ctx.target.store_contiguous(b, address, _split(ctx, value, start, run), part_mask, alignment)
+        ctx.target.store_contiguous(b, address, _split(ctx, value, start, run), part_mask, alignment, hints)
 
 
 # ===------------------------------------------------------------------------===
