@@ -75,13 +75,13 @@ def _ptx(kernel, signature, constexprs=None, arch=90, num_warps=4) -> str:
     return compiled.asm["ptx"]
 
 
-# element type -> what the atomic add becomes
+# element type -> what the atomic add becomes: one predicated instruction per element, no branch
 PTX_ADD = {
-    "fp32": "atom.global.add.f32",
-    "fp64": "atom.global.add.f64",
-    "fp16": "atom.global.add.noftz.f16",
+    "fp32": "@%p{{[0-9]+}} atom.acq_rel.gpu.global.add.f32",
+    "fp64": "@%p{{[0-9]+}} atom.acq_rel.gpu.global.add.f64",
+    "fp16": "@%p{{[0-9]+}} atom.acq_rel.gpu.global.add.noftz.f16",
     "bf16": "atom.{{.*}}global.cas.b32",  # no native bf16 arithmetic here: a compare-and-swap loop
-    "i64": "atom.global.add.u64",
+    "i64": "@%p{{[0-9]+}} atom.acq_rel.gpu.global.add.u64",
 }
 
 
@@ -92,6 +92,8 @@ def test_atomic_add_ptx_assembles(element, arch, tmp_path):
     ptx = _ptx(scatter_add_kernel, signature, {"BLOCK": 128}, arch=arch)
     check_ptx(ptx, f"sm_{arch}", f"scatter_add_{element}")
     filecheck(ptx, f"CHECK: {PTX_ADD[element]}\n", tmp_path)
+    if element != "bf16":
+        assert "bra" not in ptx, ptx
 
 
 def test_extremes_and_swaps_ptx_assemble(tmp_path):
@@ -100,7 +102,9 @@ def test_extremes_and_swaps_ptx_assemble(tmp_path):
     extremes = {"index_ptr": "*i32", "src_ptr": "*i32", "max_ptr": "*i32", "min_ptr": "*i32", "n": "i32"}
     ptx = _ptx(scatter_extremes_kernel, extremes, {"BLOCK": 256})
     check_ptx(ptx, "sm_90", "extremes_i32")
-    filecheck(ptx, "CHECK: atom.global.max.s32\nCHECK: atom.global.min.s32\n", tmp_path)
+    filecheck(ptx, "CHECK: @%p{{[0-9]+}} atom.acq_rel.gpu.global.max.s32\n"
+                   "CHECK: @%p{{[0-9]+}} atom.acq_rel.gpu.global.min.s32\n", tmp_path)
+    assert "bra" not in ptx, ptx
     floats = {name: ("*fp32" if name != "index_ptr" else "*i32") for name in extremes if name != "n"}
     ptx = _ptx(scatter_extremes_kernel, {**floats, "n": "i32"}, {"BLOCK": 256})
     check_ptx(ptx, "sm_90", "extremes_fp32")
@@ -112,7 +116,9 @@ def test_extremes_and_swaps_ptx_assemble(tmp_path):
     swaps = {name: "*i32" for name in swap_kernel.arg_names if name != "BLOCK"}
     ptx = _ptx(swap_kernel, swaps, {"BLOCK": 64}, arch=80)
     check_ptx(ptx, "sm_80", "swaps_i32")
-    filecheck(ptx, "CHECK: atom.global.exch.b32\nCHECK: atom.{{.*}}global.cas.b32\n", tmp_path)
+    # the old values go to the copies of each element through shared memory (a branch around each store)
+    filecheck(ptx, "CHECK: @%p{{[0-9]+}} atom.acq_rel.gpu.global.exch.b32\n"
+                   "CHECK: @%p{{[0-9]+}} atom.acq_rel.gpu.global.cas.b32\n", tmp_path)
 
 
 def test_copies_of_an_element_do_not_all_add_on_the_gpu(tmp_path):
@@ -123,13 +129,13 @@ def test_copies_of_an_element_do_not_all_add_on_the_gpu(tmp_path):
                                    target="cuda:90", num_warps=4, native=False)
     check_ptx(compiled.asm["ptx"], "sm_90", "small_tile")
     llir = compiled.asm["llir"]
-    assert llir.count("atomicrmw") == 1
+    assert llir.count("atomicrmw") == 0 and llir.count("atom.") == 1
     filecheck(llir, "CHECK: sreg.tid.x\n"
-                    "CHECK: br i1 [[OWNER:%[^,]+]], label\n"
-                    "CHECK: atomicrmw fadd ptr addrspace(1) {{.*}} syncscope(\"device\") acq_rel\n"
+                    "CHECK: asm sideeffect \"@$2 atom.acq_rel.gpu.global.add.f32 $0, [$1], $3;\", \"=r,l,b,r,0\""
+                    "(i64 {{.*}}, i1 [[OWNER:%[^,]+]], i32 1065353216, i32 0)\n"
                     "CHECK: call void @llvm.nvvm.barrier{{.*}}\n"
                     "CHECK: br i1 [[OWNER]], label\n"
-                    "CHECK: store float {{.*}}, ptr addrspace(3)\n"
+                    "CHECK: store {{.*}}, ptr addrspace(3)\n"
                     "CHECK: call void @llvm.nvvm.barrier{{.*}}\n"
                     "CHECK: load float, ptr addrspace(3)\n", tmp_path)
 
@@ -138,10 +144,10 @@ def test_scalar_atomic_is_done_by_one_thread_on_the_gpu(tmp_path):
     ptx = _ptx(double_counter_kernel, {"counter_ptr": "*fp32"}, num_warps=4)
     check_ptx(ptx, "sm_90", "double_counter")
     filecheck(ptx, "CHECK: %tid.x\n"
-                   "CHECK: setp.{{.*}}\n"
-                   "CHECK: @%p{{[0-9]+}} bra\n"
-                   "CHECK: atom.global.add.f32\n"
-                   "CHECK: atom.global.add.f32\n", tmp_path)
+                   "CHECK: setp.{{.*}} [[FIRST:%p[0-9]+]],\n"
+                   "CHECK: @[[FIRST]] atom.acq_rel.gpu.global.add.f32\n"
+                   "CHECK: @[[FIRST]] atom.acq_rel.gpu.global.add.f32\n", tmp_path)
+    assert "bra" not in ptx, ptx
 
 
 # ===--------------------------------------------------------------------------===

@@ -5,8 +5,9 @@ addresses (from the axis-info analysis and the layout's order); each run is one 
 access through the target, and a tile with no contiguity is gathered/scattered. i1 values
 live in memory as bytes.
 
-Atomics are one LLVM `atomicrmw`/`cmpxchg` per element, branched around where the mask
-is false. Where a layout gives several threads (or slots) copies of one element, only
+Atomics are one instruction per element where the target has it (NVIDIA: a predicated
+`atom`/`red`, see `Target.atomic_rmw`), else one LLVM `atomicrmw`/`cmpxchg` branched around
+where the mask is false. Where a layout gives several threads (or slots) copies of one element, only
 its owner (the copy that did not wrap around, see `_owned_slots`) does the atomic, and
 the owners share the old values with the copies through shared memory when they are
 used. Half types without native arithmetic update through a compare-and-swap loop.
@@ -265,13 +266,23 @@ def lower_atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
     mask = ctx.get(op.mask) if op.mask is not None else None
     ordering = _ordering(ctx, op)
     kind, fkind = op.kind.data, float_kind(op.value.type)
+    soft = ctx.soft_half(fkind) and kind != "xchg"
+    used = _has_uses(op.results[0])
 
-    def update(address: ir.Value, item: ir.Value) -> ir.Value:
-        pointer = _global_pointer(ctx, address)
-        if ctx.soft_half(fkind) and kind != "xchg":
-            combine = _soft_half_combine(ctx, kind, fkind, item)
-            return _compare_and_swap_loop(ctx, pointer, item.type, combine, ordering)
-        return ctx.builder.atomic_rmw(_LLVM_RMW[kind], pointer, item, ordering)
+    def update(condition: ir.Value | None, address: ir.Value, item: ir.Value) -> ir.Value:
+        if not soft:
+            old = ctx.target.atomic_rmw(ctx.builder, kind, op.sem.data, op.scope.data, address, item, condition, used)
+            if old is not None:
+                return old
+
+        def branched() -> ir.Value:
+            pointer = _global_pointer(ctx, address)
+            if soft:
+                return _compare_and_swap_loop(ctx, pointer, item.type, _soft_half_combine(ctx, kind, fkind, item),
+                                              ordering)
+            return ctx.builder.atomic_rmw(_LLVM_RMW[kind], pointer, item, ordering)
+
+        return guarded(ctx.builder, condition, branched, _zero(item.type))
 
     _lower_atomic(ctx, op, [ctx.get(op.ptr), value], mask, update)
 
@@ -281,12 +292,19 @@ def lower_atomic_cas(ctx: LoweringContext, op: Operation) -> None:
     ordering = _ordering(ctx, op)
     b = ctx.builder
 
-    def swap(address: ir.Value, expected: ir.Value, item: ir.Value) -> ir.Value:
-        as_int = _same_size_int(item.type)
-        expected_bits, item_bits = b.bitcast(expected, as_int), b.bitcast(item, as_int)
-        pair = b.cmpxchg(_global_pointer(ctx, address), expected_bits, item_bits, ordering,
-                         _failure_ordering(ordering))
-        return b.bitcast(b.extract_value(pair, 0), item.type)
+    def swap(condition: ir.Value | None, address: ir.Value, expected: ir.Value, item: ir.Value) -> ir.Value:
+        old = ctx.target.atomic_cas(b, op.sem.data, op.scope.data, address, expected, item, condition)
+        if old is not None:
+            return old
+
+        def branched() -> ir.Value:
+            as_int = _same_size_int(item.type)
+            expected_bits, item_bits = b.bitcast(expected, as_int), b.bitcast(item, as_int)
+            pair = b.cmpxchg(_global_pointer(ctx, address), expected_bits, item_bits, ordering,
+                             _failure_ordering(ordering))
+            return b.bitcast(b.extract_value(pair, 0), item.type)
+
+        return guarded(b, condition, branched, _zero(item.type))
 
     _lower_atomic(ctx, op, [ctx.get(op.ptr), ctx.get(op.cmp), ctx.get(op.value)], None, swap)
 
@@ -351,8 +369,9 @@ def _compare_and_swap_loop(ctx: LoweringContext, pointer: ir.Value, ty: ir.Type,
 
 def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value], mask: ir.Value | None,
                   update: Callable[..., ir.Value]) -> None:
-    """Run `update(address, *element operands)` once per element of the tile (or for the scalar),
-    where `mask` holds, in the element's owner thread; set the op's result to the old values."""
+    """Run `update(condition, address, *element operands)` once per element of the tile (or for the
+    scalar), the i1 `condition` (None: always) true where `mask` holds in the element's owner thread;
+    `update` returns the old value (0 where the condition is false). Set the op's result to the old values."""
     result = op.results[0]
     if not isinstance(result.type, TensorType):
         ctx.set(result, _scalar_atomic(ctx, operands, mask, update, used=_has_uses(result)))
@@ -365,7 +384,7 @@ def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value],
     def slot(index: ir.Value) -> ir.Value:
         items = [ctx.builder.extract_element(v, index) for v in operands]
         condition = ctx.builder.extract_element(active, index) if active is not None else None
-        return guarded(ctx.builder, condition, lambda: update(*items), _zero(element))
+        return update(condition, *items)
 
     old = _for_each_slot(ctx, lmap.num_slots, element, slot)
     if owned is not None and _has_uses(result):
@@ -409,7 +428,7 @@ def _scalar_atomic(ctx: LoweringContext, operands: list[ir.Value], mask: ir.Valu
     b = ctx.builder
     first = None if ctx.single_thread else _is_first_thread(ctx)
     condition = mask if first is None else (first if mask is None else b.and_(mask, first))
-    old = guarded(ctx.builder, condition, lambda: update(*operands), _zero(operands[-1].type))
+    old = update(condition, *operands)
     if first is None or not used:
         return old
     base = _exchange_buffer(ctx, byte_size(old.type))

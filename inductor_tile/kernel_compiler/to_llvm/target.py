@@ -145,6 +145,18 @@ class Target(ABC):
         around a plain store instead."""
         return False
 
+    def atomic_rmw(self, builder: ir.IRBuilder, kind: str, sem: str, scope: str, address: ir.Value, value: ir.Value,
+                   mask: ir.Value | None, used: bool) -> ir.Value | None:
+        """One atomic instruction doing rmw `kind` (tt_memory.ATOMIC_RMW_KINDS) with the language's `sem` and
+        `scope` at i64 `address` where the i1 `mask` holds, returning the old value (0 where it does not; any
+        value when not `used`), or None: the lowering branches around LLVM's `atomicrmw` instead."""
+        return None
+
+    def atomic_cas(self, builder: ir.IRBuilder, sem: str, scope: str, address: ir.Value, expected: ir.Value,
+                   value: ir.Value, mask: ir.Value | None) -> ir.Value | None:
+        """As `atomic_rmw` for a compare-and-swap (bitwise compare with `expected`)."""
+        return None
+
     def finalize_ir(self, text: str, entry: str) -> str:
         """Last edits to the LLVM IR text before it is parsed (what llvmlite's builder cannot spell)."""
         return text

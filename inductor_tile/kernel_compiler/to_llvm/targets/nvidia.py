@@ -19,7 +19,7 @@ from llvmlite import ir
 
 from ..context import byte_size, lane_by_lane_gather, map_elements, map_pairs
 from ..target import MathEntry, Target, define_gpu_entry
-from . import bessel_i, digamma, special_functions
+from . import bessel_i, digamma, nvidia_atomics, special_functions
 from ...ir.tt_memory import NO_HINTS, AccessHints
 from .nvidia_predicated import fits_one_access, l2_policy, predicated_load, predicated_store
 
@@ -201,6 +201,15 @@ class NvidiaTarget(Target):
         else:
             predicated_store(builder, address, value, mask, hints, self._policy(builder, hints))
         return True
+
+    # atomics: one predicated atom/red per element (nvidia_atomics.py) where PTX has the instruction
+    def atomic_rmw(self, builder: ir.IRBuilder, kind: str, sem: str, scope: str, address: ir.Value, value: ir.Value,
+                   mask: ir.Value | None, used: bool) -> ir.Value | None:
+        return nvidia_atomics.atomic_rmw(builder, self.capability, kind, sem, scope, address, value, mask, used)
+
+    def atomic_cas(self, builder: ir.IRBuilder, sem: str, scope: str, address: ir.Value, expected: ir.Value,
+                   value: ir.Value, mask: ir.Value | None) -> ir.Value | None:
+        return nvidia_atomics.atomic_cas(builder, self.capability, sem, scope, address, expected, value, mask)
 
     # --- math ---------------------------------------------------------------------------
     def math(self, op: str, type_name: str) -> MathEntry:
