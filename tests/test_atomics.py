@@ -121,6 +121,19 @@ def test_extremes_and_swaps_ptx_assemble(tmp_path):
                    "CHECK: @%p{{[0-9]+}} atom.acq_rel.gpu.global.cas.b32\n", tmp_path)
 
 
+@pytest.mark.parametrize("arch", [90, 80])
+def test_unused_relaxed_atomics_are_predicated_reds(arch, tmp_path):
+    from atomic_cases import relaxed_masked_scatter_kernel
+
+    signature = {"index_ptr": "*i32", "src_ptr": "*fp32", "keep_ptr": "*i8", "sum_ptr": "*fp32", "bits_ptr": "*i32",
+                 "n": "i32"}
+    ptx = _ptx(relaxed_masked_scatter_kernel, signature, {"BLOCK": 128}, arch=arch)
+    check_ptx(ptx, f"sm_{arch}", "relaxed_masked_scatter")
+    filecheck(ptx, "CHECK: @%p{{[0-9]+}} red.relaxed.gpu.global.add.f32 [%rd{{[0-9]+}}], %r{{[0-9]+}};\n"
+                   "CHECK: @%p{{[0-9]+}} red.release.cta.global.or.b32 [%rd{{[0-9]+}}], %r{{[0-9]+}};\n", tmp_path)
+    assert "atom." not in ptx and "bra" not in ptx, ptx
+
+
 def test_copies_of_an_element_do_not_all_add_on_the_gpu(tmp_path):
     """16 elements in 128 threads: only the owning threads do the atomic; the old values reach
     every copy through shared memory."""
