@@ -284,7 +284,23 @@ def lower_atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
 
         return guarded(ctx.builder, condition, branched, _zero(item.type))
 
-    _lower_atomic(ctx, op, [ctx.get(op.ptr), value], mask, update)
+    width = 1 if soft else _atomic_vector_width(ctx, op, kind, value.type)
+    _lower_atomic(ctx, op, [ctx.get(op.ptr), value], mask, update, width)
+
+
+def _atomic_vector_width(ctx: LoweringContext, op: Operation, kind: str, ty: ir.Type) -> int:
+    """How many of a thread's consecutive slots one instruction updates: a run of consecutive, aligned
+    and equally masked addresses (as a vector load's), at most what the target's instruction takes."""
+    if not isinstance(ty, ir.VectorType):
+        return 1
+    limit = ctx.target.atomic_vector_width(kind, ty.element)
+    if limit == 1:
+        return 1
+    run, alignment = run_length(ctx, op.ptr, op.mask, ty.element)
+    width = min(run, limit)
+    while width > 1 and alignment < width * byte_size(ty.element):
+        width //= 2
+    return width
 
 
 @lowering("tt.atomic_cas")
@@ -368,10 +384,12 @@ def _compare_and_swap_loop(ctx: LoweringContext, pointer: ir.Value, ty: ir.Type,
 
 
 def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value], mask: ir.Value | None,
-                  update: Callable[..., ir.Value]) -> None:
+                  update: Callable[..., ir.Value], width: int = 1) -> None:
     """Run `update(condition, address, *element operands)` once per element of the tile (or for the
     scalar), the i1 `condition` (None: always) true where `mask` holds in the element's owner thread;
-    `update` returns the old value (0 where the condition is false). Set the op's result to the old values."""
+    `update` returns the old value (0 where the condition is false). Set the op's result to the old values.
+    With `width` > 1 (and no copies of an element in other threads), `update` gets vectors of `width`
+    consecutive slots, which `_atomic_vector_width` found to be consecutive addresses, equally masked."""
     result = op.results[0]
     if not isinstance(result.type, TensorType):
         ctx.set(result, _scalar_atomic(ctx, operands, mask, update, used=_has_uses(result)))
@@ -380,6 +398,15 @@ def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value],
     owned = _owned_slots(ctx, lmap)
     active = owned if mask is None else (mask if owned is None else ctx.builder.and_(mask, owned))
     element = operands[-1].type.element
+    if width > 1 and owned is None and lmap.num_slots <= UNROLL_SLOTS:
+        parts = []
+        for start in range(0, lmap.num_slots, width):
+            index = ir.Constant(I32, start)
+            condition = ctx.builder.extract_element(active, index) if active is not None else None
+            address = ctx.builder.extract_element(operands[0], index)
+            parts.append(update(condition, address, *[_split(ctx, v, start, width) for v in operands[1:]]))
+        ctx.set(result, _concat(ctx, parts))
+        return
 
     def slot(index: ir.Value) -> ir.Value:
         items = [ctx.builder.extract_element(v, index) for v in operands]

@@ -152,6 +152,11 @@ class Target(ABC):
         value when not `used`), or None: the lowering branches around LLVM's `atomicrmw` instead."""
         return None
 
+    def atomic_vector_width(self, kind: str, element: ir.Type) -> int:
+        """The most consecutive elements (of LLVM type `element`) one `atomic_rmw` of `kind` may update: it
+        then gets a vector of them, at an address aligned to the vector's size."""
+        return 1
+
     def atomic_cas(self, builder: ir.IRBuilder, sem: str, scope: str, address: ir.Value, expected: ir.Value,
                    value: ir.Value, mask: ir.Value | None) -> ir.Value | None:
         """As `atomic_rmw` for a compare-and-swap (bitwise compare with `expected`)."""

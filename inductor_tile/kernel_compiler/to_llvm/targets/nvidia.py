@@ -207,6 +207,9 @@ class NvidiaTarget(Target):
                    mask: ir.Value | None, used: bool) -> ir.Value | None:
         return nvidia_atomics.atomic_rmw(builder, self.capability, kind, sem, scope, address, value, mask, used)
 
+    def atomic_vector_width(self, kind: str, element: ir.Type) -> int:
+        return nvidia_atomics.vector_width(self.capability, kind, element)
+
     def atomic_cas(self, builder: ir.IRBuilder, sem: str, scope: str, address: ir.Value, expected: ir.Value,
                    value: ir.Value, mask: ir.Value | None) -> ir.Value | None:
         return nvidia_atomics.atomic_cas(builder, self.capability, sem, scope, address, expected, value, mask)
