@@ -481,7 +481,8 @@ def _exchange_buffer(ctx: LoweringContext, num_bytes: int) -> ir.Value:
 
 
 def _share_with_copies(ctx: LoweringContext, value: ir.Value, lmap: LayoutMap, owned: ir.Value) -> ir.Value:
-    """Every thread's slots get the value its element's owner computed (through shared memory)."""
+    """Every thread's slots get the value its element's owner computed (through shared memory). Slots
+    that do not own their element store to one spare element past the tile, never read: no branch."""
     from .shared import linear_indices, load_slots
 
     b = ctx.builder
@@ -489,13 +490,13 @@ def _share_with_copies(ctx: LoweringContext, value: ir.Value, lmap: LayoutMap, o
     numel = 1
     for size in lmap.shape:
         numel *= size
-    base = _exchange_buffer(ctx, numel * byte_size(element))
+    base = _exchange_buffer(ctx, (numel + 1) * byte_size(element))
     offsets = linear_indices(ctx, lmap, lmap.shape)
+    spare = ir.Constant(offsets.type.element, numel)
     for i in range(value.type.count):
         index = ir.Constant(I32, i)
-        with b.if_then(b.extract_element(owned, index)):
-            pointer = b.gep(base, [b.extract_element(offsets, index)], source_etype=element)
-            b.store(b.extract_element(value, index), pointer)
+        offset = b.select(b.extract_element(owned, index), b.extract_element(offsets, index), spare)
+        b.store(b.extract_element(value, index), b.gep(base, [offset], source_etype=element))
     ctx.target.barrier(b)
     return load_slots(ctx, base, offsets, element)
 
