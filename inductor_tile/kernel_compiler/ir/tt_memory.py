@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Self
 
 from xdsl.dialects.builtin import IntegerAttr, StringAttr, i1
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
@@ -41,7 +41,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, MemoryReadEffect, MemoryWriteEffect
 
 from .tt_types import PointerType, element_of, expect, like
 
@@ -177,11 +177,22 @@ def _print_ptr_value_mask(printer: Printer, op) -> None:
     printer.print_attribute(op.value.type)
 
 
+class LoadEffects(MemoryEffect):
+    """A load reads memory; a volatile one counts as writing too, so that no pass deletes, merges or
+    hoists it (Triton's rule)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        if "isVolatile" in op.attributes:
+            return frozenset((EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE)))
+        return frozenset((EffectInstance(MemoryEffectKind.READ),))
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Load from pointer(s); lanes whose mask is false yield `other` (undefined without it).
     Reads memory but writes nothing, so DCE may delete an unused load while CSE and LICM
-    leave loads alone."""
+    leave loads alone; a volatile load stays even unused (`LoadEffects`)."""
 
     name = "tt.load"
 
@@ -190,7 +201,7 @@ class LoadOp(IRDLOperation):
     other = opt_operand_def(AnyAttr())
     result = result_def(AnyAttr())
 
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(LoadEffects())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
