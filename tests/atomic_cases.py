@@ -162,6 +162,37 @@ def masked_add_fp32(gen: torch.Generator, device: str) -> list[Check]:
             Check("old past n untouched", old[n:].isnan(), torch.ones(20, dtype=torch.bool))]
 
 
+@inductor_tile.jit
+def relaxed_masked_scatter_kernel(index_ptr, src_ptr, keep_ptr, sum_ptr, bits_ptr, n, BLOCK: tl.constexpr):
+    # old values unused, relaxed ordering: on NVIDIA a predicated `red` per element
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offs < n
+    i = tl.load(index_ptr + offs, mask=inside, other=0)
+    keep = inside & (tl.load(keep_ptr + offs, mask=inside, other=0) != 0)
+    v = tl.load(src_ptr + offs, mask=inside, other=0.0)
+    tl.atomic_add(sum_ptr + i, v, mask=keep, sem="relaxed")
+    tl.atomic_or(bits_ptr + i, 1 << (offs % 31), mask=keep, sem="release", scope="cta")
+
+
+@case
+def relaxed_masked_scatter(gen: torch.Generator, device: str) -> list[Check]:
+    n, size = 700, 13  # many lanes per address, about half of them masked off
+    index = random_indices(gen, n, size, device)
+    src = random_values(gen, n, torch.float32, device)
+    keep = torch.randint(0, 2, (n,), generator=gen, dtype=torch.int8).to(device)
+    start = random_values(gen, size, torch.float32, device)
+    bits_start = random_values(gen, size, torch.int32, device)
+    sums, bits = start.clone(), bits_start.clone()
+    relaxed_masked_scatter_kernel[(cdiv(n, 128),)](index, src, keep, sums, bits, n, BLOCK=128)
+    active = keep.cpu() != 0
+    where = index.cpu().long()[active]
+    expected = start.cpu().double().index_add(0, where, src.cpu().double()[active])
+    expected_bits = bits_start.cpu().long().clone()
+    for address, bit in zip(where.tolist(), (torch.arange(n)[active] % 31).tolist()):
+        expected_bits[address] |= 1 << bit
+    return [Check("sums", sums, expected, 1e-5, 1e-6), Check("bits", bits.long(), expected_bits)]
+
+
 # ===--------------------------------------------------------------------------===
 # atomic max / min with collisions (floats: NaN wins, like tl.maximum)
 # ===--------------------------------------------------------------------------===

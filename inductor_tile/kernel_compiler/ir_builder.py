@@ -299,11 +299,14 @@ class TTIRBuilder(LanguageOpsBuilder):
     def create_addptr(self, ptr: SSAValue, offset: SSAValue, ty: LanguageType) -> SSAValue:
         return self._value(tt.AddPtrOp(ptr, offset))
 
-    def create_load(self, ptr: SSAValue, mask: SSAValue | None, other: SSAValue | None, ty: LanguageType) -> SSAValue:
-        return self._value(tt_memory.LoadOp(ptr, mask, other, to_ir_type(ty)))
+    def create_load(self, ptr: SSAValue, mask: SSAValue | None, other: SSAValue | None, ty: LanguageType,
+                    cache: str = "", evict: str = "", volatile: bool = False) -> SSAValue:
+        hints = tt_memory.AccessHints(cache, evict, volatile).attributes()
+        return self._value(tt_memory.LoadOp(ptr, mask, other, to_ir_type(ty), hints))
 
-    def create_store(self, ptr: SSAValue, value: SSAValue, mask: SSAValue | None) -> None:
-        self._insert(tt_memory.StoreOp(ptr, value, mask))
+    def create_store(self, ptr: SSAValue, value: SSAValue, mask: SSAValue | None, cache: str = "",
+                     evict: str = "") -> None:
+        self._insert(tt_memory.StoreOp(ptr, value, mask, tt_memory.AccessHints(cache, evict).attributes()))
 
     def create_atomic_rmw(self, kind: str, ptr: SSAValue, value: SSAValue, mask: SSAValue | None, sem: str,
                           scope: str, ty: LanguageType) -> SSAValue:

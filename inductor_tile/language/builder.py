@@ -69,6 +69,10 @@ ATOMIC_RMW_KINDS = ("add", "fadd", "max", "min", "umax", "umin", "fmax", "fmin",
 # memory orderings and scopes of atomics (Triton's names)
 ATOMIC_SEMS = ("relaxed", "acquire", "release", "acq_rel")
 ATOMIC_SCOPES = ("cta", "gpu", "sys")
+# memory-access hints of create_load / create_store (Triton's spellings without the dot; "" is the default)
+LOAD_CACHE_MODIFIERS = ("ca", "cg", "cs", "cv")
+STORE_CACHE_MODIFIERS = ("wb", "cg", "cs", "wt")
+EVICTION_POLICIES = ("evict_first", "evict_last")
 # how fp32 operands of create_dot may be rounded on tensor cores (CPU targets compute exactly)
 DOT_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee")
 
@@ -127,11 +131,15 @@ class Builder(Protocol):
     def create_addptr(self, ptr: Handle, offset: Handle, ty: Type) -> Handle:
         """ptr + offset elements (offset is an integer scalar/block of the same shape)."""
 
-    def create_load(self, ptr: Handle, mask: Handle | None, other: Handle | None, ty: Type) -> Handle:
-        """Load from pointer(s). Lanes where mask is false produce `other` (undefined if None)."""
+    def create_load(self, ptr: Handle, mask: Handle | None, other: Handle | None, ty: Type, cache: str = "",
+                    evict: str = "", volatile: bool = False) -> Handle:
+        """Load from pointer(s). Lanes where mask is false produce `other` (undefined if None). `cache` (one of
+        LOAD_CACHE_MODIFIERS or ""), `evict` (EVICTION_POLICIES or "") and `volatile` are hints to the caches:
+        they never change the values loaded."""
 
-    def create_store(self, ptr: Handle, value: Handle, mask: Handle | None) -> None:
-        """Store `value` at pointer(s) where mask is true."""
+    def create_store(self, ptr: Handle, value: Handle, mask: Handle | None, cache: str = "",
+                     evict: str = "") -> None:
+        """Store `value` at pointer(s) where mask is true; `cache` one of STORE_CACHE_MODIFIERS or ""."""
 
     def create_atomic_rmw(self, kind: str, ptr: Handle, value: Handle, mask: Handle | None, sem: str, scope: str,
                           ty: Type) -> Handle:

@@ -84,24 +84,33 @@ def load(pointer: Any, mask: Any = None, other: Any = None, boundary_check: Any 
          cache_modifier: Any = "", eviction_policy: Any = "", volatile: Any = False) -> tensor:
     """Load from a pointer or a block of pointers; lanes where `mask` is false give `other`.
 
-    Cache and eviction hints are accepted for compatibility and ignored.
+    `cache_modifier` ("", ".ca", ".cg", ".cs", ".cv"), `eviction_policy` ("", "evict_first", "evict_last")
+    and `volatile` are hints to the caches, used where the target has such controls (NVIDIA's
+    `ld.global.cg`, `L1::evict_first`, ...) and ignored elsewhere (and on block pointers); they never
+    change the values loaded.
     """
     from .block_pointer import block_pointer
 
+    semantic = current_semantic()
+    hints = semantic.cache_hints("tl.load", cache_modifier, eviction_policy, volatile)
     if isinstance(_c(pointer), block_pointer):
-        return current_semantic().load_block(_c(pointer), _c(boundary_check), _c(padding_option))
-    return current_semantic().load(pointer, _c(mask), _c(other))
+        return semantic.load_block(_c(pointer), _c(boundary_check), _c(padding_option))
+    return semantic.load(pointer, _c(mask), _c(other), hints)
 
 
 @builtin
 def store(pointer: Any, value: Any, mask: Any = None, boundary_check: Any = (), cache_modifier: Any = "",
           eviction_policy: Any = "") -> None:
-    """Store `value` (broadcast and converted to the pointee type) where `mask` is true."""
+    """Store `value` (broadcast and converted to the pointee type) where `mask` is true.
+
+    `cache_modifier` ("", ".wb", ".cg", ".cs", ".wt") and `eviction_policy` are hints, as `load`'s."""
     from .block_pointer import block_pointer
 
+    semantic = current_semantic()
+    hints = semantic.cache_hints("tl.store", cache_modifier, eviction_policy)
     if isinstance(_c(pointer), block_pointer):
-        return current_semantic().store_block(_c(pointer), _c(value), _c(boundary_check))
-    current_semantic().store(pointer, _c(value), _c(mask))
+        return semantic.store_block(_c(pointer), _c(value), _c(boundary_check))
+    semantic.store(pointer, _c(value), _c(mask), hints)
 
 
 def _atomic_rmw(op: str, effect: str):

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import dtypes as T
-from .builder import ATOMIC_SCOPES, ATOMIC_SEMS, Builder
+from .builder import (ATOMIC_SCOPES, ATOMIC_SEMS, EVICTION_POLICIES, LOAD_CACHE_MODIFIERS,
+                      STORE_CACHE_MODIFIERS, Builder)
 from .core import constexpr, tensor
 from .dtypes import block_type, dtype, is_power_of_two
 from .block_pointer import BlockPointerSemantic
@@ -582,7 +583,31 @@ class Semantic(LanguageSemantic, BlockPointerSemantic, TensorDescriptorSemantic)
     # ===--------------------------------------------------------------------===
     # Memory
     # ===--------------------------------------------------------------------===
-    def load(self, ptr: Any, mask: Any = None, other: Any = None) -> tensor:
+    @staticmethod
+    def cache_hints(name: str, cache_modifier: Any, eviction_policy: Any, volatile: Any = False) -> dict[str, Any]:
+        """`tl.load`/`tl.store`'s hint arguments, checked, as create_load/create_store's keywords
+        (Triton's spellings: cache modifiers with a leading dot, "" for the defaults)."""
+        allowed = LOAD_CACHE_MODIFIERS if name == "tl.load" else STORE_CACHE_MODIFIERS
+        cache, evict = _unwrap(cache_modifier), _unwrap(eviction_policy)
+        choices = ", ".join(repr(f".{c}") for c in allowed)
+        if cache is None:
+            cache = ""
+        if not isinstance(cache, str) or (cache and (not cache.startswith(".") or cache[1:] not in allowed)):
+            raise TileValueError(f"{name}: cache_modifier {cache!r} is not supported; use '' or one of {choices}")
+        if evict is None:
+            evict = ""
+        if not isinstance(evict, str) or (evict and evict not in EVICTION_POLICIES):
+            policies = ", ".join(repr(e) for e in EVICTION_POLICIES)
+            raise TileValueError(f"{name}: eviction_policy {evict!r} is not supported; use '' or one of {policies}")
+        hints: dict[str, Any] = {"cache": cache[1:], "evict": evict}
+        if name == "tl.load":
+            volatile = _unwrap(volatile)
+            if not isinstance(volatile, bool | int) or volatile not in (0, 1):
+                raise TileValueError(f"tl.load: volatile must be a constant True or False, got {volatile!r}")
+            hints["volatile"] = bool(volatile)
+        return hints
+
+    def load(self, ptr: Any, mask: Any = None, other: Any = None, hints: dict[str, Any] | None = None) -> tensor:
         ptr = self.to_tensor(ptr)
         if not ptr.dtype.is_ptr():
             raise TileTypeError(f"tl.load expects a pointer or a block of pointers, got {ptr.dtype}")
@@ -602,11 +627,12 @@ class Semantic(LanguageSemantic, BlockPointerSemantic, TensorDescriptorSemantic)
                 other_t = self.broadcast_to_shape(other_t, ptr.type.shape)
         ty = _with_shape(elt, ptr.type)
         handle = self.builder.create_load(
-            ptr.handle, None if mask_t is None else mask_t.handle, None if other_t is None else other_t.handle, ty
+            ptr.handle, None if mask_t is None else mask_t.handle, None if other_t is None else other_t.handle, ty,
+            **(hints or {})
         )
         return tensor(handle, ty)
 
-    def store(self, ptr: Any, value: Any, mask: Any = None) -> None:
+    def store(self, ptr: Any, value: Any, mask: Any = None, hints: dict[str, Any] | None = None) -> None:
         ptr = self.to_tensor(ptr)
         if not ptr.dtype.is_ptr():
             raise TileTypeError(f"tl.store expects a pointer or a block of pointers, got {ptr.dtype}")
@@ -627,7 +653,7 @@ class Semantic(LanguageSemantic, BlockPointerSemantic, TensorDescriptorSemantic)
                 mask_t = self.broadcast_to_shape(mask_t, ptr.type.shape)
             elif mask_t.type.is_block():
                 raise TileValueError("tl.store: a block mask needs a block of pointers")
-        self.builder.create_store(ptr.handle, value.handle, None if mask_t is None else mask_t.handle)
+        self.builder.create_store(ptr.handle, value.handle, None if mask_t is None else mask_t.handle, **(hints or {}))
 
     # ===--------------------------------------------------------------------===
     # Atomics

@@ -134,3 +134,14 @@ def test_assert_statement_only_in_debug_mode_on_gpu():
     x[13] = 0.5
     checked_assert_kernel[(4,)](x.cuda(), y, 100, BLOCK=32)  # compiled in, holds
     torch.testing.assert_close(y.cpu().double(), x.double() * 3.0)
+
+
+# --- cache hints (cache_modifier, eviction_policy, volatile) --------------------------------
+from access_hint_cases import HINTS, hinted_axpy  # noqa: E402
+from suite import assert_checks  # noqa: E402
+
+
+@pytest.mark.parametrize("hints", HINTS, ids=str)
+def test_cache_hints_on_gpu(hints, compiled, gen):
+    assert_checks(hinted_axpy(gen, "cuda", hints))
+    assert_checks(hinted_axpy(gen, "cuda", hints, n=4096 + 3, block=1024))

@@ -543,14 +543,17 @@ class InterpreterBuilder(LanguageOpsInterpreter):
         """ptr + offset * sizeof(element); the offset is sign/zero-extended per its dtype."""
         return ptr + _bits(offset) * ty.scalar.element_ty.itemsize
 
-    def create_load(self, ptr: Tensor, mask: Tensor | None, other: Tensor | None, ty: Ty) -> Tensor:
+    def create_load(self, ptr: Tensor, mask: Tensor | None, other: Tensor | None, ty: Ty, cache: str = "",
+                    evict: str = "", volatile: bool = False) -> Tensor:
+        """Cache hints change no value: the interpreter ignores them."""
         dt = torch_dtype(ty)
         value = self.memory.load(ptr, mask, dt)
         if mask is not None and other is not None:
             value = torch.where(mask, value, other.to(dt))
         return value
 
-    def create_store(self, ptr: Tensor, value: Tensor, mask: Tensor | None) -> None:
+    def create_store(self, ptr: Tensor, value: Tensor, mask: Tensor | None, cache: str = "",
+                     evict: str = "") -> None:
         self.memory.store(ptr, value, mask)
 
     def create_atomic_rmw(self, kind: str, ptr: Tensor, value: Tensor, mask: Tensor | None, sem: str, scope: str,

@@ -8,6 +8,14 @@ value), written with keywords so that the text is unambiguous:
     %old = tt.atomic_rmw fadd, acq_rel, gpu, %ptrs, %v mask %m : tensor<128x!tt.ptr<f32>>, tensor<128xf32>
     %old = tt.atomic_cas acq_rel, gpu, %ptrs, %cmp, %v : tensor<128x!tt.ptr<i32>>, tensor<128xi32>
 
+Loads and stores carry Triton's memory-access hints as attributes: a cache modifier
+(`cache`: ca/cg/cs/cv on loads, wb/cg/cs/wt on stores), an eviction policy (`evict`:
+evict_first/evict_last) and, on loads, `isVolatile`. The first two are written as Triton
+writes them, after the operands; `isVolatile` stays in the attribute dictionary:
+
+    %v = tt.load %ptrs mask %m cacheModifier = cg evictionPolicy = evict_last {isVolatile = true} : ...
+    tt.store %ptrs, %v cacheModifier = cs : ...
+
 The mask type is not written: it is i1 with the pointer operand's shape. An atomic's
 result (the old values) has the value operand's type. Atomics read and write memory, so
 no pass removes, merges or hoists one, even when its result is unused.
@@ -15,10 +23,11 @@ no pass removes, merges or hoists one, even when its result is unused.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Self
 
-from xdsl.dialects.builtin import StringAttr, i1
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import IntegerAttr, StringAttr, i1
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     AttrSizedOperandSegments,
@@ -32,7 +41,7 @@ from xdsl.irdl import (
 )
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, MemoryReadEffect, MemoryWriteEffect
 
 from .tt_types import PointerType, element_of, expect, like
 
@@ -48,6 +57,82 @@ def pointee_type(ptr_type: Attribute) -> Attribute:
 def mask_type(ptr_type: Attribute) -> Attribute:
     """i1 with the shape (and TTGIR layout) of `ptr_type`."""
     return like(ptr_type, i1)
+
+
+# ===------------------------------------------------------------------------===
+# Memory-access hints (cache modifier, eviction policy, volatile)
+# ===------------------------------------------------------------------------===
+LOAD_CACHE_MODIFIERS = ("ca", "cg", "cs", "cv")
+STORE_CACHE_MODIFIERS = ("wb", "cg", "cs", "wt")
+EVICTION_POLICIES = ("evict_first", "evict_last")
+_HINT_KEYWORDS = (("cacheModifier", "cache"), ("evictionPolicy", "evict"))
+
+
+@dataclass(frozen=True)
+class AccessHints:
+    """How a load or store asks the caches to treat its lines; "" / False: the default. Targets
+    without such controls ignore them (the values loaded and stored are the same either way)."""
+
+    cache: str = ""
+    evict: str = ""
+    volatile: bool = False
+
+    def __bool__(self) -> bool:
+        return bool(self.cache or self.evict or self.volatile)
+
+    def attributes(self) -> dict[str, Attribute]:
+        """The op attributes that record these hints."""
+        out: dict[str, Attribute] = {}
+        if self.cache:
+            out["cache"] = StringAttr(self.cache)
+        if self.evict:
+            out["evict"] = StringAttr(self.evict)
+        if self.volatile:
+            out["isVolatile"] = IntegerAttr.from_bool(True)
+        return out
+
+
+NO_HINTS = AccessHints()
+
+
+def access_hints(op: IRDLOperation) -> AccessHints:
+    """The hints of a tt.load or tt.store (NO_HINTS for other ops)."""
+    cache, evict, volatile = op.attributes.get("cache"), op.attributes.get("evict"), op.attributes.get("isVolatile")
+    return AccessHints(cache.data if isinstance(cache, StringAttr) else "",
+                       evict.data if isinstance(evict, StringAttr) else "",
+                       isinstance(volatile, IntegerAttr) and bool(volatile.value.data))
+
+
+def _verify_hints(op: IRDLOperation, cache_modifiers: tuple[str, ...], volatile_allowed: bool) -> None:
+    for key in ("cache", "evict"):
+        expect(key not in op.attributes or isinstance(op.attributes[key], StringAttr),
+               f"{op.name}: the {key} attribute must be a string")
+    hints = access_hints(op)
+    expect(not hints.cache or hints.cache in cache_modifiers,
+           f"{op.name}: unknown cache modifier {hints.cache!r} (expected one of {', '.join(cache_modifiers)})")
+    expect(not hints.evict or hints.evict in EVICTION_POLICIES,
+           f"{op.name}: unknown eviction policy {hints.evict!r} (expected one of {', '.join(EVICTION_POLICIES)})")
+    expect(volatile_allowed or "isVolatile" not in op.attributes, f"{op.name}: only loads can be volatile")
+
+
+def _parse_hints(parser: Parser) -> dict[str, Attribute]:
+    """`[cacheModifier = cg] [evictionPolicy = evict_last]` as attributes."""
+    out: dict[str, Attribute] = {}
+    for keyword, key in _HINT_KEYWORDS:
+        if parser.parse_optional_keyword(keyword) is not None:
+            parser.parse_punctuation("=")
+            out[key] = StringAttr(parser.parse_identifier())
+    return out
+
+
+def _print_hints_and_attributes(printer: Printer, op: IRDLOperation) -> None:
+    """What `_parse_hints` reads, then the other attributes as a dictionary."""
+    for keyword, key in _HINT_KEYWORDS:
+        value = op.attributes.get(key)
+        if isinstance(value, StringAttr):
+            printer.print_string(f" {keyword} = {value.data}")
+    printer.print_op_attributes({k: v for k, v in op.attributes.items()
+                                 if not (k in ("cache", "evict") and isinstance(v, StringAttr))})
 
 
 def _parse_optional_keyword_operand(parser: Parser, keyword: str) -> UnresolvedOperand | None:
@@ -69,7 +154,8 @@ def _parse_ptr_value_mask(parser: Parser):
     parser.parse_punctuation(",")
     value = parser.parse_unresolved_operand()
     mask = _parse_optional_keyword_operand(parser, "mask")
-    attributes = parser.parse_optional_attr_dict()
+    attributes = _parse_hints(parser)
+    attributes.update(parser.parse_optional_attr_dict())
     parser.parse_punctuation(":")
     ptr_type = parser.parse_type()
     parser.parse_punctuation(",")
@@ -84,18 +170,29 @@ def _print_ptr_value_mask(printer: Printer, op) -> None:
     printer.print_string(", ")
     printer.print_operand(op.value)
     _print_optional_keyword_operand(printer, "mask", op.mask)
-    printer.print_op_attributes(op.attributes)
+    _print_hints_and_attributes(printer, op)
     printer.print_string(" : ")
     printer.print_attribute(op.ptr.type)
     printer.print_string(", ")
     printer.print_attribute(op.value.type)
 
 
+class LoadEffects(MemoryEffect):
+    """A load reads memory; a volatile one counts as writing too, so that no pass deletes, merges or
+    hoists it (Triton's rule)."""
+
+    @classmethod
+    def get_effects(cls, op: Operation) -> frozenset[EffectInstance]:
+        if "isVolatile" in op.attributes:
+            return frozenset((EffectInstance(MemoryEffectKind.READ), EffectInstance(MemoryEffectKind.WRITE)))
+        return frozenset((EffectInstance(MemoryEffectKind.READ),))
+
+
 @irdl_op_definition
 class LoadOp(IRDLOperation):
     """Load from pointer(s); lanes whose mask is false yield `other` (undefined without it).
     Reads memory but writes nothing, so DCE may delete an unused load while CSE and LICM
-    leave loads alone."""
+    leave loads alone; a volatile load stays even unused (`LoadEffects`)."""
 
     name = "tt.load"
 
@@ -104,7 +201,7 @@ class LoadOp(IRDLOperation):
     other = opt_operand_def(AnyAttr())
     result = result_def(AnyAttr())
 
-    traits = traits_def(MemoryReadEffect())
+    traits = traits_def(LoadEffects())
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(
@@ -126,13 +223,15 @@ class LoadOp(IRDLOperation):
             expect(self.mask.type == mask_type(self.ptr.type), "tt.load: mask must be i1 with the pointer shape")
         if self.other is not None:
             expect(self.other.type == self.result.type, "tt.load: other must have the result type")
+        _verify_hints(self, LOAD_CACHE_MODIFIERS, volatile_allowed=True)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         ptr = parser.parse_unresolved_operand()
         mask = _parse_optional_keyword_operand(parser, "mask")
         other = _parse_optional_keyword_operand(parser, "other")
-        attributes = parser.parse_optional_attr_dict()
+        attributes = _parse_hints(parser)
+        attributes.update(parser.parse_optional_attr_dict())
         parser.parse_punctuation(":")
         ptr_type = parser.parse_type()
         parser.parse_punctuation("->")
@@ -150,7 +249,7 @@ class LoadOp(IRDLOperation):
         printer.print_operand(self.ptr)
         _print_optional_keyword_operand(printer, "mask", self.mask)
         _print_optional_keyword_operand(printer, "other", self.other)
-        printer.print_op_attributes(self.attributes)
+        _print_hints_and_attributes(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.ptr.type)
         printer.print_string(" -> ")
@@ -184,6 +283,7 @@ class StoreOp(IRDLOperation):
         expect(self.value.type == pointee_type(self.ptr.type), "tt.store: value type must match the pointee type")
         if self.mask is not None:
             expect(self.mask.type == mask_type(self.ptr.type), "tt.store: mask must be i1 with the pointer shape")
+        _verify_hints(self, STORE_CACHE_MODIFIERS, volatile_allowed=False)
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:

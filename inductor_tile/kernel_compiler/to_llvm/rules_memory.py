@@ -5,8 +5,9 @@ addresses (from the axis-info analysis and the layout's order); each run is one 
 access through the target, and a tile with no contiguity is gathered/scattered. i1 values
 live in memory as bytes.
 
-Atomics are one LLVM `atomicrmw`/`cmpxchg` per element, branched around where the mask
-is false. Where a layout gives several threads (or slots) copies of one element, only
+Atomics are one instruction per element where the target has it (NVIDIA: a predicated
+`atom`/`red`, see `Target.atomic_rmw`), else one LLVM `atomicrmw`/`cmpxchg` branched around
+where the mask is false. Where a layout gives several threads (or slots) copies of one element, only
 its owner (the copy that did not wrap around, see `_owned_slots`) does the atomic, and
 the owners share the old values with the copies through shared memory when they are
 used. Half types without native arithmetic update through a compare-and-swap loop.
@@ -21,6 +22,7 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
 from ..ir.layouts import Blocked, LayoutMap
+from ..ir.tt_memory import NO_HINTS, AccessHints, access_hints
 from . import half
 from .compact_constants import SplatConstant
 from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, guarded, intrinsic_suffix, lowering
@@ -70,7 +72,7 @@ _MAX_SHARED_SLOTS = 256
 
 
 def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addresses: ir.Value,
-            mask: ir.Value | None, other: ir.Value) -> ir.Value:
+            mask: ir.Value | None, other: ir.Value, hints: AccessHints = NO_HINTS) -> ir.Value:
     """A gather on GPU targets that loads each element once per thread: slots that axis info proves
     to share their address and mask bit (a broadcast operand, `x[i // 1024]`), with an `other` that
     is one constant, get the value of the group's first slot; the others share the mask bits."""
@@ -78,7 +80,7 @@ def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addr
     info = ctx.axis_info.get(ptr) if ctx.axis_info else None
     if info is None or ctx.target.per_element_masks or addresses.type.count > _MAX_SHARED_SLOTS \
             or not _one_constant(other):
-        return ctx.target.gather(ctx.builder, addresses, mask, other)
+        return ctx.target.gather(ctx.builder, addresses, mask, other, hints)
     constancy = list(info.constancy)
     mask_info = ctx.axis_info.get(mask_ssa) if mask_ssa is not None else None
     if mask_ssa is not None:
@@ -87,9 +89,10 @@ def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addr
     leaders = constancy_leaders(ctx.layout_map(ptr.type), constancy)
     unique = sorted(set(leaders))
     if len(unique) == len(leaders):
-        return ctx.target.gather(ctx.builder, addresses, mask, other)
+        return ctx.target.gather(ctx.builder, addresses, mask, other, hints)
     loaded = ctx.target.gather(ctx.builder, ctx.shuffle(addresses, unique),
-                               ctx.shuffle(mask, unique) if mask is not None else None, ctx.shuffle(other, unique))
+                               ctx.shuffle(mask, unique) if mask is not None else None, ctx.shuffle(other, unique),
+                               hints)
     return ctx.shuffle(loaded, [unique.index(leader) for leader in leaders])
 
 
@@ -152,6 +155,7 @@ def _concat(ctx: LoweringContext, parts: list[ir.Value]) -> ir.Value:
 def lower_load(ctx: LoweringContext, op: Operation) -> None:
     b = ctx.builder
     ptr_ssa, mask_ssa, other_ssa = op.ptr, op.mask, op.other
+    hints = access_hints(op)
     result_type = op.results[0].type
     element_ir = ctx.memory_type(result_type.element_type if isinstance(result_type, TensorType) else result_type)
     is_bool = ctx.scalar_type(result_type.element_type if isinstance(result_type, TensorType) else result_type) == I1
@@ -159,7 +163,7 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
     mask = ctx.get(mask_ssa) if mask_ssa is not None else None
     other = ctx.get(other_ssa) if other_ssa is not None else None
     if not isinstance(result_type, TensorType):
-        value = _scalar_load(ctx, addresses, mask, other, element_ir, is_bool)
+        value = _scalar_load(ctx, addresses, mask, other, element_ir, is_bool, hints)
         ctx.set(op.results[0], value)
         return
     n = addresses.type.count
@@ -172,7 +176,7 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
         other_mem = other
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        loaded = _gather(ctx, ptr_ssa, mask_ssa, addresses, mask, other_mem)
+        loaded = _gather(ctx, ptr_ssa, mask_ssa, addresses, mask, other_mem, hints)
     else:
         parts = []
         for start in range(0, n, run):
@@ -180,7 +184,8 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
             part_mask = _split(ctx, mask, start, run) if mask is not None else None
             if part_mask is not None and not ctx.target.per_element_masks:
                 part_mask = b.extract_element(part_mask, ir.Constant(I32, 0))
-            parts.append(ctx.target.load_contiguous(b, address, part_mask, _split(ctx, other_mem, start, run), alignment))
+            parts.append(ctx.target.load_contiguous(b, address, part_mask, _split(ctx, other_mem, start, run), alignment,
+                                                    hints))
         loaded = _concat(ctx, parts)
     if is_bool:
         loaded = b.icmp_unsigned("!=", loaded, ir.Constant(vec_type, [0] * n))
@@ -188,11 +193,11 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
 
 
 def _scalar_load(ctx: LoweringContext, address: ir.Value, mask: ir.Value | None, other: ir.Value | None,
-                 element: ir.Type, is_bool: bool) -> ir.Value:
+                 element: ir.Type, is_bool: bool, hints: AccessHints) -> ir.Value:
     """A scalar load: the target's (NVIDIA: one predicated load), else a branch around it when masked."""
     b = ctx.builder
     other_mem = (b.zext(other, element) if is_bool else other) if other is not None else _zero(element)
-    loaded = ctx.target.load_scalar(b, address, mask, other_mem) if mask is not None else None
+    loaded = ctx.target.load_scalar(b, address, mask, other_mem, hints) if mask is not None or hints else None
     if loaded is not None:
         return b.icmp_unsigned("!=", loaded, ir.Constant(I8, 0)) if is_bool else loaded
     pointer = _global_pointer(ctx, address)
@@ -209,6 +214,7 @@ def _scalar_load(ctx: LoweringContext, address: ir.Value, mask: ir.Value | None,
 def lower_store(ctx: LoweringContext, op: Operation) -> None:
     b = ctx.builder
     ptr_ssa, value_ssa, mask_ssa = op.ptr, op.value, op.mask
+    hints = access_hints(op)
     value_type = value_ssa.type
     scalar_ty = value_type.element_type if isinstance(value_type, TensorType) else value_type
     element_ir = ctx.memory_type(scalar_ty)
@@ -218,7 +224,7 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     if is_bool:
         value = b.zext(value, ir.VectorType(I8, value.type.count) if isinstance(value.type, ir.VectorType) else I8)
     if not isinstance(value_type, TensorType):
-        if mask is not None and ctx.target.store_scalar(b, addresses, value, mask):
+        if (mask is not None or hints) and ctx.target.store_scalar(b, addresses, value, mask, hints):
             return
         pointer = _global_pointer(ctx, addresses)
         if mask is None:
@@ -230,14 +236,14 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     n = addresses.type.count
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        ctx.target.scatter(b, addresses, value, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask))
+        ctx.target.scatter(b, addresses, value, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask), hints)
         return
     for start in range(0, n, run):
         address = b.extract_element(addresses, ir.Constant(I32, start))
         part_mask = _split(ctx, mask, start, run) if mask is not None else None
         if part_mask is not None and not ctx.target.per_element_masks:
             part_mask = b.extract_element(part_mask, ir.Constant(I32, 0))
-        ctx.target.store_contiguous(b, address, _split(ctx, value, start, run), part_mask, alignment)
+        ctx.target.store_contiguous(b, address, _split(ctx, value, start, run), part_mask, alignment, hints)
 
 
 # ===------------------------------------------------------------------------===
@@ -260,15 +266,41 @@ def lower_atomic_rmw(ctx: LoweringContext, op: Operation) -> None:
     mask = ctx.get(op.mask) if op.mask is not None else None
     ordering = _ordering(ctx, op)
     kind, fkind = op.kind.data, float_kind(op.value.type)
+    soft = ctx.soft_half(fkind) and kind != "xchg"
+    used = _has_uses(op.results[0])
 
-    def update(address: ir.Value, item: ir.Value) -> ir.Value:
-        pointer = _global_pointer(ctx, address)
-        if ctx.soft_half(fkind) and kind != "xchg":
-            combine = _soft_half_combine(ctx, kind, fkind, item)
-            return _compare_and_swap_loop(ctx, pointer, item.type, combine, ordering)
-        return ctx.builder.atomic_rmw(_LLVM_RMW[kind], pointer, item, ordering)
+    def update(condition: ir.Value | None, address: ir.Value, item: ir.Value) -> ir.Value:
+        if not soft:
+            old = ctx.target.atomic_rmw(ctx.builder, kind, op.sem.data, op.scope.data, address, item, condition, used)
+            if old is not None:
+                return old
 
-    _lower_atomic(ctx, op, [ctx.get(op.ptr), value], mask, update)
+        def branched() -> ir.Value:
+            pointer = _global_pointer(ctx, address)
+            if soft:
+                return _compare_and_swap_loop(ctx, pointer, item.type, _soft_half_combine(ctx, kind, fkind, item),
+                                              ordering)
+            return ctx.builder.atomic_rmw(_LLVM_RMW[kind], pointer, item, ordering)
+
+        return guarded(ctx.builder, condition, branched, _zero(item.type))
+
+    width = 1 if soft else _atomic_vector_width(ctx, op, kind, value.type)
+    _lower_atomic(ctx, op, [ctx.get(op.ptr), value], mask, update, width)
+
+
+def _atomic_vector_width(ctx: LoweringContext, op: Operation, kind: str, ty: ir.Type) -> int:
+    """How many of a thread's consecutive slots one instruction updates: a run of consecutive, aligned
+    and equally masked addresses (as a vector load's), at most what the target's instruction takes."""
+    if not isinstance(ty, ir.VectorType):
+        return 1
+    limit = ctx.target.atomic_vector_width(kind, ty.element)
+    if limit == 1:
+        return 1
+    run, alignment = run_length(ctx, op.ptr, op.mask, ty.element)
+    width = min(run, limit)
+    while width > 1 and alignment < width * byte_size(ty.element):
+        width //= 2
+    return width
 
 
 @lowering("tt.atomic_cas")
@@ -276,12 +308,19 @@ def lower_atomic_cas(ctx: LoweringContext, op: Operation) -> None:
     ordering = _ordering(ctx, op)
     b = ctx.builder
 
-    def swap(address: ir.Value, expected: ir.Value, item: ir.Value) -> ir.Value:
-        as_int = _same_size_int(item.type)
-        expected_bits, item_bits = b.bitcast(expected, as_int), b.bitcast(item, as_int)
-        pair = b.cmpxchg(_global_pointer(ctx, address), expected_bits, item_bits, ordering,
-                         _failure_ordering(ordering))
-        return b.bitcast(b.extract_value(pair, 0), item.type)
+    def swap(condition: ir.Value | None, address: ir.Value, expected: ir.Value, item: ir.Value) -> ir.Value:
+        old = ctx.target.atomic_cas(b, op.sem.data, op.scope.data, address, expected, item, condition)
+        if old is not None:
+            return old
+
+        def branched() -> ir.Value:
+            as_int = _same_size_int(item.type)
+            expected_bits, item_bits = b.bitcast(expected, as_int), b.bitcast(item, as_int)
+            pair = b.cmpxchg(_global_pointer(ctx, address), expected_bits, item_bits, ordering,
+                             _failure_ordering(ordering))
+            return b.bitcast(b.extract_value(pair, 0), item.type)
+
+        return guarded(b, condition, branched, _zero(item.type))
 
     _lower_atomic(ctx, op, [ctx.get(op.ptr), ctx.get(op.cmp), ctx.get(op.value)], None, swap)
 
@@ -345,9 +384,12 @@ def _compare_and_swap_loop(ctx: LoweringContext, pointer: ir.Value, ty: ir.Type,
 
 
 def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value], mask: ir.Value | None,
-                  update: Callable[..., ir.Value]) -> None:
-    """Run `update(address, *element operands)` once per element of the tile (or for the scalar),
-    where `mask` holds, in the element's owner thread; set the op's result to the old values."""
+                  update: Callable[..., ir.Value], width: int = 1) -> None:
+    """Run `update(condition, address, *element operands)` once per element of the tile (or for the
+    scalar), the i1 `condition` (None: always) true where `mask` holds in the element's owner thread;
+    `update` returns the old value (0 where the condition is false). Set the op's result to the old values.
+    With `width` > 1 (and no copies of an element in other threads), `update` gets vectors of `width`
+    consecutive slots, which `_atomic_vector_width` found to be consecutive addresses, equally masked."""
     result = op.results[0]
     if not isinstance(result.type, TensorType):
         ctx.set(result, _scalar_atomic(ctx, operands, mask, update, used=_has_uses(result)))
@@ -356,11 +398,20 @@ def _lower_atomic(ctx: LoweringContext, op: Operation, operands: list[ir.Value],
     owned = _owned_slots(ctx, lmap)
     active = owned if mask is None else (mask if owned is None else ctx.builder.and_(mask, owned))
     element = operands[-1].type.element
+    if width > 1 and owned is None and lmap.num_slots <= UNROLL_SLOTS:
+        parts = []
+        for start in range(0, lmap.num_slots, width):
+            index = ir.Constant(I32, start)
+            condition = ctx.builder.extract_element(active, index) if active is not None else None
+            address = ctx.builder.extract_element(operands[0], index)
+            parts.append(update(condition, address, *[_split(ctx, v, start, width) for v in operands[1:]]))
+        ctx.set(result, _concat(ctx, parts))
+        return
 
     def slot(index: ir.Value) -> ir.Value:
         items = [ctx.builder.extract_element(v, index) for v in operands]
         condition = ctx.builder.extract_element(active, index) if active is not None else None
-        return guarded(ctx.builder, condition, lambda: update(*items), _zero(element))
+        return update(condition, *items)
 
     old = _for_each_slot(ctx, lmap.num_slots, element, slot)
     if owned is not None and _has_uses(result):
@@ -404,7 +455,7 @@ def _scalar_atomic(ctx: LoweringContext, operands: list[ir.Value], mask: ir.Valu
     b = ctx.builder
     first = None if ctx.single_thread else _is_first_thread(ctx)
     condition = mask if first is None else (first if mask is None else b.and_(mask, first))
-    old = guarded(ctx.builder, condition, lambda: update(*operands), _zero(operands[-1].type))
+    old = update(condition, *operands)
     if first is None or not used:
         return old
     base = _exchange_buffer(ctx, byte_size(old.type))
@@ -430,7 +481,8 @@ def _exchange_buffer(ctx: LoweringContext, num_bytes: int) -> ir.Value:
 
 
 def _share_with_copies(ctx: LoweringContext, value: ir.Value, lmap: LayoutMap, owned: ir.Value) -> ir.Value:
-    """Every thread's slots get the value its element's owner computed (through shared memory)."""
+    """Every thread's slots get the value its element's owner computed (through shared memory). Slots
+    that do not own their element store to one spare element past the tile, never read: no branch."""
     from .shared import linear_indices, load_slots
 
     b = ctx.builder
@@ -438,13 +490,13 @@ def _share_with_copies(ctx: LoweringContext, value: ir.Value, lmap: LayoutMap, o
     numel = 1
     for size in lmap.shape:
         numel *= size
-    base = _exchange_buffer(ctx, numel * byte_size(element))
+    base = _exchange_buffer(ctx, (numel + 1) * byte_size(element))
     offsets = linear_indices(ctx, lmap, lmap.shape)
+    spare = ir.Constant(offsets.type.element, numel)
     for i in range(value.type.count):
         index = ir.Constant(I32, i)
-        with b.if_then(b.extract_element(owned, index)):
-            pointer = b.gep(base, [b.extract_element(offsets, index)], source_etype=element)
-            b.store(b.extract_element(value, index), pointer)
+        offset = b.select(b.extract_element(owned, index), b.extract_element(offsets, index), spare)
+        b.store(b.extract_element(value, index), b.gep(base, [offset], source_etype=element))
     ctx.target.barrier(b)
     return load_slots(ctx, base, offsets, element)
 

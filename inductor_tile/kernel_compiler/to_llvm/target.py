@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ..ir.tt_memory import NO_HINTS, AccessHints
+
 
 @dataclass(frozen=True)
 class MathEntry:
@@ -99,6 +101,7 @@ class Target(ABC):
         raise NotImplementedError(f"the {self.name} target has no shared memory")
 
     # --- memory ------------------------------------------------------------------
+    # every access takes the op's cache `hints` (tt_memory.AccessHints); targets without such controls ignore them
     #: whether loads/stores of a contiguous run accept a per-element mask (else the mask must be uniform per run)
     per_element_masks: bool
     #: the most bytes one contiguous access may move (a run is split to this size)
@@ -110,35 +113,54 @@ class Target(ABC):
 
     @abstractmethod
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
-                        alignment: int) -> ir.Value:
+                        alignment: int, hints: AccessHints = NO_HINTS) -> ir.Value:
         """Load `other.type.count` consecutive elements from i64 `address`. `mask` is a vector of i1 (or, when
         `per_element_masks` is False, a scalar i1 for the whole run), `other` the values for masked-off lanes;
         `alignment` is the known byte alignment of `address`."""
 
     @abstractmethod
-    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
+    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value,
+               hints: AccessHints = NO_HINTS) -> ir.Value:
         """Load one element per i64 address of the vector `addresses`."""
 
     @abstractmethod
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
-                         alignment: int) -> None:
+                         alignment: int, hints: AccessHints = NO_HINTS) -> None:
         """Store the vector `value` at consecutive addresses from `address`; mask as in load_contiguous."""
 
     @abstractmethod
-    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
+    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None,
+                hints: AccessHints = NO_HINTS) -> None:
         """Store each element of `value` at the matching i64 address."""
 
     def load_scalar(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None,
-                    other: ir.Value) -> ir.Value | None:
+                    other: ir.Value, hints: AccessHints = NO_HINTS) -> ir.Value | None:
         """A scalar load of `other.type` from i64 `address` (`other` where the i1 `mask` is false), or None:
         the lowering branches around a plain load."""
         return None
 
     def store_scalar(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value,
-                     mask: ir.Value | None) -> bool:
+                     mask: ir.Value | None, hints: AccessHints = NO_HINTS) -> bool:
         """Store the scalar `value` at i64 `address` where the i1 `mask` holds; False: the lowering branches
         around a plain store instead."""
         return False
+
+    def atomic_rmw(self, builder: ir.IRBuilder, kind: str, sem: str, scope: str, address: ir.Value, value: ir.Value,
+                   mask: ir.Value | None, used: bool) -> ir.Value | None:
+        """One atomic instruction doing rmw `kind` (tt_memory.ATOMIC_RMW_KINDS) with the language's `sem` and
+        `scope` at i64 `address` where the i1 `mask` holds, returning the old value (0 where it does not; any
+        value when not `used`), or None: the lowering branches around LLVM's `atomicrmw` instead."""
+        return None
+
+    def atomic_vector_width(self, kind: str, element: ir.Type) -> int:
+        """The most consecutive elements (of LLVM type `element`) one `atomic_rmw` of `kind` may update: it
+        then gets a vector of them, at an address aligned to the vector's size."""
+        return 1
+
+    def atomic_cas(self, builder: ir.IRBuilder, sem: str, scope: str, address: ir.Value, expected: ir.Value,
+                   value: ir.Value, mask: ir.Value | None) -> ir.Value | None:
+        """As `atomic_rmw` for a compare-and-swap (bitwise compare with `expected`)."""
+        return None
 
     def finalize_ir(self, text: str, entry: str) -> str:
         """Last edits to the LLVM IR text before it is parsed (what llvmlite's builder cannot spell)."""

@@ -58,3 +58,15 @@ func.func @dead_loop(%lb: i32, %ub: i32, %st: i32) {
   }
   func.return
 }
+
+// -----
+
+// A volatile load stays even when unused (Triton's rule: it may have effects beyond reading).
+// CHECK-LABEL: func.func @volatile_load
+// CHECK-NEXT:    %kept = tt.load %p {isVolatile = true} : !tt.ptr<f32> -> f32
+// CHECK-NEXT:    func.return
+func.func @volatile_load(%p: !tt.ptr<f32>) {
+  %kept = tt.load %p {isVolatile = true} : !tt.ptr<f32> -> f32
+  %gone = tt.load %p cacheModifier = cg : !tt.ptr<f32> -> f32
+  func.return
+}

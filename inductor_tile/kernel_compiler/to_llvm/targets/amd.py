@@ -20,6 +20,8 @@ import re
 
 from llvmlite import ir
 
+from ...ir.tt_memory import NO_HINTS, AccessHints
+
 from ..context import guarded, lane_by_lane_gather, map_elements, map_pairs
 from ..target import MathEntry, Target, define_gpu_entry
 from . import amd_math
@@ -183,21 +185,23 @@ class AMDTarget(Target):
             smem.type = SHARED  # an opaque pointer: llvmlite would otherwise print a typed one
         return smem
 
-    # --- memory -------------------------------------------------------------------------
+    # --- memory (cache hints are ignored here: no glc/slc/nt mapping yet) ---------------
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
-                        alignment: int) -> ir.Value:
+                        alignment: int, hints: AccessHints = NO_HINTS) -> ir.Value:
         pointer = builder.inttoptr(address, GLOBAL)
         return guarded(builder, mask, lambda: builder.load(pointer, typ=other.type, align=alignment), other)
 
-    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
+    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value,
+               hints: AccessHints = NO_HINTS) -> ir.Value:
         return lane_by_lane_gather(builder, addresses, mask, other, GLOBAL)
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
-                         alignment: int) -> None:
+                         alignment: int, hints: AccessHints = NO_HINTS) -> None:
         pointer = builder.inttoptr(address, GLOBAL)
         guarded(builder, mask, lambda: builder.store(value, pointer, align=alignment), None)
 
-    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
+    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None,
+                hints: AccessHints = NO_HINTS) -> None:
         for i in range(value.type.count):
             index = ir.Constant(I32, i)
             pointer = builder.inttoptr(builder.extract_element(addresses, index), GLOBAL)

@@ -15,6 +15,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from ...cpu_frame import FRAME_SLOT
+from ...ir.tt_memory import NO_HINTS, AccessHints
 from ..context import byte_size, intrinsic_suffix
 from ..target import MathEntry, Target
 from . import bessel_i, cpu_erfinv, cpu_math, cpu_memory, digamma, special_functions
@@ -122,12 +123,12 @@ class CPUTarget(Target):
         b.ret_void()
         return name
 
-    # --- memory -----------------------------------------------------------------------
+    # --- memory (cache hints do not apply to the CPU's caches: ignored) -----------------
     per_element_masks = True
     max_vector_bytes = 1 << 30
 
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
-                        alignment: int) -> ir.Value:
+                        alignment: int, hints: AccessHints = NO_HINTS) -> ir.Value:
         if cpu_memory.use_loop("load", other.type):
             return cpu_memory.load_contiguous(builder, address, mask, other, alignment)
         n, element = other.type.count, other.type.element
@@ -136,7 +137,8 @@ class CPUTarget(Target):
                         [PTR, I32, mask.type, other.type])
         return builder.call(fn, [builder.inttoptr(address, PTR), ir.Constant(I32, alignment), mask, other])
 
-    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
+    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value,
+               hints: AccessHints = NO_HINTS) -> ir.Value:
         if cpu_memory.use_loop("gather", other.type):
             return cpu_memory.gather(builder, addresses, mask, other)
         n, element = other.type.count, other.type.element
@@ -147,7 +149,7 @@ class CPUTarget(Target):
         return builder.call(fn, [ptrs, ir.Constant(I32, byte_size(element)), mask, other])
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
-                         alignment: int) -> None:
+                         alignment: int, hints: AccessHints = NO_HINTS) -> None:
         if cpu_memory.use_loop("store", value.type):
             cpu_memory.store_contiguous(builder, address, value, mask, alignment)
             return
@@ -157,7 +159,8 @@ class CPUTarget(Target):
                         [value.type, PTR, I32, mask.type])
         builder.call(fn, [value, builder.inttoptr(address, PTR), ir.Constant(I32, alignment), mask])
 
-    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
+    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None,
+                hints: AccessHints = NO_HINTS) -> None:
         if cpu_memory.use_loop("scatter", value.type):
             cpu_memory.scatter(builder, addresses, value, mask)
             return

@@ -19,8 +19,9 @@ from llvmlite import ir
 
 from ..context import byte_size, lane_by_lane_gather, map_elements, map_pairs
 from ..target import MathEntry, Target, define_gpu_entry
-from . import bessel_i, digamma, special_functions
-from .nvidia_predicated import fits_one_access, predicated_load, predicated_store
+from . import bessel_i, digamma, nvidia_atomics, special_functions
+from ...ir.tt_memory import NO_HINTS, AccessHints
+from .nvidia_predicated import fits_one_access, l2_policy, predicated_load, predicated_store
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 F32 = ir.FloatType()
@@ -139,55 +140,79 @@ class NvidiaTarget(Target):
         return smem
 
     # --- memory -------------------------------------------------------------------------
-    # a masked access is one predicated instruction (nvidia_predicated.py), never a branch around it
+    # a masked access is one predicated instruction (nvidia_predicated.py), never a branch around it; an
+    # access with cache hints is that instruction too, with its qualifiers (unpredicated without a mask)
+    def _policy(self, builder: ir.IRBuilder, hints: AccessHints) -> ir.Value | None:
+        """The L2 policy register for `hints` (eviction priorities over L2 need sm_80)."""
+        if not hints.evict or hints.volatile or self.capability < 80:
+            return None
+        return l2_policy(builder, hints.evict)
+
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
-                        alignment: int) -> ir.Value:
-        if mask is None:
+                        alignment: int, hints: AccessHints = NO_HINTS) -> ir.Value:
+        if mask is None and not hints:
             return builder.load(builder.inttoptr(address, GLOBAL), typ=other.type, align=alignment)
         if not fits_one_access(other.type, alignment):
             return self.gather(builder, _address_vector(builder, address, other),
-                               _splat_mask(builder, mask, other.type.count), other)
-        return predicated_load(builder, address, mask, other)
+                               None if mask is None else _splat_mask(builder, mask, other.type.count), other, hints)
+        return predicated_load(builder, address, mask, other, hints, self._policy(builder, hints))
 
-    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value) -> ir.Value:
-        if mask is None:
+    def gather(self, builder: ir.IRBuilder, addresses: ir.Value, mask: ir.Value | None, other: ir.Value,
+               hints: AccessHints = NO_HINTS) -> ir.Value:
+        if mask is None and not hints:
             return lane_by_lane_gather(builder, addresses, None, other, GLOBAL)
+        policy = self._policy(builder, hints)
         out = other
         for i in range(other.type.count):
             index = ir.Constant(I32, i)
             element = predicated_load(builder, builder.extract_element(addresses, index),
-                                      builder.extract_element(mask, index), builder.extract_element(other, index))
+                                      None if mask is None else builder.extract_element(mask, index),
+                                      builder.extract_element(other, index), hints, policy)
             out = builder.insert_element(out, element, index)
         return out
 
     def load_scalar(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None,
-                    other: ir.Value) -> ir.Value:
-        if mask is None:
+                    other: ir.Value, hints: AccessHints = NO_HINTS) -> ir.Value:
+        if mask is None and not hints:
             return builder.load(builder.inttoptr(address, GLOBAL), typ=other.type)
-        return predicated_load(builder, address, mask, other)
+        return predicated_load(builder, address, mask, other, hints, self._policy(builder, hints))
 
     def store_contiguous(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
-                         alignment: int) -> None:
-        if mask is None:
+                         alignment: int, hints: AccessHints = NO_HINTS) -> None:
+        if mask is None and not hints:
             builder.store(value, builder.inttoptr(address, GLOBAL), align=alignment)
         elif not fits_one_access(value.type, alignment):
-            self.scatter(builder, _address_vector(builder, address, value),
-                         value, _splat_mask(builder, mask, value.type.count))
+            self.scatter(builder, _address_vector(builder, address, value), value,
+                         None if mask is None else _splat_mask(builder, mask, value.type.count), hints)
         else:
-            predicated_store(builder, address, value, mask)
+            predicated_store(builder, address, value, mask, hints, self._policy(builder, hints))
 
-    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None) -> None:
+    def scatter(self, builder: ir.IRBuilder, addresses: ir.Value, value: ir.Value, mask: ir.Value | None,
+                hints: AccessHints = NO_HINTS) -> None:
         for i in range(value.type.count):
             index = ir.Constant(I32, i)
             self.store_scalar(builder, builder.extract_element(addresses, index), builder.extract_element(value, index),
-                              builder.extract_element(mask, index) if mask is not None else None)
+                              builder.extract_element(mask, index) if mask is not None else None, hints)
 
-    def store_scalar(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None) -> bool:
-        if mask is None:
+    def store_scalar(self, builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
+                     hints: AccessHints = NO_HINTS) -> bool:
+        if mask is None and not hints:
             builder.store(value, builder.inttoptr(address, GLOBAL))
         else:
-            predicated_store(builder, address, value, mask)
+            predicated_store(builder, address, value, mask, hints, self._policy(builder, hints))
         return True
+
+    # atomics: one predicated atom/red per element (nvidia_atomics.py) where PTX has the instruction
+    def atomic_rmw(self, builder: ir.IRBuilder, kind: str, sem: str, scope: str, address: ir.Value, value: ir.Value,
+                   mask: ir.Value | None, used: bool) -> ir.Value | None:
+        return nvidia_atomics.atomic_rmw(builder, self.capability, kind, sem, scope, address, value, mask, used)
+
+    def atomic_vector_width(self, kind: str, element: ir.Type) -> int:
+        return nvidia_atomics.vector_width(self.capability, kind, element)
+
+    def atomic_cas(self, builder: ir.IRBuilder, sem: str, scope: str, address: ir.Value, expected: ir.Value,
+                   value: ir.Value, mask: ir.Value | None) -> ir.Value | None:
+        return nvidia_atomics.atomic_cas(builder, self.capability, sem, scope, address, expected, value, mask)
 
     # --- math ---------------------------------------------------------------------------
     def math(self, op: str, type_name: str) -> MathEntry:

@@ -12,12 +12,19 @@ or 4 words: one 8- or 16-bit word below 4 bytes, else words of max(32, element b
 float64/int64 elements, b32 otherwise), in the registers NVPTX's inline asm knows for each width.
 The load asm has no side effects declared: with no memory attributes LLVM still treats the call as
 reading and writing memory, so it is neither moved across stores nor merged with another load.
+
+Cache hints (`tl.load(..., cache_modifier=".cg", eviction_policy="evict_first")`) make an access
+inline asm too, masked or not: `ld.global.cg`, `st.global.cs`, `ld.global.L1::evict_first.L2::cache_hint`
+with an L2 policy register made by `createpolicy.fractional` (sm_80+), and
+`ld.volatile.global`. ptxas rejects a cache operator together with an L1 eviction priority and
+`.volatile` together with either, so there the cache operator (resp. `.volatile`) wins.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
+from ...ir.tt_memory import NO_HINTS, AccessHints
 from ..context import byte_size
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
@@ -65,29 +72,82 @@ def _registers(operands: range) -> str:
     return names[0] if len(names) == 1 else "{" + ", ".join(names) + "}"
 
 
-def predicated_load(builder: ir.IRBuilder, address: ir.Value, mask: ir.Value, other: ir.Value) -> ir.Value:
-    """The value of `other`'s type at the i64 global `address` where the i1 `mask` holds, else `other`,
-    as one `@mask ld.global`; the address must be aligned to the value's size."""
+def access_qualifiers(hints: AccessHints, policy: ir.Value | None) -> tuple[str, str]:
+    """(text after `ld`/`st` before `.global`, text between `.global` and the vector shape) for `hints`,
+    with `.L2::cache_hint` where an L2 `policy` register is given."""
+    if hints.volatile:
+        return ".volatile", ""
+    cache = f".{hints.cache}" if hints.cache else ""
+    level1 = f".L1::{hints.evict}" if hints.evict and not hints.cache else ""
+    return "", cache + level1 + (".L2::cache_hint" if policy is not None else "")
+
+
+def l2_policy(builder: ir.IRBuilder, evict: str) -> ir.Value:
+    """The i64 L2 cache policy that gives a whole access the eviction priority `evict`
+    (`createpolicy.fractional.L2::evict_first.b64 p, 1.0`). The asm reads no memory (`readnone`), so
+    LLVM merges the copies made for each access and hoists them out of loops."""
+    asm = ir.InlineAsm(ir.FunctionType(I64, []), f"createpolicy.fractional.L2::{evict}.b64 $0, 1.0;", "=l")
+    return builder.call(asm, [], attrs=("readnone", "nounwind"))
+
+
+def _predicate(mask_operand: int | None) -> str:
+    return f"@${mask_operand} " if mask_operand is not None else ""
+
+
+def predicated_load(builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
+                    hints: AccessHints = NO_HINTS, policy: ir.Value | None = None) -> ir.Value:
+    """The value of `other`'s type at the i64 global `address` where the i1 `mask` holds (always without
+    one), else `other`, as one `@mask ld.global` with the qualifiers of `hints` (and the L2 `policy`);
+    the address must be aligned to the value's size."""
     bits, count = _words(other.type)
     word = ir.IntType(bits)
-    text = f"@${count + 1} ld.global{_shape(count)}.b{bits} {_registers(range(count))}, [${count}];"
     register = _REGISTER[bits]
-    constraints = ",".join([f"={register}"] * count + ["l", "b"] + [str(i) for i in range(count)])
+    before, after = access_qualifiers(hints, policy)
+    inputs, types, constraints = [address], [I64], [f"={register}"] * count + ["l"]
+    mask_operand = None
+    if mask is not None:
+        mask_operand = count + len(inputs)
+        inputs, types, constraints = inputs + [mask], types + [I1], constraints + ["b"]
+    policy_text = ""
+    if policy is not None:
+        policy_text = f", ${count + len(inputs)}"
+        inputs, types, constraints = inputs + [policy], types + [I64], constraints + ["l"]
+    if mask is not None:  # where the mask is false the destination registers keep `other`
+        inputs += _as_words(builder, other, bits, count)
+        types += [word] * count
+        constraints += [str(i) for i in range(count)]
+    text = (f"{_predicate(mask_operand)}ld{before}.global{after}{_shape(count)}.b{bits} "
+            f"{_registers(range(count))}, [${count}]{policy_text};")
     result = word if count == 1 else ir.LiteralStructType([word] * count)
-    asm = ir.InlineAsm(ir.FunctionType(result, [I64, I1] + [word] * count), text, constraints)
-    loaded = builder.call(asm, [address, mask] + _as_words(builder, other, bits, count))
+    asm = ir.InlineAsm(ir.FunctionType(result, types), text, ",".join(constraints), side_effect=hints.volatile)
+    loaded = builder.call(asm, inputs)
     words = [loaded] if count == 1 else [builder.extract_value(loaded, i) for i in range(count)]
     return _from_words(builder, words, other.type)
 
 
-def predicated_store(builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value) -> None:
-    """`value` to the i64 global `address` where the i1 `mask` holds, as one `@mask st.global`."""
+def predicated_store(builder: ir.IRBuilder, address: ir.Value, value: ir.Value, mask: ir.Value | None,
+                     hints: AccessHints = NO_HINTS, policy: ir.Value | None = None) -> None:
+    """`value` to the i64 global `address` where the i1 `mask` holds (always without one), as one
+    `@mask st.global` with the qualifiers of `hints` (and the L2 `policy`)."""
     bits, count = _words(value.type)
-    text = f"@$1 st.global{_shape(count)}.b{bits} [$0], {_registers(range(2, 2 + count))};"
-    constraints = ",".join(["l", "b"] + [_REGISTER[bits]] * count)
-    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), [I64, I1] + [ir.IntType(bits)] * count), text, constraints,
-                       side_effect=True)
-    builder.call(asm, [address, mask] + _as_words(builder, value, bits, count))
+    _, after = access_qualifiers(hints, policy)
+    inputs, types, constraints = [address], [I64], ["l"]
+    mask_operand = None
+    if mask is not None:
+        mask_operand = len(inputs)
+        inputs, types, constraints = inputs + [mask], types + [I1], constraints + ["b"]
+    first_value = len(inputs)
+    inputs += _as_words(builder, value, bits, count)
+    types += [ir.IntType(bits)] * count
+    constraints += [_REGISTER[bits]] * count
+    policy_text = ""
+    if policy is not None:
+        policy_text = f", ${len(inputs)}"
+        inputs, types, constraints = inputs + [policy], types + [I64], constraints + ["l"]
+    text = (f"{_predicate(mask_operand)}st.global{after}{_shape(count)}.b{bits} [$0], "
+            f"{_registers(range(first_value, first_value + count))}{policy_text};")
+    asm = ir.InlineAsm(ir.FunctionType(ir.VoidType(), types), text, ",".join(constraints), side_effect=True)
+    builder.call(asm, inputs)
 
 
 def fits_one_access(ty: ir.Type, alignment: int) -> bool:
