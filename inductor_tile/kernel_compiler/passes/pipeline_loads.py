@@ -36,7 +36,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import is_side_effect_free
 
 from ..ir import arith_ext, tt
-from ..ir.tt_memory import LoadOp
+from ..ir.tt_memory import LoadOp, access_hints
 from .layout_constraints import functions
 
 #: 32-bit registers per thread that a loop's dots (accumulators and operands, `dot_registers`) and its
@@ -94,7 +94,10 @@ def _within_budget(body: Block, loads: list[tuple[LoadOp, list[Operation]]], num
 
 def address_slice(load: LoadOp, body: Block) -> list[Operation] | None:
     """The body ops `load`'s operands are computed from (in body order), or None when they
-    depend on a loop-carried value or on an op that is not pure."""
+    depend on a loop-carried value or on an op that is not pure, or when the load is volatile
+    (issued an iteration early it would read another moment's value)."""
+    if access_hints(load).volatile:
+        return None
     iv = body.args[0]
     needed: set[Operation] = set()
     pending = list(load.operands)
@@ -134,6 +137,7 @@ def _clone_load(load: LoadOp, slice_ops: list[Operation], iv: SSAValue, index: S
         mask = both.result
     other = None if load.other is None else mapping.get(load.other, load.other)
     early = LoadOp(mapping.get(load.ptr, load.ptr), mask, other, load.result.type)
+    early.attributes.update(access_hints(load).attributes())  # the cache hints travel with it
     early.location = load.location  # diagnostics point at the user's tl.load
     ops.append(early)
     return ops

@@ -81,3 +81,74 @@ func.func @carried_pointers(%pa: !tt.ptr<f16>, %pc: !tt.ptr<f32>, %n: i32) {
   tt.store %pcs, %acc : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xf32>
   func.return
 }
+
+// -----
+
+// A prefetched load keeps its cache hints.
+// CHECK-LABEL: func.func @hints_travel
+// CHECK:       tt.load %{{.*}} mask %{{.*}} cacheModifier = cg evictionPolicy = evict_last
+// CHECK:       scf.for
+// CHECK:         tt.load %{{.*}} mask %{{.*}} cacheModifier = cg evictionPolicy = evict_last
+// CHECK:         tt.dot
+func.func @hints_travel(%pa: !tt.ptr<f16>, %pc: !tt.ptr<f32>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %row = tt.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tt.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rowb = tt.broadcast %row : tensor<16x1xi32> -> tensor<16x16xi32>
+  %colb = tt.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %c16s = tt.splat %c16 : i32 -> tensor<16x16xi32>
+  %rowoff = arith.muli %rowb, %c16s : tensor<16x16xi32>
+  %tile = arith.addi %rowoff, %colb : tensor<16x16xi32>
+  %sa = tt.splat %pa : !tt.ptr<f16> -> tensor<16x16x!tt.ptr<f16>>
+  %zero = arith.constant 0.000000e+00 : f32
+  %acc0 = tt.splat %zero : f32 -> tensor<16x16xf32>
+  %acc = scf.for %i = %c0 to %n step %c16 iter_args(%acc_i = %acc0) -> (tensor<16x16xf32>) : i32 {
+    %is = tt.splat %i : i32 -> tensor<16x16xi32>
+    %offs = arith.addi %tile, %is : tensor<16x16xi32>
+    %ptrs = tt.addptr %sa, %offs : tensor<16x16x!tt.ptr<f16>>, tensor<16x16xi32>
+    %a = tt.load %ptrs cacheModifier = cg evictionPolicy = evict_last : tensor<16x16x!tt.ptr<f16>> -> tensor<16x16xf16>
+    %d = tt.dot %a, %a, %acc_i {input_precision = "tf32"} : tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32> -> tensor<16x16xf32>
+    scf.yield %d : tensor<16x16xf32>
+  }
+  %sc = tt.splat %pc : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %pcs = tt.addptr %sc, %tile : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %pcs, %acc : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xf32>
+  func.return
+}
+
+// -----
+
+// A volatile load is not issued an iteration early: it would read another moment's value.
+// CHECK-LABEL: func.func @volatile_stays
+// CHECK:       scf.for
+// CHECK:         %a = tt.load %ptrs {isVolatile = true}
+// CHECK-NEXT:    %d = tt.dot %a, %a, %acc_i
+func.func @volatile_stays(%pa: !tt.ptr<f16>, %pc: !tt.ptr<f32>, %n: i32) {
+  %c0 = arith.constant 0 : i32
+  %c16 = arith.constant 16 : i32
+  %r16 = tt.make_range {end = 16 : i32, start = 0 : i32} : tensor<16xi32>
+  %row = tt.expand_dims %r16 {axis = 1 : i32} : tensor<16xi32> -> tensor<16x1xi32>
+  %col = tt.expand_dims %r16 {axis = 0 : i32} : tensor<16xi32> -> tensor<1x16xi32>
+  %rowb = tt.broadcast %row : tensor<16x1xi32> -> tensor<16x16xi32>
+  %colb = tt.broadcast %col : tensor<1x16xi32> -> tensor<16x16xi32>
+  %c16s = tt.splat %c16 : i32 -> tensor<16x16xi32>
+  %rowoff = arith.muli %rowb, %c16s : tensor<16x16xi32>
+  %tile = arith.addi %rowoff, %colb : tensor<16x16xi32>
+  %sa = tt.splat %pa : !tt.ptr<f16> -> tensor<16x16x!tt.ptr<f16>>
+  %zero = arith.constant 0.000000e+00 : f32
+  %acc0 = tt.splat %zero : f32 -> tensor<16x16xf32>
+  %acc = scf.for %i = %c0 to %n step %c16 iter_args(%acc_i = %acc0) -> (tensor<16x16xf32>) : i32 {
+    %is = tt.splat %i : i32 -> tensor<16x16xi32>
+    %offs = arith.addi %tile, %is : tensor<16x16xi32>
+    %ptrs = tt.addptr %sa, %offs : tensor<16x16x!tt.ptr<f16>>, tensor<16x16xi32>
+    %a = tt.load %ptrs {isVolatile = true} : tensor<16x16x!tt.ptr<f16>> -> tensor<16x16xf16>
+    %d = tt.dot %a, %a, %acc_i {input_precision = "tf32"} : tensor<16x16xf16>, tensor<16x16xf16>, tensor<16x16xf32> -> tensor<16x16xf32>
+    scf.yield %d : tensor<16x16xf32>
+  }
+  %sc = tt.splat %pc : !tt.ptr<f32> -> tensor<16x16x!tt.ptr<f32>>
+  %pcs = tt.addptr %sc, %tile : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xi32>
+  tt.store %pcs, %acc : tensor<16x16x!tt.ptr<f32>>, tensor<16x16xf32>
+  func.return
+}
