@@ -248,7 +248,7 @@ def test_constancy_leaders_only_join_slots_of_one_constancy_run(layout, shape, c
     """Every thread: a slot and its leader hold indices in the same aligned run of `constancy` along each
     dimension (so their mask bits are equal), and a constancy of at least size_per_thread joins slots."""
     from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
-    from inductor_tile.kernel_compiler.to_llvm.rules_memory import constancy_leaders
+    from inductor_tile.kernel_compiler.to_llvm.constancy import constancy_leaders
 
     lmap = LayoutMap(Blocked(*layout), shape)
     constancy = constancy[:len(shape)]

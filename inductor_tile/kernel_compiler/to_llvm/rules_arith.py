@@ -17,11 +17,13 @@ from xdsl.ir import Operation
 
 from ..ir import math_ext
 from . import half
+from .constancy import share_equal_slots
 from .context import F32, I1, LoweringContext, constant_like, float_kind, intrinsic_suffix, lowering
 
 
 def _set(ctx: LoweringContext, op: Operation, value: ir.Value) -> None:
-    ctx.set(op.results[0], value)
+    """Record an element-wise result; slots axis info proves equal read one computed slot (constancy.py)."""
+    ctx.set(op.results[0], share_equal_slots(ctx, op.results[0], value))
 
 
 def _operands(ctx: LoweringContext, op: Operation) -> list[ir.Value]:
