@@ -33,12 +33,15 @@ def constancy_leaders(lmap: LayoutMap, constancy) -> list[int]:
     dividing the constancy, size_per_thread and the size, the run of the element is
     `(offset // block + t // block) % (size // block)`: slots whose `(offset // block) % (size // block)`
     agree lie in one aligned run of equal values in every thread (slots that wrap around a small
-    dimension hold the same element, any constancy)."""
+    dimension hold the same element, any constancy). Where one thread spans the dimension (the CPU),
+    `t` is 0 and `block` need not divide size_per_thread."""
     root = lmap.root
     periods = []
     for position, d in enumerate(lmap.kept):
         size = largest_power_of_two_dividing(lmap.shape[position])
-        block = min(largest_power_of_two_dividing(constancy[position]), root.size_per_thread[d], size)
+        threads = root.threads_per_warp[d] * root.warps_per_cta[d]
+        step = root.size_per_thread[d] if threads > 1 else size  # one thread along d: its offset is 0
+        block = min(largest_power_of_two_dividing(constancy[position]), step, size)
         periods.append((block, lmap.shape[position] // block))
     first: dict[tuple[int, ...], int] = {}
     leaders = []
