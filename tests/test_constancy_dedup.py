@@ -83,7 +83,9 @@ def masked_rows_reference(x: torch.Tensor, w: torch.Tensor, rows: int, n: int):
 
 
 def _ptx(kernel, signature: dict[str, str], constexprs: dict, warps: int) -> str:
-    aligned = [name for name, ty in signature.items() if ty.startswith(("*", "i"))]
+    """sm_90 PTX with pointers and the size arguments of the generated kernels (xnumel, rnumel) taken as
+    multiples of 16, as the launcher specializes them (`rows` stays any number)."""
+    aligned = [name for name, ty in signature.items() if ty.startswith("*") or name.endswith("numel")]
     compiled = inductor_tile.compile(kernel, signature, constexprs=constexprs, target="cuda:90", num_warps=warps,
                                      divisible_by_16=aligned)
     ptx = compiled.asm["ptx"]
@@ -166,3 +168,49 @@ def test_masked_rows_on_the_cpu_with_shared_slots(cpu_shares_equal_slots, n, blo
     torch.testing.assert_close(out[:rows * n].double(), want_out.flatten(), rtol=1e-5, atol=1e-5)
     torch.testing.assert_close(sums[:rows].double(), want_sums, rtol=1e-5, atol=1e-5)
     assert out[rows * n:].isnan().all() and sums[rows:].isnan().all()
+
+
+@inductor_tile.jit
+def masked_row_reductions_kernel(x_ptr, out_ptr, counts_ptr, N: tl.constexpr, BLOCK: tl.constexpr):
+    """Reductions of one row of N values in a BLOCK-wide tile whose masked slots hold the reduction's
+    neutral value: a sum, a sum of squares, a max, an int count."""
+    c = tl.arange(0, BLOCK)
+    m = c < N
+    x = tl.load(x_ptr + c, mask=m, other=0.0)
+    tl.store(out_ptr, tl.sum(tl.where(m, x, 0.0), 0))
+    xm = tl.where(m, x, 0.0)
+    tl.store(out_ptr + 1, tl.sum(xm * xm, 0))
+    tl.store(out_ptr + 2, tl.max(tl.where(m, x, float("-inf")), 0))
+    tl.store(counts_ptr, tl.sum(tl.where(m, (x > 0).to(tl.int32), 0), 0))
+
+
+REDUCTIONS_SIGNATURE = {"x_ptr": "*fp32", "out_ptr": "*fp32", "counts_ptr": "*i32"}
+
+
+@linux_x86
+def test_sums_leave_out_slots_masked_in_every_thread(tmp_path):
+    # 768 of 1024 columns on one warp: a thread's last 8 slots are columns 768..1023 in every thread. They
+    # add nothing: each sum adds +0.0 once (not 8 times: `acc + 0.0` is kept for acc = -0.0) and the max
+    # leaves out its -inf
+    ptx = _ptx(masked_row_reductions_kernel, REDUCTIONS_SIGNATURE, {"N": 768, "BLOCK": 1024}, 1)
+    zero_adds = [line for line in ptx.splitlines() if line.strip().startswith("add.f32") and "0f00000000" in line]
+    assert len(zero_adds) <= 2, zero_adds
+    assert "0fFF800000" not in ptx.split("shfl.sync")[0].split("ld.global")[-1]  # no max with -inf in the thread
+
+
+@linux_x86
+@pytest.mark.parametrize("n, block, warps", [(768, 1024, 1), (200, 1024, 1), (200, 256, 2), (1000, 1024, 4)])
+@pytest.mark.parametrize("negative_zeros", [False, True], ids=["random", "negative_zeros"])
+def test_masked_row_reductions_on_one_nvidia_block(n, block, warps, negative_zeros):
+    # negative zeros: the padded +0.0 makes the sum +0.0 (the kernel sums BLOCK values), so one +0.0 must stay
+    x = torch.full((n,), -0.0) if negative_zeros else torch.randn(n, generator=torch.Generator().manual_seed(n))
+    ptx = _ptx(masked_row_reductions_kernel, REDUCTIONS_SIGNATURE, {"N": n, "BLOCK": block}, warps)
+    out, counts = np.full(4, np.nan, dtype=np.float32), np.full(2, 1234567, dtype=np.int32)
+    _, got, got_counts = _sim(ptx, warps, [x.numpy(), out, counts], {})
+    padded = torch.cat([x.double(), torch.zeros(block - n, dtype=torch.float64)])
+    want = torch.stack([padded.sum(), (padded * padded).sum(), x.double().max()])
+    torch.testing.assert_close(torch.from_numpy(got[:3]).double(), want, rtol=1e-5, atol=1e-5)
+    assert np.isnan(got[3]) and got_counts[1] == 1234567
+    assert got_counts[0] == int((x > 0).sum())
+    if negative_zeros:
+        assert not np.signbit(got[0]) and not np.signbit(got[1]), got[:2]
