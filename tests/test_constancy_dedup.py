@@ -214,3 +214,63 @@ def test_masked_row_reductions_on_one_nvidia_block(n, block, warps, negative_zer
     assert got_counts[0] == int((x > 0).sum())
     if negative_zeros:
         assert not np.signbit(got[0]) and not np.signbit(got[1]), got[:2]
+
+
+@inductor_tile.jit
+def rotate_half_kernel(in_ptr0, in_ptr1, in_ptr2, out_ptr0, xnumel, XBLOCK: tl.constexpr):
+    # tile's generated rotary `cat([-x[..., 64:], x[..., :64]]) * sin + x * cos` over rows of 128 (Llama-style
+    # decoders): `x2 < 64` and `x2 >= 64` pick the halves
+    xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    xmask = xindex < xnumel
+    x0 = xindex // 262144
+    x1 = (xindex // 128) % 2048
+    x2 = xindex % 128
+    tmp0 = tl.load(in_ptr0 + (x2 + (128 * x1) + (262144 * x0)), mask=xmask, other=0)
+    tmp1 = tl.load(in_ptr1 + (x2 + (128 * x1)), mask=xmask, other=0)
+    tmp3 = x2.to(tl.int64)
+    tmp7 = tmp3 < 64
+    tmp8 = tl.load(in_ptr0 + (64 + x2 + (128 * x1) + (262144 * x0)), mask=xmask & tmp7, other=0)
+    tmp10 = tl.where(tmp7, -tmp8, 0.0)
+    tmp11 = tmp3 >= 64
+    tmp14 = tl.load(in_ptr0 + ((-64) + x2 + (128 * x1) + (262144 * x0)), mask=xmask & tmp11, other=0)
+    tmp16 = tl.where(tmp7, tmp10, tl.where(tmp11, tmp14, 0.0))
+    tmp17 = tl.load(in_ptr2 + (x2 + (128 * x1)), mask=xmask, other=0)
+    tl.store(out_ptr0 + (x2 + (128 * x1) + (262144 * x0)), tmp0 * tmp1 + tmp16 * tmp17, mask=xmask)
+
+
+def rotate_half_reference(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, n: int) -> torch.Tensor:
+    """The kernel over x (positions * 128 values, position p using row p % 2048 of cos and sin), float64."""
+    rows = x.double().reshape(-1, 128)
+    rotated = torch.cat([-rows[:, 64:], rows[:, :64]], 1)
+    table = torch.arange(rows.shape[0]) % 2048
+    return (rows * cos.double().reshape(-1, 128)[table] + rotated * sin.double().reshape(-1, 128)[table]).flatten()[:n]
+
+
+ROTATE_SIGNATURE = {"in_ptr0": "*fp16", "in_ptr1": "*fp16", "in_ptr2": "*fp16", "out_ptr0": "*fp16", "xnumel": "i32"}
+
+
+@linux_x86
+def test_rotate_half_compares_once_per_thread_and_selects_once(tmp_path):
+    # 1024 values on 4 warps: a thread's 8 values lie in one half of a row, so `x2 < 64`, `x2 >= 64` and the
+    # masks are one compare each (10 setp before), and LLVM sees the second as the first's inverse: the
+    # nested where is one select per value pair (selp 16 before sharing, 8 with it)
+    ptx = _ptx(rotate_half_kernel, ROTATE_SIGNATURE, {"XBLOCK": 1024}, 4)
+    filecheck(ptx, "CHECK-COUNT-3: setp.\n"
+                   "CHECK-NOT: setp.\n", tmp_path)
+    assert sum(1 for line in ptx.splitlines() if line.strip().startswith("selp")) <= 8
+
+
+@linux_x86
+def test_rotate_half_on_one_nvidia_block():
+    # fp32 variant of the generated kernel (the interpreter's f16 arithmetic is partial), positions of one row
+    # each; xnumel a multiple of 16 as the launcher specializes
+    gen = torch.Generator().manual_seed(5)
+    n = 1024
+    x, cos, sin = (torch.randn(n, generator=gen) for _ in range(3))
+    signature = {name: ("*fp32" if ty.startswith("*") else ty) for name, ty in ROTATE_SIGNATURE.items()}
+    ptx = _ptx(rotate_half_kernel, signature, {"XBLOCK": 1024}, 4)
+    out = np.full(n, np.nan, dtype=np.float32)
+    *_, got = _sim(ptx, 4, [x.numpy(), cos.numpy(), sin.numpy(), out], {4: n - 16})
+    want = rotate_half_reference(x, cos, sin, n - 16)
+    torch.testing.assert_close(torch.from_numpy(got[:n - 16]).double(), want, rtol=1e-5, atol=1e-5)
+    assert np.isnan(got[n - 16:]).all()

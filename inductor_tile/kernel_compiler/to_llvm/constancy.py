@@ -51,16 +51,35 @@ def constancy_leaders(lmap: LayoutMap, constancy) -> list[int]:
     return leaders
 
 
+def leaders_of(ctx, ssa: SSAValue, count: int) -> list[int] | None:
+    """`constancy_leaders` of the element-wise result `ssa` lowered to `count` slots, or None where slots are not
+    shared (the target computes SIMD vectors, nothing is known, too many slots)."""
+    if not ctx.target.shares_equal_slots or ctx.axis_info is None or ctx.scalar_lanes:
+        return None
+    if not isinstance(ssa.type, TensorType) or not 1 < count <= MAX_SHARED_SLOTS:
+        return None
+    info = ctx.axis_info.get(ssa)
+    return None if info is None else constancy_leaders(ctx.layout_map(ssa.type), info.constancy)
+
+
+def splat_operands(ctx, ssa: SSAValue, operands: list[ir.Value]) -> list[ir.Value] | None:
+    """The operands of compare `ssa` broadcast from the first slot where all of a thread's slots share the
+    result (None elsewhere): LLVM then sees `x < 64` and `x >= 64` (a cat's two halves) as one condition and
+    its inverse and folds the selects between them, which it does not through shuffles of their results.
+    Other runs keep the shuffle of the result: LLVM's known bits of each slot fold the compares of slots
+    masked off in every thread, which a shuffle of the operands hides."""
+    vectors = [v for v in operands if isinstance(v.type, ir.VectorType)]
+    leaders = leaders_of(ctx, ssa, vectors[0].type.count) if vectors else None
+    if leaders is None or set(leaders) != {0}:
+        return None
+    return [ctx.shuffle(v, leaders) if isinstance(v.type, ir.VectorType) else v for v in operands]
+
+
 def share_equal_slots(ctx, ssa: SSAValue, value: ir.Value) -> ir.Value:
     """`value`, the lowered slots of the element-wise result `ssa`, with every slot read from its
     constancy leader (see the module's docstring); `value` itself where nothing is shared or the
     target computes a thread's slots as one SIMD vector anyway (`Target.shares_equal_slots`)."""
-    if not ctx.target.shares_equal_slots or ctx.axis_info is None or ctx.scalar_lanes:
+    if not isinstance(value.type, ir.VectorType) or isinstance(value, ir.Constant):
         return value
-    if not isinstance(ssa.type, TensorType) or not isinstance(value.type, ir.VectorType) \
-            or not 1 < value.type.count <= MAX_SHARED_SLOTS or isinstance(value, ir.Constant):
-        return value
-    info = ctx.axis_info.get(ssa)
-    if info is None:
-        return value
-    return ctx.shuffle(value, constancy_leaders(ctx.layout_map(ssa.type), info.constancy))
+    leaders = leaders_of(ctx, ssa, value.type.count)
+    return value if leaders is None else ctx.shuffle(value, leaders)
