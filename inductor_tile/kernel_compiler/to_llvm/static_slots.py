@@ -24,7 +24,7 @@ from ..ir.tt_types import element_of, shape_of
 
 UNKNOWN = None
 #: slots times threads evaluated at most per value (a bound on compile time)
-MAX_EVALUATIONS = 1 << 16
+MAX_EVALUATIONS = 1 << 12
 
 _INT_COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "slt": lambda a, b: a < b,
                 "sle": lambda a, b: a <= b, "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b}
@@ -42,18 +42,18 @@ def static_slot_values(lmap: LayoutMap, ssa: SSAValue) -> list:
     if lmap.num_slots * lanes * warps > MAX_EVALUATIONS:
         return [UNKNOWN] * lmap.num_slots
     evaluator = _Evaluator()
+    threads = [lmap.thread_offset(lane, warp) for lane in range(lanes) for warp in range(warps)]
     values = []
     for slot in range(lmap.num_slots):
-        seen = set()
-        for lane in range(lanes):
-            for warp in range(warps):
-                value = evaluator.at(ssa, lmap.index(slot, lane, warp))
-                seen.add(_key(value))
-                if value is UNKNOWN or len(seen) > 1:
-                    break
-            if len(seen) != 1 or UNKNOWN in seen:
+        own = lmap.slot_offset(slot)
+        first = UNKNOWN
+        for offset in threads:
+            value = evaluator.at(ssa, tuple((a + b) % size for a, b, size in zip(own, offset, lmap.shape)))
+            if value is UNKNOWN or (first is not UNKNOWN and _key(value) != _key(first)):
+                first = UNKNOWN
                 break
-        values.append(value if len(seen) == 1 and value is not UNKNOWN else UNKNOWN)
+            first = value
+        values.append(first)
     return values
 
 
@@ -97,12 +97,13 @@ class _Evaluator:
             return self.at(op.operands[0], index)
         if name not in _ELEMENTWISE:
             return UNKNOWN
-        operands = [self.at(v, index) for v in op.operands]
         if name == "arith.select":
-            cond, a, b = operands
+            cond = self.at(op.operands[0], index)
             if cond is not UNKNOWN:
-                return a if cond else b
-            return a if a is not UNKNOWN and _key(a) == _key(b) else UNKNOWN
+                return self.at(op.operands[1 if cond else 2], index)
+            a = self.at(op.operands[1], index)
+            return a if a is not UNKNOWN and _key(a) == _key(self.at(op.operands[2], index)) else UNKNOWN
+        operands = [self.at(v, index) for v in op.operands]
         if name in ("arith.andi", "arith.ori") and _is_i1(ssa):
             stop = name == "arith.ori"  # the value that decides alone: false for and, true for or
             if any(v is not UNKNOWN and v == stop for v in operands):
