@@ -106,7 +106,9 @@ class Machine:
         mask = np.uint64(2**bits - 1) if bits < 64 else np.uint64(2**64 - 1)
         value = value.astype(np.uint64) & mask
         if self.active is not None:  # threads that skip a predicated load keep the register's value
-            value = np.where(self.active, value, self.value(name))
+            # (a register first written in a branch some threads skip holds nothing in those: 0 here)
+            kept = self.value(name) if name.strip() in self.regs else np.zeros(self.threads, dtype=np.uint64)
+            value = np.where(self.active, value, kept)
         self.regs[name.strip()] = value
 
     # --- memory ----------------------------------------------------------------------------------

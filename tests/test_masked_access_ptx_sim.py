@@ -242,13 +242,15 @@ def _distinct_predicates(ptx: str, opcode: str) -> int:
     (((8,), (32,), (4,), (0,)), (512,)),  # fewer elements than the layout covers: slots wrap around
     (((1, 4), (4, 8), (2, 2), (1, 0)), (16, 64)),
     (((2, 2), (8, 4), (1, 4), (0, 1)), (32, 64)),
+    (((1, 1), (1, 1), (1, 1), (1, 0)), (4, 64)),  # the CPU's: one thread, runs longer than size_per_thread
 ], ids=str)
 @pytest.mark.parametrize("constancy", [(1, 1), (2, 1), (4, 16), (16, 2), (1024, 1024), (6, 12)], ids=str)
 def test_constancy_leaders_only_join_slots_of_one_constancy_run(layout, shape, constancy):
     """Every thread: a slot and its leader hold indices in the same aligned run of `constancy` along each
-    dimension (so their mask bits are equal), and a constancy of at least size_per_thread joins slots."""
+    dimension (so their mask bits are equal), a constancy of at least size_per_thread joins slots, and
+    slots holding the same element in every thread (wrapped around a small dimension) join."""
     from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
-    from inductor_tile.kernel_compiler.to_llvm.rules_memory import constancy_leaders
+    from inductor_tile.kernel_compiler.to_llvm.constancy import constancy_leaders
 
     lmap = LayoutMap(Blocked(*layout), shape)
     constancy = constancy[:len(shape)]
@@ -262,6 +264,10 @@ def test_constancy_leaders_only_join_slots_of_one_constancy_run(layout, shape, c
                 assert leader <= slot
                 here, there = lmap.index(slot, lane, warp), lmap.index(leader, lane, warp)
                 assert all(a // c == b // c for a, b, c in zip(here, there, constancy)), (slot, leader, lane, warp)
+    threads = [(lane, warp) for lane in range(32) for warp in range(warps)]
+    elements = [tuple(lmap.index(slot, lane, warp) for lane, warp in threads) for slot in range(len(leaders))]
+    for slot, held in enumerate(elements):
+        assert leaders[slot] == leaders[elements.index(held)], slot
     spt = layout[0]
     if all(c % s == 0 for c, s in zip(constancy, spt)) and max(spt) > 1:
         assert len(set(leaders)) * max(spt) <= len(leaders)

@@ -17,11 +17,13 @@ from xdsl.ir import Operation
 
 from ..ir import math_ext
 from . import half
+from .constancy import share_equal_slots, splat_operands
 from .context import F32, I1, LoweringContext, constant_like, float_kind, intrinsic_suffix, lowering
 
 
 def _set(ctx: LoweringContext, op: Operation, value: ir.Value) -> None:
-    ctx.set(op.results[0], value)
+    """Record an element-wise result; slots axis info proves equal read one computed slot (constancy.py)."""
+    ctx.set(op.results[0], share_equal_slots(ctx, op.results[0], value))
 
 
 def _operands(ctx: LoweringContext, op: Operation) -> list[ir.Value]:
@@ -205,23 +207,36 @@ _FLOAT_PREDICATES = {"oeq": ("==", True), "une": ("!=", False), "olt": ("<", Tru
                      "ogt": (">", True), "oge": (">=", True)}
 
 
+def _set_compare(ctx: LoweringContext, op: Operation, compare) -> None:
+    """A compare's result; where a thread's slots share it, from operands broadcast from the first slot
+    (constancy.splat_operands), else shared like any element-wise result."""
+    operands = _operands(ctx, op)
+    splat = splat_operands(ctx, op.results[0], operands)
+    if splat is None:
+        _set(ctx, op, compare(*operands))
+    else:
+        ctx.set(op.results[0], compare(*splat))
+
+
 @lowering("arith.cmpi")
 def lower_cmpi(ctx: LoweringContext, op: Operation) -> None:
     symbol, signed = _INT_PREDICATES[op.predicate_name]
-    a, b = _operands(ctx, op)
     compare = ctx.builder.icmp_signed if signed else ctx.builder.icmp_unsigned
-    _set(ctx, op, compare(symbol, a, b))
+    _set_compare(ctx, op, lambda a, b: compare(symbol, a, b))
 
 
 @lowering("arith.cmpf")
 def lower_cmpf(ctx: LoweringContext, op: Operation) -> None:
     symbol, ordered = _FLOAT_PREDICATES[op.predicate_name]
-    a, b = _operands(ctx, op)
     kind = float_kind(op.operands[0].type)
-    if ctx.soft_half(kind):
-        a, b = half.half_to_f32(ctx.builder, a, kind), half.half_to_f32(ctx.builder, b, kind)
     compare = ctx.builder.fcmp_ordered if ordered else ctx.builder.fcmp_unordered
-    _set(ctx, op, compare(symbol, a, b))
+
+    def compute(a: ir.Value, b: ir.Value) -> ir.Value:
+        if ctx.soft_half(kind):
+            a, b = half.half_to_f32(ctx.builder, a, kind), half.half_to_f32(ctx.builder, b, kind)
+        return compare(symbol, a, b)
+
+    _set_compare(ctx, op, compute)
 
 
 @lowering("arith.select")

@@ -25,11 +25,8 @@ from ..ir.layouts import Blocked, LayoutMap
 from ..ir.tt_memory import NO_HINTS, AccessHints, access_hints
 from . import half
 from .compact_constants import SplatConstant
+from .constancy import MAX_SHARED_SLOTS, constancy_leaders, largest_power_of_two_dividing
 from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, guarded, intrinsic_suffix, lowering
-
-
-def _largest_power_of_two_dividing(n: int) -> int:
-    return n & -n if n > 0 else 1 << 30
 
 
 def run_length(ctx: LoweringContext, ptr: SSAValue, mask: SSAValue | None, element: ir.Type) -> tuple[int, int]:
@@ -57,18 +54,13 @@ def access_run(lmap: LayoutMap, info, masked: bool, mask_info, target, single_th
     slots_along = lmap.slots_per_dim[fastest]
     per_thread_run = slots_along if single_thread else root.size_per_thread[fastest]
     run = min(info.contiguity[dim], slots_along, per_thread_run, max(1, target.max_vector_bytes // size))
-    alignment = _largest_power_of_two_dividing(info.divisibility[dim])
+    alignment = largest_power_of_two_dividing(info.divisibility[dim])
     if not target.per_element_masks:
         run = min(run, max(1, alignment // size))  # vector accesses must be aligned to their size
         if masked:
             run = min(run, mask_info.constancy[dim] if mask_info else 1)
     run = 1 << (max(run, 1).bit_length() - 1)  # a power of two that divides the slot count
     return run, max(size, min(alignment, run * size))
-
-
-#: gathers and scatters of more slots are left alone (LLVM's code generation of a shufflevector grows
-#: with its length)
-_MAX_SHARED_SLOTS = 256
 
 
 def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addresses: ir.Value,
@@ -78,13 +70,13 @@ def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addr
     is one constant, get the value of the group's first slot; the others share the mask bits."""
     mask = _shared_mask_bits(ctx, ptr, mask_ssa, mask)
     info = ctx.axis_info.get(ptr) if ctx.axis_info else None
-    if info is None or ctx.target.per_element_masks or addresses.type.count > _MAX_SHARED_SLOTS \
+    if info is None or ctx.target.per_element_masks or addresses.type.count > MAX_SHARED_SLOTS \
             or not _one_constant(other):
         return ctx.target.gather(ctx.builder, addresses, mask, other, hints)
     constancy = list(info.constancy)
     mask_info = ctx.axis_info.get(mask_ssa) if mask_ssa is not None else None
     if mask_ssa is not None:
-        constancy = [min(_largest_power_of_two_dividing(a), _largest_power_of_two_dividing(m))
+        constancy = [min(largest_power_of_two_dividing(a), largest_power_of_two_dividing(m))
                      for a, m in zip(constancy, mask_info.constancy if mask_info else [1] * len(constancy))]
     leaders = constancy_leaders(ctx.layout_map(ptr.type), constancy)
     unique = sorted(set(leaders))
@@ -110,29 +102,9 @@ def _shared_mask_bits(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | 
     `xindex < xnumel` mask of a size divisible by 16 over 8 slots: one setp instead of 8). Targets with
     per-element masks (the CPU) keep the mask as it is."""
     info = ctx.axis_info.get(mask_ssa) if ctx.axis_info and mask_ssa is not None else None
-    if info is None or ctx.target.per_element_masks or mask.type.count > _MAX_SHARED_SLOTS:
+    if info is None or ctx.target.per_element_masks or mask.type.count > MAX_SHARED_SLOTS:
         return mask
     return ctx.shuffle(mask, constancy_leaders(ctx.layout_map(ptr.type), info.constancy))
-
-
-def constancy_leaders(lmap: LayoutMap, constancy) -> list[int]:
-    """For each of a thread's slots, the first slot holding an element of the same constancy run.
-
-    Along a kept dimension, a thread's slot coordinate is `rep * size_per_thread + within` and its
-    element index `base + within` (mod the size), `base` a multiple of size_per_thread for every thread.
-    With `block` a power of two dividing the constancy, size_per_thread and the size, slots whose
-    coordinates agree but for `within % block` lie in one aligned run of equal values in every thread."""
-    root = lmap.root
-    blocks = [1] * root.rank
-    for position, d in enumerate(lmap.kept):
-        blocks[d] = min(_largest_power_of_two_dividing(constancy[position]), root.size_per_thread[d],
-                        _largest_power_of_two_dividing(lmap.shape[position]))
-    first: dict[tuple[int, ...], int] = {}
-    leaders = []
-    for slot in range(lmap.num_slots):
-        key = tuple(c // blocks[d] for d, c in enumerate(lmap.slot_coords(slot)))
-        leaders.append(first.setdefault(key, slot))
-    return leaders
 
 
 def _split(ctx: LoweringContext, vector: ir.Value, start: int, length: int) -> ir.Value:

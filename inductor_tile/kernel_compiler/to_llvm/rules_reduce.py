@@ -1,9 +1,11 @@
 """Lowering of tt.reduce: within a thread by halving, then across lanes and warps.
 
-Within a thread, the slots along the reduced axis are combined by a tree: each step
+Within a thread on the CPU, the slots along the reduced axis are combined by a tree: each step
 splits them into a lower and an upper half (two shuffles) and combines the halves
 elementwise, so a reduction of n slots takes log2(n) vector steps. What remains is
-ordered like the result's slice layout. Across lanes the target's xor-shuffle butterfly
+ordered like the result's slice layout. On GPUs a thread folds its slots one after another, leaving out
+slots that hold the reduction's neutral value in every thread (`tl.where(cols < 768, x, 0.0)` in a
+1024-wide tile: static_slots.py). Across lanes the target's xor-shuffle butterfly
 combines threads; across warps, shared memory: each thread stores its partial results in
 accesses of up to 16 bytes and loads every warp's the same way, and later reductions of the
 same axis and tile type cross warps with the first (one scratch, one barrier pair:
@@ -22,8 +24,9 @@ from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
 from . import half, reduce_partners
-from .context import I32, LoweringContext, LoweringError, byte_size, float_kind, intrinsic_suffix, lowering
+from .context import I32, LoweringContext, LoweringError, byte_size, element_of, float_kind, intrinsic_suffix, lowering
 from .rules_tensor import index_vectors
+from .static_slots import neutral_groups, static_slot_values
 
 Combine = Callable[[ir.Value, ir.Value], ir.Value]
 
@@ -75,21 +78,34 @@ def _tree_within_thread(ctx: LoweringContext, vectors: list[ir.Value], slots_per
     return vectors
 
 
-def _chain_within_thread(ctx: LoweringContext, vectors: list[ir.Value], slots_per_dim: list[int],
-                         slot_dims: list[int], axis: int, combine) -> list[ir.Value]:
-    """Fold the slots along `axis` one after another: the fewest live registers (GPU threads hold few slots)."""
-    count = slots_per_dim[axis]
-    groups: list[list[int]] = [[] for _ in range(count)]
-    for slot in range(vectors[0].type.count):
+def _axis_groups(count: int, slots_per_dim: list[int], slot_dims: list[int], axis: int) -> list[list[int]]:
+    """The slots (of `count` in all) with each coordinate along `axis`, in slot order."""
+    groups: list[list[int]] = [[] for _ in range(slots_per_dim[axis])]
+    for slot in range(count):
         coords, rest = [0] * len(slots_per_dim), slot
         for d in reversed(slot_dims):
             coords[d] = rest % slots_per_dim[d]
             rest //= slots_per_dim[d]
         groups[coords[axis]].append(slot)
+    return groups
+
+
+def _chain_within_thread(ctx: LoweringContext, vectors: list[ir.Value], slots_per_dim: list[int],
+                         slot_dims: list[int], axis: int, combine, skip: frozenset[int] = frozenset()) -> list[ir.Value]:
+    """Fold the slots along `axis` one after another: the fewest live registers (GPU threads hold few slots).
+    The coordinates in `skip` (slots that change nothing, `_neutral_coordinates`) are left out."""
+    groups = [group for k, group in enumerate(_axis_groups(vectors[0].type.count, slots_per_dim, slot_dims, axis))
+              if k not in skip]
     result = [ctx.shuffle(v, groups[0]) for v in vectors]
     for group in groups[1:]:
         result = combine(result, [ctx.shuffle(v, group) for v in vectors])
     return result
+
+
+def _neutral_coordinates(lmap, operand, slots_per_dim: list[int], axis: int, kind: str, element) -> frozenset[int]:
+    """Coordinates along `axis` (of the first slots_per_dim[axis]) whose slots change nothing in the reduction."""
+    groups = _axis_groups(lmap.num_slots, list(lmap.slots_per_dim), lmap.slot_dims, axis)[:slots_per_dim[axis]]
+    return neutral_groups(static_slot_values(lmap, operand), groups, kind, element)
 
 
 def _arg_combiner(ctx: LoweringContext, kind: str, is_float: bool, unsigned: bool):
@@ -196,7 +212,8 @@ def _within_warps(ctx: LoweringContext, op: Operation) -> _Partial:
     if ctx.single_thread:
         vectors = _tree_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
     else:
-        vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
+        skip = _neutral_coordinates(lmap, op.operands[0], slots_per_dim, root_axis, kind, element_of(src_type))
+        vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine, skip)
     vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
 
     def finish(vectors: list[ir.Value]) -> ir.Value:

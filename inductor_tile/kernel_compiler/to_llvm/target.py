@@ -54,6 +54,10 @@ class Target(ABC):
     #: library functions `void f(x, float *sin, float *cos)` by element type ("f32", "f64"): a sin and a cos of
     #: the same value share one argument reduction (rotary embeddings compute both of every angle)
     sincos_functions: dict[str, str] = {}
+    #: whether element-wise results read slots that axis info proves equal from one leader slot (constancy.py):
+    #: on GPUs a thread's slots are separate scalar registers, so the other slots' computation goes away; the
+    #: CPU computes a thread's slots as SIMD vectors, where the shuffle would only cost
+    shares_equal_slots: bool = True
 
     # --- the module and the kernel entry -------------------------------------
     @abstractmethod

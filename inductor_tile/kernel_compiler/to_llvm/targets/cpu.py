@@ -125,6 +125,7 @@ class CPUTarget(Target):
 
     # --- memory (cache hints do not apply to the CPU's caches: ignored) -----------------
     per_element_masks = True
+    shares_equal_slots = False
     max_vector_bytes = 1 << 30
 
     def load_contiguous(self, builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | None, other: ir.Value,
