@@ -73,9 +73,9 @@ def test_matmul(dtype, blocks, shape):
     check_matmul(dtype, blocks, shape)
 
 
-def check_matmul(dtype, blocks, shape, seed: int = 0, **launch) -> None:
+def check_matmul(dtype, blocks, shape, seed: int = 0, **launch) -> list[str]:
     """dot_kernels.matmul of random (M x K) @ (K x N) operands into a NaN-poisoned output, against
-    float64 (tests/gpu/test_dot_mma_sync_gpu.py runs it too)."""
+    float64 (tests/gpu/test_dot_mma_sync_gpu.py runs it too); the PTX of the kernels it compiled."""
     gen = torch.Generator().manual_seed(seed)
     M, N, K = shape
     a, b = _random((M, K), dtype, gen), _random((K, N), dtype, gen)
@@ -84,6 +84,7 @@ def check_matmul(dtype, blocks, shape, seed: int = 0, **launch) -> None:
     ptx = _compiled_ptx(dot_kernels.matmul_kernel, lambda: dot_kernels.matmul(
         a, b, c, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=4, num_warps=warps, **launch))
     assert _relative_error(c, _product(a, b, ptx)) <= TOLERANCE[dtype]
+    return ptx
 
 
 @pytest.mark.parametrize("num_stages", [1, 2, 3, 4])
