@@ -134,3 +134,15 @@ def test_primed_torch_key_is_the_one_torch_computes(tmp_path):
     (hits0, computed0, primed0, real0), (hits1, computed1, primed1, real1) = results
     assert (hits0, computed0) == ("0", "1") and (hits1, computed1) == ("1", "0")
     assert primed0 == real0 == primed1 == real1
+
+
+def test_cli_clear_everything_removes_the_source_hashes_too(cache, tmp_path, capsys):
+    from inductor_tile import cache as cli
+
+    package = make_package(tmp_path)
+    tree_keys.cached("pkg", tree_keys.Tree(package), Counting(package))
+    assert (cache / "keys" / "pkg.json").is_file()
+    assert cli.main(["--dir", str(cache), "clear", "--kernels"]) == 0
+    assert (cache / "keys" / "pkg.json").is_file()  # only what was asked for
+    assert cli.main(["--dir", str(cache), "clear"]) == 0
+    assert "removed 1 source hash(es)" in capsys.readouterr().out and not (cache / "keys").exists()
