@@ -14,6 +14,9 @@ does not know is our codegen, so while a tile graph compiles (``tile_caches``):
   is read: the wrapper modules, FX-graph and AOTAutograd entries of tile graphs live there.
   Inductor's compile workers take that variable with each task, so a pool started by one
   backend serves the other correctly;
+- the keys' costliest parts, hashes of whole source trees (our package's, and Inductor's
+  ``torch_key``/``triton_key`` of torch's and Triton's), come from ``tree_keys``: computed once, then
+  reused by later processes while every file of the tree is unchanged (``prime_inductor_keys``);
 - entries are written atomically (Inductor's ``write_atomic``) and, while ours are read and
   written, each file carries a sha256 of its content: a damaged entry is reported with
   ``warnings.warn``, deleted and rebuilt.  Entries written by Inductor itself never pass
