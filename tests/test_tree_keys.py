@@ -146,3 +146,48 @@ def test_cli_clear_everything_removes_the_source_hashes_too(cache, tmp_path, cap
     assert (cache / "keys" / "pkg.json").is_file()  # only what was asked for
     assert cli.main(["--dir", str(cache), "clear"]) == 0
     assert "removed 1 source hash(es)" in capsys.readouterr().out and not (cache / "keys").exists()
+
+
+class FakeKeyCache:
+    """Stands for Inductor's triton_key: a one-value cache with set()."""
+
+    def __init__(self, value: str):
+        self.value, self.calls, self.given = value, 0, None
+
+    def __call__(self) -> str:
+        self.calls += 1
+        return self.value
+
+    def set(self, value) -> None:
+        if self.given is not None:
+            raise RuntimeError("already set")
+        self.given = value
+
+
+def test_triton_key_is_primed_from_the_triton_tree(cache, tmp_path, monkeypatch):
+    import importlib.util
+    import types
+
+    from torch._inductor import codecache
+
+    from inductor_tile import graph_cache
+
+    fake_triton = make_package(tmp_path)  # stands for Triton's directory (no Triton here)
+    real_find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *args: types.SimpleNamespace(
+        submodule_search_locations=[str(fake_triton)]) if name == "triton" else real_find_spec(name, *args))
+
+    def prime(value: str) -> FakeKeyCache:
+        key = FakeKeyCache(value)
+        monkeypatch.setattr(codecache, "triton_key", key)
+        monkeypatch.setattr(graph_cache, "_primed", [])
+        graph_cache.prime_inductor_keys()
+        return key
+
+    first = prime("3.6.0-abc")
+    assert first.calls == 1 and first.given == "3.6.0-abc"
+    second = prime("never computed")  # a later process: from the entry, nothing hashed
+    assert second.calls == 0 and second.given == "3.6.0-abc"
+    (fake_triton / "sub" / "mod.py").write_text("def f():\n    return 3\n")  # Triton changed: computed again
+    third = prime("3.6.0-def")
+    assert third.calls == 1 and third.given == "3.6.0-def"
