@@ -1,5 +1,6 @@
 """`python -m inductor_tile.cache list|clear|stats`: look at and clear the on-disk caches
-(kernels, compiled graphs, tuning results).
+(kernels, compiled graphs, tuning results; `clear` with no choice also the source-tree hashes of
+tree_keys.py).
 
 The cache directory is `--dir`, else TILE_CACHE_DIR, else ~/.cache/inductor_tile.
 """
@@ -67,7 +68,11 @@ def _graph_entries(root: Path) -> list[Path]:
             for p in (graphs / sub).rglob("*") if p.is_file() and not p.name.startswith(".")]
 
 
-def cmd_clear(root: Path, kernels: bool, tuning: bool, graphs: bool = False) -> int:
+def cmd_clear(root: Path, kernels: bool, tuning: bool, graphs: bool = False, keys: bool = False) -> int:
+    if keys:  # source-tree hashes kept for warm starts (tree_keys.py): recomputed when missing
+        count = len(list((root / "keys").glob("*.json"))) if (root / "keys").is_dir() else 0
+        shutil.rmtree(root / "keys", ignore_errors=True)
+        print(f"removed {count} source hash(es) from {root / 'keys'}")
     if graphs:
         count = len(_graph_entries(root))
         shutil.rmtree(root / "graphs", ignore_errors=True)
@@ -121,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_list(root)
     if args.command == "clear":
         every = not (args.kernels or args.tuning or args.graphs)
-        return cmd_clear(root, args.kernels or every, args.tuning or every, args.graphs or every)
+        return cmd_clear(root, args.kernels or every, args.tuning or every, args.graphs or every, keys=every)
     return cmd_stats(root)
 
 

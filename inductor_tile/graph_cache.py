@@ -14,6 +14,9 @@ does not know is our codegen, so while a tile graph compiles (``tile_caches``):
   is read: the wrapper modules, FX-graph and AOTAutograd entries of tile graphs live there.
   Inductor's compile workers take that variable with each task, so a pool started by one
   backend serves the other correctly;
+- the keys' costliest parts, hashes of whole source trees (our package's, and Inductor's
+  ``torch_key``/``triton_key`` of torch's and Triton's), come from ``tree_keys``: computed once, then
+  reused by later processes while every file of the tree is unchanged (``prime_inductor_keys``);
 - entries are written atomically (Inductor's ``write_atomic``) and, while ours are read and
   written, each file carries a sha256 of its content: a damaged entry is reported with
   ``warnings.warn``, deleted and rebuilt.  Entries written by Inductor itself never pass
@@ -29,6 +32,7 @@ off (``TILE_CACHE_DISABLE=1``), or with torch's ``force_disable_caches``.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -49,14 +53,21 @@ def graphs_dir(root: Path) -> Path:
 
 
 def _package_source_hash() -> str:
+    """sha256 of every source file of the package (remembered across processes: ``tree_keys``)."""
     import inductor_tile
 
+    from . import tree_keys
+
     package = Path(inductor_tile.__file__).parent
-    h = hashlib.sha256()
-    for file in sorted(package.rglob("*.py")):
-        h.update(str(file.relative_to(package)).encode())
-        h.update(file.read_bytes())
-    return h.hexdigest()
+
+    def compute() -> str:
+        h = hashlib.sha256()
+        for file in sorted(package.rglob("*.py")):
+            h.update(str(file.relative_to(package)).encode())
+            h.update(file.read_bytes())
+        return h.hexdigest()
+
+    return tree_keys.cached("inductor_tile_source", tree_keys.Tree(package, salt=inductor_tile.__version__), compute)
 
 
 #: settings that change how a graph compiles, never the code it compiles to
@@ -158,6 +169,7 @@ def tile_caches():
         with caches_off():
             yield
         return
+    prime_inductor_keys()
     user_tag = torch_compiler_config().cache_key_tag
     tag = f"{user_tag}|inductor_tile:{identity()}" if user_tag else f"inductor_tile:{identity()}"
     outermost = not _active()
@@ -172,6 +184,57 @@ def tile_caches():
             after = _fx_counts()
             metrics.graph_cache_hits += after[0] - before[0]
             metrics.graph_cache_misses += after[1] - before[1]
+
+
+_primed: list[bool] = []
+#: files torch_key reads besides the package's modules (relative to the torch directory)
+_TORCH_KEY_EXTRA = ("_inductor/codegen/aoti_runtime/interface.cpp", "_inductor/script.ld")
+
+
+def prime_inductor_keys() -> None:
+    """Give Inductor its ``torch_key`` (and ``triton_key`` where Triton is installed) from
+    ``tree_keys`` before it computes them: both hash a whole package's files, ~0.5 s per fresh
+    process here, and enter every FX-graph and AOTAutograd cache key.  The value is exactly what
+    Inductor computed in an earlier process over the same files (the tree's stat signature is
+    unchanged), so its keys -- for our graphs and its own -- are the same.  Once per process;
+    nothing on a torch whose keys cannot be set."""
+    with _patch_lock:
+        if _primed:
+            return
+        _primed.append(True)
+    import importlib.util
+
+    import torch
+    from torch._inductor import codecache
+
+    from . import tree_keys
+
+    torch_key = getattr(codecache, "torch_key", None)
+    if callable(getattr(torch_key, "set", None)):
+        root = Path(getattr(codecache, "_TORCH_PATH", None) or Path(torch.__file__).parent)
+        tree = tree_keys.Tree(root, packages_only=True, extra=_TORCH_KEY_EXTRA, salt=f"torch {torch.__version__}")
+        _set_key(torch_key, tree_keys.cached("torch_key", tree, lambda: _encode(torch_key())))
+    triton_key = getattr(codecache, "triton_key", None)
+    try:
+        spec = importlib.util.find_spec("triton")  # finds, does not import
+    except (ImportError, ValueError):
+        spec = None
+    if callable(getattr(triton_key, "set", None)) and spec is not None and spec.submodule_search_locations:
+        tree = tree_keys.Tree(Path(list(spec.submodule_search_locations)[0]))  # every file: libtriton.so too
+        _set_key(triton_key, tree_keys.cached("triton_key", tree, lambda: _encode(triton_key())))
+
+
+def _encode(value) -> str:
+    return json.dumps({"bytes": base64.b64encode(value).decode()} if isinstance(value, bytes) else {"value": value})
+
+
+def _set_key(cache, encoded: str) -> None:
+    data = json.loads(encoded)
+    value = base64.b64decode(data["bytes"]) if "bytes" in data else data["value"]
+    try:
+        cache.set(value)
+    except (RuntimeError, AssertionError):
+        pass  # already computed in this process (by the call that filled the entry, or earlier)
 
 
 def _fx_counts() -> tuple[int, int]:

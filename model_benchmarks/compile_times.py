@@ -21,6 +21,7 @@ for the CPU (TTGIR, LLVM O3, machine code), and to PTX for sm_90.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -118,6 +119,12 @@ def child(args: argparse.Namespace) -> int:
         profiler = cProfile.Profile()
         profiler.enable()
     start, start_cpu = time.perf_counter(), time.process_time()
+    # Inductor's compile_fx, which both backends need: torch.compile imports it for backend="inductor" (its
+    # time then fell in neither Dynamo phase), our backend at its entry (in the backend phase); imported
+    # here first, its time is a column of its own and the phases compare like with like
+    importlib.import_module("torch._inductor.compile_fx")
+
+    inductor_import_s = time.perf_counter() - start
     from .backends import resolve_compiler  # the function itself: a source checkout has no entry point
 
     compiled = torch.compile(model, backend=resolve_compiler(args.backend))
@@ -139,7 +146,7 @@ def child(args: argparse.Namespace) -> int:
     from torch._dynamo.utils import counters
 
     row["fx_graph_hits"] = counters["inductor"]["fxgraph_cache_hit"]
-    row.update(phases(first_call))
+    row.update(phases(first_call - inductor_import_s), inductor_import_s=inductor_import_s)
     if args.backend == "tile":
         from inductor_tile import metrics
         from inductor_tile.codegen import compile_workers
@@ -158,6 +165,12 @@ def child(args: argparse.Namespace) -> int:
             row.update(tuning_lookups=tuning_db.stats.lookups, tuning_lookup_s=tuning_db.stats.lookup_seconds,
                        tunings=autotuner.stats.tunings)  # keys benchmarked: a warm start should have none
         except (ImportError, AttributeError):
+            pass
+        try:
+            from inductor_tile import tree_keys
+
+            row.update(tree_keys_computed=tree_keys.stats["computed"])  # a warm start must show 0
+        except ImportError:
             pass
     print("COMPILE_TIMES " + json.dumps(row), flush=True)
     return 0
@@ -187,7 +200,10 @@ class GCTimer:
 
 #: Dynamo's and Inductor's own timers (torch._dynamo.utils.compilation_time_metrics) shown per phase
 PHASE_TIMERS = {"trace_s": "bytecode_tracing", "backend_s": "OutputGraph.call_user_compiler",
-                "lowering_s": "GraphLowering.run", "codegen_s": "Scheduler.codegen", "guards_s": "build_guards"}
+                "lowering_s": "GraphLowering.run", "codegen_s": "Scheduler.codegen", "guards_s": "build_guards",
+                # within the backend phase: Inductor's hash of torch's sources (part of the graph caches' keys;
+                # tile reuses an earlier process's), and loading a cached graph (its wrapper module included)
+                "torch_key_s": "inductor_codecache_torch_key", "graph_load_s": "AOTAutogradCache.inductor_load"}
 
 
 def phases(first_call: float) -> dict[str, float]:
@@ -240,6 +256,23 @@ def run_child(cmd: list[str], cache_root: Path, timeout: float) -> dict:
     return {"error": tail[0][:200]}
 
 
+def median_row(rows: list[dict]) -> dict:
+    """One row for several runs of the same child: the median of each number (an error wins)."""
+    import statistics
+
+    errors = [row for row in rows if row.get("error")]
+    if errors or len(rows) == 1:
+        return (errors or rows)[0]
+    merged = dict(rows[0])
+    for key, value in rows[0].items():
+        values = [row.get(key) for row in rows]
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+            middle = statistics.median(values)
+            merged[key] = middle if isinstance(value, float) or middle != int(middle) else int(middle)
+    merged["runs"] = len(rows)
+    return merged
+
+
 def _cell(row: dict, key: str, digits: int = 1) -> str:
     value = row.get(key)
     if value is None:
@@ -264,14 +297,18 @@ def table(results: list[tuple[str, str, dict, dict]]) -> str:
     return "\n".join(lines)
 
 
-PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "trace_s", "backend_s", "lowering_s", "codegen_s", "guards_s", "run_s",
-                 "gc_s", "kernel_load_s", "kernel_compile_s", "tuning_lookup_s", "tunings", "workers")
+PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "inductor_import_s", "trace_s", "backend_s", "torch_key_s",
+                 "graph_load_s", "lowering_s", "codegen_s", "guards_s", "run_s", "gc_s", "kernel_load_s",
+                 "kernel_compile_s", "tuning_lookup_s", "tunings", "workers")
 
 
 def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
     """Markdown table: the first call of each run split into phases (seconds; ``workers``: compile
     worker processes started). ``first_call_cpu_s``: the CPU time of the first call (this process's
     threads, not its workers'); ``import_s`` (tile only) is before the first call, as the model build;
+    ``inductor_import_s``: importing Inductor's compile_fx, the first thing in the first call;
+    ``torch_key_s`` and ``graph_load_s`` are parts of ``backend_s`` (the key Inductor hashes from torch's
+    sources, the cached graph's load);
     ``gc_s``: the garbage collector's time in the first call (in any phase); ``tuning_lookup_s``: tile's
     tuning-database lookups (opening it included), within ``run_s``; ``tunings``: kernels it benchmarked
     (a warm start finds every choice in the database)."""
@@ -297,6 +334,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--mode", choices=("inference", "train"), default="inference")
     parser.add_argument("--small", action="store_true", help="tiny versions of the models (CPU-friendly)")
     parser.add_argument("--timeout", type=float, default=1800, help="seconds per child process")
+    parser.add_argument("--runs", type=int, default=1, help="warm processes per model and backend; the tables "
+                        "give the median of each number (this machine may be shared: take 3 or more)")
     parser.add_argument("--profile", metavar="DIR", help="profile each first call with cProfile into "
                         "DIR/<model>.<backend>.<cold|warm>.prof and print the top of each warm one")
     parser.add_argument("--profile-out", help=argparse.SUPPRESS)
@@ -327,11 +366,12 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="compile-times-") as root:
                 cmd = child_command(args, model, backend)
                 runs = {}
-                for run in ("cold", "warm"):
+                for run in ["cold"] + ["warm"] * args.runs:
                     profile = profile_path(args, model, backend, run)
-                    runs[run] = run_child(cmd + (["--profile-out", str(profile)] if profile else []), Path(root),
-                                          args.timeout)
-                cold, warm = runs["cold"], runs["warm"]
+                    row = run_child(cmd + (["--profile-out", str(profile)] if profile else []), Path(root),
+                                    args.timeout)
+                    runs.setdefault(run, []).append(row)
+                cold, warm = runs["cold"][0], median_row(runs["warm"])
             results.append((model, backend, cold, warm))
             print(f"{model} {backend}: cold {_cell(cold, 'first_call_s')} s, warm {_cell(warm, 'first_call_s')} s"
                   + (f" ({cold.get('error') or warm.get('error')})" if cold.get("error") or warm.get("error") else ""),
@@ -343,7 +383,8 @@ def main(argv: list[str] | None = None) -> int:
     except OSError:
         commit = "?"
     print(f"\n{args.mode}, {args.precision}, {'small models, ' if args.small else ''}{device}, torch {torch.__version__}, "
-          f"commit {commit}, {time.strftime('%Y-%m-%d')}\n")
+          f"commit {commit}, {time.strftime('%Y-%m-%d')}" + (f", warm: median of {args.runs} runs" if args.runs > 1 else "")
+          + "\n")
     print(table(results))
     print("\nphases of the first call (s):\n")
     print(phase_table(results))

@@ -38,20 +38,33 @@ def test_child_command_carries_the_settings():
 
 
 def test_phase_table_rows():
-    warm = {"first_call_s": 3.0, "first_call_cpu_s": 2.5, "import_s": 0.06, "trace_s": 1.25, "backend_s": 1.4, "lowering_s": 0,
-            "codegen_s": 0, "guards_s": 0.18, "run_s": 0.5, "gc_s": 0.21, "kernel_load_s": 0.13, "kernel_compile_s": 0.0,
-            "tuning_lookup_s": 0.02, "tunings": 0, "workers": 0}
-    cold = dict(warm, lowering_s=0.8, codegen_s=1.43, kernel_compile_s=6.04, workers=8)
-    inductor = {"first_call_s": 9.0, "trace_s": 1.0, "backend_s": 7.0, "lowering_s": 0.5, "codegen_s": 1.0,
-                "guards_s": 0.2, "run_s": 0.1}
+    warm = {"first_call_s": 3.0, "first_call_cpu_s": 2.5, "import_s": 0.06, "inductor_import_s": 1.1, "trace_s": 1.25,
+            "backend_s": 1.4, "torch_key_s": 0.0, "graph_load_s": 0.3, "lowering_s": 0, "codegen_s": 0, "guards_s": 0.18,
+            "run_s": 0.5, "gc_s": 0.21, "kernel_load_s": 0.13, "kernel_compile_s": 0.0, "tuning_lookup_s": 0.02,
+            "tunings": 0, "workers": 0}
+    cold = dict(warm, lowering_s=0.8, codegen_s=1.43, kernel_compile_s=6.04, workers=8, torch_key_s=0.45)
+    inductor = {"first_call_s": 9.0, "inductor_import_s": 1.2, "trace_s": 1.0, "backend_s": 7.0, "lowering_s": 0.5,
+                "codegen_s": 1.0, "guards_s": 0.2, "run_s": 0.1}
     text = compile_times.phase_table([("GPT2", "tile", cold, warm), ("GPT2", "inductor", inductor, {"error": "x"}),
                                       ("T5", "tile", {"error": "timeout"}, {"error": "timeout"})])
     lines = text.splitlines()
     assert len(lines) == 5  # header, rule, tile cold and warm, inductor cold (its warm run failed)
-    assert lines[2] == ("| GPT2 | tile | cold | 2.50 | 0.06 | 1.25 | 1.40 | 0.80 | 1.43 | 0.18 | 0.50 | 0.21 | 0.13 | 6.04 | "
-                        "0.02 | 0 | 8 |")
-    assert lines[3].startswith("| GPT2 | tile | warm | 2.50 | 0.06 |") and lines[3].endswith("| 0.13 | 0.00 | 0.02 | 0 | 0 |")
-    assert lines[4] == "| GPT2 | inductor | cold | - | - | 1.00 | 7.00 | 0.50 | 1.00 | 0.20 | 0.10 | - | - | - | - | - | - |"
+    assert lines[2] == ("| GPT2 | tile | cold | 2.50 | 0.06 | 1.10 | 1.25 | 1.40 | 0.45 | 0.30 | 0.80 | 1.43 | 0.18 | 0.50 | "
+                        "0.21 | 0.13 | 6.04 | 0.02 | 0 | 8 |")
+    assert lines[3].startswith("| GPT2 | tile | warm | 2.50 | 0.06 | 1.10 | 1.25 | 1.40 | 0.00 |")
+    assert lines[3].endswith("| 0.13 | 0.00 | 0.02 | 0 | 0 |")
+    assert lines[4] == ("| GPT2 | inductor | cold | - | - | 1.20 | 1.00 | 7.00 | - | - | 0.50 | 1.00 | 0.20 | 0.10 | - | - | "
+                        "- | - | - | - |")
+
+
+def test_warm_runs_are_summarized_by_their_medians():
+    rows = [{"first_call_s": 3.0, "tunings": 0, "workers": 1, "note": "a"},
+            {"first_call_s": 9.0, "tunings": 0, "workers": 3, "note": "b"},
+            {"first_call_s": 4.0, "tunings": 0, "workers": 2, "note": "c"}]
+    merged = compile_times.median_row(rows)
+    assert merged == {"first_call_s": 4.0, "tunings": 0, "workers": 2, "note": "a", "runs": 3}
+    assert compile_times.median_row(rows[:1] + [{"error": "timeout"}]) == {"error": "timeout"}
+    assert compile_times.parse_args(["--runs", "3"]).runs == 3 and compile_times.parse_args([]).runs == 1
 
 
 def test_phases_of_a_first_call_come_from_dynamo_timers(monkeypatch):

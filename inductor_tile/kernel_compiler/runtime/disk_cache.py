@@ -114,15 +114,23 @@ def compiler_fingerprint() -> str:
 
         import inductor_tile
 
-        h = hashlib.sha256()
-        h.update(f"inductor_tile {inductor_tile.__version__}; llvmlite {llvmlite.__version__}; "
-                 f"format {FORMAT_VERSION}".encode())
+        from ...tree_keys import Tree, cached
+
         package = Path(inductor_tile.__file__).parent
-        for sub in ("kernel_compiler", "language"):
-            for file in sorted((package / sub).rglob("*.py")):
-                h.update(str(file.relative_to(package)).encode())
-                h.update(file.read_bytes())
-        _fingerprint = h.hexdigest()
+        versions = (f"inductor_tile {inductor_tile.__version__}; llvmlite {llvmlite.__version__}; "
+                    f"format {FORMAT_VERSION}")
+
+        def compute() -> str:
+            h = hashlib.sha256()
+            h.update(versions.encode())
+            for sub in ("kernel_compiler", "language"):
+                for file in sorted((package / sub).rglob("*.py")):
+                    h.update(str(file.relative_to(package)).encode())
+                    h.update(file.read_bytes())
+            return h.hexdigest()
+
+        # the whole package's signature: a superset of the files read (remembered across processes)
+        _fingerprint = cached("compiler_fingerprint", Tree(package, salt=versions), compute)
     return _fingerprint
 
 
