@@ -13,6 +13,14 @@ masked (False, or -inf), where the math implementation returns zeros (`_safe_sof
 `drop_key_constant_masks(gm)` rewrites each such call in a Dynamo graph, before AOTAutograd picks
 the kernel, into attention without a mask (a fused kernel) followed by
 `out.masked_fill(~kept_rows, 0)`, which is what the math implementation computes.
+
+Decoders get the other kind: a bool `[batch, 1, q, k]` mask built inside the graph from `arange`
+comparisons (transformers' causal mask under torch.compile, where eager passes `is_causal=True`
+instead), which sends SDPA to a kernel that reads the mask and computes every block.
+`causal_masks_to_flag(gm)` evaluates each bool mask that depends on no graph input (a function of the
+static shapes only, the same at every call the guards admit) and, where it is exactly the lower
+triangle, passes `is_causal=True` and no mask: the flash kernel's causal path. (Off by default until
+timed: `config.sdpa_causal_masks`.)
 """
 
 from __future__ import annotations
@@ -85,3 +93,72 @@ def _call(gm: torch.fx.GraphModule, op: str, target, args: tuple) -> torch.fx.No
         node.meta["example_value"] = (getattr(values[0], target)(*values[1:]) if op == "call_method"
                                       else target(*values))
     return node
+
+
+SDPA_PARAMETERS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")  # scale, enable_gqa: keywords
+MAX_EVALUATED_MASK = 1 << 26  # elements: evaluating larger masks at compile time is not worth it
+RANDOM_TARGETS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "randperm", "poisson", "uniform")
+
+
+def _shape_only_subgraph(mask: torch.fx.Node) -> list[torch.fx.Node] | None:
+    """The nodes `mask` is computed from, in graph order, when none is a graph input, a module, an
+    attribute or a random function (so its value depends on the static shapes alone); else None."""
+    needed, pending = set(), [mask]
+    while pending:
+        node = pending.pop()
+        if node in needed:
+            continue
+        if node.op not in ("call_function", "call_method") or any(
+                word in str(node.target).lower() for word in RANDOM_TARGETS):
+            return None
+        needed.add(node)
+        pending.extend(node.all_input_nodes)
+    return [n for n in mask.graph.nodes if n in needed]
+
+
+def _evaluate(nodes: list[torch.fx.Node]) -> object:
+    """Run `nodes` (a shape-only subgraph, see above) eagerly: the value of the last one."""
+    graph = torch.fx.Graph()
+    env: dict[torch.fx.Node, torch.fx.Node] = {}
+    for node in nodes:
+        env[node] = graph.node_copy(node, lambda n: env[n])
+    graph.output(env[nodes[-1]])
+    with torch.no_grad():
+        return torch.fx.GraphModule(torch.nn.Module(), graph)()
+
+
+def is_lower_triangle(mask: object) -> bool:
+    """A bool mask whose every `[q, k]` matrix is the lower triangle (SDPA's `is_causal`, q == k)."""
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.dim() < 2:
+        return False
+    q, k = mask.shape[-2:]
+    return q == k and torch.equal(mask, torch.ones(q, k, dtype=torch.bool, device=mask.device).tril().expand_as(mask))
+
+
+def causal_masks_to_flag(gm: torch.fx.GraphModule) -> int:
+    """Replace the causal masks computed from shapes alone by `is_causal=True`; the number of calls rewritten."""
+    count, verdicts = 0, {}
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in SDPA_TARGETS:
+            continue
+        named = dict(zip(SDPA_PARAMETERS, node.args))
+        named.update(node.kwargs)
+        mask = named.get("attn_mask")
+        example = _example(mask)
+        if (named.get("is_causal", False) is not False or not isinstance(example, torch.Tensor)
+                or example.dtype != torch.bool or example.device.type not in DEVICES
+                or any(not isinstance(d, int) for d in example.shape) or example.numel() > MAX_EVALUATED_MASK):
+            continue
+        if mask not in verdicts:
+            nodes = _shape_only_subgraph(mask)
+            try:
+                verdicts[mask] = nodes is not None and is_lower_triangle(_evaluate(nodes))
+            except Exception:  # noqa: BLE001 - anything we cannot evaluate stays as traced
+                verdicts[mask] = False
+        if verdicts[mask]:
+            named.update(attn_mask=None, is_causal=True)
+            node.args, node.kwargs = tuple(named.pop(p) for p in SDPA_PARAMETERS[:3]), named
+            count += 1
+    if count:
+        gm.recompile()  # the masks' own nodes stay; Inductor drops what nothing reads
+    return count

@@ -102,3 +102,62 @@ def test_tile_backend_rewrites_and_matches_eager(monkeypatch):
         got = torch.compile(two_attentions, backend="tile")(*args)
     assert seen == [2]
     torch.testing.assert_close(got.double(), two_attentions(*double(args)), atol=1e-5, rtol=1e-5)
+
+
+def causal_from_shapes(q, k, v):
+    """A decoder's mask as transformers builds it under torch.compile: from aranges, then expanded."""
+    batch, _, seq, _ = q.shape
+    positions = torch.arange(seq)
+    mask = (positions[None, :] <= positions[:, None])[None, None].expand(batch, 1, seq, seq)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def shifted_from_shapes(q, k, v):  # a band that is not the lower triangle: stays
+    seq = q.shape[2]
+    positions = torch.arange(seq)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=positions[None, :] <= positions[:, None] + 1)
+
+
+def causal_from_input(q, k, v, lengths):  # a mask that reads a graph input: never evaluated
+    positions = torch.arange(q.shape[2])
+    mask = (positions[None, :] <= positions[:, None]) & (positions[None, :] < lengths[:, None, None, None])
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+@pytest.mark.parametrize("fn, rewritten", [(causal_from_shapes, 1), (shifted_from_shapes, 0)])
+def test_causal_mask_from_shapes_becomes_the_flag(monkeypatch, fn, rewritten):
+    monkeypatch.setattr(sdpa_masks, "DEVICES", ("cpu",))
+    (q, k, v, _), _ = inputs()
+    gm = traced(fn, (q, k, v))
+    assert sdpa_masks.causal_masks_to_flag(gm) == rewritten
+    calls = [n for n in gm.graph.nodes if n.target in sdpa_masks.SDPA_TARGETS]
+    assert [n.kwargs.get("is_causal", False) for n in calls] == [bool(rewritten)]
+    expected = fn(q.double(), k.double(), v.double())
+    out = gm(q, k, v)
+    got = torch.full_like(expected, float("nan"), dtype=torch.float32)
+    got.copy_(out[0] if isinstance(out, (tuple, list)) else out)
+    torch.testing.assert_close(got.double(), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_masks_reading_inputs_are_not_evaluated(monkeypatch):
+    monkeypatch.setattr(sdpa_masks, "DEVICES", ("cpu",))
+    (q, k, v, _), _ = inputs()
+    gm = traced(causal_from_input, (q, k, v, torch.tensor([16, 16])))  # causal at run time, but not by shape
+    assert sdpa_masks.causal_masks_to_flag(gm) == 0
+
+
+def test_tile_backend_flags_causal_masks_when_enabled(monkeypatch):
+    monkeypatch.setattr(sdpa_masks, "DEVICES", ("cpu",))
+    import inductor_tile.config as config
+
+    seen = []
+    real = sdpa_masks.causal_masks_to_flag
+    monkeypatch.setattr(sdpa_masks, "causal_masks_to_flag", lambda gm: seen.append(real(gm)) or seen[-1])
+    (q, k, v, _), _ = inputs()
+    for enabled in (False, True):
+        torch._dynamo.reset()
+        with config.patch(graph_cache=False, sdpa_causal_masks=enabled):
+            got = torch.compile(causal_from_shapes, backend="tile")(q, k, v)
+        torch.testing.assert_close(got.double(), causal_from_shapes(q.double(), k.double(), v.double()),
+                                   atol=1e-5, rtol=1e-5)
+    assert seen == [1]  # only when enabled

@@ -33,3 +33,23 @@ def test_row_mask_attention_matches_math(dtype):
     expected = attention_layers(q.double(), k.double(), v.double(), mask)
     assert torch.count_nonzero(expected[:, :, ~rows]) == 0
     torch.testing.assert_close(got.double(), expected, atol=2e-2, rtol=2e-2)
+
+
+def causal_from_shapes(q, k, v):
+    positions = torch.arange(q.shape[2], device=q.device)
+    mask = (positions[None, :] <= positions[:, None])[None, None].expand(q.shape[0], 1, q.shape[2], q.shape[2])
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_causal_mask_from_shapes_as_the_flag(dtype):
+    import inductor_tile.config as config
+
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    q, k, v = (torch.randn(4, 12, 512, 64, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
+    torch._dynamo.reset()
+    with config.patch(sdpa_causal_masks=True):
+        got = torch.compile(causal_from_shapes, backend="tile")(q, k, v)
+    expected = causal_from_shapes(q.double(), k.double(), v.double())
+    torch.testing.assert_close(got.double(), expected, atol=2e-2, rtol=2e-2)
