@@ -228,6 +228,6 @@ def test_tuned_site_with_its_own_grid_launches_the_choice_directly():
         site.run(None, x, y, out, n, 0.5)
         torch.testing.assert_close(out.double(), x[:n].double() + 0.5 * y[:n].double(), rtol=1e-6, atol=1e-6)
     (chosen, first), (_, second) = site._sites.values()
-    assert site._last[0][0] == 1000 and site._last[2] == (-(-1000 // chosen["BLOCK"]), 1, 1)
+    assert site._last[0] == (1000, 0.5, 1000) and site._last[2] == (-(-1000 // chosen["BLOCK"]), 1, 1)
     # n = 1000: the 2nd launch armed its site, the 3rd (remembered) and the 6th went fast; n = 300: the 5th armed
     assert (first.fast_launches, second.fast_launches) == (2, 0)

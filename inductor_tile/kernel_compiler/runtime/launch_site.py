@@ -192,11 +192,11 @@ class TunedLaunchSite:
     with that key go straight to a `LaunchSite` of the chosen config. A config with a pre-hook,
     or a kernel that is not a plain `@jit` function, always takes `Autotuner.run`.
 
-    `autotuner.launcher(grid=fn)`: the site's own `grid(meta)`, which must depend only on the tuning
-    key's arguments and the config (as a generated wrapper's `cdiv(xnumel, XBLOCK)`); launched as
+    `autotuner.launcher(grid=fn)`: the site's own `grid(meta)`, a function of the plain-value arguments
+    (sizes) and the config (as a generated wrapper's `cdiv(xnumel, XBLOCK)`); launched as
     `site.run(None, *args)` by a caller whose tensors keep their dtypes and devices (a LaunchSite's
-    contract). A launch whose key values equal the last launch's then costs one comparison more than
-    a LaunchSite's: the chosen site and its grid are remembered.
+    contract). A launch whose plain values all equal the last launch's then costs one comparison more
+    than a LaunchSite's: the chosen site and its grid are remembered.
     """
 
     def __init__(self, tuner: Any, grid: Any = None):
@@ -205,20 +205,18 @@ class TunedLaunchSite:
         self.grid = grid
         self._runtime_names = [n for n in tuner.arg_names if n not in getattr(tuner.fn, "constexpr_names", ())]
         self._sites: dict[tuple, tuple[dict, LaunchSite]] = {}
-        positions = [tuner.arg_names.index(n) for n in tuner.key]
-        self._key_values = (operator.itemgetter(*positions, positions[0]) if positions  # always a tuple
-                            else (lambda args: ()))
-        self._last: tuple | None = None  # (key values, the chosen site's run, grid) of the last own-grid launch
+        self._scalars = None  # picks the plain-value arguments out of a launch's arguments (set at the first)
+        self._last: tuple | None = None  # (scalar values, the chosen site's run, grid) of the last own-grid launch
 
     def run(self, grid: Any, *args: Any) -> None:
         """What generated wrappers call (as `LaunchSite.run`); `grid` None: the site's own."""
         last = self._last
         if grid is None and last is not None:
             try:
-                if self._key_values(args) == last[0]:
+                if self._scalars(args) == last[0]:
                     last[1](last[2], *args)
                     return
-            except IndexError:  # too few arguments: the general path explains
+            except (IndexError, RuntimeError):  # too few arguments, a tensor where a size was: the general path
                 pass
         self(grid, *args)
 
@@ -246,5 +244,9 @@ class TunedLaunchSite:
             grid = grid({**config_kwargs, **dict(zip(self._runtime_names, args))})  # a fresh dict: holds no tensor
         grid = tuple(grid) + (1,) * (3 - len(grid))
         site(grid, *args)
-        if own_grid:  # the next launch with these key values goes straight to the chosen site
-            self._last = (self._key_values(args), site.run, grid)
+        if own_grid:  # the next launch with these plain values (sizes, seeds) goes straight to the chosen site
+            if self._scalars is None:
+                positions = [i for i, a in enumerate(args) if a.__class__ in (int, float, bool)]
+                self._scalars = (operator.itemgetter(*positions, positions[0]) if positions  # always a tuple
+                                 else (lambda values: ()))
+            self._last = (self._scalars(args), site.run, grid)
