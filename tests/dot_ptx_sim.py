@@ -1,5 +1,6 @@
 """A small PTX interpreter for the dot kernels (tf32, fp16, bf16), written from the PTX ISA: one CTA, every thread in
-lockstep (straight-line code and uniform branches), registers as numpy vectors over the threads.
+lockstep (straight-line code and uniform branches; `Machine.lockstep = False` lets forward branches diverge, as
+reduce_ptx_sim.py's machine does), registers as numpy vectors over the threads.
 
 It runs the PTX the compiler emits, so it checks what the fragment-level simulations cannot: which
 registers each instruction really gets, and that nothing overwrites a tile in shared memory before the
@@ -57,7 +58,7 @@ class Machine:
         """`buffers` are the pointer parameters in order; `scalars` the integer parameters after them, by
         their position in the parameter list."""
         self.ptx, self.threads = ptx, threads
-        self.active: np.ndarray | None = None  # the threads a predicated global access runs in (None: all)
+        self.active: np.ndarray | None = None  # the threads a predicated instruction runs in (None: all)
         self.regs: dict[str, np.ndarray] = {}
         self.shared = np.full(SHARED_BYTES, 0xFF, dtype=np.uint8)  # NaN-like garbage until written
         sizes = [b.nbytes for b in buffers]
@@ -152,41 +153,63 @@ class Machine:
         memory[where[::-1][last]] = data[::-1][last]
 
     # --- execution -------------------------------------------------------------------------------
-    def run(self, max_steps: int = 200000) -> None:
+    #: True: every thread runs every instruction (straight-line code, uniform branches; only global loads
+    #: and stores may be predicated off in some threads). False (reduce_ptx_sim.py): forward branches may
+    #: diverge and reconverge at their target label, and any instruction may be predicated off.
+    lockstep = True
+    default_max_steps = 200_000
+
+    def run(self, max_steps: int | None = None) -> None:
         statements = _statements(self.ptx)
         labels = {s[:-1]: i for i, s in enumerate(statements) if s.endswith(":")}
+        running = np.ones(self.threads, dtype=bool)
+        waiting: dict[int, np.ndarray] = {}  # label position -> threads that jumped there and wait for the rest
+        limit = max_steps or self.default_max_steps
         pc, steps = 0, 0
         while pc < len(statements):
             steps += 1
-            if steps > max_steps:
+            if steps > limit:
                 raise PtxError("too many steps")
             text = statements[pc]
+            if pc in waiting:
+                running = running | waiting.pop(pc)
             pc += 1
-            if text.endswith(":"):
+            if text.endswith(":") or text.startswith(".pragma") or not running.any():
                 continue
-            predicate = None
+            predicate = running.copy()
             m = re.match(r"@(!?)(%?\w+)\s+(.*)", text)
             if m:
-                predicate = self.value(m.group(2)).astype(bool)
-                predicate = ~predicate if m.group(1) else predicate
+                value = self.value(m.group(2)).astype(bool)
+                predicate &= ~value if m.group(1) else value
                 text = m.group(3)
             opcode, _, rest = text.partition(" ")
             operands = _split_operands(rest)
+            if not predicate.any():
+                continue  # predicated off in every running thread
             if opcode.startswith("bra"):
-                taken = predicate if predicate is not None else np.ones(self.threads, dtype=bool)
-                if taken.any() and not taken.all():
-                    raise PtxError("divergent branch")
-                if taken.all():
-                    pc = labels[operands[0]]
+                target = labels[operands[0]]
+                if (predicate == running).all():
+                    pc = target
+                    continue
+                if self.lockstep or target < pc:
+                    raise PtxError("divergent branch" if self.lockstep else "divergent backward branch")
+                waiting[target] = waiting.get(target, np.zeros(self.threads, dtype=bool)) | predicate
+                running = running & ~predicate
                 continue
             if opcode == "ret":
+                if not (predicate == running).all() or waiting:
+                    raise PtxError("ret in divergent code")
                 return
-            if predicate is not None and not predicate.all():
-                if not opcode.startswith(("ld.global", "st.global")):
-                    raise PtxError(f"predicated {opcode} off in some threads")
-                self.active = predicate  # a masked global access: only these threads load or store
+            if opcode.startswith(("bar.sync", "barrier.sync")) and not running.all():
+                raise PtxError("barrier in divergent code")
+            partial = not predicate.all()
+            if partial and self.lockstep and not opcode.startswith(("ld.global", "st.global")):
+                raise PtxError(f"predicated {opcode} off in some threads")
+            self.active = predicate if partial else None  # (None: all threads)
             try:
                 self.execute(opcode, operands)
+            except (IndexError, KeyError) as error:
+                raise PtxError(f"cannot run `{text}`: {type(error).__name__} {error}") from error
             finally:
                 self.active = None
 

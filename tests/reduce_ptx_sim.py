@@ -9,11 +9,9 @@ compared with float64 differs only by the rounding of the order of the combines.
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from dot_ptx_sim import Machine, PtxError, _split_operands, _statements
+from dot_ptx_sim import Machine, PtxError
 from dot_ptx_sim_ops import _f32, _from_f32, _signed, execute as base_execute
 
 U64 = np.uint64
@@ -32,58 +30,8 @@ def _bits_of(values: np.ndarray, kind: str) -> np.ndarray:
 
 
 class ReduceMachine(Machine):
-    def run(self, max_steps: int = 2_000_000) -> None:
-        statements = _statements(self.ptx)
-        labels = {s[:-1]: i for i, s in enumerate(statements) if s.endswith(":")}
-        everyone = np.ones(self.threads, dtype=bool)
-        running = everyone.copy()
-        waiting: dict[int, np.ndarray] = {}  # label position -> threads that jumped there and wait for the rest
-        pc, steps = 0, 0
-        while pc < len(statements):
-            steps += 1
-            if steps > max_steps:
-                raise PtxError("too many steps")
-            text = statements[pc]
-            if pc in waiting:
-                running = running | waiting.pop(pc)
-            pc += 1
-            if text.endswith(":") or text.startswith(".pragma"):
-                continue
-            if not running.any():
-                continue
-            predicate = running.copy()
-            m = re.match(r"@(!?)(%?\w+)\s+(.*)", text)
-            if m:
-                value = self.value(m.group(2)).astype(bool)
-                predicate &= ~value if m.group(1) else value
-                text = m.group(3)
-            opcode, _, rest = text.partition(" ")
-            operands = _split_operands(rest)
-            if opcode.startswith("bra"):
-                target = labels[operands[0]]
-                if not predicate.any():
-                    continue
-                if (predicate == running).all():
-                    pc = target
-                    continue
-                if target < pc:
-                    raise PtxError("divergent backward branch")
-                waiting[target] = waiting.get(target, np.zeros(self.threads, dtype=bool)) | predicate
-                running = running & ~predicate
-                continue
-            if opcode == "ret":
-                if not (predicate == running).all() or waiting:
-                    raise PtxError("ret in divergent code")
-                return
-            if opcode.startswith(("bar.sync", "barrier.sync")) and not running.all():
-                raise PtxError("barrier in divergent code")
-            self.active = None if predicate.all() else predicate
-            try:
-                self.execute(opcode, operands)
-            except (IndexError, KeyError) as error:
-                raise PtxError(f"cannot run `{text}`: {type(error).__name__} {error}") from error
-            finally:
-                self.active = None
+    lockstep = False  # divergent forward branches, instructions predicated off in some threads
+    default_max_steps = 2_000_000
 
     def execute(self, opcode: str, ops: list[str]) -> None:
         if not _reduce_execute(self, opcode, ops):
