@@ -74,6 +74,12 @@ def matmul_pointers_kernel(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, s
     tl.store(c_ptrs, acc, mask=(offs_cm[:, None] < M) & (offs_cn[None, :] < N))
 
 
+#: attention_fwd_kernel's runtime parameters for fp16 tensors (`inductor_tile.compile(signature=...)`)
+ATTENTION_SIGNATURE = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "seq_len": "i32",
+                       "scale": "fp32", **{f"stride_{t}{d}": "i32" for t, d in ("qh", "qm", "kh", "kn", "vh", "vn",
+                                                                                 "oh", "om")}}
+
+
 @inductor_tile.jit
 def attention_fwd_kernel(q_ptr, k_ptr, v_ptr, o_ptr, seq_len, scale,
                          stride_qh, stride_qm, stride_kh, stride_kn, stride_vh, stride_vn, stride_oh, stride_om,

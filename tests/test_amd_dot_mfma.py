@@ -165,8 +165,6 @@ def test_fp16_result_dot_keeps_fmas():
 
 
 MATMUL_INTS = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
-ATTENTION_INTS = ["seq_len", "stride_qh", "stride_qm", "stride_kh", "stride_kn", "stride_vh", "stride_vn", "stride_oh",
-                  "stride_om"]
 
 
 @needs_lld
@@ -186,8 +184,7 @@ def test_benchmark_kernels_take_matrix_cores_without_scratch(arch, kernel_name, 
         signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{name: "i32" for name in MATMUL_INTS}}
         macs = blocks["BLOCK_M"] * blocks["BLOCK_N"] * blocks["BLOCK_K"]
     else:
-        signature = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "scale": "fp32",
-                     **{name: "i32" for name in ATTENTION_INTS}}
+        signature = dot_kernels.ATTENTION_SIGNATURE
         macs = 2 * blocks["BLOCK_M"] * blocks["BLOCK_N"] * blocks["HEAD_DIM"]  # q k^T and p v
     kernel = inductor_tile.compile(getattr(dot_kernels, kernel_name), signature=signature, constexprs=blocks,
                                    target=f"hip:{arch}", num_warps=4)

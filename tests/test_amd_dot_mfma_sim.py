@@ -37,11 +37,11 @@ def _isa_d(size: int, lane: int, v: int) -> tuple[int, int]:
     return 4 * (lane // 16) + v, lane % 16
 
 
-def _registers(lmap: LayoutMap, tile: np.ndarray, num_warps: int) -> np.ndarray:
-    """[warp, lane, slot]: what each thread holds of `tile` in layout `lmap`."""
-    out = np.empty((num_warps, LANES, lmap.num_slots))
+def thread_registers(lmap: LayoutMap, tile: np.ndarray, num_warps: int, lanes: int = LANES) -> np.ndarray:
+    """[warp, lane, slot]: what each thread holds of `tile` in layout `lmap` (test_amd_dot_wmma_sim.py too)."""
+    out = np.empty((num_warps, lanes, lmap.num_slots))
     for warp in range(num_warps):
-        for lane in range(LANES):
+        for lane in range(lanes):
             for slot in range(lmap.num_slots):
                 out[warp, lane, slot] = tile[lmap.index(slot, lane, warp)]
     return out
@@ -53,7 +53,7 @@ def simulate(mfma: AmdMfma, a: np.ndarray, b: np.ndarray, c: np.ndarray, num_war
     a_map = LayoutMap(DotOperand(0, mfma), (m, k))
     b_map = LayoutMap(DotOperand(1, mfma), (k, n))
     c_map = LayoutMap(mfma, (m, n))
-    a_regs, b_regs, c_regs = (_registers(lm, t, num_warps) for lm, t in ((a_map, a), (b_map, b), (c_map, c)))
+    a_regs, b_regs, c_regs = (thread_registers(lm, t, num_warps) for lm, t in ((a_map, a), (b_map, b), (c_map, c)))
     size, kw = mfma.size, mfma.k_width
     for step in mfma_steps(mfma, a_map, b_map, c_map):
         for warp in range(num_warps):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_amd_dot_mfma_sim import thread_registers
 
 from inductor_tile.kernel_compiler.ir.dot_layouts import DotOperand
 from inductor_tile.kernel_compiler.ir.layouts import AmdWmma, Blocked, LayoutMap
@@ -19,15 +20,6 @@ from inductor_tile.kernel_compiler.passes.accelerate_matmul_amd import wmma_layo
 from inductor_tile.kernel_compiler.to_llvm.dot_wmma import halves_from, wmma_steps
 
 LANES = 32
-
-
-def _registers(lmap: LayoutMap, tile: np.ndarray, num_warps: int) -> np.ndarray:
-    out = np.empty((num_warps, LANES, lmap.num_slots))
-    for warp in range(num_warps):
-        for lane in range(LANES):
-            for slot in range(lmap.num_slots):
-                out[warp, lane, slot] = tile[lmap.index(slot, lane, warp)]
-    return out
 
 
 def _full(regs: np.ndarray, lane: int, slots: tuple[int, ...]) -> np.ndarray:
@@ -40,7 +32,8 @@ def simulate(wmma: AmdWmma, a: np.ndarray, b: np.ndarray, c: np.ndarray, num_war
     (m, k), n = a.shape, b.shape[1]
     a_map, b_map, c_map = LayoutMap(DotOperand(0, wmma), (m, k)), LayoutMap(DotOperand(1, wmma), (k, n)), \
         LayoutMap(wmma, (m, n))
-    a_regs, b_regs, c_regs = (_registers(lm, t, num_warps) for lm, t in ((a_map, a), (b_map, b), (c_map, c)))
+    a_regs, b_regs, c_regs = (thread_registers(lm, t, num_warps, LANES)
+                              for lm, t in ((a_map, a), (b_map, b), (c_map, c)))
     for step in wmma_steps(a_map, b_map, c_map):
         for warp in range(num_warps):
             a_local, b_local, c_local = np.full((16, 16), np.nan), np.full((16, 16), np.nan), np.full((16, 16), np.nan)

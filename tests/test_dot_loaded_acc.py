@@ -161,19 +161,13 @@ def test_an_operand_converted_from_a_dot_result_is_never_stored_for_the_dot():
     """Attention's p (a dot's result, converted in registers) right before v's conversion: p stores no tile,
     so v's conversion keeps its own barriers (`_stored_with_partner`) and a wgmma dot reads p from registers."""
     from inductor_tile.kernel_compiler.compiler import compile_specialized
-    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from dot_kernel_specs import attention_specs
     from inductor_tile.kernel_compiler.to_llvm.dot_operands import _stored_with_partner, deferred_dot
     from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import a_in_shared_memory
     from model_benchmarks import dot_kernels
 
     kernel = dot_kernels.attention_fwd_kernel
-    ints = ["seq_len", "stride_qh", "stride_qm", "stride_kh", "stride_kn", "stride_vh", "stride_vn", "stride_oh",
-            "stride_om"]
-    signature = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "scale": "fp32",
-                 **{name: "i32" for name in ints}}
-    constexprs = {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32}
-    specs = [spec_from_signature(n, signature[n], divisible_by_16=True) if n in signature
-             else spec_from_signature(n, "constexpr", constexprs[n]) for n in kernel.arg_names]
+    specs = attention_specs(64, block_m=64, block_n=32)
     for arch in (80, 90):
         ttgir = compile_specialized(kernel, specs, target=f"cuda:{arch}", num_warps=4, native=False,
                                     num_stages=1).asm["ttgir"]

@@ -76,11 +76,8 @@ def test_tf32_tensor_cores_can_be_turned_off(monkeypatch):
 
 @pytest.mark.parametrize("arch", [80, 90])
 def test_attention_uses_mma_sync(arch):
-    ints = ["seq_len", "stride_qh", "stride_qm", "stride_kh", "stride_kn", "stride_vh", "stride_vn", "stride_oh",
-            "stride_om"]
-    signature = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "scale": "fp32",
-                 **{name: "i32" for name in ints}}
-    ptx = _ptx(dot_kernels.attention_fwd_kernel, signature, {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32}, arch)
+    ptx = _ptx(dot_kernels.attention_fwd_kernel, dot_kernels.ATTENTION_SIGNATURE,
+               {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32}, arch)
     # q k^T: 64 x 32 x 64, then p v: 64 x 64 x 32, over 4 warps
     assert ptx.count(f"{MMA}.f16.f16.f32") == (64 * 32 * 64 + 64 * 64 * 32) // (16 * 8 * 16 * 4)
 

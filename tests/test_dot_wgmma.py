@@ -208,19 +208,13 @@ def test_wgmma_with_a_in_registers_computes_the_product(M, N, K, num_warps):
 @needs_ptxas
 def test_attention_ptx_uses_wgmma_with_a_in_registers(monkeypatch):
     from inductor_tile.kernel_compiler.compiler import compile_specialized
-    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from dot_kernel_specs import attention_specs
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
     from model_benchmarks import dot_kernels
 
     monkeypatch.setenv("TILE_WGMMA", "1")
     kernel = dot_kernels.attention_fwd_kernel
-    ints = ["seq_len", "stride_qh", "stride_qm", "stride_kh", "stride_kn", "stride_vh", "stride_vn", "stride_oh",
-            "stride_om"]
-    signature = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "scale": "fp32",
-                 **{name: "i32" for name in ints}}
-    constexprs = {"HEAD_DIM": 64, "BLOCK_M": 64, "BLOCK_N": 32}
-    specs = [spec_from_signature(n, signature[n], divisible_by_16=True) if n in signature
-             else spec_from_signature(n, "constexpr", constexprs[n]) for n in kernel.arg_names]
+    specs = attention_specs(64, block_m=64, block_n=32)
     ptx = compile_specialized(kernel, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
     check_ptx(ptx, "sm_90a", kernel.__name__)
     # q k^T: 64 x 32 x 64 (4 k steps, n32), then p v: 64 x 64 x 32 (2 k steps, n64); a from registers

@@ -11,6 +11,7 @@ import pytest
 
 import inductor_tile
 import inductor_tile.language as tl
+from dot_kernel_specs import attention_specs
 from filecheck_tool import filecheck
 from inductor_tile.kernel_compiler.compiler import compile_specialized
 from inductor_tile.kernel_compiler.frontend.code_generator import generate_ttir
@@ -47,16 +48,6 @@ def _matmul_specs(block_m: int, block_n: int, block_k: int, unit_stride: str = "
                                 equal_to_1=n in ones + ("stride_cn",))
             if n in signature else spec_from_signature(n, "constexpr", constexprs[n])
             for n in dot_kernels.matmul_kernel.arg_names]
-
-
-def _attention_specs(head_dim: int) -> list:
-    ints = ["seq_len", "stride_qh", "stride_qm", "stride_kh", "stride_kn", "stride_vh", "stride_vn", "stride_oh",
-            "stride_om"]
-    signature = {"q_ptr": "*fp16", "k_ptr": "*fp16", "v_ptr": "*fp16", "o_ptr": "*fp16", "scale": "fp32",
-                 **{name: "i32" for name in ints}}
-    constexprs = {"HEAD_DIM": head_dim, "BLOCK_M": 64, "BLOCK_N": 64}
-    return [spec_from_signature(n, signature[n], divisible_by_16=True) if n in signature
-            else spec_from_signature(n, "constexpr", constexprs[n]) for n in dot_kernels.attention_fwd_kernel.arg_names]
 
 
 def _ttgir(kernel, specs, mma_version: int, num_stages: int, num_warps: int = 4, shared: int = SM90_SHARED) -> str:
@@ -117,7 +108,7 @@ CHECK-NEXT: ttg.async_wait {pending = 0 : i32}
 
 def test_attention_copies_k_and_v_and_waits_for_its_dots(tmp_path):
     """q is loaded once (its conversion stays); the dots feed the softmax, so none stays in flight."""
-    text = _ttgir(dot_kernels.attention_fwd_kernel, _attention_specs(64), mma_version=3, num_stages=3)
+    text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(64), mma_version=3, num_stages=3)
     filecheck(text, """
 CHECK: ttg.convert_layout {{.*}} -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0
 CHECK: ttg.ring_alloc : !ttg.ring<3x64x64xf16>
@@ -211,7 +202,7 @@ def test_matmul_ptx_copies_with_cp_async(arch, unit_stride, monkeypatch):
 @pytest.mark.parametrize("arch,head_dim", [(90, 64), (90, 128), (80, 64)])
 def test_attention_ptx_copies_with_cp_async(arch, head_dim, monkeypatch):
     monkeypatch.delenv("TILE_WGMMA", raising=False)
-    ptx, report, shared = _ptx(dot_kernels.attention_fwd_kernel, _attention_specs(head_dim), arch, 3)
+    ptx, report, shared = _ptx(dot_kernels.attention_fwd_kernel, attention_specs(head_dim), arch, 3)
     # k and v: 64 x head_dim halves each, 16-byte copies over 128 threads, 3 stages
     assert ptx.count("cp.async.cg.shared.global") == 3 * 2 * 64 * head_dim // (8 * 128)
     assert ("wgmma.mma_async" in ptx) == (arch == 90) and "serialized" not in report
