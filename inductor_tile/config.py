@@ -63,9 +63,10 @@ variables give the defaults:
   mask broadcast along the keys (last stride 0), which CUDA's fused kernels refuse (the math
   implementation then runs in fp32), becomes attention without the mask followed by zeroing the
   rows the mask removes, the same result (``sdpa_masks.py``); off: the graph as Dynamo traced it.
-- ``sdpa_causal_masks`` (``TILE_SDPA_CAUSAL_MASKS``, default off until timed on a GPU): a bool attention
+- ``sdpa_causal_masks`` (``TILE_SDPA_CAUSAL_MASKS``, default on): a bool attention
   mask computed in the graph from shapes alone that is exactly the lower triangle (a decoder's causal mask
-  under torch.compile) becomes ``is_causal=True`` without a mask, on CUDA (``sdpa_masks.py``).
+  under torch.compile) becomes ``is_causal=True`` without a mask, on CUDA (``sdpa_masks.py``), so the
+  attention kernel skips the blocks above the diagonal and reads no mask; off: the graph as traced.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -125,7 +126,7 @@ matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "o
 scans: str = _env_choice("TILE_SCANS", "on", ("on", "cpu", "off"))
 mix_order: bool = _env_flag("TILE_MIX_ORDER", False)
 sdpa_row_masks: bool = _env_flag("TILE_SDPA_ROW_MASKS", True)
-sdpa_causal_masks: bool = _env_flag("TILE_SDPA_CAUSAL_MASKS", False)
+sdpa_causal_masks: bool = _env_flag("TILE_SDPA_CAUSAL_MASKS", True)
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since
