@@ -19,8 +19,8 @@ comparisons (transformers' causal mask under torch.compile, where eager passes `
 instead), which sends SDPA to a kernel that reads the mask and computes every block.
 `causal_masks_to_flag(gm)` evaluates each bool mask that depends on no graph input (a function of the
 static shapes only, the same at every call the guards admit) and, where it is exactly the lower
-triangle, passes `is_causal=True` and no mask: the flash kernel's causal path. (Off by default until
-timed: `config.sdpa_causal_masks`.)
+triangle, passes `is_causal=True` and no mask: the flash kernel's causal path
+(`config.sdpa_causal_masks`).
 """
 
 from __future__ import annotations
