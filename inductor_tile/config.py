@@ -67,6 +67,10 @@ variables give the defaults:
   mask computed in the graph from shapes alone that is exactly the lower triangle (a decoder's causal mask
   under torch.compile) becomes ``is_causal=True`` without a mask, on CUDA (``sdpa_masks.py``), so the
   attention kernel skips the blocks above the diagonal and reads no mask; off: the graph as traced.
+- ``sdpa_strided_masks`` (``TILE_SDPA_STRIDED_MASKS``, default on): a float attention mask whose key
+  dimension is strided (T5's permuted position bias), which CUDA's fused kernels refuse, is passed
+  contiguous, with -inf raised to the lowest finite value and fully masked rows zeroed after, the
+  math implementation's result (``sdpa_masks.py``); off: the graph as traced.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -127,6 +131,7 @@ scans: str = _env_choice("TILE_SCANS", "on", ("on", "cpu", "off"))
 mix_order: bool = _env_flag("TILE_MIX_ORDER", False)
 sdpa_row_masks: bool = _env_flag("TILE_SDPA_ROW_MASKS", True)
 sdpa_causal_masks: bool = _env_flag("TILE_SDPA_CAUSAL_MASKS", True)
+sdpa_strided_masks: bool = _env_flag("TILE_SDPA_STRIDED_MASKS", True)
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

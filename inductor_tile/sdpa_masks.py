@@ -21,6 +21,13 @@ instead), which sends SDPA to a kernel that reads the mask and computes every bl
 static shapes only, the same at every call the guards admit) and, where it is exactly the lower
 triangle, passes `is_causal=True` and no mask: the flash kernel's causal path
 (`config.sdpa_causal_masks`).
+
+T5 adds its relative position bias, computed as `[heads, q, k]` and permuted, to the mask: a float
+mask whose key dimension is strided (strides `(q*k*h, 1, k*h, h)`), which the fused kernels refuse
+too. `contiguous_float_masks(gm)` passes such a mask contiguous, its -inf entries raised to the
+dtype's lowest finite value (so a fully masked row gives finite probabilities, and no NaN in the
+backward), and zeroes the rows that were fully masked, as the math implementation does
+(`config.sdpa_strided_masks`).
 """
 
 from __future__ import annotations
@@ -93,6 +100,47 @@ def _call(gm: torch.fx.GraphModule, op: str, target, args: tuple) -> torch.fx.No
         node.meta["example_value"] = (getattr(values[0], target)(*values[1:]) if op == "call_method"
                                       else target(*values))
     return node
+
+
+def strided_float_mask(mask: object) -> bool:
+    """A floating-point tensor mask on one of `DEVICES` whose key dimension is strided (neither
+    contiguous nor broadcast)."""
+    return (isinstance(mask, torch.Tensor) and mask.is_floating_point() and mask.dim() >= 2
+            and mask.device.type in DEVICES and mask.shape[-1] != 1 and mask.stride(-1) not in (0, 1))
+
+
+def contiguous_float_masks(gm: torch.fx.GraphModule) -> int:
+    """Give the attention calls of `gm` whose float mask has a strided key dimension a contiguous
+    copy instead (see the module's docstring); the number rewritten."""
+    count, copies = 0, {}
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in SDPA_TARGETS:
+            continue
+        named = dict(zip(SDPA_PARAMETERS, node.args))
+        named.update(node.kwargs)
+        mask, example = named.get("attn_mask"), _example(named.get("attn_mask"))
+        if not strided_float_mask(example):
+            continue
+        if mask not in copies:  # once per mask, before its first attention (in order)
+            with gm.graph.inserting_before(node):
+                floor = _call(gm, "call_method", "clamp_min", (mask, torch.finfo(example.dtype).min))
+                contiguous = _call(gm, "call_method", "contiguous", (floor,))
+                kept = _call(gm, "call_function", operator.ne,
+                             (_call(gm, "call_method", "amax", (mask, -1, True)), float("-inf")))
+                copies[mask] = contiguous, _call(gm, "call_function", operator.invert, (kept,))
+        contiguous, dropped = copies[mask]
+        users = list(node.users)
+        named["attn_mask"] = contiguous
+        node.args, node.kwargs = tuple(named.pop(p) for p in SDPA_PARAMETERS[:3]), named
+        with gm.graph.inserting_after(node):
+            out = _call(gm, "call_method", "masked_fill", (node, dropped, 0))
+        for user in users:
+            user.replace_input_with(node, out)
+        count += 1
+    if count:
+        gm.graph.lint()
+        gm.recompile()
+    return count
 
 
 SDPA_PARAMETERS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")  # scale, enable_gqa: keywords

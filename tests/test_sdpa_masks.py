@@ -6,6 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from torch._functorch._aot_autograd.autograd_cache import check_node_safe
+
 from inductor_tile import sdpa_masks
 
 
@@ -161,3 +163,57 @@ def test_tile_backend_flags_causal_masks_when_enabled(monkeypatch):
         torch.testing.assert_close(got.double(), causal_from_shapes(q.double(), k.double(), v.double()),
                                    atol=1e-5, rtol=1e-5)
     assert seen == [1]  # only when enabled
+
+
+def position_bias_mask(batch=2, heads=3, seq=16, seed=2):
+    """T5's mask: a `[heads, q, k]` bias permuted into `[1, heads, q, k]` (strided key dimension) plus a
+    `[batch, 1, q, k]` additive mask with -inf entries, some rows fully -inf."""
+    gen = torch.Generator().manual_seed(seed)
+    bias = torch.randn(seq, seq, heads, generator=gen).permute(2, 0, 1)[None]
+    masked = torch.rand(batch, 1, seq, seq, generator=gen) < 0.3
+    masked[:, :, 3] = True  # every key of query 3
+    return bias, torch.where(masked, float("-inf"), 0.0)
+
+
+def biased_attention(bias, additive, q, k, v):  # arguments in the order Dynamo's graph takes them (first use)
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=bias + additive)
+
+
+def test_strided_float_masks_become_contiguous(monkeypatch):
+    monkeypatch.setattr(sdpa_masks, "DEVICES", ("cpu",))
+    (q, k, v, _), _ = inputs()
+    bias, additive = position_bias_mask()
+    assert (bias + additive).stride(-1) == 3  # strided along the keys, as T5's
+    gm = traced(biased_attention, (bias, additive, q, k, v))
+    assert sdpa_masks.contiguous_float_masks(gm) == 1
+    for node in gm.graph.nodes:
+        check_node_safe(node)
+        if node.target in sdpa_masks.SDPA_TARGETS:
+            assert node.kwargs["attn_mask"].meta["example_value"].is_contiguous()
+    expected = biased_attention(*double((bias, additive, q, k, v)))
+    assert torch.count_nonzero(expected[:, :, 3]) == 0  # the math attention zeroes a fully masked row
+    got = torch.full_like(expected, float("nan"), dtype=torch.float32)
+    got.copy_(gm(bias, additive, q, k, v)[0])
+    torch.testing.assert_close(got.double(), expected, atol=1e-5, rtol=1e-5)
+
+
+def test_strided_float_masks_backward_matches_math(monkeypatch):
+    """The bias is learned in T5: gradients of q, k, v and the bias, finite where rows are fully masked."""
+    monkeypatch.setattr(sdpa_masks, "DEVICES", ("cpu",))
+    import inductor_tile.config as config
+
+    (q, k, v, _), _ = inputs()
+    bias, additive = position_bias_mask()
+    leaves = [t.clone().requires_grad_() for t in (bias, q, k, v)]
+    reference = [t.detach().double().requires_grad_() for t in (bias, q, k, v)]
+    seen = []
+    real = sdpa_masks.contiguous_float_masks
+    monkeypatch.setattr(sdpa_masks, "contiguous_float_masks", lambda gm: seen.append(real(gm)) or seen[-1])
+    torch._dynamo.reset()
+    with config.patch(graph_cache=False):
+        torch.compile(biased_attention, backend="tile")(leaves[0], additive, *leaves[1:]).square().sum().backward()
+    biased_attention(reference[0], additive.double(), *reference[1:]).square().sum().backward()
+    assert seen == [1]
+    for got, want in zip(leaves, reference):
+        assert torch.isfinite(got.grad).all()
+        torch.testing.assert_close(got.grad.double(), want.grad, atol=1e-4, rtol=1e-4)
