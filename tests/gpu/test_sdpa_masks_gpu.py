@@ -53,3 +53,34 @@ def test_causal_mask_from_shapes_as_the_flag(dtype):
         got = torch.compile(causal_from_shapes, backend="tile")(q, k, v)
     expected = causal_from_shapes(q.double(), k.double(), v.double())
     torch.testing.assert_close(got.double(), expected, atol=2e-2, rtol=2e-2)
+
+
+def biased_attention(bias, additive, q, k, v):  # T5: a permuted position bias plus an additive mask
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=bias + additive)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_strided_float_mask_forward_and_backward_match_math(dtype):
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    q, k, v = (torch.randn(2, 8, 256, 64, device="cuda", dtype=dtype, generator=gen) for _ in range(3))
+    bias = torch.randn(256, 256, 8, device="cuda", dtype=dtype, generator=gen).permute(2, 0, 1)[None]
+    masked = torch.rand(2, 1, 256, 256, device="cuda", generator=gen) < 0.3
+    masked[:, :, 5] = True  # a fully masked query row
+    additive = torch.zeros(2, 1, 256, 256, device="cuda", dtype=dtype).masked_fill(masked, float("-inf"))
+    mask = bias + additive
+    assert mask.stride(-1) == 8 and torch._fused_sdp_choice(q, k, v, mask, 0.0, False) == MATH
+    assert torch._fused_sdp_choice(q, k, v, mask.contiguous(), 0.0, False) != MATH
+    leaves = [t.clone().requires_grad_() for t in (bias, q, k, v)]
+    reference = [t.detach().double().requires_grad_() for t in (bias, q, k, v)]
+    torch._dynamo.reset()
+    got = torch.compile(biased_attention, backend="tile")(leaves[0], additive, *leaves[1:])
+    expected = biased_attention(reference[0], additive.double(), *reference[1:])
+    assert torch.count_nonzero(expected[:, :, 5]) == 0
+    torch.testing.assert_close(got.double(), expected, atol=2e-2, rtol=2e-2)
+    grad = torch.randn_like(expected)
+    got.backward(grad.to(dtype))
+    expected.backward(grad)
+    for mine, want in zip(leaves, reference):
+        assert torch.isfinite(mine.grad).all()
+        torch.testing.assert_close(mine.grad.double(), want.grad, atol=5e-2, rtol=5e-2)
