@@ -38,7 +38,7 @@ import math
 import sympy
 from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 
-from . import reductions, scans
+from . import cache_hints, reductions, scans
 from .common import (_INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype,
                      without_precomputed_sizes)
 from .heuristics import LaunchConfig, candidates
@@ -121,6 +121,7 @@ class TileKernelSource:
         self.seed_offsets: dict[int, str] = {}  # offset -> argument name
         self.int32_guards: list = []  # symbolic sizes that must stay below 2**31
         self.accesses: list = []  # index expressions of the loads and stores over the tile
+        self.load_hints = cache_hints.LoadHints(self)  # eviction policies of GPU loads
 
     # -- small helpers ------------------------------------------------------------
     @property
@@ -337,7 +338,7 @@ class TileKernelSource:
 
     # -- memory -------------------------------------------------------------------
     def load(self, name: str, index) -> str:
-        name = self._real(name)
+        given_name, name = name, self._real(name)
         index = self.simplified(index)  # the access as generated (one spelling per element)
         idx = self.index(index)
         self._note_access(index)
@@ -362,9 +363,18 @@ class TileKernelSource:
         elif not self.masks:
             # one element for the whole tile: a scalar load (always in bounds) broadcast, not a
             # masked load of the same address in every lane (a gather on the CPU target)
-            scalar = self.define(f"tl.load({ptr} + {idx})", hoist)
+            scalar = self._load_line(f"tl.load({ptr} + {idx}", name, given_name, expr, hoist)
             return self.define(f"tl.broadcast_to({scalar}, {self.scalar_shape})", hoist)
-        return self.define(f"tl.load({ptr} + {idx}, mask={self.mask(index=index)}, other=0)", hoist)
+        return self._load_line(f"tl.load({ptr} + {idx}, mask={self.mask(index=index)}, other=0", name, given_name,
+                               expr, hoist)
+
+    def _load_line(self, call: str, name: str, given_name: str, expr, hoist: bool) -> str:
+        """The variable of load `call` (without its closing parenthesis), with its cache hints
+        (cache_hints.py); one load per element and mask, whatever hints it was emitted with."""
+        plain = call + ")"
+        if plain not in self.cse:
+            self.cse[plain] = self.define(call + self.load_hints.for_load(name, given_name, expr) + ")", hoist)
+        return self.cse[plain]
 
     def store(self, name: str, index, value: str, reduced: bool = False, bounds: str | None = None,
               mode: str | None = None) -> None:
@@ -624,6 +634,7 @@ class TileKernelSource:
             kernel.store(name, index, result, reduced=True)
 
     def _assemble(self) -> str:
+        self.lines = self.load_hints.resolve(self.lines)
         params = [self.args[n] for n in self.in_args] + [self.args[n] for n in self.out_args]
         params += self.size_arg_names() + self.seed_offset_names() + list(self.numels())
         params += [f"{name}: tl.constexpr" for name in self.blocks()]
