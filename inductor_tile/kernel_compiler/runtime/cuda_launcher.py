@@ -185,20 +185,9 @@ class CUDAKernel(SlotLauncher):
         self._init_slots()
         self._modules: dict[int, Any] = {}
         self._functions: dict[int, Any] = {}
-        self.launch = self._build_launch()  # shadows the documented method below
+        self.launch = self._build_launch()  # shadows SlotLauncher.launch, the documented method
         torch.cuda.init()
         self._load(_current_device())
-
-    def launch(self, args: tuple, grid: tuple[int, int, int], stream: int | None = None) -> None:
-        """Launch on `grid` (3 ints; a 0 in any is a no-op) with `args`, one per `arg_kinds`.
-
-        `stream` is a raw CUstream (an int, e.g. `torch.cuda.Stream.cuda_stream`); None means
-        torch's current stream on the current device. Raises CUDADriverError (naming the
-        kernel, the grid and the driver's error) when the driver refuses the launch.
-
-        (The real implementation is generated per signature in `_build_launch`.)
-        """
-        raise AssertionError("replaced in __init__")
 
     # -- loading ----------------------------------------------------------------------------
 

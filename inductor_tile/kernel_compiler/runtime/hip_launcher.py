@@ -163,13 +163,8 @@ class HIPKernel(SlotLauncher):
         self._init_slots()
         self._modules: dict[int, int] = {}
         self._functions: dict[int, int] = {}
-        self.launch = self._build_launch()  # shadows the documented method below
+        self.launch = self._build_launch()  # shadows SlotLauncher.launch, the documented method
         self._load(cuda_launcher._current_device())
-
-    def launch(self, args: tuple, grid: tuple[int, int, int], stream: int | None = None) -> None:
-        """Launch on `grid` (3 ints; a 0 in any is a no-op) with `args`, one per `arg_kinds`;
-        `stream` a raw hipStream_t (int), None for torch's current stream. (Generated in `_build_launch`.)"""
-        raise AssertionError("replaced in __init__")
 
     # -- loading ----------------------------------------------------------------------------
     def _load(self, device: int) -> int:

@@ -113,6 +113,19 @@ class SlotLauncher:
     _load: Callable[[int], Any]
     _launch_failed: Callable[..., None]
 
+    def launch(self, args: tuple, grid: tuple[int, int, int], stream: int | None = None) -> None:
+        """Launch on `grid` (3 ints; a 0 in any is a no-op) with `args`, one per `arg_kinds`.
+
+        `stream` is a raw stream handle as an int (a CUstream, e.g. `torch.cuda.Stream.cuda_stream`,
+        or a hipStream_t); None means torch's current stream on the current device. Raises the
+        driver's error (CUDADriverError, HIPError), naming the kernel, the grid and the driver's
+        message, when the driver refuses the launch.
+
+        (The real implementation is generated per signature by `_generate_launch` and set on
+        each instance by its constructor.)
+        """
+        raise AssertionError("replaced in __init__")
+
     def _init_slots(self) -> None:
         """The formats of `arg_kinds`, their packing struct and the per-thread slot storage."""
         self._formats = [format_of(kind, self.kernel_name) for kind in self.arg_kinds]
