@@ -29,19 +29,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xdsl.ir import Attribute, Data, ParametrizedAttribute
+from xdsl.ir import Attribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from .layouts import AmdMfma, AmdWmma, Blocked, default_blocked, layout_of_encoding
+from .layouts import (ONE_WARP, AmdMfma, AmdWmma, Blocked, LayoutData, LayoutEncodingAttr, MatrixCoreLayout,
+                      WarpLayouts, default_blocked, layout_of_encoding, list_text, parse_field, parse_list)
 
 MMA_PIECE = (16, 8)  # rows x columns one mma.sync.m16n8k16 produces
 MMA_K = 16
+#: the registers of mma.sync.m16n8k16 (and of wgmma's accumulator): lane 4 * g + t holds columns 2t, 2t+1 of
+#: row g of the result's 8 x 8 pieces and k 2t, 2t+1 of row g of a / of column g of b
+MMA_WARP_LAYOUTS = WarpLayouts(result=Blocked((1, 2), (8, 4), ONE_WARP, (1, 0)),
+                               a=Blocked((1, 2), (8, 4), ONE_WARP, (1, 0)),
+                               b=Blocked((2, 1), (4, 8), ONE_WARP, (0, 1)))
 
 
 @dataclass(frozen=True)
-class NvidiaMma:
+class NvidiaMma(MatrixCoreLayout):
     """The accumulator layout of mma.sync.m16n8k16 (version 2), warps along one dimension.
     Version 3 (Hopper's wgmma, `to_llvm/dot_wgmma.py`) is the same register layout: warp w of
     [4, 1] holds rows 8w + g + 32r, and rows 2i, 2i+1 of its repetitions are one m64 instruction's
@@ -50,14 +56,8 @@ class NvidiaMma:
     warps_per_cta: tuple[int, int]
     version: int = 2
 
-    rank = 2
-
-    @property
-    def order(self) -> tuple[int, ...]:
-        return (1, 0)
-
-    def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
-        return Blocked((1, 2), (8, 4), self.warps_per_cta, (1, 0))
+    def warp_layouts(self) -> WarpLayouts:
+        return MMA_WARP_LAYOUTS
 
 
 @dataclass(frozen=True)
@@ -80,13 +80,8 @@ class DotOperand:
 
     def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
         parent = self.parent
-        if isinstance(parent, AmdMfma | AmdWmma):  # AMD matrix cores: layouts.AmdMfma/AmdWmma.operand_blocked
+        if isinstance(parent, MatrixCoreLayout):  # NvidiaMma, AmdMfma, AmdWmma: their instructions' registers
             return parent.operand_blocked(self.op_idx)
-        if isinstance(parent, NvidiaMma):
-            warps_m, warps_n = parent.warps_per_cta
-            if self.op_idx == 0:
-                return Blocked((1, 2), (8, 4), (warps_m, 1), (1, 0))
-            return Blocked((2, 1), (4, 8), (1, warps_n), (0, 1))
         k = self.k_dim()
         spt = list(parent.size_per_thread)
         spt[k] = max(1, shape[k]) if shape is not None else 1
@@ -97,73 +92,39 @@ class DotOperand:
 # IR attributes
 # ===------------------------------------------------------------------------===
 @irdl_attr_definition
-class MmaData(Data[NvidiaMma]):
-    name = "ttg.mma_data"
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> NvidiaMma:  # pragma: no cover - printed via the encoding
-        raise NotImplementedError("ttg.mma_data is printed through #ttg.nvidia_mma")
-
-    def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
-        printer.print_string(str(self.data))
-
-
-@irdl_attr_definition
-class NvidiaMmaEncodingAttr(ParametrizedAttribute):
+class NvidiaMmaEncodingAttr(LayoutEncodingAttr):
     """`#ttg.nvidia_mma<{versionMajor = 2, warpsPerCTA = [4, 1]}>`"""
 
     name = "ttg.nvidia_mma"
+    LAYOUT = NvidiaMma
 
-    layout: MmaData
-
-    @property
-    def value(self) -> NvidiaMma:
-        return self.layout.data  # type: ignore[return-value]
+    layout: LayoutData
 
     def print_parameters(self, printer: Printer) -> None:
-        warps = ", ".join(str(w) for w in self.value.warps_per_cta)
-        printer.print_string(f"<{{versionMajor = {self.value.version}, warpsPerCTA = [{warps}]}}>")
+        mma = self.value
+        printer.print_string(f"<{{versionMajor = {mma.version}, warpsPerCTA = {list_text(mma.warps_per_cta)}}}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
         with parser.in_angle_brackets(), parser.in_braces():
-            parser.parse_keyword("versionMajor")
-            parser.parse_punctuation("=")
-            version = parser.parse_integer()
+            version = parse_field(parser, "versionMajor", parser.parse_integer)
             if version not in (2, 3):
                 parser.raise_error("#ttg.nvidia_mma: versionMajor must be 2 (mma.sync) or 3 (wgmma)")
             parser.parse_punctuation(",")
-            parser.parse_keyword("warpsPerCTA")
-            parser.parse_punctuation("=")
-            warps = tuple(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer))
+            warps = parse_field(parser, "warpsPerCTA", lambda: parse_list(parser))
         if len(warps) != 2 or min(warps) != 1:
             parser.raise_error("#ttg.nvidia_mma: warpsPerCTA must be [w, 1] or [1, w]")
-        return (MmaData(NvidiaMma(warps, version)),)  # type: ignore[arg-type]
+        return (LayoutData(NvidiaMma(warps, version)),)  # type: ignore[arg-type]
 
 
 @irdl_attr_definition
-class DotOperandData(Data[DotOperand]):
-    name = "ttg.dot_op_data"
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> DotOperand:  # pragma: no cover - printed via the encoding
-        raise NotImplementedError("ttg.dot_op_data is printed through #ttg.dot_op")
-
-    def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
-        printer.print_string(str(self.data))
-
-
-@irdl_attr_definition
-class DotOperandEncodingAttr(ParametrizedAttribute):
+class DotOperandEncodingAttr(LayoutEncodingAttr):
     """`#ttg.dot_op<{opIdx = 0, parent = #ttg.nvidia_mma<...>}>`"""
 
     name = "ttg.dot_op"
+    LAYOUT = DotOperand
 
-    layout: DotOperandData
-
-    @property
-    def value(self) -> DotOperand:
-        return self.layout.data  # type: ignore[return-value]
+    layout: LayoutData
 
     def print_parameters(self, printer: Printer) -> None:
         from .layouts import encoding_of
@@ -175,26 +136,16 @@ class DotOperandEncodingAttr(ParametrizedAttribute):
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
         with parser.in_angle_brackets(), parser.in_braces():
-            parser.parse_keyword("opIdx")
-            parser.parse_punctuation("=")
-            op_idx = parser.parse_integer()
+            op_idx = parse_field(parser, "opIdx", parser.parse_integer)
             parser.parse_punctuation(",")
-            parser.parse_keyword("parent")
-            parser.parse_punctuation("=")
-            parent = layout_of_encoding(parser.parse_attribute())
-        if op_idx not in (0, 1) or not isinstance(parent, Blocked | NvidiaMma | AmdMfma | AmdWmma):
+            parent = layout_of_encoding(parse_field(parser, "parent", parser.parse_attribute))
+        if op_idx not in (0, 1) or not isinstance(parent, Blocked | MatrixCoreLayout):
             parser.raise_error("#ttg.dot_op: opIdx must be 0 or 1 and the parent a blocked, nvidia_mma, amd_mfma or "
                                "amd_wmma layout")
-        return (DotOperandData(DotOperand(op_idx, parent)),)
+        return (LayoutData(DotOperand(op_idx, parent)),)
 
 
 DOT_ENCODINGS = (NvidiaMmaEncodingAttr, DotOperandEncodingAttr)
-
-
-def dot_encoding_of(layout: NvidiaMma | DotOperand) -> Attribute:
-    if isinstance(layout, NvidiaMma):
-        return NvidiaMmaEncodingAttr(MmaData(layout))
-    return DotOperandEncodingAttr(DotOperandData(layout))
 
 
 def fma_result_layout(shape: tuple[int, ...], num_warps: int, warp_size: int) -> Blocked:

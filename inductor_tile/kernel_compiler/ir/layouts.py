@@ -20,16 +20,19 @@ here are the single definition of that mapping for every pass and every target.
 
 from __future__ import annotations
 
+import abc
 import functools
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Any, Callable, ClassVar, NamedTuple, Self, TypeVar
 
 from xdsl.dialects.builtin import IntAttr
 from xdsl.ir import Attribute, Data, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
 
 
 # ===------------------------------------------------------------------------===
@@ -193,22 +196,7 @@ def default_blocked(shape: tuple[int, ...], num_warps: int, warp_size: int) -> B
     dimension.  Replicating along the slowest one made a [1, 1024] row reduction hold the whole
     row in every thread (measured 6.7 ms instead of microseconds on the H100, 2026-11-21)."""
     rank = len(shape)
-    order = tuple(reversed(range(rank)))
-    threads = [1] * rank
-    warps = [1] * rank
-    lanes_left, warps_left = warp_size, num_warps
-    for d in order:
-        t = min(lanes_left, max(1, shape[d]))
-        threads[d] = t
-        lanes_left //= t
-    threads[order[0]] *= lanes_left  # leftover lanes replicate along the fastest dim
-    for d in order:
-        capacity = max(1, shape[d] // threads[d])
-        w = min(warps_left, capacity)
-        warps[d] = w
-        warps_left //= w
-    warps[order[0]] *= warps_left
-    return Blocked((1,) * rank, tuple(threads), tuple(warps), order)
+    return blocked_for(shape, (1,) * rank, tuple(reversed(range(rank))), num_warps, warp_size)
 
 
 def blocked_for(
@@ -231,7 +219,7 @@ def blocked_for(
         t = min(lanes_left, max(1, shape[d] // size_per_thread[d]))
         threads[d] = t
         lanes_left //= t
-    threads[order[0]] *= lanes_left
+    threads[order[0]] *= lanes_left  # leftover lanes replicate along the fastest dim
     for d in order:
         w = min(warps_left, max(1, shape[d] // (size_per_thread[d] * threads[d])))
         warps[d] = w
@@ -258,55 +246,77 @@ def same_mapping(a: Layout, b: Layout, shape: tuple[int, ...], num_lanes: int, n
 # ===------------------------------------------------------------------------===
 # IR attributes
 # ===------------------------------------------------------------------------===
-def _print_list(printer: Printer, values: tuple[int, ...]) -> None:
-    printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
+def list_text(values: tuple[int, ...]) -> str:
+    """`[1, 4]`: a list of integers as the encodings write it."""
+    return "[" + ", ".join(str(v) for v in values) + "]"
 
 
-def _parse_list(parser: AttrParser) -> tuple[int, ...]:
+def parse_list(parser: AttrParser) -> tuple[int, ...]:
     return tuple(parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer))
 
 
+_Value = TypeVar("_Value")
+
+
+def parse_field(parser: AttrParser, key: str, parse_value: Callable[[], _Value]) -> _Value:
+    """`key = value` inside an encoding's braces."""
+    parser.parse_keyword(key)
+    parser.parse_punctuation("=")
+    return parse_value()
+
+
 @irdl_attr_definition
-class LayoutData(Data[Blocked]):
-    """Holder of a plain `Blocked` inside BlockedEncodingAttr (never printed on its own)."""
+class LayoutData(Data[Any]):
+    """Holder of a plain layout (Blocked, NvidiaMma, DotOperand, AmdMfma, AmdWmma) inside its encoding
+    attribute (never printed on its own)."""
 
     name = "ttg.layout_data"
 
     @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> Blocked:  # pragma: no cover - printed via the encoding
-        raise NotImplementedError("ttg.layout_data is printed through #ttg.blocked")
+    def parse_parameter(cls, parser: AttrParser) -> Any:  # pragma: no cover - printed via the encoding
+        raise NotImplementedError("ttg.layout_data is printed through its encoding (#ttg.blocked, ...)")
 
     def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
         printer.print_string(str(self.data))
 
 
-@irdl_attr_definition
-class BlockedEncodingAttr(ParametrizedAttribute):
-    """`#ttg.blocked<{sizePerThread = [..], threadsPerWarp = [..], warpsPerCTA = [..], order = [..]}>`"""
+class LayoutEncodingAttr(ParametrizedAttribute):
+    """An encoding attribute that holds one plain layout of class `LAYOUT` (`#ttg.blocked`, `#ttg.nvidia_mma`,
+    `#ttg.dot_op`, `#ttg.amd_mfma`, `#ttg.amd_wmma`); a subclass adds its name, its textual form and the
+    field `layout: LayoutData` again (xDSL makes only the decorated class a dataclass, and its fields are
+    what equality and hashing compare)."""
 
-    name = "ttg.blocked"
+    LAYOUT: ClassVar[type]
 
     layout: LayoutData
 
-    @staticmethod
-    def get(layout: Blocked) -> "BlockedEncodingAttr":
-        return BlockedEncodingAttr(LayoutData(layout))
+    @classmethod
+    def get(cls, layout: Any) -> Self:
+        return cls(LayoutData(layout))
 
     @property
-    def value(self) -> Blocked:
-        return self.layout.data  # type: ignore[return-value]
+    def value(self) -> Any:
+        return self.layout.data
+
+    def verify(self) -> None:
+        if not isinstance(self.value, self.LAYOUT):
+            raise VerifyException(f"#{self.name} must hold a {self.LAYOUT.__name__} layout, not {self.value!r}")
+
+
+@irdl_attr_definition
+class BlockedEncodingAttr(LayoutEncodingAttr):
+    """`#ttg.blocked<{sizePerThread = [..], threadsPerWarp = [..], warpsPerCTA = [..], order = [..]}>`"""
+
+    name = "ttg.blocked"
+    LAYOUT = Blocked
+
+    layout: LayoutData
 
     def print_parameters(self, printer: Printer) -> None:
         b = self.value
-        printer.print_string("<{sizePerThread = ")
-        _print_list(printer, b.size_per_thread)
-        printer.print_string(", threadsPerWarp = ")
-        _print_list(printer, b.threads_per_warp)
-        printer.print_string(", warpsPerCTA = ")
-        _print_list(printer, b.warps_per_cta)
-        printer.print_string(", order = ")
-        _print_list(printer, b.order)
-        printer.print_string("}>")
+        printer.print_string(f"<{{sizePerThread = {list_text(b.size_per_thread)}, threadsPerWarp = "
+                             f"{list_text(b.threads_per_warp)}, warpsPerCTA = {list_text(b.warps_per_cta)}, "
+                             f"order = {list_text(b.order)}}}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
@@ -316,7 +326,7 @@ class BlockedEncodingAttr(ParametrizedAttribute):
                 while True:
                     key = parser.parse_identifier()
                     parser.parse_punctuation("=")
-                    fields[key] = _parse_list(parser)
+                    fields[key] = parse_list(parser)
                     if parser.parse_optional_punctuation(",") is None:
                         break
         expected = ("sizePerThread", "threadsPerWarp", "warpsPerCTA", "order")
@@ -363,41 +373,82 @@ class SliceEncodingAttr(ParametrizedAttribute):
 
 def encoding_of(layout: Layout) -> Attribute:
     """The IR attribute of a plain layout."""
-    if isinstance(layout, Blocked):
-        return BlockedEncodingAttr.get(layout)
     if isinstance(layout, Slice):
         return SliceEncodingAttr.get(layout.dim, encoding_of(layout.parent))
-    if isinstance(layout, AmdMfma):
-        return AmdMfmaEncodingAttr(MfmaData(layout))
-    if isinstance(layout, AmdWmma):
-        return AmdWmmaEncodingAttr(WmmaData(layout))
-    from .dot_layouts import dot_encoding_of
+    from .dot_layouts import DOT_ENCODINGS
 
-    return dot_encoding_of(layout)
+    for encoding in (BlockedEncodingAttr, AmdMfmaEncodingAttr, AmdWmmaEncodingAttr, *DOT_ENCODINGS):
+        if isinstance(layout, encoding.LAYOUT):
+            return encoding.get(layout)
+    raise TypeError(f"no TTGIR encoding for the layout {layout!r}")
 
 
 def layout_of_encoding(attr: Attribute) -> Layout:
     """The plain layout of an encoding attribute."""
-    if isinstance(attr, BlockedEncodingAttr):
-        return attr.value
-    if isinstance(attr, SliceEncodingAttr | AmdMfmaEncodingAttr | AmdWmmaEncodingAttr):
-        return attr.value
-    from .dot_layouts import DOT_ENCODINGS
-
-    if isinstance(attr, DOT_ENCODINGS):
+    if isinstance(attr, LayoutEncodingAttr | SliceEncodingAttr):
         return attr.value
     raise TypeError(f"not a TTGIR layout: {attr}")
 
 
 # ===------------------------------------------------------------------------===
-# AMD matrix-core layouts (MFMA on CDNA), views of blocked layouts
+# Matrix-core layouts (NVIDIA mma in dot_layouts.py, AMD MFMA and WMMA here), views of blocked layouts
 # ===------------------------------------------------------------------------===
+ONE_WARP = (1, 1)
+
+
+class WarpLayouts(NamedTuple):
+    """The registers of one matrix-core instruction family within one warp, as blocked layouts (warpsPerCTA
+    [1, 1]): the result's, operand a's ([M, K]) and operand b's ([K, N])."""
+
+    result: Blocked
+    a: Blocked
+    b: Blocked
+
+
+class MatrixCoreLayout(abc.ABC):
+    """The result layout of dots computed with one matrix-core instruction family, on warps lying along one
+    dimension (`warps_per_cta` [w, 1] or [1, w]). The families differ only in their `warp_layouts()` (data);
+    the warps are placed here: the result's are `warps_per_cta`, operand a's the ones along M and operand b's
+    the ones along N (the warps along the other dimension hold copies: their count there is 1)."""
+
+    warps_per_cta: tuple[int, int]
+
+    rank = 2
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return (1, 0)
+
+    @abc.abstractmethod
+    def warp_layouts(self) -> WarpLayouts:
+        """This family's registers within one warp."""
+
+    def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
+        return replace(self.warp_layouts().result, warps_per_cta=self.warps_per_cta)
+
+    def operand_blocked(self, op_idx: int) -> Blocked:
+        """The layout of operand a (0) or b (1)."""
+        warps_m, warps_n = self.warps_per_cta
+        if op_idx == 0:
+            return replace(self.warp_layouts().a, warps_per_cta=(warps_m, 1))
+        return replace(self.warp_layouts().b, warps_per_cta=(1, warps_n))
+
+
 #: the MFMA instructions a dot may use, by the side of their square result: (M = N, K per instruction)
 MFMA_SHAPES = {32: (32, 8), 16: (16, 16)}
+#: their registers (AmdMfma's docstring), by the side of the result
+MFMA_WARP_LAYOUTS = {size: WarpLayouts(result=Blocked((4, 1), (64 // size, size), ONE_WARP, (1, 0)),
+                                       a=Blocked((1, 4), (size, 64 // size), ONE_WARP, (0, 1)),
+                                       b=Blocked((4, 1), (64 // size, size), ONE_WARP, (1, 0)))
+                     for size in MFMA_SHAPES}
+#: the registers of v_wmma_f32_16x16x16 (AmdWmma's docstring)
+WMMA_WARP_LAYOUTS = WarpLayouts(result=Blocked((1, 1), (2, 16), ONE_WARP, (1, 0)),
+                                a=Blocked((1, 8), (16, 2), ONE_WARP, (0, 1)),
+                                b=Blocked((8, 1), (2, 16), ONE_WARP, (1, 0)))
 
 
 @dataclass(frozen=True)
-class AmdMfma:
+class AmdMfma(MatrixCoreLayout):
     """The result layout of dots computed with `v_mfma_f32_{32x32x8,16x16x16}` (fp16 / bf16 "_1k", fp32
     accumulate) on a wave of 64 lanes, one instruction per `size` x `size` piece of each wave.
 
@@ -419,78 +470,44 @@ class AmdMfma:
     size: int
     warps_per_cta: tuple[int, int]
 
-    rank = 2
-
-    @property
-    def order(self) -> tuple[int, ...]:
-        return (1, 0)
-
     @property
     def k_width(self) -> int:
         """K of one instruction."""
         return MFMA_SHAPES[self.size][1]
 
-    def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
-        return Blocked((4, 1), (64 // self.size, self.size), self.warps_per_cta, (1, 0))
-
-    def operand_blocked(self, op_idx: int) -> Blocked:
-        """The layout of operand a (0) or b (1): each lane 4 consecutive k of one row (a) / column (b);
-        the waves of the other operand's dimension hold copies (their count there is 1)."""
-        warps_m, warps_n = self.warps_per_cta
-        lanes = (self.size, 64 // self.size)
-        if op_idx == 0:
-            return Blocked((1, 4), lanes, (warps_m, 1), (0, 1))
-        return Blocked((4, 1), lanes[::-1], (1, warps_n), (1, 0))
+    def warp_layouts(self) -> WarpLayouts:
+        return MFMA_WARP_LAYOUTS[self.size]
 
 
 @irdl_attr_definition
-class MfmaData(Data[AmdMfma]):
-    name = "ttg.amd_mfma_data"
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> AmdMfma:  # pragma: no cover - printed via the encoding
-        raise NotImplementedError("ttg.amd_mfma_data is printed through #ttg.amd_mfma")
-
-    def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
-        printer.print_string(str(self.data))
-
-
-@irdl_attr_definition
-class AmdMfmaEncodingAttr(ParametrizedAttribute):
+class AmdMfmaEncodingAttr(LayoutEncodingAttr):
     """`#ttg.amd_mfma<{instrShape = [32, 32, 8], warpsPerCTA = [1, 4]}>`"""
 
     name = "ttg.amd_mfma"
+    LAYOUT = AmdMfma
 
-    layout: MfmaData
-
-    @property
-    def value(self) -> AmdMfma:
-        return self.layout.data  # type: ignore[return-value]
+    layout: LayoutData
 
     def print_parameters(self, printer: Printer) -> None:
         mfma = self.value
-        warps = ", ".join(str(w) for w in mfma.warps_per_cta)
-        printer.print_string(f"<{{instrShape = [{mfma.size}, {mfma.size}, {mfma.k_width}], warpsPerCTA = [{warps}]}}>")
+        printer.print_string(f"<{{instrShape = {list_text((mfma.size, mfma.size, mfma.k_width))}, "
+                             f"warpsPerCTA = {list_text(mfma.warps_per_cta)}}}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
         with parser.in_angle_brackets(), parser.in_braces():
-            parser.parse_keyword("instrShape")
-            parser.parse_punctuation("=")
-            shape = _parse_list(parser)
+            shape = parse_field(parser, "instrShape", lambda: parse_list(parser))
             parser.parse_punctuation(",")
-            parser.parse_keyword("warpsPerCTA")
-            parser.parse_punctuation("=")
-            warps = _parse_list(parser)
+            warps = parse_field(parser, "warpsPerCTA", lambda: parse_list(parser))
         if len(shape) != 3 or shape[0] != shape[1] or MFMA_SHAPES.get(shape[0], (0, 0))[1] != shape[2]:
             parser.raise_error("#ttg.amd_mfma: instrShape must be [32, 32, 8] or [16, 16, 16]")
         if len(warps) != 2 or min(warps) != 1 or (shape[0] == 32 and warps[0] != 1):
             parser.raise_error("#ttg.amd_mfma: warpsPerCTA must be [1, w] ([w, 1] too for 16x16x16)")
-        return (MfmaData(AmdMfma(shape[0], warps)),)  # type: ignore[arg-type]
+        return (LayoutData(AmdMfma(shape[0], warps)),)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
-class AmdWmma:
+class AmdWmma(MatrixCoreLayout):
     """The result layout of dots computed with `v_wmma_f32_16x16x16_{f16,bf16}` on RDNA3 (gfx11, wave32), one
     instruction per 16 x 16 piece of each wave.
 
@@ -504,62 +521,32 @@ class AmdWmma:
 
     warps_per_cta: tuple[int, int]
 
-    rank = 2
     size = 16
     k_width = 16
 
-    @property
-    def order(self) -> tuple[int, ...]:
-        return (1, 0)
-
-    def to_blocked(self, shape: tuple[int, ...] | None = None) -> Blocked:
-        return Blocked((1, 1), (2, 16), self.warps_per_cta, (1, 0))
-
-    def operand_blocked(self, op_idx: int) -> Blocked:
-        if op_idx == 0:
-            return Blocked((1, 8), (16, 2), (self.warps_per_cta[0], 1), (0, 1))
-        return Blocked((8, 1), (2, 16), (1, self.warps_per_cta[1]), (1, 0))
+    def warp_layouts(self) -> WarpLayouts:
+        return WMMA_WARP_LAYOUTS
 
 
 @irdl_attr_definition
-class WmmaData(Data[AmdWmma]):
-    name = "ttg.amd_wmma_data"
-
-    @classmethod
-    def parse_parameter(cls, parser: AttrParser) -> AmdWmma:  # pragma: no cover - printed via the encoding
-        raise NotImplementedError("ttg.amd_wmma_data is printed through #ttg.amd_wmma")
-
-    def print_parameter(self, printer: Printer) -> None:  # pragma: no cover
-        printer.print_string(str(self.data))
-
-
-@irdl_attr_definition
-class AmdWmmaEncodingAttr(ParametrizedAttribute):
+class AmdWmmaEncodingAttr(LayoutEncodingAttr):
     """`#ttg.amd_wmma<{version = 1, warpsPerCTA = [1, 4]}>` (version 1: RDNA3)"""
 
     name = "ttg.amd_wmma"
+    LAYOUT = AmdWmma
 
-    layout: WmmaData
-
-    @property
-    def value(self) -> AmdWmma:
-        return self.layout.data  # type: ignore[return-value]
+    layout: LayoutData
 
     def print_parameters(self, printer: Printer) -> None:
-        warps = ", ".join(str(w) for w in self.value.warps_per_cta)
-        printer.print_string(f"<{{version = 1, warpsPerCTA = [{warps}]}}>")
+        printer.print_string(f"<{{version = 1, warpsPerCTA = {list_text(self.value.warps_per_cta)}}}>")
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
         with parser.in_angle_brackets(), parser.in_braces():
-            parser.parse_keyword("version")
-            parser.parse_punctuation("=")
-            if parser.parse_integer() != 1:
+            if parse_field(parser, "version", parser.parse_integer) != 1:
                 parser.raise_error("#ttg.amd_wmma: version must be 1 (RDNA3)")
             parser.parse_punctuation(",")
-            parser.parse_keyword("warpsPerCTA")
-            parser.parse_punctuation("=")
-            warps = _parse_list(parser)
+            warps = parse_field(parser, "warpsPerCTA", lambda: parse_list(parser))
         if len(warps) != 2 or warps[0] != 1:
             parser.raise_error("#ttg.amd_wmma: warpsPerCTA must be [1, w]")
-        return (WmmaData(AmdWmma(warps)),)  # type: ignore[arg-type]
+        return (LayoutData(AmdWmma(warps)),)  # type: ignore[arg-type]

@@ -20,9 +20,9 @@ from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 
-from .dot_layouts import DOT_ENCODINGS, DotOperandData, DotOperandEncodingAttr, MmaData, NvidiaMmaEncodingAttr
-from .layouts import (AmdMfmaEncodingAttr, AmdWmmaEncodingAttr, BlockedEncodingAttr, Layout, LayoutData, MfmaData,
-                      SliceEncodingAttr, WmmaData, encoding_of, layout_of_encoding)
+from .dot_layouts import DOT_ENCODINGS, DotOperandEncodingAttr, NvidiaMmaEncodingAttr
+from .layouts import (AmdMfmaEncodingAttr, AmdWmmaEncodingAttr, BlockedEncodingAttr, Layout, LayoutData,
+                      SliceEncodingAttr, encoding_of, layout_of_encoding)
 from .tt_types import expect, i32_attr
 from .ttg_async import ASYNC_OPS, ASYNC_TYPES
 
@@ -97,7 +97,6 @@ def launch_shape(module: ModuleOp) -> tuple[int, int]:
 TTG = Dialect(
     "ttg",
     [ConvertLayoutOp, *ASYNC_OPS],
-    [BlockedEncodingAttr, SliceEncodingAttr, LayoutData,
-     NvidiaMmaEncodingAttr, MmaData, DotOperandEncodingAttr, DotOperandData, AmdMfmaEncodingAttr, MfmaData,
-     AmdWmmaEncodingAttr, WmmaData, *ASYNC_TYPES],
+    [BlockedEncodingAttr, SliceEncodingAttr, LayoutData, NvidiaMmaEncodingAttr, DotOperandEncodingAttr,
+     AmdMfmaEncodingAttr, AmdWmmaEncodingAttr, *ASYNC_TYPES],
 )

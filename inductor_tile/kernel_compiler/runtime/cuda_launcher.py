@@ -5,34 +5,24 @@ uses) and launches with `cuLaunchKernel` on torch's current stream, so launches 
 torch's own work and can be captured in CUDA graphs (a launch neither synchronizes nor
 allocates).
 
-Host cost. Each kernel gets a launch function generated for its signature (`arg_kinds`):
-it unpacks the arguments, writes them with ONE precompiled `struct.Struct.pack_into` into a
-per-thread byte buffer that holds one 8-byte slot per parameter, and passes the address of a
-per-thread `void*[n]` array (pointing at the slots, built once) to `cuLaunchKernel` as an
-int, which `cuda.bindings` hands to the driver as `void**` without looking at it. The
-driver copies the parameter values during the call, so the buffer can be reused at once.
-
-Thread safety: the buffer and pointer array are per kernel *and per thread*
-(`threading.local`), because `cuLaunchKernel` releases the GIL while the driver reads them.
+Host cost. Each kernel gets a launch function generated for its signature (`arg_kinds`,
+slot_launcher.py): it packs the arguments into per-thread 8-byte parameter slots and passes the
+address of their `void*[n]` array to `cuLaunchKernel` as an int, which `cuda.bindings` hands to
+the driver as `void**` without looking at it (`CUDA_LAUNCH` below: the driver call as data).
 """
 
 from __future__ import annotations
 
-import ctypes
-import linecache
 import re
-import struct
 import threading
 from typing import Any, Callable
 
 import torch
 
+from .slot_launcher import DriverCall, SlotLauncher
+
 __all__ = ["CUDAKernel", "CUDADriverError", "KernelResourceError", "SharedMemoryError"]
 
-#: struct format (little-endian, standard sizes) of each scalar kind; pointers are "Q"
-_SCALAR_FORMAT = {"i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B", "u16": "H",
-                  "u32": "I", "u64": "Q", "fp16": "e", "fp32": "f", "fp64": "d"}
-_SLOT = 8  # bytes per parameter slot; every supported kind fits, and the unused bytes stay 0
 _DEFAULT_SHARED_LIMIT = 48 * 1024  # dynamic + static shared memory allowed without opting in
 _CUDA_ERROR_INVALID_CONTEXT = 201
 _ELF_MAGIC = b"\x7fELF"
@@ -136,18 +126,6 @@ def _stream_handle(stream: Any) -> Any:
     return handle
 
 
-def _as_pointer(value: Any) -> int:
-    """Device address of a pointer argument that is not a plain torch.Tensor."""
-    if value is None:
-        return 0
-    if isinstance(value, int):
-        return value
-    data_ptr = getattr(value, "data_ptr", None)
-    if data_ptr is None:
-        raise TypeError(f"expected a tensor, None or an int address, got {type(value).__name__}")
-    return data_ptr()
-
-
 if hasattr(torch._C, "_cuda_getCurrentRawStream"):
     _current_device: Callable[[], int] = torch._C._cuda_getDevice
     _current_raw_stream: Callable[[int], int] = torch._C._cuda_getCurrentRawStream
@@ -158,7 +136,19 @@ else:  # a torch without CUDA (the launcher cannot run) or without these private
         return torch.cuda.current_stream(device).cuda_stream
 
 
-class CUDAKernel:
+#: how the generated launch calls the driver: the raw stream becomes a (memoized) CUstream
+CUDA_LAUNCH = DriverCall(
+    prepare="""    handle = _stream_handles_get(stream)
+    if handle is None:
+        handle = _stream_handle(stream)
+""",
+    call="(err,) = _cuLaunchKernel(fn, gx, gy, gz, {block}, 1, 1, {shared_bytes}, handle, slot[1], 0)",
+    malformed="OverflowError",
+    failed_args="fn, handle, slot[1]",
+)
+
+
+class CUDAKernel(SlotLauncher):
     """One kernel of a cubin or PTX module, loaded lazily per device and launched from Python.
 
     Args:
@@ -180,6 +170,10 @@ class CUDAKernel:
     on the wrong device faults on the GPU, as in Triton.
     """
 
+    source_label = "launch"
+    grid_limit = "2**31"
+    no_parameters = 0
+
     def __init__(self, cubin_or_ptx: bytes | str, kernel_name: str, arg_kinds: list[str], num_warps: int,
                  shared_bytes: int = 0):
         self.kernel_name = kernel_name
@@ -188,26 +182,12 @@ class CUDAKernel:
         self.block = 32 * num_warps
         self.shared_bytes = shared_bytes
         self.image, self.is_ptx = _normalize_image(cubin_or_ptx)
-        self._formats = [_format_of(kind, kernel_name) for kind in self.arg_kinds]
-        self._struct = struct.Struct("<" + "".join(f + "x" * (_SLOT - struct.calcsize("<" + f))
-                                                   for f in self._formats))
+        self._init_slots()
         self._modules: dict[int, Any] = {}
         self._functions: dict[int, Any] = {}
-        self._tls = threading.local()
-        self.launch = self._build_launch()  # shadows the documented method below
+        self.launch = self._build_launch()  # shadows SlotLauncher.launch, the documented method
         torch.cuda.init()
         self._load(_current_device())
-
-    def launch(self, args: tuple, grid: tuple[int, int, int], stream: int | None = None) -> None:
-        """Launch on `grid` (3 ints; a 0 in any is a no-op) with `args`, one per `arg_kinds`.
-
-        `stream` is a raw CUstream (an int, e.g. `torch.cuda.Stream.cuda_stream`); None means
-        torch's current stream on the current device. Raises CUDADriverError (naming the
-        kernel, the grid and the driver's error) when the driver refuses the launch.
-
-        (The real implementation is generated per signature in `_build_launch`.)
-        """
-        raise AssertionError("replaced in __init__")
 
     # -- loading ----------------------------------------------------------------------------
 
@@ -276,90 +256,12 @@ class CUDAKernel:
 
     # -- launching --------------------------------------------------------------------------
 
-    def _new_slot(self) -> tuple[bytearray, int, Any, Any]:
-        """This thread's parameter buffer and the address of its `void*[n]` array."""
-        n = len(self.arg_kinds)
-        buffer = bytearray(max(n, 1) * _SLOT)
-        view = (ctypes.c_char * len(buffer)).from_buffer(buffer)
-        base = ctypes.addressof(view)
-        pointers = (ctypes.c_void_p * max(n, 1))(*[base + _SLOT * i for i in range(n)])
-        slot = (buffer, ctypes.addressof(pointers) if n else 0, pointers, view)  # the last two: kept alive
-        self._tls.slot = slot
-        return slot
-
     def _build_launch(self) -> Callable[..., None]:
         """Generate `launch(args, grid, stream=None)` specialized to `arg_kinds`."""
-        names = [f"a{i}" for i in range(len(self.arg_kinds))]
-        values = [f"({a}.data_ptr() if {a}.__class__ is _Tensor else _as_pointer({a}))" if kind.startswith("*") else a
-                  for a, kind in zip(names, self.arg_kinds)]
-        unpack = f"{', '.join(names)}, = args" if names else "() = args"
-        source = f"""
-def launch(args, grid, stream=None):
-    try:
-        gx, gy, gz = grid
-        {unpack}
-    except (TypeError, ValueError):
-        _bad_call(args, grid)
-    if not (gx and gy and gz):
-        return
-    try:
-        slot = _tls.slot
-    except AttributeError:
-        slot = _new_slot()
-    try:
-        _pack_into(slot[0], 0{''.join(', ' + v for v in values)})
-    except (struct.error, TypeError, OverflowError) as e:
-        _bad_args(args, e)
-    device = _current_device()
-    fn = _functions_get(device)
-    if fn is None:
-        fn = _load(device)
-    if stream is None:
-        stream = _current_raw_stream(device)
-    handle = _stream_handles_get(stream)
-    if handle is None:
-        handle = _stream_handle(stream)
-    try:
-        (err,) = _cuLaunchKernel(fn, gx, gy, gz, {self.block}, 1, 1, {self.shared_bytes}, handle, slot[1], 0)
-    except OverflowError:
-        _bad_call(args, grid)
-    if err:
-        _launch_failed(err, (gx, gy, gz), device, fn, handle, slot[1])
-"""
-        scope: dict[str, Any] = {
-            "struct": struct, "_Tensor": torch.Tensor, "_as_pointer": _as_pointer, "_tls": self._tls,
-            "_new_slot": self._new_slot, "_pack_into": self._struct.pack_into, "_bad_call": self._bad_call,
-            "_bad_args": self._bad_args, "_current_device": _current_device, "_functions_get": self._functions.get,
-            "_load": self._load, "_current_raw_stream": _current_raw_stream,
-            "_stream_handles_get": _stream_handles.get, "_stream_handle": _stream_handle,
-            "_cuLaunchKernel": _driver().cuLaunchKernel, "_launch_failed": self._launch_failed,
-        }
-        filename = f"<launch {self.kernel_name} {id(self):#x}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
-        exec(compile(source, filename, "exec"), scope)
-        self.launch_source = source
-        return scope["launch"]
-
-    def _bad_call(self, args: Any, grid: Any) -> None:
-        """Raise the error for a malformed launch (argument count, grid shape)."""
-        try:
-            n = len(args)
-        except TypeError:
-            raise TypeError(f"kernel '{self.kernel_name}': args must be a tuple, got {type(args).__name__}") from None
-        if n != len(self.arg_kinds):
-            raise TypeError(f"kernel '{self.kernel_name}' takes {len(self.arg_kinds)} runtime arguments "
-                            f"{self.arg_kinds}, got {n}")
-        raise ValueError(f"kernel '{self.kernel_name}': grid must be 3 non-negative ints < 2**31, got {grid!r}")
-
-    def _bad_args(self, args: tuple, error: Exception) -> None:
-        """Raise the error for an argument that does not fit its kind, naming it."""
-        for i, (value, kind, fmt) in enumerate(zip(args, self.arg_kinds, self._formats)):
-            try:
-                struct.pack("<" + fmt, _as_pointer(value) if kind.startswith("*") else value)
-            except (struct.error, TypeError, OverflowError) as e:
-                raise TypeError(f"kernel '{self.kernel_name}': argument {i} ({kind}) cannot take {value!r}: {e}") \
-                    from None
-        raise TypeError(f"kernel '{self.kernel_name}': bad arguments: {error}") from error
+        scope = {"_current_device": _current_device, "_current_raw_stream": _current_raw_stream,
+                 "_stream_handles_get": _stream_handles.get, "_stream_handle": _stream_handle,
+                 "_cuLaunchKernel": _driver().cuLaunchKernel}
+        return self._generate_launch(CUDA_LAUNCH, scope, block=self.block, shared_bytes=self.shared_bytes)
 
     def _launch_failed(self, err: Any, grid: tuple[int, int, int], device: int, fn: Any, handle: Any,
                        params: int) -> None:
@@ -384,12 +286,3 @@ def _normalize_image(image: bytes | bytearray | memoryview | str) -> tuple[bytes
         return data, False
     return (data if data.endswith(b"\0") else data + b"\0"), True
 
-
-def _format_of(kind: str, kernel_name: str) -> str:
-    if kind.startswith("*"):
-        return "Q"
-    try:
-        return _SCALAR_FORMAT[kind]
-    except KeyError:
-        raise ValueError(f"kernel '{kernel_name}': unsupported argument kind {kind!r}; expected a pointer "
-                         f"('*fp32', ...) or one of {sorted(_SCALAR_FORMAT)}") from None

@@ -7,28 +7,27 @@ hipModuleLaunchKernel, hipGetErrorName/String) as ctypes function pointers. Test
 same prototypes to a fake runtime written in Python (`HIPRuntime(symbol_address)`), so the
 packing below is exercised exactly as a real launch would run it.
 
-`HIPKernel` mirrors the NVIDIA launcher (cuda_launcher.py): the code object is loaded per
-device (the current one at construction), and a launch function generated once per
-signature packs the arguments with one precompiled `struct.pack_into` into a per-thread
-buffer of 8-byte slots, whose `void*[n]` array goes to `hipModuleLaunchKernel` on torch's
-current stream (no synchronization, no allocation: graph-capturable). The workgroup size
-is `num_warps` times the wavefront size the code object's metadata records (64 on gfx9,
-32 on gfx11), and the metadata's argument count is checked against the signature.
+`HIPKernel` is the NVIDIA launcher's sibling (cuda_launcher.py): the code object is loaded per
+device (the current one at construction), and the launch function generated once per
+signature (slot_launcher.py, as for CUDA) packs the arguments into per-thread 8-byte slots,
+whose `void*[n]` array goes to `hipModuleLaunchKernel` on torch's current stream (no
+synchronization, no allocation: graph-capturable; `HIP_LAUNCH` below is the driver call as
+data). The workgroup size is `num_warps` times the wavefront size the code object's metadata
+records (64 on gfx9, 32 on gfx11), and the metadata's argument count is checked against the
+signature.
 """
 
 from __future__ import annotations
 
 import ctypes
-import linecache
 import os
-import struct
 import threading
 from typing import Any, Callable
 
 import torch
 
 from . import cuda_launcher
-from .cuda_launcher import _SLOT, _as_pointer, _format_of
+from .slot_launcher import DriverCall, SlotLauncher
 
 __all__ = ["HIPKernel", "HIPError", "HIPRuntime", "hip_runtime"]
 
@@ -115,7 +114,16 @@ def hip_runtime() -> HIPRuntime:
         return _runtime
 
 
-class HIPKernel:
+#: how the generated launch calls the runtime: the raw stream as it is, no dynamic shared memory
+HIP_LAUNCH = DriverCall(
+    prepare="",
+    call="err = _launch_kernel(fn, gx, gy, gz, {block}, 1, 1, 0, stream, slot[1], None)",
+    malformed="(ctypes.ArgumentError, OverflowError)",
+    failed_args="stream",
+)
+
+
+class HIPKernel(SlotLauncher):
     """One kernel of a HIP code object, loaded per device and launched from Python.
 
     Args:
@@ -125,6 +133,10 @@ class HIPKernel:
         num_warps: wavefronts per workgroup.
         runtime: the HIP entry points (default: libamdhip64 of this process).
     """
+
+    source_label = "hip launch"
+    grid_limit = "2**32"
+    no_parameters = None
 
     def __init__(self, code_object: bytes, kernel_name: str, arg_kinds: list[str], num_warps: int,
                  runtime: HIPRuntime | None = None):
@@ -148,19 +160,11 @@ class HIPKernel:
             raise ValueError(f"kernel '{kernel_name}' was compiled for at most {self.metadata['.max_flat_workgroup_size']}"
                              f" work-items per workgroup, but num_warps={num_warps} needs {self.block}")
         self.runtime = runtime or hip_runtime()
-        self._formats = [_format_of(kind, kernel_name) for kind in self.arg_kinds]
-        self._struct = struct.Struct("<" + "".join(f + "x" * (_SLOT - struct.calcsize("<" + f))
-                                                   for f in self._formats))
+        self._init_slots()
         self._modules: dict[int, int] = {}
         self._functions: dict[int, int] = {}
-        self._tls = threading.local()
-        self.launch = self._build_launch()  # shadows the documented method below
+        self.launch = self._build_launch()  # shadows SlotLauncher.launch, the documented method
         self._load(cuda_launcher._current_device())
-
-    def launch(self, args: tuple, grid: tuple[int, int, int], stream: int | None = None) -> None:
-        """Launch on `grid` (3 ints; a 0 in any is a no-op) with `args`, one per `arg_kinds`;
-        `stream` a raw hipStream_t (int), None for torch's current stream. (Generated in `_build_launch`.)"""
-        raise AssertionError("replaced in __init__")
 
     # -- loading ----------------------------------------------------------------------------
     def _load(self, device: int) -> int:
@@ -195,85 +199,12 @@ class HIPKernel:
             return function.value
 
     # -- launching --------------------------------------------------------------------------
-    def _new_slot(self) -> tuple[bytearray, int, Any, Any]:
-        """This thread's parameter buffer and the address of its `void*[n]` array."""
-        n = len(self.arg_kinds)
-        buffer = bytearray(max(n, 1) * _SLOT)
-        view = (ctypes.c_char * len(buffer)).from_buffer(buffer)
-        base = ctypes.addressof(view)
-        pointers = (ctypes.c_void_p * max(n, 1))(*[base + _SLOT * i for i in range(n)])
-        slot = (buffer, ctypes.addressof(pointers) if n else None, pointers, view)  # the last two: kept alive
-        self._tls.slot = slot
-        return slot
-
     def _build_launch(self) -> Callable[..., None]:
         """Generate `launch(args, grid, stream=None)` specialized to `arg_kinds`."""
-        names = [f"a{i}" for i in range(len(self.arg_kinds))]
-        values = [f"({a}.data_ptr() if {a}.__class__ is _Tensor else _as_pointer({a}))" if kind.startswith("*") else a
-                  for a, kind in zip(names, self.arg_kinds)]
-        unpack = f"{', '.join(names)}, = args" if names else "() = args"
-        source = f"""
-def launch(args, grid, stream=None):
-    try:
-        gx, gy, gz = grid
-        {unpack}
-    except (TypeError, ValueError):
-        _bad_call(args, grid)
-    if not (gx and gy and gz):
-        return
-    try:
-        slot = _tls.slot
-    except AttributeError:
-        slot = _new_slot()
-    try:
-        _pack_into(slot[0], 0{''.join(', ' + v for v in values)})
-    except (struct.error, TypeError, OverflowError) as e:
-        _bad_args(args, e)
-    device = _current_device()
-    fn = _functions_get(device)
-    if fn is None:
-        fn = _load(device)
-    if stream is None:
-        stream = _current_raw_stream(device)
-    try:
-        err = _launch_kernel(fn, gx, gy, gz, {self.block}, 1, 1, 0, stream, slot[1], None)
-    except (ctypes.ArgumentError, OverflowError):
-        _bad_call(args, grid)
-    if err:
-        _launch_failed(err, (gx, gy, gz), device, stream)
-"""
-        scope: dict[str, Any] = {
-            "struct": struct, "ctypes": ctypes, "_Tensor": torch.Tensor, "_as_pointer": _as_pointer, "_tls": self._tls,
-            "_new_slot": self._new_slot, "_pack_into": self._struct.pack_into, "_bad_call": self._bad_call,
-            "_bad_args": self._bad_args, "_current_device": cuda_launcher._current_device,
-            "_functions_get": self._functions.get, "_load": self._load,
-            "_current_raw_stream": cuda_launcher._current_raw_stream,
-            "_launch_kernel": self.runtime.hipModuleLaunchKernel, "_launch_failed": self._launch_failed,
-        }
-        filename = f"<hip launch {self.kernel_name} {id(self):#x}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
-        exec(compile(source, filename, "exec"), scope)
-        self.launch_source = source
-        return scope["launch"]
-
-    def _bad_call(self, args: Any, grid: Any) -> None:
-        try:
-            n = len(args)
-        except TypeError:
-            raise TypeError(f"kernel '{self.kernel_name}': args must be a tuple, got {type(args).__name__}") from None
-        if n != len(self.arg_kinds):
-            raise TypeError(f"kernel '{self.kernel_name}' takes {len(self.arg_kinds)} runtime arguments "
-                            f"{self.arg_kinds}, got {n}")
-        raise ValueError(f"kernel '{self.kernel_name}': grid must be 3 non-negative ints < 2**32, got {grid!r}")
-
-    def _bad_args(self, args: tuple, error: Exception) -> None:
-        for i, (value, kind, fmt) in enumerate(zip(args, self.arg_kinds, self._formats)):
-            try:
-                struct.pack("<" + fmt, _as_pointer(value) if kind.startswith("*") else value)
-            except (struct.error, TypeError, OverflowError) as e:
-                raise TypeError(f"kernel '{self.kernel_name}': argument {i} ({kind}) cannot take {value!r}: {e}") \
-                    from None
-        raise TypeError(f"kernel '{self.kernel_name}': bad arguments: {error}") from error
+        scope = {"ctypes": ctypes, "_current_device": cuda_launcher._current_device,
+                 "_current_raw_stream": cuda_launcher._current_raw_stream,
+                 "_launch_kernel": self.runtime.hipModuleLaunchKernel}
+        return self._generate_launch(HIP_LAUNCH, scope, block=self.block)
 
     def _launch_failed(self, err: int, grid: tuple[int, int, int], device: int, stream: Any) -> None:
         name, text = self.runtime.error_name(err)
