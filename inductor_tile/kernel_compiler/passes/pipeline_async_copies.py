@@ -162,17 +162,28 @@ def _async_accumulator(dot: tt.DotOp, body: Block) -> int | None:
 
 
 def _ring_bytes(operands: list[_Operand], stages: int) -> int:
-    from ..to_llvm.dot_tf32_tiles import tf32_tile
-
     total = 0
     for operand in operands:
         rows, cols = shape_of(operand.load.result.type)
         slot = (rows * cols + 8 * max(rows, cols)) * 2  # the most padding a slot gets (to_llvm/dot_async.py)
-        if element_of(operand.load.result.type).bitwidth == 32:  # K-major tf32 tiles, the most padding
-            mn, k = (rows, cols) if next(iter(operand.conversion.result.uses)).index == 0 else (cols, rows)
-            slot = 2 * tf32_tile(mn, k, 24, 56).elements
+        if element_of(operand.load.result.type).bitwidth == 32:
+            slot = _tf32_slot_bytes(operand)
         total += stages * -(-slot // 1024) * 1024  # swizzled slots start at multiples of 1 KiB
     return total
+
+
+def _tf32_slot_bytes(operand: _Operand) -> int:
+    """A tf32 slot's bytes: the K-major tile with the padding that to_llvm/dot_async.py will choose for the
+    copies' layout (a 128x256x64 fp32 matmul's two stages fit in sm_90's shared memory only at that size)."""
+    from ..ir.layouts import LayoutMap
+    from ..ir.ttg import layout_of
+    from ..to_llvm.dot_tf32_tiles import choose_tile
+
+    use = next(iter(operand.conversion.result.uses))
+    dot_layout = layout_of(use.operation.results[0].type)
+    groups = dot_layout.warps_per_cta[0] // 4 if dot_layout.version == 3 else 0  # as dot_async's ring_alloc
+    ty = operand.load.result.type
+    return 2 * choose_tile(LayoutMap(layout_of(ty), tuple(shape_of(ty))), use.index, groups).elements
 
 
 def _both_tf32_operands(operands: list[_Operand]) -> list[_Operand]:

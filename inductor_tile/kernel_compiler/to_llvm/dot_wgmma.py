@@ -210,15 +210,29 @@ class WgmmaOperand:
 def descriptor(ctx: LoweringContext, base: ir.Value, offset_elements: int | ir.Value, tile: WgmmaTile) -> ir.Value:
     """The 64-bit matrix descriptor of the operand starting `offset_elements` (a logical offset:
     `WgmmaTile.logical`) into the tile: start address, LBO and SBO in 16-byte units, the swizzle mode.
-    A swizzled K-major tile has no LBO (one instruction's 16 k lie in one row; 1, as CUTLASS sets it)."""
+    A swizzled K-major tile has no LBO (one instruction's 16 k lie in one row; 1, as CUTLASS sets it).
+    `base` is a shared-memory pointer or its 32-bit address."""
     b = ctx.builder
     offset = ir.Constant(I32, offset_elements) if isinstance(offset_elements, int) else offset_elements
     # shared addresses fit 32 bits: the start field in 32-bit arithmetic (no 64-bit shifts and carries)
-    address = b.add(b.ptrtoint(base, I32), b.shl(offset, ir.Constant(I32, 1)))
+    start32 = base if base.type == I32 else b.ptrtoint(base, I32)
+    address = b.add(start32, b.shl(offset, ir.Constant(I32, 1)))
     start = b.zext(b.and_(b.lshr(address, ir.Constant(I32, 4)), ir.Constant(I32, 0x3FFF)), I64)
     lbo = 1 if tile.swizzle and not tile.mn_major else ((tile.lbo * 2) >> 4) & 0x3FFF
     strides = lbo << 16 | (((tile.sbo * 2) >> 4) & 0x3FFF) << 32 | SWIZZLE_MODES[tile.swizzle] << 62
     return b.or_(start, ir.Constant(I64, strides))
+
+
+def descriptor_at(ctx: LoweringContext, base_descriptor: ir.Value, offset_elements: int) -> ir.Value:
+    """The descriptor `offset_elements` (a logical offset, a multiple of 16 bytes) after `base_descriptor`'s
+    start: one 64-bit add of a constant to the start field (in 16-byte units), as Triton steps its descriptors.
+    No carry leaves the 14-bit field: shared memory (at most 228 KiB) ends below 2^18 bytes, and the operand
+    lies in it."""
+    if offset_elements * 2 % 16:
+        raise AssertionError(f"wgmma descriptor offset of {offset_elements} elements is not a multiple of 16 bytes")
+    if offset_elements == 0:
+        return base_descriptor
+    return ctx.builder.add(base_descriptor, ir.Constant(I64, offset_elements * 2 >> 4))
 
 
 def store_offset(o, tile: WgmmaTile, op_idx: int, row, col, groups: int = 1):
@@ -332,16 +346,17 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
         if groups > 1:
             group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
             group_offset = builder.mul(group, ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
+        a_base = descriptor(ctx, a.base, group_offset, a.tile)  # every a descriptor: this one plus a constant
+    b_base = descriptor(ctx, b.base, 0, b.tile)
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
-        b_desc = descriptor(ctx, b.base, b.tile.logical(IntOps(), 0, WGMMA_K * q), b.tile)
+        b_desc = descriptor_at(ctx, b_base, b.tile.logical(IntOps(), 0, WGMMA_K * q))
         for i in range(len(blocks)):
             if in_registers:
                 registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
                                                   registers[i])
                 continue
-            static = a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q)
-            a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
+            a_desc = descriptor_at(ctx, a_base, a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q))
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
                                   registers[i])
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
