@@ -256,8 +256,9 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
             continue
         kind = "cg" if size == 16 else "ca"
         # a 32-bit shared address and an immediate (as Triton passes them): one register serves the runs
-        _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], [$1 + {source_immediate}], {size}, $2;",
-             "r,l,r", [destination, address, source_size])
+        source = f"[$1 + {source_immediate}]" if source_immediate else "[$1]"
+        _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], {source}, {size}, $2;", "r,l,r",
+             [destination, address, source_size])
 
 
 def memory_run(ctx: LoweringContext, ptrs: SSAValue) -> int:
