@@ -92,6 +92,29 @@ CHECK: ttg.async_copy
     assert " 0 bytes spill stores" in report, report
 
 
+def test_b_copies_add_the_loop_offsets_to_pointers_from_before_the_loop(tmp_path):
+    """ring_addresses.py: `b_ptr + k[:, None] * stride_bk + cols[None, :]`'s copies take `b_ptr + cols` (at the
+    columns' shape, broadcast) from before the loop and add the broadcast row offsets in it."""
+    text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 64), mma_version=3, num_stages=3)
+    filecheck(text, """
+CHECK: %[[SPLAT:[0-9]+]] = tt.splat %1 : !tt.ptr<f16> -> tensor<1x128x!tt.ptr<f16>
+CHECK-NEXT: %[[COLS:[0-9]+]] = tt.addptr %[[SPLAT]], %{{[0-9]+}} : tensor<1x128x!tt.ptr<f16>
+CHECK-NEXT: %[[WIDE:[0-9]+]] = tt.broadcast %[[COLS]] : tensor<1x128x!tt.ptr<f16>, {{.*}} -> tensor<64x128x!tt.ptr<f16>
+CHECK: scf.for
+CHECK: %[[ROWS:[0-9]+]] = tt.broadcast %{{[0-9]+}} : tensor<64x1xi32, {{.*}} -> tensor<64x128xi32
+CHECK-NEXT: %[[B:[0-9]+]] = tt.addptr %[[WIDE]], %[[ROWS]]
+CHECK: ttg.async_copy %{{[0-9]+}}, %{{[0-9]+}}, %[[B]]
+""", tmp_path)
+
+
+@needs_ptxas
+def test_fp16_loop_addresses_stay_32_bit_until_the_last_multiply_add():
+    ptx, _, _ = _ptx(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 64, out="fp16"), 90, 3)
+    loop = ptx.split("cp.async.wait_group 1;")[1].split("cp.async.wait_group 0;")[0]
+    assert "shl.b64" not in loop and "cvt.s64.s32" not in loop  # 64-bit: only mul.wide and add
+    assert loop.count("mul.wide.s32") == 9  # a: one k offset for its 8 row pointers; b: one per row
+
+
 def _scalars(M: int, N: int, K: int) -> dict[int, int]:
     names = dot_kernels.matmul_kernel.arg_names
     values = {"M": M, "N": N, "K": K, "stride_am": K, "stride_ak": 1, "stride_bk": N, "stride_bn": 1,
@@ -120,3 +143,35 @@ def test_ring_matmul_ptx_computes_the_product(operands, torch_dtype):
     expected = reference(a) @ reference(b)
     error = ((got - expected).abs().max() / expected.abs().max()).item()
     assert error <= 1e-5, error
+
+
+@needs_ptxas
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_ring_attention_ptx_computes_causal_attention(head_dim):
+    """The first block of queries (128, 8 warps) over 100 keys in blocks of 32: k and v through rings whose
+    copies add the loop's key offsets to pointers computed before the loop (ring_addresses.py), the last
+    block masked; float64 causal softmax(q k^T * scale) v as the reference."""
+    from dot_kernel_specs import attention_specs
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from reduce_ptx_sim import ReduceMachine  # the dot machine with the softmax's instructions
+
+    seq_len, scale = 100, 0.125
+    ptx = compile_specialized(dot_kernels.attention_fwd_kernel, attention_specs(head_dim, 128, 32), target="cuda:90",
+                              num_warps=8, native=False, num_stages=3).asm["ptx"]
+    assert "cp.async" in ptx and "wgmma.mma_async" in ptx
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn((seq_len, head_dim), generator=gen).half() for _ in range(3))
+    out = np.full((seq_len, head_dim), np.nan, dtype=np.float16)
+    names = dot_kernels.attention_fwd_kernel.arg_names
+    scalars = {"seq_len": seq_len, "scale": int(np.float32(scale).view(np.uint32)),
+               **{f"stride_{t}h": seq_len * head_dim for t in "qkvo"},
+               **{f"stride_{t}": head_dim for t in ("qm", "kn", "vn", "om")}}
+    machine = ReduceMachine(ptx, 256, [q.numpy(), k.numpy(), v.numpy(), out],
+                      {names.index(name): value for name, value in scalars.items()})
+    machine.run(max_steps=5_000_000)
+    got = torch.from_numpy(machine.buffer(3, out)).double()
+    scores = (q.double() @ k.double().T) * scale
+    scores = scores.masked_fill(torch.ones(seq_len, seq_len, dtype=torch.bool).triu(1), float("-inf"))
+    expected = torch.softmax(scores, dim=1) @ v.double()
+    assert not got.isnan().any()
+    assert (got - expected).abs().max() <= 2e-2, (got - expected).abs().max()

@@ -56,6 +56,7 @@ from ..ir.ttg_async import (AsyncCommitGroupOp, AsyncCopyOp, AsyncWaitOp, DotWai
 from .layout_constraints import functions
 from .matchers import scalar_constant
 from .pipeline_loads import address_slice
+from .ring_addresses import invariant_offsets_first
 
 
 
@@ -210,6 +211,11 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
         stages -= 1
     if _ring_bytes(operands, stages) > max_ring_bytes:
         return False
+    for operand in operands:  # the copies' addresses: loop-invariant offsets first (ring_addresses.py)
+        if invariant_offsets_first(operand.load, body, loop):
+            slice_ops = address_slice(operand.load, body)
+            assert slice_ops is not None  # the same values, in another order
+            operand.slice_ops = slice_ops
     outer = loop.parent_block()
     assert outer is not None
     iv, lb, ub, step = body.args[0], loop.lb, loop.ub, loop.step
