@@ -344,7 +344,9 @@ def _wgmma(m, opcode: str, ops: list[str]) -> None:
     accumulate = m.value(ops[3]).astype(bool)
     lane = np.arange(128)
     w, g, t = lane // 32, lane % 32 // 4, lane % 4
-    outputs = {r: m.value(r).copy() for r in d}
+    # d's registers may be unset where the instruction does not add them (scale-d false): NaN until written
+    unset = np.full(m.threads, 0x7FC00000, dtype=np.uint64)
+    outputs = {r: m.regs[r].copy() if r in m.regs else unset.copy() for r in d}
     for group in range(m.threads // 128):
         threads = slice(128 * group, 128 * group + 128)
         if ops[1].startswith("{"):

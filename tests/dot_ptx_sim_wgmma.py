@@ -2,14 +2,16 @@
 warpgroup of 128 threads per instruction; lane = 4 g + t within warp w of the group):
 
 - descriptors (a and b): start address, LBO (bits 16-29) and SBO (bits 32-45) in 16-byte units, swizzle in
-  bits 62-63 (0: "interleaved"; 1-3: 128-, 64-, 32-byte rows, `_swizzled_addresses`). Core matrices are 8 rows of 16 bytes; SBO steps from one group
-  of 8 MN indices to the next, LBO from one group of 8 k to the next. K-major (transpose immediate 0): a
-  row per mn, of 8 consecutive k: (mn, k) at start + (mn / 8) SBO + (k / 8) LBO + (mn % 8) 16 + (k % 8) 2
-  bytes; MN-major (1): a row per k, of 8 consecutive mn: ... + (k % 8) 16 + (mn % 8) 2.
+  bits 62-63 (0: "interleaved"; 1-3: 128-, 64-, 32-byte rows, `_swizzled_addresses`). Core matrices are 8
+  rows of 16 bytes; SBO steps from one group of 8 MN indices to the next, LBO from one group of 8 k to the
+  next. K-major (transpose immediate 0): a row per mn, of 8 consecutive k: (mn, k) at start + (mn / 8) SBO +
+  (k / 8) LBO + (mn % 8) 16 + (k % 8) 2 bytes; MN-major (1): a row per k, of 8 consecutive mn: ... +
+  (k % 8) 16 + (mn % 8) 2.
 - a from registers (four b32, two halves each, the lower k in the low half), warp w holding rows 16 w..:
   a0 = A(g, 2t..2t+1), a1 = A(g+8, 2t..), a2 = A(g, 2t+8..), a3 = A(g+8, 2t+8..).
 - d (f32): d_i = D(16 w + g + 8 ((i >> 1) & 1), 8 (i >> 2) + 2 t + (i & 1)); the predicate operand says
-  whether d is added (scale-d), the two immediates after it scale a and b (only 1 here).
+  whether d is added (scale-d; false: d's registers are not read), the two immediates after it scale a and b
+  (only 1 here).
 """
 
 from __future__ import annotations
@@ -88,7 +90,9 @@ def wgmma_k16(m, kind: str, n: int, ops: list[str], registers, uniform, f32, fro
     accumulate = m.value(ops[3]).astype(bool)
     lane = np.arange(128)
     w, g, t = lane // 32, lane % 32 // 4, lane % 4
-    outputs = {r: m.value(r).copy() for r in d}
+    # d's registers may be unset where the instruction does not add them (scale-d false): NaN until written
+    unset = np.full(m.threads, 0x7FC00000, dtype=np.uint64)
+    outputs = {r: m.regs[r].copy() if r in m.regs else unset.copy() for r in d}
     for group in range(m.threads // 128):
         threads = slice(128 * group, 128 * group + 128)
         if a_in_registers:

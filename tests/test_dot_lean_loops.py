@@ -175,3 +175,22 @@ def test_ring_attention_ptx_computes_causal_attention(head_dim):
     expected = torch.softmax(scores, dim=1) @ v.double()
     assert not got.isnan().any()
     assert (got - expected).abs().max() <= 2e-2, (got - expected).abs().max()
+
+
+def test_a_zero_accumulator_is_neither_zeroed_nor_read(tmp_path):
+    """Attention's q k^T starts from zeros: its first wgmma per block takes scale-d false and undefined inputs
+    (to_llvm/dot_wgmma.py `zero_accumulator`), the next ones add; no register is zeroed per iteration."""
+    from dot_kernel_specs import attention_specs
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+
+    compiled = compile_specialized(dot_kernels.attention_fwd_kernel, attention_specs(64), target="cuda:90",
+                                   num_warps=4, native=False, num_stages=3)
+    filecheck(compiled.asm["llir"], """
+CHECK: wgmma.mma_async.sync.aligned.m64n64k16
+CHECK-SAME: (i64 %{{[^,]+}}, i64 %{{[^,]+}}, i32 0, float undef
+CHECK-COUNT-3: (i64 %{{[^,]+}}, i64 %{{[^,]+}}, i32 1, float %
+CHECK: wgmma.mma_async.sync.aligned.m64n64k16
+CHECK-SAME: i32 1, float %
+""", tmp_path)
+    loop = compiled.asm["ptx"].split("cp.async.wait_group 1;")[1].split("cp.async.wait_group 0;")[0]
+    assert loop.count("mov.b32") < 8, loop.count("mov.b32")  # not 32 zeroed accumulator registers

@@ -288,7 +288,7 @@ def _warp_uniform(ctx: LoweringContext, value: ir.Value) -> ir.Value:
 
 
 def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir.Value, trans_a: int, trans_b: int,
-           acc: list[ir.Value]) -> list[ir.Value]:
+           acc: list[ir.Value], accumulate: bool = True) -> list[ir.Value]:
     ty = _TYPES[kind]
     count = len(acc)
     outs = ", ".join(f"${i}" for i in range(count))
@@ -298,7 +298,7 @@ def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir
     constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
     asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I64, I64, I32] + [F32] * count),
                        text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
+    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, int(accumulate)), *acc])
     return [ctx.builder.extract_value(out, i) for i in range(count)]
 
 
@@ -313,7 +313,7 @@ def _wait(ctx: LoweringContext, acc: list[ir.Value]) -> list[ir.Value]:
 
 
 def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value], b_desc: ir.Value, trans_b: int,
-                       acc: list[ir.Value]) -> list[ir.Value]:
+                       acc: list[ir.Value], accumulate: bool = True) -> list[ir.Value]:
     """As `_wgmma` with a's four registers (this warp's 16 rows x 16 k, mma.sync's a fragment)."""
     ty = _TYPES[kind]
     count = len(acc)
@@ -325,8 +325,22 @@ def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value
     constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
     asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count),
                        text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
+    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, int(accumulate)), *acc])
     return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def zero_accumulator(op: Operation) -> bool:
+    """Whether `op`'s accumulator is a splat of 0.0 (attention's q k^T): its first instructions then add
+    nothing (the scale-d predicate false), so no register is zeroed for them."""
+    from ..passes.matchers import scalar_constant
+
+    constant = scalar_constant(op.operands[2])
+    return constant is not None and float(constant.value.data) == 0.0
+
+
+def without_zeros(registers: list[list[ir.Value]]) -> list[list[ir.Value]]:
+    """Undefined accumulator inputs for instructions that do not read them (scale-d false)."""
+    return [[ir.Constant(F32, ir.Undefined) for _ in block] for block in registers]
 
 
 def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> ir.Value:
@@ -339,6 +353,9 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
     n_size = op.operands[1].type.get_shape()[1]
     groups = warpgroups(op)
     blocks, registers = accumulator_blocks(ctx, op)
+    zero = zero_accumulator(op)
+    if zero:
+        registers = without_zeros(registers)
     # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
     in_registers = not isinstance(a, WgmmaOperand)
     if not in_registers:
@@ -354,11 +371,11 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
         for i in range(len(blocks)):
             if in_registers:
                 registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
-                                                  registers[i])
+                                                  registers[i], accumulate=q > 0 or not zero)
                 continue
             a_desc = descriptor_at(ctx, a_base, a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q))
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
-                                  registers[i])
+                                  registers[i], accumulate=q > 0 or not zero)
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
     return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not left_in_flight(op))
 
