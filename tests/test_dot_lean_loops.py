@@ -194,3 +194,18 @@ CHECK-SAME: i32 1, float %
 """, tmp_path)
     loop = compiled.asm["ptx"].split("cp.async.wait_group 1;")[1].split("cp.async.wait_group 0;")[0]
     assert loop.count("mov.b32") < 8, loop.count("mov.b32")  # not 32 zeroed accumulator registers
+
+
+@needs_ptxas
+def test_the_iteration_bound_is_tested_once_per_operand_copy_group():
+    """The copies' sizes: `in range ? 16 : 0` once (dot_async.py `_copy_sizes`), then one select per copy for
+    its own mask bits, not a chain through the loop's bound per copy."""
+    ptx, _, _ = _ptx(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 64, out="fp16"), 90, 3)
+    loop = _instructions(ptx).split("cp.async.wait_group 1;")[1].split("cp.async.wait_group 0;")[0]
+    loop = "\n".join(" ".join(line.split()) for line in loop.splitlines())
+    first = re.search(r"selp\.b32 (%r\d+), 16, 0, (%p\d+);", loop)
+    assert first, loop
+    predicate = first.group(2)
+    selects = re.findall(r"selp\.b32 %r\d+, (%r\d+|\d+), 0, (%p\d+);", loop)
+    assert sum(p == predicate for _, p in selects) == 1  # the bound, once
+    assert len(selects) <= 2 * 16  # a's 8 and b's 8 copies

@@ -59,8 +59,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llvmlite import ir
+from xdsl.dialects import arith
 from xdsl.ir import Operation, SSAValue
 
+from ..ir import tt
 from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
@@ -216,7 +218,7 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     ring = _state(ctx)["rings"][ring_ssa]
     base = _slot_address(ctx, ring, ctx.get(slot_ssa))
     src_map: LayoutMap = ctx.layout_map(ptrs_ssa.type)
-    addresses, mask = ctx.get(ptrs_ssa), ctx.get(mask_ssa)
+    addresses = ctx.get(ptrs_ssa)
     element_bytes = 4 if ring.tf32 else 2
     run, alignment = run_length(ctx, ptrs_ssa, mask_ssa, F32 if ring.tf32 else I16)
     contiguous = memory_run(ctx, ptrs_ssa)
@@ -227,9 +229,7 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
         run, size = 1, element_bytes
     rows_index, cols_index = index_vectors(ctx, src_map)
     n = src_map.num_slots
-    # bytes to read per slot: one select of the whole mask (extracting bits of an i1 vector one by one
-    # makes LLVM pack them into an integer first)
-    sizes = b.select(mask, ir.Constant(ir.VectorType(I32, n), [size] * n), ir.Constant(ir.VectorType(I32, n), [0] * n))
+    sizes = _copy_sizes(ctx, mask_ssa, size, n)
     deltas = _constant_deltas(ring, src_map, run)
     first_destination = None
     for first in range(0, n, run):
@@ -259,6 +259,26 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
         source = f"[$1 + {source_immediate}]" if source_immediate else "[$1]"
         _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], {source}, {size}, $2;", "r,l,r",
              [destination, address, source_size])
+
+
+def _copy_sizes(ctx: LoweringContext, mask_ssa: SSAValue, size: int, n: int) -> ir.Value:
+    """The bytes each slot's copy reads: `size` where the mask holds, else 0. A mask `m & splat(c)` (the
+    pipeline's "this iteration is in range", `c` one scalar) selects between 0 and `c ? size : 0` (one scalar
+    select), so that the per-copy selects do not test the uniform bit again."""
+    b = ctx.builder
+    vector_type = ir.VectorType(I32, n)
+    zeros = ir.Constant(vector_type, [0] * n)
+    both = mask_ssa.owner
+    pairs = [(both.operands[0], both.operands[1]), (both.operands[1], both.operands[0])] \
+        if isinstance(both, arith.AndIOp) else []
+    for vector, uniform in pairs:
+        if isinstance(uniform.owner, tt.SplatOp):
+            chosen = b.select(ctx.get(uniform.owner.src), ir.Constant(I32, size), ir.Constant(I32, 0))
+            first = b.insert_element(ir.Constant(vector_type, None), chosen, ir.Constant(I32, 0))
+            splat = b.shuffle_vector(first, ir.Constant(vector_type, None), zeros)
+            return b.select(ctx.get(vector), splat, zeros)
+    # one select of the whole mask (extracting bits of an i1 vector one by one makes LLVM pack them first)
+    return b.select(ctx.get(mask_ssa), ir.Constant(vector_type, [size] * n), zeros)
 
 
 def memory_run(ctx: LoweringContext, ptrs: SSAValue) -> int:
