@@ -23,7 +23,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from . import half, reduce_partners
+from . import half, reduce_guards, reduce_partners
 from .context import I32, LoweringContext, LoweringError, byte_size, element_of, float_kind, intrinsic_suffix, lowering
 from .rules_tensor import index_vectors
 from .static_slots import neutral_groups, static_slot_values
@@ -94,12 +94,17 @@ def _chain_within_thread(ctx: LoweringContext, vectors: list[ir.Value], slots_pe
                          slot_dims: list[int], axis: int, combine, skip: frozenset[int] = frozenset()) -> list[ir.Value]:
     """Fold the slots along `axis` one after another: the fewest live registers (GPU threads hold few slots).
     The coordinates in `skip` (slots that change nothing, `_neutral_coordinates`) are left out."""
-    groups = [group for k, group in enumerate(_axis_groups(vectors[0].type.count, slots_per_dim, slot_dims, axis))
-              if k not in skip]
+    groups = _kept_groups(vectors[0].type.count, slots_per_dim, slot_dims, axis, skip)
     result = [ctx.shuffle(v, groups[0]) for v in vectors]
     for group in groups[1:]:
         result = combine(result, [ctx.shuffle(v, group) for v in vectors])
     return result
+
+
+def _kept_groups(count: int, slots_per_dim: list[int], slot_dims: list[int], axis: int,
+                 skip: frozenset[int]) -> list[list[int]]:
+    """The slots of each coordinate along `axis` but those in `skip`."""
+    return [group for k, group in enumerate(_axis_groups(count, slots_per_dim, slot_dims, axis)) if k not in skip]
 
 
 def _neutral_coordinates(lmap, operand, slots_per_dim: list[int], axis: int, kind: str, element) -> frozenset[int]:
@@ -198,6 +203,7 @@ def _within_warps(ctx: LoweringContext, op: Operation) -> _Partial:
         vectors = [_halves(ctx, v, slots_per_dim, slot_dims, root_axis)[0] for v in vectors]
         slots_per_dim[root_axis] //= 2
 
+    copies = slots_per_dim != list(lmap.slots_per_dim)
     if base_kind in ("argmax", "argmin"):
         pair_combine = _arg_combiner(ctx, base_kind, is_float, unsigned)
 
@@ -213,7 +219,14 @@ def _within_warps(ctx: LoweringContext, op: Operation) -> _Partial:
         vectors = _tree_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
     else:
         skip = _neutral_coordinates(lmap, op.operands[0], slots_per_dim, root_axis, kind, element_of(src_type))
-        vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine, skip)
+        folded = None
+        if not copies and not soft_half and len(vectors) == 1:  # scalars, a mask the slots share applied once (reduce_guards.py)
+            groups = _kept_groups(value.type.count, slots_per_dim, slot_dims, root_axis, skip)
+            folded = reduce_guards.fold_slots(ctx, op.operands[0], base_kind, groups, value_combine)
+        if folded is not None:
+            vectors = [folded]
+        else:
+            vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine, skip)
     vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
 
     def finish(vectors: list[ir.Value]) -> ir.Value:
