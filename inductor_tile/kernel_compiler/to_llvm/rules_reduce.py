@@ -23,7 +23,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from . import half, reduce_guards, reduce_partners
+from . import half, reduce_guards, reduce_partners, reduce_warp_tree
 from .context import I32, LoweringContext, LoweringError, byte_size, element_of, float_kind, intrinsic_suffix, lowering
 from .rules_tensor import index_vectors
 from .static_slots import neutral_groups, static_slot_values
@@ -353,10 +353,12 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     warp = ctx.target.warp_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
+    tree = reduce_warp_tree.fits(ctx, vectors, groups * count, unique_warps)
     starts, offset_bytes = [], 0
     for v in vectors:
         starts.append(offset_bytes)
-        offset_bytes += -(-groups * unique_warps * count * byte_size(v.type.element) // 16) * 16
+        offset_bytes += reduce_warp_tree.scratch_bytes(groups * count, unique_warps, v.type.element) if tree else \
+            -(-groups * unique_warps * count * byte_size(v.type.element) // 16) * 16
     at, wait = reduce_partners.scratch_place(ctx, op, offset_bytes)
     base = ctx.target.shared_memory(ctx.module, b, 0)
     buffers = [b.gep(base, [ir.Constant(I32, at + start)], source_etype=ir.IntType(8)) for start in starts]
@@ -370,6 +372,9 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
 
     if wait:
         ctx.target.barrier(b)
+    if tree:
+        return reduce_warp_tree.combine_in_a_warp(ctx, vectors, buffers, b.mul(group, ir.Constant(I32, count)), own,
+                                                  groups * count, unique_warps, combine)
     for v, region in zip(vectors, buffers):
         if warps_inner(v):  # slot s of warp w at s * unique_warps + w
             places = b.mul(slot_steps, ir.Constant(slot_steps.type, [unique_warps] * count))
