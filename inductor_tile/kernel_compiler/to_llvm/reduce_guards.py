@@ -45,13 +45,24 @@ _ARITHMETIC = {"arith.addf": lambda a, b: a + b, "arith.subf": lambda a, b: a - 
 _BUILDER = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul"}
 
 
+Guard = tuple  # the i1 LLVM values (conjuncts) that must all hold, in the order they were found
+
+
 @dataclass(frozen=True)
 class Term:
-    """One slot: `value` where `guard` holds, else the constant `otherwise`; `guard` None: always `value`
-    (then `otherwise` is None, or the slot's constant when `value` is that constant)."""
+    """One slot: `value` where every conjunct of `guard` holds, else the constant `otherwise`; `guard` empty:
+    always `value` (then `otherwise` is None, or the slot's constant when `value` is that constant)."""
     value: ir.Value
-    guard: ir.Value | None = None
+    guard: Guard = ()
     otherwise: float | None = None
+
+
+def _ids(guard: Guard) -> frozenset[int]:
+    return frozenset(id(v) for v in guard)
+
+
+def _same_constant(a: float, b: float) -> bool:
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 def _exact(value: float) -> float | None:
@@ -96,28 +107,33 @@ class SlotTerms:
         return self.conditions[key]
 
     # --- conditions ---------------------------------------------------------------------------
-    def condition(self, ssa: SSAValue, slot: int) -> ir.Value | bool:
-        """The i1 of `ssa` at `slot`: a Python bool where it is known, else one LLVM value per distinct
-        condition (and/or of known parts fold away)."""
+    def condition(self, ssa: SSAValue, slot: int) -> Guard | bool:
+        """The i1 of `ssa` at `slot`: a Python bool where it is known, else its conjuncts (the unknown
+        operands of `and`s, known ones left out); one LLVM value per distinct conjunct."""
         known = self._static(ssa, slot)
         if known is not UNKNOWN:
             return bool(known)
         op = getattr(ssa, "op", None)
-        name = getattr(op, "name", None)
-        if name in ("arith.andi", "arith.ori") and all(self._same_layout(v) for v in op.operands):
+        if getattr(op, "name", None) == "arith.andi" and all(self._same_layout(v) for v in op.operands):
             parts = [self.condition(v, slot) for v in op.operands]
-            decides = name == "arith.ori"  # the value that decides alone
-            if any(p is decides for p in parts):
-                return decides
-            rest = [p for p in parts if not isinstance(p, bool)]
-            if len(rest) == 1:
-                return rest[0]
-            key = (name, id(rest[0]), id(rest[1]))
+            if any(p is False for p in parts):
+                return False
+            conjuncts: list[ir.Value] = []
+            for part in parts:
+                if part is not True:
+                    conjuncts += [v for v in part if id(v) not in _ids(tuple(conjuncts))]
+            return tuple(conjuncts) if conjuncts else True
+        return (self._slot(ssa, slot),)
+
+    def all_of(self, guard: Guard) -> ir.Value:
+        """The `and` of a guard's conjuncts (one LLVM value per distinct set)."""
+        value = guard[0]
+        for i in range(1, len(guard)):
+            key = ("and",) + tuple(id(v) for v in guard[:i + 1])
             if key not in self.conditions:
-                b = self.ctx.builder
-                self.conditions[key] = b.and_(*rest) if name == "arith.andi" else b.or_(*rest)
-            return self.conditions[key]
-        return self._slot(ssa, slot)
+                self.conditions[key] = self.ctx.builder.and_(value, guard[i])
+            value = self.conditions[key]
+        return value
 
     # --- terms --------------------------------------------------------------------------------
     def term(self, ssa: SSAValue, slot: int) -> Term:
@@ -130,7 +146,7 @@ class SlotTerms:
         known = self._static(ssa, slot)
         if isinstance(known, float) and _exact(known) is not None:
             value = ir.Constant(self.ctx.llvm_type(ssa.type).element, known)
-            return Term(value, None, known)
+            return Term(value, (), known)
         return Term(self.ctx.builder.extract_element(self.ctx.get(ssa), ir.Constant(I32, slot)))
 
     def _term(self, ssa: SSAValue, slot: int) -> Term:
@@ -146,10 +162,14 @@ class SlotTerms:
             otherwise = self._static(op.operands[2], slot)
             if not isinstance(otherwise, float) or _exact(otherwise) is None:
                 return self._plain(ssa, slot)
-            return Term(self.materialize(self.term(op.operands[1], slot)), guard, otherwise)
+            inner = self.term(op.operands[1], slot)
+            if inner.guard and inner.otherwise is not None and _same_constant(inner.otherwise, otherwise):
+                # where(a, where(b, x, k), k): x under both
+                return Term(inner.value, guard + tuple(v for v in inner.guard if id(v) not in _ids(guard)), otherwise)
+            return Term(self.materialize(inner), guard, otherwise)
         if name in _ARITHMETIC:
             a, c = self.term(op.operands[0], slot), self.term(op.operands[1], slot)
-            guards = {id(t.guard): t.guard for t in (a, c) if t.guard is not None}
+            guards = {_ids(t.guard): t.guard for t in (a, c) if t.guard}
             if len(guards) != 1 or any(t.otherwise is None for t in (a, c)):
                 return self._plain(ssa, slot)
             otherwise = _exact(_ARITHMETIC[name](a.otherwise, c.otherwise))
@@ -160,10 +180,12 @@ class SlotTerms:
             return Term(value, next(iter(guards.values())), otherwise)
         return self._plain(ssa, slot)
 
-    def materialize(self, term: Term) -> ir.Value:
-        if term.guard is None:
+    def materialize(self, term: Term, leave_out: frozenset[int] = frozenset()) -> ir.Value:
+        """The term's value, selected by the conjuncts of its guard but those in `leave_out` (ids)."""
+        guard = tuple(v for v in term.guard if id(v) not in leave_out)
+        if not guard:
             return term.value
-        return self.ctx.builder.select(term.guard, term.value, ir.Constant(term.value.type, term.otherwise))
+        return self.ctx.builder.select(self.all_of(guard), term.value, ir.Constant(term.value.type, term.otherwise))
 
 
 def fold_slots(ctx: LoweringContext, ssa: SSAValue, kind: str, groups: list[list[int]], combine) -> ir.Value | None:
@@ -179,30 +201,39 @@ def fold_slots(ctx: LoweringContext, ssa: SSAValue, kind: str, groups: list[list
     out = ir.Constant(ir.VectorType(element, width), None)
     for j in range(width):
         column = [terms.term(ssa, group[j]) for group in groups]
-        result = _fold_guarded(column, kind, combine)
-        if result is None:
-            values = [terms.materialize(t) for t in column]
-            result = values[0]
-            for value in values[1:]:
-                result = combine(result, value)
-        else:
-            value, guard, otherwise = result
-            result = b.select(guard, value, ir.Constant(element, otherwise))
+        common = _common_guard(column, kind)
+        values = [terms.materialize(t, _ids(common)) for t in column]
+        result = values[0]
+        for value in values[1:]:
+            result = combine(result, value)
+        if common:
+            result = b.select(terms.all_of(common), result, ir.Constant(element, _fold_constants(column, kind)))
         out = b.insert_element(out, result, ir.Constant(I32, j))
     return out
 
 
-def _fold_guarded(column: list[Term], kind: str, combine):
-    """(combined values, guard, combined constants) where every term has one guard or is a constant."""
-    guards = {id(t.guard): t.guard for t in column if t.guard is not None}
-    if len(guards) != 1 or any(t.otherwise is None for t in column):
-        return None
+def _common_guard(column: list[Term], kind: str) -> Guard:
+    """The conjuncts every term's guard has, where every term has a constant side whose fold is exact: where
+    one of them is false, every term is its constant. Empty where that does not hold, or where fewer than two
+    terms have no other conjuncts (their selects are what one select of the fold saves)."""
+    if any(t.otherwise is None for t in column) or _fold_constants(column, kind) is None:
+        return ()
+    guarded = [t.guard for t in column if t.guard]  # constant terms (value == otherwise) go with any guard
+    if not guarded:
+        return ()
+    common = _ids(guarded[0])
+    for guard in guarded[1:]:
+        common &= _ids(guard)
+    if sum(1 for guard in guarded if _ids(guard) == common) < 2:
+        return ()  # a select per term either way: one more for the fold saves nothing
+    return tuple(v for v in guarded[0] if id(v) in common)
+
+
+def _fold_constants(column: list[Term], kind: str) -> float | None:
+    """The reduction of the terms' constants in order, where each step is exact."""
     otherwise = column[0].otherwise
     for term in column[1:]:
         otherwise = _exact(_CONSTANT_COMBINE[kind](otherwise, term.otherwise))
         if otherwise is None:
             return None
-    value = column[0].value
-    for term in column[1:]:
-        value = combine(value, term.value)
-    return value, next(iter(guards.values())), otherwise
+    return otherwise
