@@ -84,6 +84,7 @@ class SlotTerms:
         self.static: dict[SSAValue, list] = {}
         self.evaluator = TileEvaluator()
         self.terms: dict[tuple[SSAValue, int], Term] = {}
+        self.leaders: dict[SSAValue, list[int] | None] = {}
         self.conditions: dict[tuple, ir.Value | bool] = {}
         self.root = root
 
@@ -99,7 +100,9 @@ class SlotTerms:
 
     def _slot(self, ssa: SSAValue, slot: int) -> ir.Value:
         """Slot `slot` of the lowered `ssa`, read from its constancy leader (equal slots read one register)."""
-        leaders = leaders_of(self.ctx, ssa, self.count)
+        if ssa not in self.leaders:
+            self.leaders[ssa] = leaders_of(self.ctx, ssa, self.count)
+        leaders = self.leaders[ssa]
         leader = leaders[slot] if leaders is not None else slot
         key = ("slot", ssa, leader)
         if key not in self.conditions:

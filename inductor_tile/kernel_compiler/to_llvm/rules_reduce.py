@@ -5,10 +5,12 @@ splits them into a lower and an upper half (two shuffles) and combines the halve
 elementwise, so a reduction of n slots takes log2(n) vector steps. What remains is
 ordered like the result's slice layout. On GPUs a thread folds its slots one after another, leaving out
 slots that hold the reduction's neutral value in every thread (`tl.where(cols < 768, x, 0.0)` in a
-1024-wide tile: static_slots.py). Across lanes the target's xor-shuffle butterfly
+1024-wide tile: static_slots.py); float sums, products, maxima and minima fold in scalars, applying a
+mask the slots share once (`reduce_guards.py`). Across lanes the target's xor-shuffle butterfly
 combines threads; across warps, shared memory: each thread stores its partial results in
-accesses of up to 16 bytes and loads every warp's the same way, and later reductions of the
-same axis and tile type cross warps with the first (one scratch, one barrier pair:
+accesses of up to 16 bytes and loads every warp's the same way, or, where that would hold many
+partials at once, threads of one warp combine them one each (`reduce_warp_tree.py`); later reductions
+of the same axis and tile type cross warps with the first (one scratch, one set of barriers:
 `reduce_partners.py`). argmax/argmin carry indices alongside the values and keep the first
 index on ties; NaN counts as the extreme value.
 fp16/bf16 accumulate in f32 on targets without native half arithmetic.
