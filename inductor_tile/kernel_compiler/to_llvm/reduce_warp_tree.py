@@ -3,11 +3,13 @@
 After the butterfly within warps, each of the W warps holding distinct data along the axis has one partial
 per result element (R of them in the block). `rules_reduce._across_warps` has every thread load all W
 partials of its own result slots: count * W registers per thread at once (softmax [4, 2048] over 8 warps:
-32). Here instead each warp stores its partials at `element * W + warp`, thread t < R * W loads the one at
-t, the W consecutive lanes holding one element combine by xor-shuffles (neighbours first, as the tree
-of `_across_warps`, so argmax keeps the first index on ties), lane `t % W == 0` writes the result back at t
-(every other thread to a spare element after the partials: no branch), and after a barrier every thread
-loads its result slots at `element * W`. One more barrier, and one register in flight per reduced value.
+32). Here instead each warp stores its partials in a run (`warp * R + element`: vector stores), thread
+t loads the one of element (t mod R*W) / W and warp t mod W, the W consecutive lanes holding one element
+combine by xor-shuffles (neighbours first, as the tree of `_across_warps`), and all of them store the
+result at `element` of a results area: the combine is commutative (every combine here is: sums, products,
+min/max, argmax's pairs with the first index on ties), so they hold the same bits, and threads past R*W
+repeat the first ones' work; no branch, no select. After a barrier every thread loads its result slots,
+a run. One more barrier than `_across_warps`, and one register in flight per reduced value.
 """
 
 from __future__ import annotations
@@ -35,8 +37,8 @@ def _results_bytes(elements: int, element: ir.Type) -> int:
 
 
 def scratch_bytes(elements: int, unique_warps: int, element: ir.Type) -> int:
-    """Bytes of one value's scratch: the results, then the partials and one spare element."""
-    partials = (elements * unique_warps + 1) * byte_size(element)
+    """Bytes of one value's scratch: the results, then the partials."""
+    partials = elements * unique_warps * byte_size(element)
     return _results_bytes(elements, element) + -(-partials // 16) * 16
 
 
@@ -56,7 +58,7 @@ def combine_in_a_warp(ctx: LoweringContext, vectors: list[ir.Value], buffers: li
     target.barrier(b)
     total = elements * unique_warps
     thread = b.add(b.mul(target.warp_id(b), ir.Constant(I32, target.warp_size)), target.lane_id(b))
-    place = b.urem(thread, ir.Constant(I32, total))  # threads past the partials read one and store nothing
+    place = b.urem(thread, ir.Constant(I32, total))  # threads past the partials repeat the first ones' work
     element, warp = b.udiv(place, ir.Constant(I32, unique_warps)), b.urem(place, ir.Constant(I32, unique_warps))
     source = b.add(b.mul(warp, ir.Constant(I32, elements)), element)
     partial = [b.insert_element(ir.Constant(ir.VectorType(v.type.element, 1), None),
@@ -67,11 +69,7 @@ def combine_in_a_warp(ctx: LoweringContext, vectors: list[ir.Value], buffers: li
         partners = [ctx.map_elements(p, lambda x, m=mask: target.shuffle_xor(b, x, m)) for p in partial]
         partial = combine(partial, partners)
         mask *= 2
-    leader = b.and_(b.icmp_unsigned("<", thread, ir.Constant(I32, total)),
-                    b.icmp_unsigned("==", warp, ir.Constant(I32, 0)))
-    for p, result in zip(partial, results):  # the others store to the spare element
-        spare = ir.Constant(I32, _results_bytes(elements, p.type.element) // byte_size(p.type.element) + total)
-        index = b.select(leader, element, spare)
-        b.store(b.extract_element(p, ir.Constant(I32, 0)), b.gep(result, [index], source_etype=p.type.element))
+    for p, result in zip(partial, results):  # every lane of a group holds the same result: all store it
+        b.store(b.extract_element(p, ir.Constant(I32, 0)), b.gep(result, [element], source_etype=p.type.element))
     target.barrier(b)
     return [load_run(ctx, result, first, v.type.element, count) for v, result in zip(vectors, results)]
