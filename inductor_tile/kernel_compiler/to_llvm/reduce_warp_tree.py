@@ -6,9 +6,10 @@ partials of its own result slots: count * W registers per thread at once (softma
 32). Here instead each warp stores its partials in a run (`warp * R + element`: vector stores), thread
 t loads the one of element (t mod R*W) / W and warp t mod W, the W consecutive lanes holding one element
 combine by xor-shuffles (neighbours first, as the tree of `_across_warps`), and all of them store the
-result at `element` of a results area: the combine is commutative (every combine here is: sums, products,
-min/max, argmax's pairs with the first index on ties), so they hold the same bits, and threads past R*W
-repeat the first ones' work; no branch, no select. After a barrier every thread loads its result slots,
+result at `element` of a results area: the combine is commutative to the bit (tt.reduce's kinds: sums,
+products, min/max, xor, argmax's pairs with the first index on ties; generic combine regions keep
+`_across_warps`' scheme), so they hold the same bits, and threads past R*W repeat the first ones' work; no
+branch, no select. After a barrier every thread loads its result slots,
 a run. One more barrier than `_across_warps`, and one register in flight per reduced value.
 """
 

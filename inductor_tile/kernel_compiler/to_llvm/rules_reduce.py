@@ -269,11 +269,12 @@ def _across_lanes(ctx: LoweringContext, lmap, root_axis: int, vectors: list[ir.V
 
 def _across_threads(ctx: LoweringContext, op: Operation, lmap, root_axis: int, vectors: list[ir.Value],
                     combine) -> list[ir.Value]:
-    """Combine partial results held by different lanes and warps (one reduction: rules_combine's)."""
+    """Combine partial results held by different lanes and warps (one reduction: rules_combine's, whose
+    combine may give different bits in another order: no warp tree, whose lanes all store their result)."""
     vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
     if unique_warps > 1:
         vectors = _across_warps(ctx, op, vectors, lmap.root, root_axis, unique_warps,
-                                _warp_stride(lmap.root, root_axis), combine)
+                                _warp_stride(lmap.root, root_axis), combine, commutative=False)
     return vectors
 
 
@@ -328,7 +329,7 @@ def _scalar_across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.V
 
 
 def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
-                  unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
+                  unique_warps: int, warp_stride: int, combine, commutative: bool = True) -> list[ir.Value]:
     """Each warp writes its partial results to shared memory; every thread then combines the warps' in order.
 
     Threads holding the same result slots form a group (`shared.thread_group`); threads holding copies store
@@ -355,7 +356,7 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     warp = ctx.target.warp_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
-    tree = reduce_warp_tree.fits(ctx, vectors, groups * count, unique_warps)
+    tree = commutative and reduce_warp_tree.fits(ctx, vectors, groups * count, unique_warps)
     starts, offset_bytes = [], 0
     for v in vectors:
         starts.append(offset_bytes)
