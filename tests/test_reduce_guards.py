@@ -165,3 +165,32 @@ def test_row_mask_applied_once_per_fold(rows_block, warps, selects):
     ptx = _ptx(masked_row_stats_kernel, signature,
                {"ROWS": rows_block, "N": 768, "BLOCK": 1024, "STATIC_COLUMNS": True}, warps)
     assert sum(1 for line in ptx.splitlines() if line.strip().startswith("selp.f32")) == selects
+
+
+@inductor_tile.jit
+def masked_row_products_kernel(x_ptr, out_ptr, rows, ROWS: tl.constexpr, N: tl.constexpr, BLOCK: tl.constexpr):
+    """Per row r of ROWS (r < rows are data) the product of its N of BLOCK values near 1; every row stored."""
+    r = tl.arange(0, ROWS)[:, None]
+    c = tl.arange(0, BLOCK)[None, :]
+    mask = (r < rows) & (c < N)
+    x = tl.load(x_ptr + r * N + c, mask=mask, other=0.0)
+    tl.store(out_ptr + tl.arange(0, ROWS), tl.extra.reductions.prod(tl.where(mask, x, 1.0), 1))
+
+
+@linux_x86
+@pytest.mark.parametrize("rows_block, n, block, warps, selects", [(1, 768, 1024, 1, 1), (4, 768, 1024, 4, 4 * (1 + 4)),
+                                                                  (4, 2048, 2048, 8, 4)])
+def test_masked_row_products_on_one_nvidia_block(rows_block, n, block, warps, selects):
+    # a select per row, and on 4 warps 4 per row for the column mask of the second rep (see above)
+    rows = rows_block - 1  # the last row masked off (a one-row block: all of it)
+    x = (1 + np.random.default_rng(n).standard_normal(rows_block * n) / 64).astype(np.float32)
+    out = np.full(rows_block, np.nan, dtype=np.float32)
+    ptx = _ptx(masked_row_products_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "rows": "i32"},
+               {"ROWS": rows_block, "N": n, "BLOCK": block}, warps)
+    assert sum(1 for line in ptx.splitlines() if line.strip().startswith("selp.f32")) == selects
+    machine = ReduceMachine(ptx, 32 * warps, [x, out], {2: rows})
+    machine.run()
+    got = machine.buffer(1, out).astype(np.float64)
+    want = np.prod(x.astype(np.float64).reshape(rows_block, n), axis=1)
+    np.testing.assert_allclose(got[:rows], want[:rows], rtol=1e-5)
+    assert (got[rows:] == 1.0).all(), got
