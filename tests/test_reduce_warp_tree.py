@@ -103,3 +103,23 @@ def test_softmax_rows_cross_warps_one_partial_per_thread():
     assert traffic["barriers"] == 3 + 2 + 2 * 2 and traffic["vector loads"] == 2, traffic  # 2 conversions
     scalar_loads = [line for line in ptx.splitlines() if line.strip().startswith("ld.shared.b32")]
     assert len(scalar_loads) == 2 + 2, scalar_loads  # one partial per reduction, one per conversion
+
+
+@needs_llvm_nvptx
+def test_softmax_maximum_tree_in_order(tmp_path):
+    # the max of [4, 2048] over 8 warps: the warp's 4 row partials stored, a barrier, one partial loaded, three
+    # xor-shuffles (the 8 warps), the result stored, a barrier, the thread's 4 results loaded at once
+    from filecheck_tool import filecheck
+
+    ptx = compile_ptx(max_then_sum_kernel, ["*fp16", "*fp32", "*fp32"], (4, 2048), 1, 8)
+    filecheck(ptx, "CHECK: st.shared.v4.b32\n"
+                   "CHECK-NEXT: bar.sync\n"
+                   "CHECK-NOT: ld.shared.v4\n"
+                   "CHECK: ld.shared.b32\n"
+                   "CHECK: shfl.sync.bfly.b32 {{.*}}, 1, 31\n"
+                   "CHECK: shfl.sync.bfly.b32 {{.*}}, 2, 31\n"
+                   "CHECK: shfl.sync.bfly.b32 {{.*}}, 4, 31\n"
+                   "CHECK-NOT: bar.sync\n"
+                   "CHECK: st.shared.b32\n"
+                   "CHECK-NEXT: bar.sync\n"
+                   "CHECK-NEXT: ld.shared.v4.b32\n", tmp_path)
