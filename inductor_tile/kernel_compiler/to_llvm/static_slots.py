@@ -57,16 +57,17 @@ def static_slot_values(lmap: LayoutMap, ssa: SSAValue, evaluator: "TileEvaluator
     return [_python(held[slot, 0]) if agreed[slot] else UNKNOWN for slot in range(lmap.num_slots)]
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=16)
 def _element_indices(lmap: LayoutMap) -> tuple[np.ndarray, ...]:
-    """Per dimension, the index of the element each [slot, thread] holds."""
+    """Per dimension, the index of the element each [slot, thread] holds (at most MAX_ELEMENTS of int32)."""
     root = lmap.root
     lanes, warps = math.prod(root.threads_per_warp), math.prod(root.warps_per_cta)
     threads = np.array([lmap.thread_offset(lane, warp) for lane in range(lanes) for warp in range(warps)],
                        dtype=np.int64).reshape(lanes * warps, len(lmap.shape))
     slots = np.array([lmap.slot_offset(slot) for slot in range(lmap.num_slots)],
                      dtype=np.int64).reshape(lmap.num_slots, len(lmap.shape))
-    return tuple((slots[:, None, d] + threads[None, :, d]) % size for d, size in enumerate(lmap.shape))
+    return tuple(((slots[:, None, d] + threads[None, :, d]) % size).astype(np.int32)
+                 for d, size in enumerate(lmap.shape))
 
 
 def _python(value):
