@@ -29,7 +29,8 @@ linux_x86 = pytest.mark.skipif(platform.system() != "Linux" or platform.machine(
 def _ptx(kernel, signature: dict[str, str], constexprs: dict, warps: int, aligned_sizes: bool = True) -> str:
     """sm_90 PTX; pointers, and with `aligned_sizes` the generated kernels' sizes (xnumel, rnumel), taken as
     multiples of 16 as the launcher specializes them."""
-    aligned = [name for name, ty in signature.items() if ty.startswith("*") or (aligned_sizes and name.endswith("numel"))]
+    aligned = [name for name, ty in signature.items()
+               if ty.startswith("*") or (aligned_sizes and name.endswith("numel"))]
     ptx = inductor_tile.compile(kernel, signature, constexprs=constexprs, target="cuda:90", num_warps=warps,
                                 divisible_by_16=aligned).asm["ptx"]
     check_ptx(ptx, "sm_90", kernel.__name__)

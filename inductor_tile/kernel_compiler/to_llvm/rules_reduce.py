@@ -222,7 +222,8 @@ def _within_warps(ctx: LoweringContext, op: Operation) -> _Partial:
     else:
         skip = _neutral_coordinates(lmap, op.operands[0], slots_per_dim, root_axis, kind, element_of(src_type))
         folded = None
-        if not copies and not soft_half and len(vectors) == 1:  # scalars, a mask the slots share applied once (reduce_guards.py)
+        # in scalars, with a mask the slots share applied once (reduce_guards.py)
+        if not copies and not soft_half and len(vectors) == 1:
             groups = _kept_groups(value.type.count, slots_per_dim, slot_dims, root_axis, skip)
             folded = reduce_guards.fold_slots(ctx, op.operands[0], base_kind, groups, value_combine)
         if folded is not None:
