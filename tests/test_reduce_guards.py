@@ -195,3 +195,30 @@ def test_masked_row_products_on_one_nvidia_block(rows_block, n, block, warps, se
     want = np.prod(x.astype(np.float64).reshape(rows_block, n), axis=1)
     np.testing.assert_allclose(got[:rows], want[:rows], rtol=1e-5)
     assert (got[rows:] == 1.0).all(), got
+
+
+@inductor_tile.jit
+def nested_where_sum_kernel(x_ptr, out_ptr, rows, n, ROWS: tl.constexpr, BLOCK: tl.constexpr):
+    """Per row r of ROWS: the sum of its n values (n a runtime size) through two nested wheres; every row stored."""
+    r = tl.arange(0, ROWS)[:, None]
+    c = tl.arange(0, BLOCK)[None, :]
+    x = tl.load(x_ptr + r * n + c, mask=(r < rows) & (c < n), other=0.0)
+    tl.store(out_ptr + tl.arange(0, ROWS), tl.sum(tl.where(r < rows, tl.where(c < n, x, 0.0), 0.0), 1))
+
+
+@linux_x86
+@pytest.mark.parametrize("rows", [1, 0])
+def test_nested_wheres_select_once_per_slot(rows):
+    # one row of 256 on one warp: 8 slots a thread, each under `r < rows` and its own `c < n`: the inner
+    # where's select per slot, the row's once (two per slot before)
+    n, block = 200, 256
+    ptx = _ptx(nested_where_sum_kernel, {"x_ptr": "*fp32", "out_ptr": "*fp32", "rows": "i32", "n": "i32"},
+               {"ROWS": 1, "BLOCK": block}, 1)
+    assert sum(1 for line in ptx.splitlines() if line.strip().startswith("selp.f32")) == block // 32 + 1
+    x = np.random.default_rng(7).standard_normal(n).astype(np.float32)
+    out = np.full(1, np.nan, dtype=np.float32)
+    machine = ReduceMachine(ptx, 32, [x, out], {2: rows, 3: n})
+    machine.run()
+    got = machine.buffer(1, out)
+    np.testing.assert_allclose(got.astype(np.float64), [x.astype(np.float64).sum() if rows else 0.0], rtol=1e-5,
+                               atol=1e-5)

@@ -7,13 +7,15 @@ this for a scalar chain of selects but not for a vector select read slot by slot
 vector IR), nor through the square of a layer norm's variance (`where(m, d, 0) * where(m, d, 0)`); both are
 done here.
 
-Each slot of the reduced value becomes a `Term`: a value under a guard (an i1 the fold's slots share)
-with the constant the slot holds where the guard is false. Terms follow selects whose other side is a
-constant, and float adds, subtracts and multiplies of guarded terms under one guard (or of a guarded term
-and a constant) where the constants' result is exact in every float type; any other slot is read from the
-lowered vector. Where every slot of a row has one guard, the fold combines the values and selects once;
-where the guard is false it gives the constants combined in the same order, which is what the select per
-slot gave. Otherwise every term is selected on its own, as before.
+Each slot of the reduced value becomes a `Term`: a value under a guard (i1 conjuncts, those of `and`s not
+known per slot) with the constant the slot holds where the guard is false. Terms follow selects whose other
+side is a constant, and float adds, subtracts and
+multiplies of terms under one guard (or of a guarded term and a constant) where the constants' result is
+exact in every float type; any other slot is read from the lowered vector. The conjuncts every slot of a
+row's fold has are applied once, to the fold, where at least two slots have no other (a column mask known
+in some reps only keeps its selects in the others); where they are false the fold gives the slots'
+constants combined in the same order, which is what a select per slot gave. Otherwise every term is
+selected on its own, as before.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from xdsl.ir import SSAValue
 from .constancy import leaders_of
 from .context import I32, LoweringContext, float_kind
 from .static_slots import UNKNOWN, TileEvaluator, static_slot_values
+
 
 def _maximum(a: float, b: float) -> float:
     """llvm.maximum of two non-NaN constants (+0.0 above -0.0)."""
@@ -59,10 +62,6 @@ class Term:
 
 def _ids(guard: Guard) -> frozenset[int]:
     return frozenset(id(v) for v in guard)
-
-
-def _same_constant(a: float, b: float) -> bool:
-    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
 
 def _exact(value: float) -> float | None:
@@ -165,11 +164,8 @@ class SlotTerms:
             otherwise = self._static(op.operands[2], slot)
             if not isinstance(otherwise, float) or _exact(otherwise) is None:
                 return self._plain(ssa, slot)
-            inner = self.term(op.operands[1], slot)
-            if inner.guard and inner.otherwise is not None and _same_constant(inner.otherwise, otherwise):
-                # where(a, where(b, x, k), k): x under both
-                return Term(inner.value, guard + tuple(v for v in inner.guard if id(v) not in _ids(guard)), otherwise)
-            return Term(self.materialize(inner), guard, otherwise)
+            # where(a, where(b, x, k), k) stays select(b, x, k) under a: a is what the row's slots share
+            return Term(self.materialize(self.term(op.operands[1], slot)), guard, otherwise)
         if name in _ARITHMETIC:
             a, c = self.term(op.operands[0], slot), self.term(op.operands[1], slot)
             guards = {_ids(t.guard): t.guard for t in (a, c) if t.guard}
