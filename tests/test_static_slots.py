@@ -6,7 +6,8 @@ code is): the column mask is true in each thread's first 8 slots and false in it
 so each reduction's fold leaves the last 8 out and applies the row mask once (reduce_guards.py). 16 slots
 x 512 threads were more than the evaluator looked at before (4096 elements): nothing was known, and every
 slot kept a select. Correctness in the PTX interpreter (random input, NaN-poisoned output, float64), with
-the row in and out of the mask.
+the row in and out of the mask; and a masked row maximum of a dot's result (values whose operands have
+other shapes are unknown, not evaluated).
 """
 
 from __future__ import annotations
@@ -63,3 +64,30 @@ def test_wide_tile_row_on_one_nvidia_block(n, block, warps, rows):
     want = [wide.sum(), wide.max()] if rows else [0.0, -np.inf]
     np.testing.assert_allclose(got[:2].astype(np.float64), want, rtol=1e-5, atol=1e-4)
     assert np.isnan(got[2:]).all()
+
+
+@inductor_tile.jit
+def masked_dot_row_max_kernel(a_ptr, b_ptr, out_ptr, cols):
+    # an attention score's row maximum: the reduced value comes from a dot of [64, 32] and [32, 64] tiles, whose
+    # operands' shapes differ from the tile's (the evaluator must not combine them)
+    r = tl.arange(0, 64)
+    k = tl.arange(0, 32)
+    a = tl.load(a_ptr + r[:, None] * 32 + k[None, :])
+    b = tl.load(b_ptr + k[:, None] * 64 + r[None, :])
+    scores = tl.dot(a, b)
+    masked = tl.where(r[None, :] < cols, scores, float("-inf"))
+    tl.store(out_ptr + r, tl.max(masked, 1))
+
+
+@linux_x86
+def test_reduction_of_a_dot_on_one_nvidia_block():
+    gen = np.random.default_rng(3)
+    a, b = gen.standard_normal((64, 32)).astype(np.float16), gen.standard_normal((32, 64)).astype(np.float16)
+    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "out_ptr": "*fp32", "cols": "i32"}
+    ptx = inductor_tile.compile(masked_dot_row_max_kernel, signature, target="cuda:80", num_warps=4,
+                                divisible_by_16=["a_ptr", "b_ptr", "out_ptr"]).asm["ptx"]
+    out = np.full(64, np.nan, dtype=np.float32)
+    machine = ReduceMachine(ptx, 128, [a.ravel(), b.ravel(), out], {3: 40})
+    machine.run()
+    want = (a.astype(np.float64) @ b.astype(np.float64))[:, :40].max(1)
+    np.testing.assert_allclose(machine.buffer(2, out).astype(np.float64), want, rtol=1e-3, atol=1e-3)

@@ -33,6 +33,9 @@ MAX_ELEMENTS = 1 << 16
 _INT_COMPARE = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
                 "sge": np.greater_equal}
 _UNSIGNED = {"ult": "slt", "ule": "sle", "ugt": "sgt", "uge": "sge"}
+_ELEMENTWISE = {"arith.select", "arith.andi", "arith.ori", "arith.addi", "arith.subi", "arith.muli", "arith.extsi",
+                "arith.extui", "arith.cmpi", "arith.addf", "arith.subf", "arith.mulf", "arith.extf", "arith.truncf",
+                "arith.sitofp"}
 _INT_ARITHMETIC = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply}
 _FLOAT_ARITHMETIC = {"arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply}
 
@@ -119,6 +122,8 @@ class TileEvaluator:
             return np.expand_dims(values, axis), np.expand_dims(known, axis)
         if name in ("tt.broadcast", "ttg.convert_layout"):
             return self.at(op.operands[0])
+        if name not in _ELEMENTWISE:  # loads, dots, reshapes, ...: their operands need not even share a shape
+            return _unknown(ssa, shape)
         if name == "arith.select":
             (cv, ck), (av, ak), (bv, bk) = (self.at(v) for v in op.operands)
             equal = ak & bk & _same(av, bv)
