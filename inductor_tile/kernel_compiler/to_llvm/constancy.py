@@ -34,10 +34,14 @@ def constancy_leaders(lmap: LayoutMap, constancy) -> list[int]:
     `(offset // block + t // block) % (size // block)`: slots whose `(offset // block) % (size // block)`
     agree lie in one aligned run of equal values in every thread (slots that wrap around a small
     dimension hold the same element, any constancy). Where one thread spans the dimension (the CPU),
-    `t` is 0 and `block` need not divide size_per_thread."""
+    `t` is 0 and `block` need not divide size_per_thread. A value constant along a whole dimension (a
+    broadcast row mask) is one run there, whatever the layout."""
     root = lmap.root
     periods = []
     for position, d in enumerate(lmap.kept):
+        if constancy[position] >= lmap.shape[position]:  # one value along the whole dimension
+            periods.append((lmap.shape[position], 1))
+            continue
         size = largest_power_of_two_dividing(lmap.shape[position])
         threads = root.threads_per_warp[d] * root.warps_per_cta[d]
         step = root.size_per_thread[d] if threads > 1 else size  # one thread along d: its offset is 0

@@ -5,10 +5,12 @@ splits them into a lower and an upper half (two shuffles) and combines the halve
 elementwise, so a reduction of n slots takes log2(n) vector steps. What remains is
 ordered like the result's slice layout. On GPUs a thread folds its slots one after another, leaving out
 slots that hold the reduction's neutral value in every thread (`tl.where(cols < 768, x, 0.0)` in a
-1024-wide tile: static_slots.py). Across lanes the target's xor-shuffle butterfly
+1024-wide tile: static_slots.py); float sums, products, maxima and minima fold in scalars, applying a
+mask the slots share once (`reduce_guards.py`). Across lanes the target's xor-shuffle butterfly
 combines threads; across warps, shared memory: each thread stores its partial results in
-accesses of up to 16 bytes and loads every warp's the same way, and later reductions of the
-same axis and tile type cross warps with the first (one scratch, one barrier pair:
+accesses of up to 16 bytes and loads every warp's the same way, or, where that would hold many
+partials at once, threads of one warp combine them one each (`reduce_warp_tree.py`); later reductions
+of the same axis and tile type cross warps with the first (one scratch, one set of barriers:
 `reduce_partners.py`). argmax/argmin carry indices alongside the values and keep the first
 index on ties; NaN counts as the extreme value.
 fp16/bf16 accumulate in f32 on targets without native half arithmetic.
@@ -23,7 +25,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from . import half, reduce_partners
+from . import half, reduce_guards, reduce_partners, reduce_warp_tree
 from .context import I32, LoweringContext, LoweringError, byte_size, element_of, float_kind, intrinsic_suffix, lowering
 from .rules_tensor import index_vectors
 from .static_slots import neutral_groups, static_slot_values
@@ -94,12 +96,17 @@ def _chain_within_thread(ctx: LoweringContext, vectors: list[ir.Value], slots_pe
                          slot_dims: list[int], axis: int, combine, skip: frozenset[int] = frozenset()) -> list[ir.Value]:
     """Fold the slots along `axis` one after another: the fewest live registers (GPU threads hold few slots).
     The coordinates in `skip` (slots that change nothing, `_neutral_coordinates`) are left out."""
-    groups = [group for k, group in enumerate(_axis_groups(vectors[0].type.count, slots_per_dim, slot_dims, axis))
-              if k not in skip]
+    groups = _kept_groups(vectors[0].type.count, slots_per_dim, slot_dims, axis, skip)
     result = [ctx.shuffle(v, groups[0]) for v in vectors]
     for group in groups[1:]:
         result = combine(result, [ctx.shuffle(v, group) for v in vectors])
     return result
+
+
+def _kept_groups(count: int, slots_per_dim: list[int], slot_dims: list[int], axis: int,
+                 skip: frozenset[int]) -> list[list[int]]:
+    """The slots of each coordinate along `axis` but those in `skip`."""
+    return [group for k, group in enumerate(_axis_groups(count, slots_per_dim, slot_dims, axis)) if k not in skip]
 
 
 def _neutral_coordinates(lmap, operand, slots_per_dim: list[int], axis: int, kind: str, element) -> frozenset[int]:
@@ -198,6 +205,7 @@ def _within_warps(ctx: LoweringContext, op: Operation) -> _Partial:
         vectors = [_halves(ctx, v, slots_per_dim, slot_dims, root_axis)[0] for v in vectors]
         slots_per_dim[root_axis] //= 2
 
+    copies = slots_per_dim != list(lmap.slots_per_dim)
     if base_kind in ("argmax", "argmin"):
         pair_combine = _arg_combiner(ctx, base_kind, is_float, unsigned)
 
@@ -213,7 +221,15 @@ def _within_warps(ctx: LoweringContext, op: Operation) -> _Partial:
         vectors = _tree_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine)
     else:
         skip = _neutral_coordinates(lmap, op.operands[0], slots_per_dim, root_axis, kind, element_of(src_type))
-        vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine, skip)
+        folded = None
+        # in scalars, with a mask the slots share applied once (reduce_guards.py)
+        if not copies and not soft_half and len(vectors) == 1:
+            groups = _kept_groups(value.type.count, slots_per_dim, slot_dims, root_axis, skip)
+            folded = reduce_guards.fold_slots(ctx, op.operands[0], base_kind, groups, value_combine)
+        if folded is not None:
+            vectors = [folded]
+        else:
+            vectors = _chain_within_thread(ctx, vectors, slots_per_dim, slot_dims, root_axis, combine, skip)
     vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
 
     def finish(vectors: list[ir.Value]) -> ir.Value:
@@ -254,11 +270,12 @@ def _across_lanes(ctx: LoweringContext, lmap, root_axis: int, vectors: list[ir.V
 
 def _across_threads(ctx: LoweringContext, op: Operation, lmap, root_axis: int, vectors: list[ir.Value],
                     combine) -> list[ir.Value]:
-    """Combine partial results held by different lanes and warps (one reduction: rules_combine's)."""
+    """Combine partial results held by different lanes and warps (one reduction: rules_combine's, whose
+    combine may give different bits in another order: no warp tree, whose lanes all store their result)."""
     vectors, unique_warps = _across_lanes(ctx, lmap, root_axis, vectors, combine)
     if unique_warps > 1:
         vectors = _across_warps(ctx, op, vectors, lmap.root, root_axis, unique_warps,
-                                _warp_stride(lmap.root, root_axis), combine)
+                                _warp_stride(lmap.root, root_axis), combine, commutative=False)
     return vectors
 
 
@@ -313,7 +330,7 @@ def _scalar_across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.V
 
 
 def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], root, root_axis: int,
-                  unique_warps: int, warp_stride: int, combine) -> list[ir.Value]:
+                  unique_warps: int, warp_stride: int, combine, commutative: bool = True) -> list[ir.Value]:
     """Each warp writes its partial results to shared memory; every thread then combines the warps' in order.
 
     Threads holding the same result slots form a group (`shared.thread_group`); threads holding copies store
@@ -340,10 +357,12 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
     warp = ctx.target.warp_id(b)
     warp_coord = b.urem(b.udiv(warp, ir.Constant(I32, warp_stride)), ir.Constant(I32, root.warps_per_cta[root_axis]))
     own = b.urem(warp_coord, ir.Constant(I32, unique_warps))
+    tree = commutative and reduce_warp_tree.fits(ctx, vectors, groups * count, unique_warps)
     starts, offset_bytes = [], 0
     for v in vectors:
         starts.append(offset_bytes)
-        offset_bytes += -(-groups * unique_warps * count * byte_size(v.type.element) // 16) * 16
+        offset_bytes += reduce_warp_tree.scratch_bytes(groups * count, unique_warps, v.type.element) if tree else \
+            -(-groups * unique_warps * count * byte_size(v.type.element) // 16) * 16
     at, wait = reduce_partners.scratch_place(ctx, op, offset_bytes)
     base = ctx.target.shared_memory(ctx.module, b, 0)
     buffers = [b.gep(base, [ir.Constant(I32, at + start)], source_etype=ir.IntType(8)) for start in starts]
@@ -357,6 +376,9 @@ def _across_warps(ctx: LoweringContext, op: Operation, vectors: list[ir.Value], 
 
     if wait:
         ctx.target.barrier(b)
+    if tree:
+        return reduce_warp_tree.combine_in_a_warp(ctx, vectors, buffers, b.mul(group, ir.Constant(I32, count)), own,
+                                                  groups * count, unique_warps, combine)
     for v, region in zip(vectors, buffers):
         if warps_inner(v):  # slot s of warp w at s * unique_warps + w
             places = b.mul(slot_steps, ir.Constant(slot_steps.type, [unique_warps] * count))

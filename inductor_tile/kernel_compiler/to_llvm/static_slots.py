@@ -5,17 +5,21 @@ A 768-column layer norm in a 1024-wide tile on one warp: each thread's last 8 sl
 folds the select to 0.0 but must keep `acc + 0.0` (it is not `acc` for acc = -0.0), one add per slot;
 `rules_reduce` leaves such slots out of a thread's sum (keeping one +0.0): `neutral_groups`.
 
-`static_slot_values` evaluates the value's definition at every element a slot holds (`LayoutMap.index`
-over all lanes and warps) through index arithmetic alone: ranges, splats of constants, shape ops,
-integer arithmetic and compares, i1 and/or, selects, and float arithmetic whose result is exact.
-Anything else (loads, program ids, arguments) is unknown, and so is a slot unless every element agrees.
+`static_slot_values` evaluates the value's definition over the whole tile at once (numpy arrays of values
+and of where they are known), then reads every thread's elements of each slot (`LayoutMap.slot_offset`
+plus `thread_offset` over all lanes and warps), through index arithmetic alone: ranges, splats of
+constants, shape ops, integer arithmetic and compares, i1 and/or, selects, and float arithmetic whose
+result is exact. Anything else (loads, program ids, arguments) is unknown, and so is a slot unless every
+element agrees.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 
+import numpy as np
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, IntegerType
 from xdsl.ir import SSAValue
 
@@ -23,38 +27,58 @@ from ..ir.layouts import LayoutMap
 from ..ir.tt_types import element_of, shape_of
 
 UNKNOWN = None
-#: slots times threads evaluated at most per value (a bound on compile time)
-MAX_EVALUATIONS = 1 << 12
+#: tile elements, and slots times threads, evaluated at most per value (a bound on compile time and memory)
+MAX_ELEMENTS = 1 << 16
 
-_INT_COMPARE = {"eq": lambda a, b: a == b, "ne": lambda a, b: a != b, "slt": lambda a, b: a < b,
-                "sle": lambda a, b: a <= b, "sgt": lambda a, b: a > b, "sge": lambda a, b: a >= b}
+_INT_COMPARE = {"eq": np.equal, "ne": np.not_equal, "slt": np.less, "sle": np.less_equal, "sgt": np.greater,
+                "sge": np.greater_equal}
+_UNSIGNED = {"ult": "slt", "ule": "sle", "ugt": "sgt", "uge": "sge"}
 _ELEMENTWISE = {"arith.select", "arith.andi", "arith.ori", "arith.addi", "arith.subi", "arith.muli", "arith.extsi",
                 "arith.extui", "arith.cmpi", "arith.addf", "arith.subf", "arith.mulf", "arith.extf", "arith.truncf",
                 "arith.sitofp"}
-_UNSIGNED = {"ult": "slt", "ule": "sle", "ugt": "sgt", "uge": "sge"}
+_INT_ARITHMETIC = {"arith.addi": np.add, "arith.subi": np.subtract, "arith.muli": np.multiply}
+_FLOAT_ARITHMETIC = {"arith.addf": np.add, "arith.subf": np.subtract, "arith.mulf": np.multiply}
 
 
-def static_slot_values(lmap: LayoutMap, ssa: SSAValue) -> list:
+def static_slot_values(lmap: LayoutMap, ssa: SSAValue, evaluator: "TileEvaluator | None" = None) -> list:
     """Per slot of a thread holding `ssa` (layout map `lmap`): the constant every element it holds in every
-    thread has (int, float or bool), or UNKNOWN."""
+    thread has (int, float or bool), or UNKNOWN. `evaluator`: one shared by several calls (its memo)."""
     root = lmap.root
     lanes, warps = math.prod(root.threads_per_warp), math.prod(root.warps_per_cta)
-    if lmap.num_slots * lanes * warps > MAX_EVALUATIONS:
+    if lmap.num_slots * lanes * warps > MAX_ELEMENTS or math.prod(lmap.shape) > MAX_ELEMENTS:
         return [UNKNOWN] * lmap.num_slots
-    evaluator = _Evaluator()
-    threads = [lmap.thread_offset(lane, warp) for lane in range(lanes) for warp in range(warps)]
-    values = []
-    for slot in range(lmap.num_slots):
-        own = lmap.slot_offset(slot)
-        first = UNKNOWN
-        for offset in threads:
-            value = evaluator.at(ssa, tuple((a + b) % size for a, b, size in zip(own, offset, lmap.shape)))
-            if value is UNKNOWN or (first is not UNKNOWN and _key(value) != _key(first)):
-                first = UNKNOWN
-                break
-            first = value
-        values.append(first)
-    return values
+    values, known = (evaluator or TileEvaluator()).at(ssa)
+    if not known.any():
+        return [UNKNOWN] * lmap.num_slots
+    index = _element_indices(lmap)
+    held, held_known = values[index], known[index]  # [slot, thread]
+    first = held[:, :1]
+    same = held == first
+    if values.dtype == np.float64:
+        same &= np.signbit(held) == np.signbit(first)
+    agreed = (held_known & same).all(axis=1)
+    return [_python(held[slot, 0]) if agreed[slot] else UNKNOWN for slot in range(lmap.num_slots)]
+
+
+@functools.lru_cache(maxsize=16)
+def _element_indices(lmap: LayoutMap) -> tuple[np.ndarray, ...]:
+    """Per dimension, the index of the element each [slot, thread] holds (at most MAX_ELEMENTS of int32)."""
+    root = lmap.root
+    lanes, warps = math.prod(root.threads_per_warp), math.prod(root.warps_per_cta)
+    threads = np.array([lmap.thread_offset(lane, warp) for lane in range(lanes) for warp in range(warps)],
+                       dtype=np.int64).reshape(lanes * warps, len(lmap.shape))
+    slots = np.array([lmap.slot_offset(slot) for slot in range(lmap.num_slots)],
+                     dtype=np.int64).reshape(lmap.num_slots, len(lmap.shape))
+    return tuple(((slots[:, None, d] + threads[None, :, d]) % size).astype(np.int32)
+                 for d, size in enumerate(lmap.shape))
+
+
+def _python(value):
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    return float(value)
 
 
 def _key(value):
@@ -64,54 +88,77 @@ def _key(value):
     return value
 
 
-class _Evaluator:
+class TileEvaluator:
+    """Values of SSA values over their whole tile, as (values, known) numpy arrays of the tensor's shape
+    (0-d for scalars): bool for i1, int64 (wrapped to the type's width) for integers, float64 for floats."""
+
     def __init__(self) -> None:
-        self.memo: dict[tuple[SSAValue, tuple[int, ...]], object] = {}
+        self.memo: dict[SSAValue, tuple[np.ndarray, np.ndarray]] = {}
 
-    def at(self, ssa: SSAValue, index: tuple[int, ...]):
-        if not shape_of(ssa.type):
-            index = ()  # a scalar (a select's condition, a splat's source)
-        key = (ssa, index)
-        if key not in self.memo:
-            self.memo[key] = self._evaluate(ssa, index)
-        return self.memo[key]
+    def at(self, ssa: SSAValue) -> tuple[np.ndarray, np.ndarray]:
+        if ssa not in self.memo:
+            shape = shape_of(ssa.type)
+            if math.prod(shape) > MAX_ELEMENTS:
+                self.memo[ssa] = _unknown(ssa, shape)
+            else:
+                values, known = self._evaluate(ssa, shape)
+                self.memo[ssa] = (np.broadcast_to(values, shape), np.broadcast_to(known, shape))
+        return self.memo[ssa]
 
-    def _evaluate(self, ssa: SSAValue, index: tuple[int, ...]):
+    def _evaluate(self, ssa: SSAValue, shape: tuple[int, ...]):
         op = getattr(ssa, "op", None)
         if op is None:  # a block argument: a kernel argument or a loop-carried value
-            return UNKNOWN
+            return _unknown(ssa, shape)
         name = op.name
         if name == "arith.constant":
-            return _constant(op.value, ssa)
+            return _constant(op.value, ssa, shape)
         if name == "tt.make_range":
-            return op.start.value.data + index[0]
+            return op.start.value.data + np.arange(shape[0], dtype=np.int64), np.ones(shape, dtype=bool)
         if name == "tt.splat":
-            return self.at(op.operands[0], ())
+            return self.at(op.operands[0])
         if name == "tt.expand_dims":
+            values, known = self.at(op.operands[0])
             axis = op.axis.value.data
-            return self.at(op.operands[0], index[:axis] + index[axis + 1:])
-        if name == "tt.broadcast":
-            source = shape_of(op.operands[0].type)
-            return self.at(op.operands[0], tuple(0 if size == 1 else i for i, size in zip(index, source)))
-        if name == "ttg.convert_layout":
-            return self.at(op.operands[0], index)
-        if name not in _ELEMENTWISE:
-            return UNKNOWN
+            return np.expand_dims(values, axis), np.expand_dims(known, axis)
+        if name in ("tt.broadcast", "ttg.convert_layout"):
+            return self.at(op.operands[0])
+        if name not in _ELEMENTWISE:  # loads, dots, reshapes, ...: their operands need not even share a shape
+            return _unknown(ssa, shape)
         if name == "arith.select":
-            cond = self.at(op.operands[0], index)
-            if cond is not UNKNOWN:
-                return self.at(op.operands[1 if cond else 2], index)
-            a = self.at(op.operands[1], index)
-            return a if a is not UNKNOWN and _key(a) == _key(self.at(op.operands[2], index)) else UNKNOWN
-        operands = [self.at(v, index) for v in op.operands]
+            (cv, ck), (av, ak), (bv, bk) = (self.at(v) for v in op.operands)
+            equal = ak & bk & _same(av, bv)
+            return np.where(cv, av, bv), (ck & np.where(cv, ak, bk)) | (~ck & equal)
+        operands = [self.at(v) for v in op.operands]
         if name in ("arith.andi", "arith.ori") and _is_i1(ssa):
             stop = name == "arith.ori"  # the value that decides alone: false for and, true for or
-            if any(v is not UNKNOWN and v == stop for v in operands):
-                return stop
-            return UNKNOWN if UNKNOWN in operands else (not stop)
-        if UNKNOWN in operands:
-            return UNKNOWN
-        return _arithmetic(name, op, operands, ssa)
+            (av, ak), (bv, bk) = operands
+            decided = (ak & (av == stop)) | (bk & (bv == stop))
+            values = (av | bv) if stop else (av & bv)
+            return np.where(decided, stop, values), decided | (ak & bk)
+        known = functools.reduce(np.logical_and, [k for _, k in operands], np.ones((), dtype=bool))
+        result = _arithmetic(name, op, [v for v, _ in operands], ssa)
+        if result is UNKNOWN:
+            return _unknown(ssa, shape)
+        values, exact = result
+        return values, known & exact
+
+
+def _unknown(ssa: SSAValue, shape: tuple[int, ...]):
+    return np.zeros(shape, dtype=_dtype(ssa)), np.zeros(shape, dtype=bool)
+
+
+def _dtype(ssa: SSAValue):
+    elem = element_of(ssa.type)
+    if isinstance(elem, IntegerType):
+        return bool if elem.width.data == 1 else np.int64
+    return np.float64
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Equal constants; +0.0 and -0.0 differ."""
+    if a.dtype == np.float64:
+        return (a == b) & (np.signbit(a) == np.signbit(b))
+    return a == b
 
 
 def _is_i1(ssa: SSAValue) -> bool:
@@ -124,60 +171,71 @@ def _width(ssa: SSAValue) -> int | None:
     return elem.width.data if isinstance(elem, IntegerType) else None
 
 
-def _wrap(value: int, width: int) -> int:
-    """`value` as a signed integer of `width` bits."""
-    value &= (1 << width) - 1
-    return value - (1 << width) if value >> (width - 1) else value
+def _wrap(values: np.ndarray, width: int) -> np.ndarray:
+    """`values` as signed integers of `width` bits (int64 arithmetic wraps at 64 by itself)."""
+    if width >= 64:
+        return values
+    half = np.int64(1) << np.int64(width - 1)
+    return ((values + half) & ((half << np.int64(1)) - 1)) - half
 
 
-def _constant(attr, ssa: SSAValue):
+def _unsigned(values: np.ndarray, width: int) -> np.ndarray:
+    return values.astype(np.int64).view(np.uint64) if width >= 64 else values & ((np.int64(1) << np.int64(width)) - 1)
+
+
+def _constant(attr, ssa: SSAValue, shape: tuple[int, ...]):
     if isinstance(attr, DenseIntOrFPElementsAttr):
         if not attr.is_splat():
-            return UNKNOWN
+            return _unknown(ssa, shape)
         value = attr.get_values()[0]
     elif isinstance(attr, (IntegerAttr, FloatAttr)):
         value = attr.value.data
     else:
-        return UNKNOWN
-    if _is_i1(ssa):
-        return bool(value)
+        return _unknown(ssa, shape)
     width = _width(ssa)
-    return _wrap(int(value), width) if width else float(value)
+    if width == 1:
+        value = bool(value)
+    elif width:
+        value = (int(value) + (1 << 63)) % (1 << 64) - (1 << 63)  # two's complement in 64 bits
+        value = int(_wrap(np.array(value, dtype=np.int64), width))
+    else:
+        value = float(value)
+    return np.full(shape, value, dtype=_dtype(ssa)), np.ones(shape, dtype=bool)
 
 
-def _exact_float(value: float):
-    """`value` where every float type holds it exactly (signed zeros, infinities, small integers), else UNKNOWN."""
-    if math.isnan(value):
-        return UNKNOWN
-    if math.isinf(value) or (value == int(value) and abs(value) <= 2048):
-        return value
-    return UNKNOWN
+def _exact_floats(values: np.ndarray) -> np.ndarray:
+    """Where every float type holds `values` exactly (signed zeros, infinities, small integers)."""
+    with np.errstate(invalid="ignore"):
+        return np.isinf(values) | ((values == np.round(values)) & (np.abs(values) <= 2048))
 
 
 def _arithmetic(name: str, op, operands: list, ssa: SSAValue):
+    """(values, where they are exact) of an element-wise op, or UNKNOWN for an op not evaluated here."""
     width = _width(ssa)
-    if name in ("arith.addi", "arith.subi", "arith.muli") and width and width > 1:
-        a, b = operands
-        return _wrap(a + b if name == "arith.addi" else a - b if name == "arith.subi" else a * b, width)
+    everywhere = np.ones((), dtype=bool)
+    if name in _INT_ARITHMETIC and width and width > 1:
+        with np.errstate(over="ignore"):
+            return _wrap(_INT_ARITHMETIC[name](*operands), width), everywhere
     if name in ("arith.extsi", "arith.extui") and _width(op.operands[0]) not in (None, 1):
-        value = operands[0]
-        return value if name == "arith.extsi" or value >= 0 else UNKNOWN
+        (value,) = operands
+        return value, everywhere if name == "arith.extsi" else value >= 0
     if name == "arith.cmpi":
         a, b = operands
         predicate = op.predicate_name
+        if _is_i1(op.operands[0]) and predicate not in ("eq", "ne"):
+            return UNKNOWN
         if predicate in _UNSIGNED:
             bits = _width(op.operands[0]) or 64
-            a, b, predicate = a % (1 << bits), b % (1 << bits), _UNSIGNED[predicate]
-        return _INT_COMPARE[predicate](a, b)
-    if name in ("arith.addf", "arith.subf", "arith.mulf") and width is None:
+            a, b, predicate = _unsigned(a, bits), _unsigned(b, bits), _UNSIGNED[predicate]
+        return _INT_COMPARE[predicate](a, b), everywhere
+    if name in _FLOAT_ARITHMETIC and width is None:
         a, b = operands
-        if name == "arith.subf":
-            b = -b
-        if name == "arith.mulf":
-            return _exact_float(a * b) if not (math.isinf(a) or math.isinf(b)) else UNKNOWN
-        return _exact_float(a + b) if not (math.isinf(a) or math.isinf(b)) else UNKNOWN
+        with np.errstate(invalid="ignore", over="ignore"):
+            values = _FLOAT_ARITHMETIC[name](a, b)
+        return values, ~np.isinf(a) & ~np.isinf(b) & _exact_floats(values)
     if name in ("arith.extf", "arith.truncf", "arith.sitofp"):
-        return _exact_float(float(operands[0]))
+        values = operands[0].astype(np.float64)
+        return values, _exact_floats(values)
     return UNKNOWN
 
 
