@@ -113,12 +113,6 @@ def execute(m, opcode: str, ops: list[str]) -> None:
         return m.set(ops[0], a * b, bits)
     if name == "mad" and parts[1] == "lo":
         return m.set(ops[0], a * b + m.value(ops[3]), bits)
-    if name in ("div", "rem") and parts[1][0] in "su":  # C's truncating division (matmul's tile order)
-        x, y = (_signed(a, bits), _signed(b, bits)) if parts[1][0] == "s" else (a & U64(mask), b & U64(mask))
-        if (y == 0).any():
-            raise PtxError(f"{opcode} by zero")
-        quotient = np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y)) if parts[1][0] == "s" else x // y
-        return m.set(ops[0], (quotient if name == "div" else x - quotient * y).astype(np.uint64), bits)
     if name in ("min", "max") and parts[1][0] in "su":
         x, y = (_signed(a, bits), _signed(b, bits)) if parts[1][0] == "s" else (a & U64(mask), b & U64(mask))
         return m.set(ops[0], (np.minimum if name == "min" else np.maximum)(x, y).astype(np.uint64), bits)
@@ -344,9 +338,7 @@ def _wgmma(m, opcode: str, ops: list[str]) -> None:
     accumulate = m.value(ops[3]).astype(bool)
     lane = np.arange(128)
     w, g, t = lane // 32, lane % 32 // 4, lane % 4
-    # d's registers may be unset where the instruction does not add them (scale-d false): NaN until written
-    unset = np.full(m.threads, 0x7FC00000, dtype=np.uint64)
-    outputs = {r: m.regs[r].copy() if r in m.regs else unset.copy() for r in d}
+    outputs = {r: m.value(r).copy() for r in d}
     for group in range(m.threads // 128):
         threads = slice(128 * group, 128 * group + 128)
         if ops[1].startswith("{"):

@@ -2,16 +2,14 @@
 warpgroup of 128 threads per instruction; lane = 4 g + t within warp w of the group):
 
 - descriptors (a and b): start address, LBO (bits 16-29) and SBO (bits 32-45) in 16-byte units, swizzle in
-  bits 62-63 (0: "interleaved"; 1-3: 128-, 64-, 32-byte rows, `_swizzled_addresses`). Core matrices are 8
-  rows of 16 bytes; SBO steps from one group of 8 MN indices to the next, LBO from one group of 8 k to the
-  next. K-major (transpose immediate 0): a row per mn, of 8 consecutive k: (mn, k) at start + (mn / 8) SBO +
-  (k / 8) LBO + (mn % 8) 16 + (k % 8) 2 bytes; MN-major (1): a row per k, of 8 consecutive mn: ... +
-  (k % 8) 16 + (mn % 8) 2.
+  bits 62-63 (only 0, "interleaved", here). Core matrices are 8 rows of 16 bytes; SBO steps from one group
+  of 8 MN indices to the next, LBO from one group of 8 k to the next. K-major (transpose immediate 0): a
+  row per mn, of 8 consecutive k: (mn, k) at start + (mn / 8) SBO + (k / 8) LBO + (mn % 8) 16 + (k % 8) 2
+  bytes; MN-major (1): a row per k, of 8 consecutive mn: ... + (k % 8) 16 + (mn % 8) 2.
 - a from registers (four b32, two halves each, the lower k in the low half), warp w holding rows 16 w..:
   a0 = A(g, 2t..2t+1), a1 = A(g+8, 2t..), a2 = A(g, 2t+8..), a3 = A(g+8, 2t+8..).
 - d (f32): d_i = D(16 w + g + 8 ((i >> 1) & 1), 8 (i >> 2) + 2 t + (i & 1)); the predicate operand says
-  whether d is added (scale-d; false: d's registers are not read), the two immediates after it scale a and b
-  (only 1 here).
+  whether d is added (scale-d), the two immediates after it scale a and b (only 1 here).
 """
 
 from __future__ import annotations
@@ -36,35 +34,15 @@ def _element(bits: np.ndarray, kind: str) -> np.ndarray:
     return _halves(bits, kind)[0]
 
 
-SWIZZLE_BYTES = {1: 128, 2: 64, 3: 32}  # a descriptor's mode (bits 62-63) -> bytes per swizzled row
-
-
 def descriptor_read(m, desc: int, mn_size: int, mn_major: bool, kind: str) -> np.ndarray:
     """The [mn_size, 16] operand of 16-bit elements a descriptor points at."""
+    if desc >> 62:
+        raise PtxError("swizzled 16-bit descriptor: not simulated")
     start, lbo, sbo = (desc & 0x3FFF) << 4, ((desc >> 16) & 0x3FFF) << 4, ((desc >> 32) & 0x3FFF) << 4
     mn, k = np.meshgrid(np.arange(mn_size), np.arange(16), indexing="ij")
-    if desc >> 62:
-        where = _swizzled_addresses(start, mn, k, mn_major, SWIZZLE_BYTES[desc >> 62], lbo, sbo)
-    else:
-        inner = (k % 8) * 16 + (mn % 8) * 2 if mn_major else (mn % 8) * 16 + (k % 8) * 2
-        where = start + (mn // 8) * sbo + (k // 8) * lbo + inner
+    inner = (k % 8) * 16 + (mn % 8) * 2 if mn_major else (mn % 8) * 16 + (k % 8) * 2
+    where = start + (mn // 8) * sbo + (k // 8) * lbo + inner
     return _element(m.load("shared", where.reshape(-1).astype(np.uint64), 2), kind).reshape(mn_size, 16)
-
-
-def _swizzled_addresses(start: int, mn: np.ndarray, k: np.ndarray, mn_major: bool, row: int, lbo: int,
-                        sbo: int) -> np.ndarray:
-    """Shared addresses of (mn, k) in the swizzled layouts: rows of `row` bytes, one per mn
-    of consecutive k (K-major) or one per k of consecutive mn (MN-major, blocks of row / 2 mn LBO apart), groups
-    of 8 rows SBO apart; then the hardware's permutation, from the address: the 16-byte chunk index (bits 4-6)
-    XORed with the 128-byte line index (bits 7-9) within the repeat (row / 16 lines: 8, 4 or 2), of the whole
-    address (a k step's start lies 32 bytes into a row: its chunks are permuted by the row they lie in)."""
-    per_row = row // 2
-    if mn_major:
-        logical = (mn // per_row) * lbo + (k // 8) * sbo + (k % 8) * row + (mn % per_row) * 2
-    else:
-        logical = (mn // 8) * sbo + (mn % 8) * row + k * 2
-    where = start + logical
-    return where ^ (((where >> 7) & (row // 16 - 1)) << 4)
 
 
 def _register_a(m, registers: list[str], threads: slice, kind: str) -> np.ndarray:
@@ -90,9 +68,7 @@ def wgmma_k16(m, kind: str, n: int, ops: list[str], registers, uniform, f32, fro
     accumulate = m.value(ops[3]).astype(bool)
     lane = np.arange(128)
     w, g, t = lane // 32, lane % 32 // 4, lane % 4
-    # d's registers may be unset where the instruction does not add them (scale-d false): NaN until written
-    unset = np.full(m.threads, 0x7FC00000, dtype=np.uint64)
-    outputs = {r: m.regs[r].copy() if r in m.regs else unset.copy() for r in d}
+    outputs = {r: m.value(r).copy() for r in d}
     for group in range(m.threads // 128):
         threads = slice(128 * group, 128 * group + 128)
         if a_in_registers:

@@ -107,33 +107,22 @@ CHECK-NEXT: ttg.async_wait {pending = 0 : i32}
 
 
 def test_attention_copies_k_and_v_and_waits_for_its_dots(tmp_path):
-    """q is loaded once, into a one-slot ring (its copies the oldest group, covered by the loop's first wait)
-    that every iteration's first wgmma dot reads; the dots feed the softmax, so none stays in flight."""
+    """q is loaded once (its conversion stays); the dots feed the softmax, so none stays in flight."""
     text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(64), mma_version=3, num_stages=3)
     filecheck(text, """
-CHECK-NOT: ttg.convert_layout {{.*}} -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0
+CHECK: ttg.convert_layout {{.*}} -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0
 CHECK: ttg.ring_alloc : !ttg.ring<3x64x64xf16>
 CHECK: ttg.ring_alloc : !ttg.ring<3x64x64xf16>
-CHECK: %[[Q:.*]] = ttg.ring_alloc : !ttg.ring<1x64x64xf16>
-CHECK-NEXT: ttg.async_copy %[[Q]], %[[ZERO:[0-9]+]]
-CHECK-NEXT: ttg.async_commit_group
-CHECK: ttg.async_copy
 CHECK: scf.for
 CHECK-NEXT: ttg.async_wait {pending = 1 : i32}
-CHECK: ttg.ring_read %[[Q]], %[[ZERO]]
-CHECK-NEXT: tt.dot
+CHECK: ttg.ring_read
+CHECK: tt.dot
 CHECK: ttg.ring_read
 CHECK: tt.dot
 CHECK-NOT: ttg.dot_wait
 CHECK: ttg.async_wait {pending = 0 : i32}
 """, tmp_path)
-    assert text.count("ttg.async_copy") == 3 * 2 + 1  # two prologue stages and the loop's, for k and v; q's
-
-
-def test_attention_on_mma_sync_keeps_q_in_registers(tmp_path):
-    text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(64), mma_version=2, num_stages=3,
-                  shared=SM80_SHARED)
-    assert "!ttg.ring<1x" not in text and "ttg.convert_layout" in text
+    assert text.count("ttg.async_copy") == 3 * 2  # two prologue stages and the loop's, for k and v
 
 
 @pytest.mark.parametrize("num_stages", [0, 1])
@@ -214,9 +203,8 @@ def test_matmul_ptx_copies_with_cp_async(arch, unit_stride, monkeypatch):
 def test_attention_ptx_copies_with_cp_async(arch, head_dim, monkeypatch):
     monkeypatch.delenv("TILE_WGMMA", raising=False)
     ptx, report, shared = _ptx(dot_kernels.attention_fwd_kernel, attention_specs(head_dim), arch, 3)
-    # k and v: 64 x head_dim halves each, 16-byte copies over 128 threads, 3 stages; wgmma: q's, once
-    copies = (3 * 2 + (arch == 90)) * 64 * head_dim // (8 * 128)
-    assert ptx.count("cp.async.cg.shared.global") == copies
+    # k and v: 64 x head_dim halves each, 16-byte copies over 128 threads, 3 stages
+    assert ptx.count("cp.async.cg.shared.global") == 3 * 2 * 64 * head_dim // (8 * 128)
     assert ("wgmma.mma_async" in ptx) == (arch == 90) and "serialized" not in report
     assert shared >= 3 * 2 * 64 * head_dim * 2  # the rings come after the softmax's exchanges
 

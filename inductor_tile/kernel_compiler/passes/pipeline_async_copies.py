@@ -30,11 +30,6 @@ dot's do (their slots hold K-major tf32 tiles: to_llvm/dot_async.py; mma.sync ro
 wgmma truncates). Operands that are not such loads (attention's q,
 computed operands) keep their conversions (and
 pipeline-loads' prefetch through registers, which leaves the ring operands to this pass).
-A 16-bit a operand of such a wgmma dot that is loaded before the loop (attention's q) goes into a one-slot
-ring, copied once before the loop as the oldest group (`_resident_operands`): the dot reads it through
-descriptors instead of holding it in registers for the whole loop (attention d=128: 172 -> 144 registers
-on sm_90). The copies' addresses add the loop's offsets last, and a wgmma ring kernel's stores their rows'
-offsets last (`ring_addresses.py`; the tf32 128x128x32 matmul 254 -> 179 registers).
 num_stages <= 1 leaves the loop alone; the rings of a loop take at most `max_ring_bytes` (fewer
 stages if needed, down to 2; Triton reports an out-of-resources error instead). Run last in the
 TTGIR pipeline: it needs the final layouts.
@@ -53,7 +48,7 @@ from xdsl.passes import ModulePass
 from ..ir import arith_ext, tt
 from ..ir.dot_layouts import DotOperand, NvidiaMma
 from ..ir.tt_debug import DebugBarrierOp
-from ..ir.tt_memory import LoadOp, StoreOp, access_hints
+from ..ir.tt_memory import LoadOp
 from ..ir.tt_types import element_of, shape_of
 from ..ir.ttg import ConvertLayoutOp, layout_of, with_layout
 from ..ir.ttg_async import (AsyncCommitGroupOp, AsyncCopyOp, AsyncWaitOp, DotWaitOp, RingAllocOp, RingReadOp,
@@ -61,7 +56,6 @@ from ..ir.ttg_async import (AsyncCommitGroupOp, AsyncCopyOp, AsyncWaitOp, DotWai
 from .layout_constraints import functions
 from .matchers import scalar_constant
 from .pipeline_loads import address_slice
-from .ring_addresses import contiguous_offsets_first, invariant_offsets_first
 
 
 
@@ -141,51 +135,6 @@ def _copy(operand: _Operand, ring: SSAValue, slot: SSAValue, iv: SSAValue, index
     return ops + [copy]
 
 
-def _resident_operands(body: Block, operands: list[_Operand]) -> list[_Operand]:
-    """16-bit a operands of wgmma dots of the loop, loaded and converted before it (attention's q), whose dot
-    reads b from a ring: copied once into a one-slot ring before the loop and read from it by every iteration's
-    wgmma through descriptors, instead of staying in registers (64 x 128 fp16: 32 per thread) for the whole
-    loop, as Triton keeps them in shared memory. Their copies form the oldest group, so the loop's first
-    async_wait (and its proxy fence and barrier) covers them."""
-    ringed = {o.conversion.result for o in operands}
-    found = []
-    for dot in body.ops:
-        if not (isinstance(dot, tt.DotOp) and dot.b in ringed):
-            continue
-        conversion = dot.a.owner
-        layout = layout_of(dot.a.type)
-        if not (isinstance(conversion, ConvertLayoutOp) and conversion.parent_block() is not body
-                and isinstance(layout, DotOperand) and isinstance(layout.parent, NvidiaMma)
-                and layout.parent.version == 3 and len(list(conversion.result.uses)) == 1):
-            continue
-        load = conversion.src.owner
-        ty = conversion.src.type
-        if not (isinstance(load, LoadOp) and load.parent_block() is conversion.parent_block()
-                and len(list(load.result.uses)) == 1 and isinstance(ty, TensorType) and len(shape_of(ty)) == 2
-                and element_of(ty).bitwidth == 16 and zero_or_none(load.other)
-                and not access_hints(load).volatile):
-            continue
-        found.append(_Operand(load, conversion, []))
-    return found
-
-
-def _resident_copy(operand: _Operand, ring: SSAValue, slot: SSAValue) -> list[Operation]:
-    """The async copy of a resident operand's load (its own address and mask) into `slot`."""
-    load = operand.load
-    ops: list[Operation] = []
-    mask = load.mask
-    if mask is None:
-        ptr_type = load.ptr.type
-        assert isinstance(ptr_type, TensorType)
-        true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
-        splat = tt.SplatOp(true.result, TensorType(IntegerType(1), ptr_type.get_shape(), ptr_type.encoding))
-        ops += [true, splat]
-        mask = splat.result
-    copy = AsyncCopyOp(ring, slot, load.ptr, mask)
-    copy.location = load.location
-    return ops + [copy]
-
-
 def _next_slot(slot: SSAValue, stages: int) -> list[Operation]:
     """(slot + 1) % stages, without a division."""
     one, last = _constant(1), _constant(stages)
@@ -213,28 +162,17 @@ def _async_accumulator(dot: tt.DotOp, body: Block) -> int | None:
 
 
 def _ring_bytes(operands: list[_Operand], stages: int) -> int:
+    from ..to_llvm.dot_tf32_tiles import tf32_tile
+
     total = 0
     for operand in operands:
         rows, cols = shape_of(operand.load.result.type)
         slot = (rows * cols + 8 * max(rows, cols)) * 2  # the most padding a slot gets (to_llvm/dot_async.py)
-        if element_of(operand.load.result.type).bitwidth == 32:
-            slot = _tf32_slot_bytes(operand)
+        if element_of(operand.load.result.type).bitwidth == 32:  # K-major tf32 tiles, the most padding
+            mn, k = (rows, cols) if next(iter(operand.conversion.result.uses)).index == 0 else (cols, rows)
+            slot = 2 * tf32_tile(mn, k, 24, 56).elements
         total += stages * -(-slot // 1024) * 1024  # swizzled slots start at multiples of 1 KiB
     return total
-
-
-def _tf32_slot_bytes(operand: _Operand) -> int:
-    """A tf32 slot's bytes: the K-major tile with the padding that to_llvm/dot_async.py will choose for the
-    copies' layout (a 128x256x64 fp32 matmul's two stages fit in sm_90's shared memory only at that size)."""
-    from ..ir.layouts import LayoutMap
-    from ..ir.ttg import layout_of
-    from ..to_llvm.dot_tf32_tiles import choose_tile
-
-    use = next(iter(operand.conversion.result.uses))
-    dot_layout = layout_of(use.operation.results[0].type)
-    groups = dot_layout.warps_per_cta[0] // 4 if dot_layout.version == 3 else 0  # as dot_async's ring_alloc
-    ty = operand.load.result.type
-    return 2 * choose_tile(LayoutMap(layout_of(ty), tuple(shape_of(ty))), use.index, groups).elements
 
 
 def _both_tf32_operands(operands: list[_Operand]) -> list[_Operand]:
@@ -256,20 +194,11 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
     operands = _both_tf32_operands(operands)
     if not operands:
         return False
-    resident = _resident_operands(body, operands)
-    resident_bytes = _ring_bytes(resident, 1)
     stages = num_stages
-    while stages > 2 and _ring_bytes(operands, stages) + resident_bytes > max_ring_bytes:
+    while stages > 2 and _ring_bytes(operands, stages) > max_ring_bytes:
         stages -= 1
-    if _ring_bytes(operands, stages) + resident_bytes > max_ring_bytes:
-        resident, resident_bytes = [], 0
     if _ring_bytes(operands, stages) > max_ring_bytes:
         return False
-    for operand in operands:  # the copies' addresses: loop-invariant offsets first (ring_addresses.py)
-        if invariant_offsets_first(operand.load, body, loop):
-            slice_ops = address_slice(operand.load, body)
-            assert slice_ops is not None  # the same values, in another order
-            operand.slice_ops = slice_ops
     outer = loop.parent_block()
     assert outer is not None
     iv, lb, ub, step = body.args[0], loop.lb, loop.ub, loop.step
@@ -282,15 +211,6 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
         alloc = RingAllocOp(ring_type(stages, shape_of(ty), element_of(ty)))
         before.append(alloc)
         rings.append(alloc.result)
-    resident_rings, resident_slot = [], _constant(0)
-    if resident:
-        before.append(resident_slot)
-        for operand in resident:
-            ty = operand.load.result.type
-            alloc = RingAllocOp(ring_type(1, shape_of(ty), element_of(ty)))
-            before += [alloc, *_resident_copy(operand, alloc.result, resident_slot.result)]
-            resident_rings.append(alloc.result)
-        before.append(AsyncCommitGroupOp())  # the oldest group: the loop's first wait covers it
     for stage in range(stages - 1):
         slot = _constant(stage)
         offset = _constant(stage, iv_type)
@@ -310,12 +230,7 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
         read = RingReadOp(ring, read_slot, operand.conversion.result.type)
         body.insert_op_before(read, operand.conversion)
         operand.conversion.result.replace_all_uses_with(read.result)
-    for operand, ring in zip(resident, resident_rings):
-        read = RingReadOp(ring, resident_slot.result, operand.conversion.result.type)
-        dot = next(iter(operand.conversion.result.uses)).operation
-        body.insert_op_before(read, dot)
-        operand.conversion.result.replace_all_uses_with(read.result)
-    for operand in operands + resident:
+    for operand in operands:
         operand.conversion.detach()
         operand.conversion.erase()
         operand.load.detach()
@@ -369,11 +284,6 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
     return True
 
 
-def _has_wgmma_dots(func_op: Operation) -> bool:
-    return any(isinstance(op, tt.DotOp) and isinstance(layout := layout_of(op.result.type), NvidiaMma)
-               and layout.version == 3 for op in func_op.walk())
-
-
 def _after(a: Operation, b: Operation) -> bool:
     """Whether `a` comes after `b` in their block."""
     op = b.next_op
@@ -403,10 +313,5 @@ class PipelineAsyncCopiesPass(ModulePass):
         if self.num_stages < 2:
             return
         for func_op in functions(op):
-            pipelined = [_pipeline(loop, self.num_stages, self.max_ring_bytes, self.dots_in_flight)
-                         for loop in _innermost_loops(func_op)]
-            if any(pipelined) and _has_wgmma_dots(func_op):
-                # a wgmma ring kernel's epilogue stores: one pointer per run of columns (ring_addresses.py; on
-                # sm_80 the 64x64x32 tf32 matmul gets 24 bytes of spills from ptxas with it)
-                for store in [s for s in func_op.walk() if isinstance(s, StoreOp)]:
-                    contiguous_offsets_first(store)
+            for loop in _innermost_loops(func_op):
+                _pipeline(loop, self.num_stages, self.max_ring_bytes, self.dots_in_flight)

@@ -59,10 +59,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llvmlite import ir
-from xdsl.dialects import arith
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 
-from ..ir import tt
 from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
@@ -180,17 +178,8 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     group.total += slot_bytes * ring_type.stages
 
 
-def _slot_address(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
-    """The 32-bit shared-memory address of slot `slot` (an i32) of `ring`: shared addresses fit 32 bits, and
-    the NVIDIA data layout's shared pointers have 64 (a pointer's arithmetic would carry in 64-bit registers)."""
-    b = ctx.builder
-    within = b.add(ir.Constant(I32, ring.offset), b.mul(slot, ir.Constant(I32, ring.slot_bytes)))
-    smem = b.ptrtoint(ctx.target.shared_memory(ctx.module, b, 0), I32)
-    return b.add(smem, b.add(b.load(ring.group.base), within))
-
-
 def _slot_base(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
-    """The shared-memory pointer of slot `slot` (an i32) of `ring` (for the readers that address it by pointer)."""
+    """The shared-memory address of slot `slot` (an i32) of `ring`."""
     b = ctx.builder
     within = b.add(ir.Constant(I32, ring.offset), b.mul(slot, ir.Constant(I32, ring.slot_bytes)))
     smem = ctx.target.shared_memory(ctx.module, b, 0)
@@ -216,12 +205,11 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     b, o = ctx.builder, IROps(ctx.builder)
     ring_ssa, slot_ssa, ptrs_ssa, mask_ssa = op.operands
     ring = _state(ctx)["rings"][ring_ssa]
-    base = _slot_address(ctx, ring, ctx.get(slot_ssa))
+    base = _slot_base(ctx, ring, ctx.get(slot_ssa))
     src_map: LayoutMap = ctx.layout_map(ptrs_ssa.type)
-    addresses = ctx.get(ptrs_ssa)
+    addresses, mask = ctx.get(ptrs_ssa), ctx.get(mask_ssa)
     element_bytes = 4 if ring.tf32 else 2
     run, alignment = run_length(ctx, ptrs_ssa, mask_ssa, F32 if ring.tf32 else I16)
-    contiguous = memory_run(ctx, ptrs_ssa)
     if ring.tf32:  # runs along K, within one 16-byte row of a core matrix
         run = min(run, k_run(src_map, ring.op_idx))
     size = element_bytes * run
@@ -229,7 +217,9 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
         run, size = 1, element_bytes
     rows_index, cols_index = index_vectors(ctx, src_map)
     n = src_map.num_slots
-    sizes = _copy_sizes(ctx, mask_ssa, size, n)
+    # bytes to read per slot: one select of the whole mask (extracting bits of an i1 vector one by one
+    # makes LLVM pack them into an integer first)
+    sizes = b.select(mask, ir.Constant(ir.VectorType(I32, n), [size] * n), ir.Constant(ir.VectorType(I32, n), [0] * n))
     deltas = _constant_deltas(ring, src_map, run)
     first_destination = None
     for first in range(0, n, run):
@@ -237,60 +227,23 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
         immediate = 0  # bytes after `destination`: an immediate offset of the copy
         if deltas[first] is None or first_destination is None:
             row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
-            destination = b.add(base, b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2)))
+            destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
+                                source_etype=ir.IntType(8))
             first_destination = destination if first == 0 else first_destination
         else:  # the same distance from the first run in every thread: one address register for all
             destination, immediate = first_destination, 2 * deltas[first]
-        # a copy within a run of slots consecutive in memory reads from the run's first address plus an
-        # immediate (tf32 b: 4-byte copies along N), so that one 64-bit address serves the run
-        head = first - first % contiguous
-        source_immediate = (first - head) * element_bytes
-        address = b.extract_element(addresses, ir.Constant(I32, head))
-        source_size = b.extract_element(sizes, slot)
+        address, source_size = b.extract_element(addresses, slot), b.extract_element(sizes, slot)
         if run == 1 and size == 2:
             other = ir.Constant(ir.VectorType(I16, 1), [0])
             enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
-            value = ctx.target.load_contiguous(b, b.extract_element(addresses, slot), enabled, other, 2)
-            at = b.inttoptr(b.add(destination, ir.Constant(I32, immediate)), ir.PointerType(addrspace=3))
+            value = ctx.target.load_contiguous(b, address, enabled, other, 2)
+            at = b.gep(destination, [ir.Constant(I32, immediate)], source_etype=ir.IntType(8))
             b.store(b.extract_element(value, ir.Constant(I32, 0)), at)
             continue
         kind = "cg" if size == 16 else "ca"
         # a 32-bit shared address and an immediate (as Triton passes them): one register serves the runs
-        source = f"[$1 + {source_immediate}]" if source_immediate else "[$1]"
-        _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], {source}, {size}, $2;", "r,l,r",
-             [destination, address, source_size])
-
-
-def _copy_sizes(ctx: LoweringContext, mask_ssa: SSAValue, size: int, n: int) -> ir.Value:
-    """The bytes each slot's copy reads: `size` where the mask holds, else 0. A mask `m & splat(c)` (the
-    pipeline's "this iteration is in range", `c` one scalar) selects between 0 and `c ? size : 0` (one scalar
-    select), so that the per-copy selects do not test the uniform bit again."""
-    b = ctx.builder
-    vector_type = ir.VectorType(I32, n)
-    zeros = ir.Constant(vector_type, [0] * n)
-    both = mask_ssa.owner
-    pairs = [(both.operands[0], both.operands[1]), (both.operands[1], both.operands[0])] \
-        if isinstance(both, arith.AndIOp) else []
-    for vector, uniform in pairs:
-        if isinstance(uniform.owner, tt.SplatOp):
-            chosen = b.select(ctx.get(uniform.owner.src), ir.Constant(I32, size), ir.Constant(I32, 0))
-            first = b.insert_element(ir.Constant(vector_type, None), chosen, ir.Constant(I32, 0))
-            splat = b.shuffle_vector(first, ir.Constant(vector_type, None), zeros)
-            return b.select(ctx.get(vector), splat, zeros)
-    # one select of the whole mask (extracting bits of an i1 vector one by one makes LLVM pack them first)
-    return b.select(ctx.get(mask_ssa), ir.Constant(vector_type, [size] * n), zeros)
-
-
-def memory_run(ctx: LoweringContext, ptrs: SSAValue) -> int:
-    """Consecutive slots of a thread (along the layout's fastest dimension) whose addresses are consecutive
-    elements in memory (axis-info contiguity, whatever the mask and alignment): a power of two, 1 if unknown."""
-    lmap: LayoutMap = ctx.layout_map(ptrs.type)
-    info = ctx.axis_info.get(ptrs) if ctx.axis_info else None
-    fastest = lmap.root.order[0]
-    if info is None or fastest not in lmap.kept:
-        return 1
-    run = max(1, min(info.contiguity[lmap.kept.index(fastest)], lmap.root.size_per_thread[fastest]))
-    return 1 << (run.bit_length() - 1)
+        _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], [$1], {size}, $2;", "r,l,r",
+             [b.ptrtoint(destination, I32), address, source_size])
 
 
 def _constant_deltas(ring: Ring, src_map: LayoutMap, run: int) -> dict[int, int | None]:
@@ -347,8 +300,7 @@ def _async_proxy_reads_follow(wait: Operation, rings: dict) -> bool:
 @lowering("ttg.ring_read")
 def lower_ring_read(ctx: LoweringContext, op: Operation) -> None:
     ring = _state(ctx)["rings"][op.operands[0]]
-    # wgmma reads through descriptors (32-bit start addresses); ldmatrix and loads through pointers
-    base = (_slot_address if ring.async_proxy else _slot_base)(ctx, ring, ctx.get(op.operands[1]))
+    base = _slot_base(ctx, ring, ctx.get(op.operands[1]))
     dst_map = ctx.layout_map(op.results[0].type)
     layout = layout_of(op.results[0].type)
     assert isinstance(layout, DotOperand)

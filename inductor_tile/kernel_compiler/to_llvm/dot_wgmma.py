@@ -210,29 +210,15 @@ class WgmmaOperand:
 def descriptor(ctx: LoweringContext, base: ir.Value, offset_elements: int | ir.Value, tile: WgmmaTile) -> ir.Value:
     """The 64-bit matrix descriptor of the operand starting `offset_elements` (a logical offset:
     `WgmmaTile.logical`) into the tile: start address, LBO and SBO in 16-byte units, the swizzle mode.
-    A swizzled K-major tile has no LBO (one instruction's 16 k lie in one row; 1, as CUTLASS sets it).
-    `base` is a shared-memory pointer or its 32-bit address."""
+    A swizzled K-major tile has no LBO (one instruction's 16 k lie in one row; 1, as CUTLASS sets it)."""
     b = ctx.builder
     offset = ir.Constant(I32, offset_elements) if isinstance(offset_elements, int) else offset_elements
     # shared addresses fit 32 bits: the start field in 32-bit arithmetic (no 64-bit shifts and carries)
-    start32 = base if base.type == I32 else b.ptrtoint(base, I32)
-    address = b.add(start32, b.shl(offset, ir.Constant(I32, 1)))
+    address = b.add(b.ptrtoint(base, I32), b.shl(offset, ir.Constant(I32, 1)))
     start = b.zext(b.and_(b.lshr(address, ir.Constant(I32, 4)), ir.Constant(I32, 0x3FFF)), I64)
     lbo = 1 if tile.swizzle and not tile.mn_major else ((tile.lbo * 2) >> 4) & 0x3FFF
     strides = lbo << 16 | (((tile.sbo * 2) >> 4) & 0x3FFF) << 32 | SWIZZLE_MODES[tile.swizzle] << 62
     return b.or_(start, ir.Constant(I64, strides))
-
-
-def descriptor_at(ctx: LoweringContext, base_descriptor: ir.Value, offset_elements: int) -> ir.Value:
-    """The descriptor `offset_elements` (a logical offset, a multiple of 16 bytes) after `base_descriptor`'s
-    start: one 64-bit add of a constant to the start field (in 16-byte units), as Triton steps its descriptors.
-    No carry leaves the 14-bit field: shared memory (at most 228 KiB) ends below 2^18 bytes, and the operand
-    lies in it."""
-    if offset_elements * 2 % 16:
-        raise AssertionError(f"wgmma descriptor offset of {offset_elements} elements is not a multiple of 16 bytes")
-    if offset_elements == 0:
-        return base_descriptor
-    return ctx.builder.add(base_descriptor, ir.Constant(I64, offset_elements * 2 >> 4))
 
 
 def store_offset(o, tile: WgmmaTile, op_idx: int, row, col, groups: int = 1):
@@ -288,7 +274,7 @@ def _warp_uniform(ctx: LoweringContext, value: ir.Value) -> ir.Value:
 
 
 def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir.Value, trans_a: int, trans_b: int,
-           acc: list[ir.Value], accumulate: bool = True) -> list[ir.Value]:
+           acc: list[ir.Value]) -> list[ir.Value]:
     ty = _TYPES[kind]
     count = len(acc)
     outs = ", ".join(f"${i}" for i in range(count))
@@ -298,7 +284,7 @@ def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir
     constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
     asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I64, I64, I32] + [F32] * count),
                        text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, int(accumulate)), *acc])
+    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
     return [ctx.builder.extract_value(out, i) for i in range(count)]
 
 
@@ -313,7 +299,7 @@ def _wait(ctx: LoweringContext, acc: list[ir.Value]) -> list[ir.Value]:
 
 
 def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value], b_desc: ir.Value, trans_b: int,
-                       acc: list[ir.Value], accumulate: bool = True) -> list[ir.Value]:
+                       acc: list[ir.Value]) -> list[ir.Value]:
     """As `_wgmma` with a's four registers (this warp's 16 rows x 16 k, mma.sync's a fragment)."""
     ty = _TYPES[kind]
     count = len(acc)
@@ -325,22 +311,8 @@ def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value
     constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
     asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count),
                        text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, int(accumulate)), *acc])
+    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
     return [ctx.builder.extract_value(out, i) for i in range(count)]
-
-
-def zero_accumulator(op: Operation) -> bool:
-    """Whether `op`'s accumulator is a splat of 0.0 (attention's q k^T): its first instructions then add
-    nothing (the scale-d predicate false), so no register is zeroed for them."""
-    from ..passes.matchers import scalar_constant
-
-    constant = scalar_constant(op.operands[2])
-    return constant is not None and float(constant.value.data) == 0.0
-
-
-def without_zeros(registers: list[list[ir.Value]]) -> list[list[ir.Value]]:
-    """Undefined accumulator inputs for instructions that do not read them (scale-d false)."""
-    return [[ir.Constant(F32, ir.Undefined) for _ in block] for block in registers]
 
 
 def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> ir.Value:
@@ -353,9 +325,6 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
     n_size = op.operands[1].type.get_shape()[1]
     groups = warpgroups(op)
     blocks, registers = accumulator_blocks(ctx, op)
-    zero = zero_accumulator(op)
-    if zero:
-        registers = without_zeros(registers)
     # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
     in_registers = not isinstance(a, WgmmaOperand)
     if not in_registers:
@@ -363,19 +332,18 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
         if groups > 1:
             group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
             group_offset = builder.mul(group, ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
-        a_base = descriptor(ctx, a.base, group_offset, a.tile)  # every a descriptor: this one plus a constant
-    b_base = descriptor(ctx, b.base, 0, b.tile)
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
-        b_desc = descriptor_at(ctx, b_base, b.tile.logical(IntOps(), 0, WGMMA_K * q))
+        b_desc = descriptor(ctx, b.base, b.tile.logical(IntOps(), 0, WGMMA_K * q), b.tile)
         for i in range(len(blocks)):
             if in_registers:
                 registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
-                                                  registers[i], accumulate=q > 0 or not zero)
+                                                  registers[i])
                 continue
-            a_desc = descriptor_at(ctx, a_base, a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q))
+            static = a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q)
+            a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
-                                  registers[i], accumulate=q > 0 or not zero)
+                                  registers[i])
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
     return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not left_in_flight(op))
 
