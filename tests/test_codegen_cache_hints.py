@@ -154,7 +154,7 @@ def test_switch_enters_cache_keys(kernels, monkeypatch):
 
 
 def test_environment_switch(monkeypatch):
-    for value, on in (("0", False), ("off", False), ("1", True), ("", True)):
+    for value, on in (("0", False), ("off", False), ("1", True), ("", False)):  # empty: the default, off
         monkeypatch.setenv("TILE_CACHE_HINTS", value)
         assert runpy.run_path(config.__file__)["cache_hints"] is on, value
 
