@@ -74,17 +74,28 @@ def drop_key_constant_masks(gm: torch.fx.GraphModule) -> int:
         example = _example(mask)
         if not constant_along_keys(example) or causal is not False:
             continue
-        users = list(node.users)
         node.args, node.kwargs = tuple(args), kwargs
-        with gm.graph.inserting_before(node.next):  # in order, right after the attention
+        with gm.graph.inserting_before(node):
             row = _call(gm, "call_function", operator.getitem, (mask, (Ellipsis, slice(None, 1))))
             kept = row if example.dtype == torch.bool else _call(gm, "call_function", operator.ne,
                                                                  (row, float("-inf")))
             dropped = _call(gm, "call_function", operator.invert, (kept,))
-            out = _call(gm, "call_method", "masked_fill", (node, dropped, 0))
-        for user in users:
-            user.replace_input_with(node, out)
+        _zero_rows(gm, node, dropped)
         count += 1
+    return _recompiled(gm, count)
+
+
+def _zero_rows(gm: torch.fx.GraphModule, node: torch.fx.Node, dropped: torch.fx.Node) -> None:
+    """The users of the attention `node` read `node.masked_fill(dropped, 0)` instead (the math
+    implementation's zeros for fully masked rows)."""
+    users = list(node.users)
+    with gm.graph.inserting_after(node):
+        out = _call(gm, "call_method", "masked_fill", (node, dropped, 0))
+    for user in users:
+        user.replace_input_with(node, out)
+
+
+def _recompiled(gm: torch.fx.GraphModule, count: int) -> int:
     if count:
         gm.graph.lint()
         gm.recompile()
@@ -128,19 +139,11 @@ def contiguous_float_masks(gm: torch.fx.GraphModule) -> int:
                 kept = _call(gm, "call_function", operator.ne,
                              (_call(gm, "call_method", "amax", (mask, -1, True)), float("-inf")))
                 copies[mask] = contiguous, _call(gm, "call_function", operator.invert, (kept,))
-        contiguous, dropped = copies[mask]
-        users = list(node.users)
-        named["attn_mask"] = contiguous
+        named["attn_mask"], dropped = copies[mask]
         node.args, node.kwargs = tuple(named.pop(p) for p in SDPA_PARAMETERS[:3]), named
-        with gm.graph.inserting_after(node):
-            out = _call(gm, "call_method", "masked_fill", (node, dropped, 0))
-        for user in users:
-            user.replace_input_with(node, out)
+        _zero_rows(gm, node, dropped)
         count += 1
-    if count:
-        gm.graph.lint()
-        gm.recompile()
-    return count
+    return _recompiled(gm, count)
 
 
 SDPA_PARAMETERS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")  # scale, enable_gqa: keywords
