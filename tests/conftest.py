@@ -140,3 +140,24 @@ def fresh_backend():
     torch.manual_seed(0)
     yield
     torch._dynamo.reset()
+
+
+@pytest.fixture
+def cuda_heuristics(monkeypatch):
+    """Generate kernels with the CUDA heuristics on this machine, untuned (the heuristic's own launch);
+    the (fn, signature, constexprs) of each kernel the backend generates, in order (for PTX)."""
+    from inductor_tile import config
+    from inductor_tile.codegen import runtime
+    from inductor_tile.scheduler import scheduling
+
+    monkeypatch.setattr(scheduling, "_heuristics_device", lambda nodes: "cuda")
+    monkeypatch.setattr(config, "autotune", False)
+    recorded = []
+    check = runtime.check_frontend
+
+    def record(fn, signature, constexprs):
+        recorded.append((fn, signature, constexprs))
+        return check(fn, signature, constexprs)
+
+    monkeypatch.setattr(runtime, "check_frontend", record)
+    return recorded

@@ -18,7 +18,6 @@ import pytest
 import torch
 
 from inductor_tile import config, graph_cache, metrics
-from inductor_tile.codegen import runtime
 from inductor_tile.scheduler import scheduling
 
 pytestmark = pytest.mark.usefixtures("fresh_backend")
@@ -27,20 +26,10 @@ HINT = re.compile(r"eviction_policy='(\w+)'")
 
 
 @pytest.fixture
-def kernels(monkeypatch):
-    """Generate with the CUDA heuristics, untuned, hints on; record (fn, signature, constexprs) of each kernel."""
-    monkeypatch.setattr(scheduling, "_heuristics_device", lambda nodes: "cuda")
-    monkeypatch.setattr(config, "autotune", False)
+def kernels(cuda_heuristics, monkeypatch):
+    """Generate with the CUDA heuristics, untuned, hints on (conftest's cuda_heuristics records the kernels)."""
     monkeypatch.setattr(config, "cache_hints", True)
-    recorded = []
-    check = runtime.check_frontend
-
-    def record(fn, signature, constexprs):
-        recorded.append((fn, signature, constexprs))
-        return check(fn, signature, constexprs)
-
-    monkeypatch.setattr(runtime, "check_frontend", record)
-    return recorded
+    return cuda_heuristics
 
 
 def _rand(*shape, seed=0):

@@ -17,7 +17,7 @@ from torch._inductor.utils import run_and_get_code
 
 from inductor_tile import config, metrics
 from inductor_tile.backend import tile_backend
-from inductor_tile.codegen import heuristics, runtime
+from inductor_tile.codegen import heuristics
 from inductor_tile.codegen.heuristics import LaunchConfig, next_pow2
 from inductor_tile.scheduler import scheduling
 
@@ -166,23 +166,6 @@ def test_candidates_of_rows_of_256_to_1024_include_one_warp():
 
 
 # -- CUDA choices in generated code (on the CPU) -------------------------------------------------
-
-
-@pytest.fixture
-def cuda_heuristics(monkeypatch):
-    """Generate kernels with the CUDA heuristics, untuned (the heuristic's own launch); record each
-    kernel's signature for PTX."""
-    monkeypatch.setattr(scheduling, "_heuristics_device", lambda nodes: "cuda")
-    monkeypatch.setattr(config, "autotune", False)
-    recorded = []
-    check = runtime.check_frontend
-
-    def record(fn, signature, constexprs):
-        recorded.append((fn, signature, constexprs))
-        return check(fn, signature, constexprs)
-
-    monkeypatch.setattr(runtime, "check_frontend", record)
-    return recorded
 
 
 def _compile_run(fn, *args, **kwargs):
