@@ -5,8 +5,9 @@ broadcast to one shape but not promoted; each result has that shape and a dtype 
 or a tuple of them for several results). The assembly is LLVM inline-assembly text whose `$0`.. name the
 results, then the arguments, each in the register its constraint asks for. Checked here so that mistakes
 point at the kernel line: the strings, the dtypes, and that the constraints name one output per result
-and one input per argument (clobbers `~{...}` aside). `pack` > 1 (several narrow elements per register) is
-not supported yet.
+and one input register per argument (clobbers `~{...}` aside). With `pack` > 1 each execution handles `pack`
+elements: elements narrower than 32 bits share registers (four int8 in one 32-bit register), wider ones
+take a register each, so one argument or result may take several constraint entries.
 """
 
 from __future__ import annotations
@@ -21,12 +22,28 @@ def _unwrap(x: Any) -> Any:
     return x.value if isinstance(x, constexpr) else x
 
 
+def elements_per_register(bits: int, pack: int) -> int:
+    """How many of the `pack` elements of one execution share a register: as many `bits`-wide elements as
+    fit 32 bits (Triton's rule), at most `pack`; 64-bit elements (and pointers) one each."""
+    return max(1, min(32 // bits if bits else 1, pack))
+
+
+def registers(bits: int, pack: int) -> int:
+    """The registers (constraint entries) one argument or result of `bits`-wide elements takes per execution."""
+    per = elements_per_register(bits, pack)
+    return -(-pack // per)
+
+
 def constraint_counts(constraints: str) -> tuple[int, int]:
     """(outputs, inputs) named by an LLVM constraint string: `=` entries are outputs, `~` entries clobbers."""
     entries = [c.strip() for c in constraints.split(",") if c.strip()]
     outputs = sum(c.startswith("=") for c in entries)
     inputs = sum(not c.startswith(("=", "~")) for c in entries)
     return outputs, inputs
+
+
+def _bits(d: dtype) -> int:
+    return 64 if d.is_ptr() else d.primitive_bitwidth
 
 
 class InlineAsmSemantic:
@@ -46,9 +63,6 @@ class InlineAsmSemantic:
             raise TileTypeError(f"{name}: is_pure must be a bool (constexpr), got {is_pure!r}")
         if not isinstance(pack, int) or isinstance(pack, bool) or pack < 1:
             raise TileValueError(f"{name}: pack must be a positive int, got {pack!r}")
-        if pack != 1:
-            raise TileValueError(f"{name}: pack={pack} is not supported yet (only pack=1: one element per "
-                                 "execution of the assembly)")
         dtypes = _unwrap(dtypes)
         several = isinstance(dtypes, (tuple, list))
         result_dtypes = [_unwrap(d) for d in (dtypes if several else (dtypes,))]
@@ -66,10 +80,14 @@ class InlineAsmSemantic:
         except TileTypeError as e:
             raise TileTypeError(f"{name}: args: {e}") from None
         outputs, inputs = constraint_counts(constraints)
-        if (outputs, inputs) != (len(result_dtypes), len(values)):
+        want_outputs = sum(registers(_bits(d), pack) for d in result_dtypes)
+        want_inputs = sum(registers(_bits(v.dtype), pack) for v in values)
+        if (outputs, inputs) != (want_outputs, want_inputs):
+            per = f" (pack={pack}: {pack} elements per execution, narrow ones sharing 32-bit registers)" if pack > 1 else ""
             raise TileValueError(
                 f"{name}: constraints {constraints!r} name {outputs} output(s) and {inputs} input(s), but the call "
-                f"has {len(result_dtypes)} result(s) and {len(values)} argument(s)")
+                f"has {len(result_dtypes)} result(s) and {len(values)} argument(s), which take {want_outputs} "
+                f"output and {want_inputs} input register(s){per}")
         shapes = [v.type.shape for v in values if v.type.is_block()]
         shape: tuple[int, ...] | None = None
         for s in shapes:

@@ -6,7 +6,7 @@
 The operands (already broadcast to one shape) and the results share a shape; each result has the
 element type the user named. `asm_string` and `constraints` are LLVM inline-assembly text (`$0`.. are
 the results, then the operands). `packed_element` elements go through one execution of the assembly
-(the lowering handles 1 only; the language refuses more). A `pure` op has no effect, so CSE merges two
+(narrow ones packed into 32-bit registers). A `pure` op has no effect, so CSE merges two
 identical ones and DCE drops an unused one; otherwise it counts as reading and writing memory and stays.
 Layouts: elementwise (every tensor operand and result in one layout).
 """
