@@ -188,3 +188,12 @@ def test_typing_errors_point_at_the_call(case, message):
     assert lines[error.lineno - 2].strip().endswith(f'CASE == "{case}":'), "the error points at another case's call"
     assert f"{__file__}:{error.lineno}" in str(error)
     assert re.search(message, str(error)), str(error)
+
+
+def test_the_amd_target_refuses_at_the_kernel_line():
+    from inductor_tile.kernel_compiler.to_llvm.context import LoweringError
+
+    with pytest.raises(LoweringError, match=r"test_inline_asm.py:\d+: tl.inline_asm_elementwise is not supported on "
+                                            r"the AMD target: llvmlite's LLVM has no AMDGPU assembly parser"):
+        inductor_tile.compile(purity_kernel, {"x_ptr": "*i32", "out_ptr": "*i32"}, constexprs={"N": 16, "PURE": True},
+                              target="hip:gfx942")

@@ -1,7 +1,9 @@
 """Lowering rule of `tt.elementwise_inline_asm`: one LLVM inline-assembly call per `pack` slots.
 
 The one rule serves every target, since each is LLVM: the assembly text reaches the target's code
-(PTX on NVIDIA, AMDGCN, x86 on the CPU) as the user wrote it. A thread's slots are taken `pack` at a
+(PTX on NVIDIA, x86 on the CPU) as the user wrote it. The AMD target refuses it: its code object is
+emitted by llvmlite's LLVM, which has no AMDGPU assembly parser to assemble inline assembly with (LLVM
+would abort the process). A thread's slots are taken `pack` at a
 time: each call gets those slots of every operand and fills them in every result. Within a call an
 operand or result takes `registers(bits, pack)` values: elements narrower than 32 bits are packed
 (the first in the low bits) into an integer of up to 32 bits, wider ones go one per value (the
@@ -17,7 +19,8 @@ from llvmlite import ir
 from xdsl.ir import Operation
 
 from ...language.semantic_inline_asm import elements_per_register
-from .context import I32, LoweringContext, lowering
+from ..diagnostics.perf_warnings import op_location
+from .context import I32, LoweringContext, LoweringError, lowering
 
 
 def _bits(ty: ir.Type) -> int:
@@ -65,6 +68,11 @@ def _element_type(ty: ir.Type) -> ir.Type:
 
 @lowering("tt.elementwise_inline_asm")
 def lower_elementwise_inline_asm(ctx: LoweringContext, op: Operation) -> None:
+    if ctx.target.name == "hip":
+        where = op_location(op)
+        at = f"{where[0]}:{where[1]}: " if where else ""
+        raise LoweringError(f"{at}tl.inline_asm_elementwise is not supported on the AMD target: llvmlite's LLVM has "
+                            "no AMDGPU assembly parser to assemble inline assembly into the code object")
     b, pack = ctx.builder, op.pack
     args = [ctx.get(v) for v in op.operands]
     result_types = [ctx.llvm_type(r.type) for r in op.results]
