@@ -9,7 +9,7 @@ from __future__ import annotations
 from xdsl.ir import Block, SSAValue
 from xdsl.rewriter import InsertPoint
 
-from .ir import tt_combine, tt_debug, tt_permute
+from .ir import tt_combine, tt_debug, tt_inline_asm, tt_permute
 from .ir.types import to_ir_type
 
 
@@ -38,6 +38,12 @@ class LanguageOpsBuilder:
 
     def create_gather(self, src: SSAValue, indices: SSAValue, axis: int, ty) -> SSAValue:
         return self._value(tt_permute.GatherOp(src, indices, axis, to_ir_type(ty)))
+
+    # --- the user's assembly ---------------------------------------------------------
+    def create_inline_asm(self, asm: str, constraints: str, args: list[SSAValue], types: list, is_pure: bool,
+                          pack: int) -> list[SSAValue]:
+        op = tt_inline_asm.ElementwiseInlineAsmOp(asm, constraints, args, [to_ir_type(t) for t in types], is_pure, pack)
+        return list(self._insert(op).results)
 
     # --- synchronization and debugging ---------------------------------------------
     def create_debug_barrier(self) -> None:

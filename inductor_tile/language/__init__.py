@@ -73,3 +73,7 @@ __all__ += ["load_tensor_descriptor", "make_tensor_descriptor", "store_tensor_de
 from .dot import dot
 
 __all__ += ["dot"]
+# the user's assembly per element
+from .builtins_lang import inline_asm_elementwise
+
+__all__ += ["inline_asm_elementwise"]

@@ -156,6 +156,12 @@ class Builder(Protocol):
         """`a @ b + acc` over the last two dims (a leading batch dim allowed). a, b share an element type
         (fp16/bf16/fp32/fp64/int8); acc and the result have type `ty` (fp32, fp16, fp64 or int32)."""
 
+    # --- the user's assembly ---------------------------------------------------
+    def create_inline_asm(self, asm: str, constraints: str, args: list[Handle], types: list[Type], is_pure: bool,
+                          pack: int) -> list[Handle]:
+        """One result per type in `types` (the shape of the broadcast `args`): LLVM inline assembly `asm` with
+        `constraints` run per element (`pack` elements per run). The interpreter cannot run it."""
+
     # --- reductions and hints -----------------------------------------------
     def create_reduce(self, x: Handle, axis: int, kind: str, ty: Type) -> Handle:
         """Reduce `x` along `axis`. `kind` is one of REDUCE_KINDS. `ty` is the result type

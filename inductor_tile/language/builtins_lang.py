@@ -112,6 +112,15 @@ def histogram(input: Any, num_bins: Any, mask: Any = None) -> tensor:
 # Elementwise
 # ===------------------------------------------------------------------------===
 @builtin
+def inline_asm_elementwise(asm: Any, constraints: Any, args: Any, dtype: Any, is_pure: Any, pack: Any) -> Any:
+    """The LLVM inline assembly `asm` run on every element of the broadcast `args` (`$0`.. are the results,
+    then the arguments; `constraints` as LLVM writes them): a block of `dtype`, or a tuple of blocks when
+    `dtype` is a tuple. `is_pure` lets the compiler merge or drop it; `pack`: elements per execution of the
+    assembly (narrow ones packed into 32-bit registers, e.g. four int8 as one `r` operand)."""
+    return current_semantic().inline_asm_elementwise(asm, constraints, args, dtype, is_pure, pack)
+
+
+@builtin
 def clamp(x: Any, min: Any, max: Any, propagate_nan: Any = PropagateNan.NONE) -> tensor:
     """x limited to [min, max] elementwise (after promotion); undefined when min > max. A NaN x gives `min`
     unless propagate_nan=tl.PropagateNan.ALL."""

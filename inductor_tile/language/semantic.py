@@ -15,6 +15,7 @@ from .builder import (ATOMIC_SCOPES, ATOMIC_SEMS, EVICTION_POLICIES, LOAD_CACHE_
 from .core import constexpr, tensor
 from .dtypes import block_type, dtype, is_power_of_two
 from .block_pointer import BlockPointerSemantic
+from .semantic_inline_asm import InlineAsmSemantic
 from .semantic_lang import LanguageSemantic
 from .tensor_descriptor import TensorDescriptorSemantic
 
@@ -50,7 +51,7 @@ def _check_writable(ptr: tensor, what: str) -> None:
                              "annotated tl.const)")
 
 
-class Semantic(LanguageSemantic, BlockPointerSemantic, TensorDescriptorSemantic):
+class Semantic(LanguageSemantic, BlockPointerSemantic, TensorDescriptorSemantic, InlineAsmSemantic):
     """The language's rules, building through `builder`.
 
     `concrete` is True for the interpreter, whose handles hold values that Python control

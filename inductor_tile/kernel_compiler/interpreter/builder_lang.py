@@ -27,6 +27,16 @@ def _print_text(element, ty, hex: bool) -> str:
 
 
 class LanguageOpsInterpreter:
+    # --- the user's assembly ---------------------------------------------------------
+    def create_inline_asm(self, asm, constraints, args, types, is_pure, pack):
+        from ...language.semantic import TileValueError
+        from ...language.semantic_lang import _caller_location
+
+        location = _caller_location()
+        where = f"{location[0]}:{location[1]}: " if location else ""
+        raise TileValueError(f"{where}tl.inline_asm_elementwise cannot run in the interpreter (TILE_INTERPRET=1): "
+                             f"it has no CPU to run the assembly {asm!r} on; compile the kernel instead")
+
     # --- element moves --------------------------------------------------------
     def create_trans(self, x: Tensor, order: tuple[int, ...], ty) -> Tensor:
         return x.permute(*order).contiguous()

@@ -35,6 +35,7 @@ from .tt_permute import PERMUTE_OPS
 from .tt_debug import DEBUG_OPS
 from .tt_sanitize import SANITIZE_OPS
 from .tt_combine import COMBINE_OPS
+from .tt_inline_asm import INLINE_ASM_OPS
 from .layouts import SliceEncodingAttr
 from .tt_types import PointerType, element_of, encoding_of_type, expect, i32_attr, numel, shape_of, with_shape
 
@@ -363,6 +364,8 @@ TT = Dialect(
         *COMBINE_OPS,
         # Matrix products
         DotOp,
+        # The user's assembly per element (tl.inline_asm_elementwise)
+        *INLINE_ASM_OPS,
         # Sanitizer checks (passes/sanitize.py)
         *SANITIZE_OPS,
     ],

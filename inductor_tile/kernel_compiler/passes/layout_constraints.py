@@ -2,8 +2,8 @@
 
 Shared by the layout passes (convert-to-ttgir, coalesce, remove-layout-conversions):
 
-- elementwise ops (arith, math, tt.addptr/bitcast/int_to_ptr/mulhiui, tt.load, tt.store, atomics): every
-  tensor operand and result has one layout (a store's is its pointer's);
+- elementwise ops (arith, math, tt.addptr/bitcast/int_to_ptr/mulhiui, tt.elementwise_inline_asm, tt.load,
+  tt.store, atomics): every tensor operand and result has one layout (a store's is its pointer's);
 - tt.broadcast: operand and result have the same layout;
 - tt.expand_dims: the operand's layout is the result's, sliced at `axis`;
 - tt.reduce: the result's layout is the operand's, sliced at `axis`;
@@ -24,12 +24,13 @@ from xdsl.rewriter import Rewriter
 from ..ir import tt
 from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import Layout, Slice
+from ..ir.tt_inline_asm import ElementwiseInlineAsmOp
 from ..ir.tt_memory import AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from ..ir.tt_sanitize import PtrToIntOp, SanitizerReportOp
 from ..ir.ttg import layout_of, with_layout
 
 _ELEMENTWISE_TT = (tt.AddPtrOp, tt.BitcastOp, tt.IntToPtrOp, tt.MulhiUIOp, LoadOp, StoreOp, AtomicRMWOp, AtomicCASOp,
-                   PtrToIntOp, SanitizerReportOp)
+                   PtrToIntOp, SanitizerReportOp, ElementwiseInlineAsmOp)
 
 
 def is_elementwise(op: Operation) -> bool:

@@ -97,7 +97,8 @@ def _rebuildable_op(op: Operation, num_threads: int, values: dict[Operation, int
         return True
     if isinstance(op, LoadOp):
         return is_tensor(op.result) and values.get(op, numel(shape_of(op.result.type))) <= num_threads
-    return is_elementwise(op) and not isinstance(op, StoreOp) and is_side_effect_free(op)
+    # one result: a copy is built with its result's type alone (an inline asm of several results stays)
+    return is_elementwise(op) and not isinstance(op, StoreOp) and is_side_effect_free(op) and len(op.results) == 1
 
 
 class Rematerializer:

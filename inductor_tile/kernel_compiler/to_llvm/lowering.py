@@ -17,6 +17,7 @@ from . import rules_arith, rules_control, rules_memory, rules_reduce, rules_tens
 from . import rules_combine, rules_debug, rules_permute  # noqa: F401 (register rules)
 from . import rules_dot  # noqa: F401 (register rules)
 from . import rules_sanitize  # noqa: F401 (register rules)
+from . import rules_inline_asm  # noqa: F401 (register rules)
 from .compact_constants import compact_module
 from .context import LoweringContext, LoweringError, lower_block
 from .dot_async import place_rings  # also registers the ring rules
