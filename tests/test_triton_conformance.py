@@ -98,3 +98,11 @@ def test_tests_that_refuse_cpu_tensors_are_not_applicable():
 
     assert "CPU tensors" in _family_reason("test_core.py::test_pointer_arguments")
     assert _family_reason("test_core.py::test_pointer_arguments_extra") is None
+
+
+def test_inline_asm_tests_apply_on_nvidia_only():
+    from inductor_tile.tools.triton_conformance import _family_reason
+
+    assert "PTX" in _family_reason("test_core.py::test_inline_asm", "cpu")
+    assert _family_reason("test_core.py::test_inline_asm_packed", "cuda") is None
+    assert "assembly" in _family_reason("test_core.py::test_asm_text", "cuda")  # other asm stays out

@@ -40,7 +40,7 @@ import pytest
 NOT_APPLICABLE_FAMILIES = [
     (r"dot|mma|matmul|gemm", "tl.dot (another issue)"),
     (r"fp8|f8|float8|e4m3|e5m2|mxfp|scaled", "fp8 types"),
-    (r"inline_asm|ptx|ttgir|llir|amdgcn|asm", "GPU assembly / Triton IR text"),
+    (r"ptx|ttgir|llir|amdgcn|(?<!inline_)asm", "GPU assembly / Triton IR text"),
     (r"convert2d|convert_layout|local_load|shared_layout|linear_layout|chain_reduce_layout|layout",
      "Triton layout attributes in MLIR text"),
     (r"num_ctas|cluster|warp_special|maxnreg|enable_fp_fusion|override_arch|env_var|launcher|compile_only",
@@ -59,9 +59,9 @@ NOT_APPLICABLE_ERRORS = [
     (r"`JITFunction\.warmup`", "Triton compile-only API"),
     (r"fp8 tensors|`triton\.language\.float8|float8_e|float8e", "fp8 types"),
     (r"launch_cooperative_grid|launch_pdl|maxnreg", "Triton launch options"),
-    (r"`triton\.language\.(dot|dot_scaled|inline_asm_elementwise)`", "outside this issue"),
+    (r"`triton\.language\.(dot|dot_scaled)`", "outside this issue"),
     (r"MLIR|ttgir|\.asm\[", "Triton IR text"),
-    (r"<missing triton\.language\.(dot|dot_scaled|inline_asm_elementwise|float8)",
+    (r"<missing triton\.language\.(dot|dot_scaled|float8)",
      "outside this issue"),
     (r"Torch not compiled with CUDA|torch\.cuda\.", "needs CUDA"),
     (r"No module named 'triton\.backends", "Triton compiler internals (triton.backends)"),
@@ -82,10 +82,19 @@ def _function_of(nodeid: str) -> str:
     return nodeid.split("[", 1)[0]
 
 
-def _family_reason(function: str) -> str | None:
+# families that run on some devices only: (pattern, devices where not applicable, reason)
+NOT_APPLICABLE_FAMILIES_ON = [
+    (r"inline_asm", ("cpu",), "Triton's tests pass PTX to tl.inline_asm_elementwise (the CPU target takes x86 asm)"),
+]
+
+
+def _family_reason(function: str, device: str = "cpu") -> str | None:
     name = function.rsplit("::", 1)[-1]
     for pattern, reason in NOT_APPLICABLE_FAMILIES:
         if re.search(pattern, name, re.IGNORECASE):
+            return reason
+    for pattern, devices, reason in NOT_APPLICABLE_FAMILIES_ON:
+        if device in devices and re.search(pattern, name, re.IGNORECASE):
             return reason
     return None
 
@@ -200,7 +209,7 @@ class ConformancePlugin:
             self._write(event="na", nodeid=report.nodeid, reason="skipped by the test")
         elif report.failed:
             text = str(report.longrepr)
-            reason = _family_reason(_function_of(report.nodeid)) or _parameter_reason(report.nodeid, self.device_name) or \
+            reason = _family_reason(_function_of(report.nodeid), self.device_name) or _parameter_reason(report.nodeid, self.device_name) or \
                 _error_reason(text)
             if reason:
                 self._write(event="na", nodeid=report.nodeid, reason=reason)
@@ -312,7 +321,7 @@ def run(path: Path, files: list[str], device: str, per_function: int, keyword: s
             if started is None or code == 0 or crashes >= max_crashes:
                 break
             error = f"timed out after {timeout} s" if timed_out else f"the test process died (exit status {code})"
-            reason = _family_reason(_function_of(started)) or _parameter_reason(started, device)
+            reason = _family_reason(_function_of(started), device) or _parameter_reason(started, device)
             record = {"event": "na", "nodeid": started, "reason": reason} if reason else \
                 {"event": "fail", "nodeid": started, "error": error}
             with open(log_path, "a") as log:  # the test that took its process down
