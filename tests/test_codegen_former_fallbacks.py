@@ -108,3 +108,14 @@ def test_one_hot_checks_its_classes_with_a_device_assert():
     bad[3, 4] = 7  # eager raises "Class values must be smaller than num_classes"
     with pytest.raises(DeviceAssertionError, match="num_classes"):
         compiled(bad, w, _poisoned((5, 9, 7), torch.float64))
+
+
+def test_an_op_without_a_rule_says_where_rules_live():
+    from inductor_tile.codegen.common import Unsupported
+    from inductor_tile.codegen.ops import TileOps
+
+    class Kernel:
+        pass
+
+    with pytest.raises(Unsupported, match=r"op made_up_op \(Inductor.s ops.made_up_op has no rule in codegen/ops.py\)"):
+        TileOps(Kernel()).made_up_op

@@ -65,7 +65,7 @@ class TileOps:
         self.dtypes = _kernel_dtypes(kernel)
 
     def __getattr__(self, name):
-        raise Unsupported(f"op {name}")
+        raise Unsupported(f"op {name} (Inductor's ops.{name} has no rule in codegen/ops.py)")
 
     # -- helpers ------------------------------------------------------------------
     def _def(self, expr: str, dtype: torch.dtype) -> str:
