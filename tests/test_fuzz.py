@@ -250,6 +250,8 @@ def test_fallback_reasons_are_counted_apart_from_the_forced_handovers(monkeypatc
     text = out.getvalue()
     summary = next(line for line in text.splitlines() if line.startswith("fuzz: "))
     assert "3 with fallbacks, 1 handed over on purpose" in summary, text
+    handed_over = next(line for line in text.splitlines() if line.startswith("every node handed over")).split()
+    assert handed_over[4:7] == ["1", "0", "0"], text  # graphs, failed, fallbacks of their own
     assert "     3  op with no rule  [seeds 1 3 5]" in text, text
     assert "every node handed over  [" not in text, text
 
