@@ -229,3 +229,35 @@ def test_the_handover_share_changes_only_the_handover(monkeypatch):
     fuzz.fuzz([5], out=out, handover=1.0)
     assert "python -m inductor_tile.tools.fuzz --seed 5 --handover 1.0" in out.getvalue()
     assert "handover True" in out.getvalue()
+
+
+def test_fallback_reasons_are_counted_apart_from_the_forced_handovers(monkeypatch):
+    """The summary line counts graphs with fallbacks of their own, not the graphs handed over on
+    purpose; the final list gives each reason (node names stripped) with its count and seeds."""
+    def run(case, device="cpu"):
+        reasons = ["op with no rule"] * (case.seed % 2) + (["fuzz: every node handed over"] if case.seed == 4 else [])
+        return fuzz.Result(case.seed, True, fallbacks=len(reasons), generated=1, seconds=1.0, reasons=reasons)
+
+    def generate(seed, device="cpu", handover=None):
+        case = real_generate(seed, device, handover)
+        return fuzz.Case(**{**case.__dict__, "handover": seed == 4})
+
+    real_generate = fuzz.generate
+    monkeypatch.setattr(fuzz, "run_case", run)
+    monkeypatch.setattr(fuzz, "generate", generate)
+    out = io.StringIO()
+    fuzz.fuzz(range(6), out=out, summary_every=6)
+    text = out.getvalue()
+    summary = next(line for line in text.splitlines() if line.startswith("fuzz: "))
+    assert "3 with fallbacks, 1 handed over on purpose" in summary, text
+    handed_over = next(line for line in text.splitlines() if line.startswith("every node handed over")).split()
+    assert handed_over[4:7] == ["1", "0", "0"], text  # graphs, failed, fallbacks of their own
+    assert "     3  op with no rule  [seeds 1 3 5]" in text, text
+    assert "every node handed over  [" not in text, text
+
+
+def test_reasons_lose_their_node_names(monkeypatch):
+    from inductor_tile import metrics
+
+    monkeypatch.setattr(metrics, "fallback_reasons", ["buf12: index expression Foo: x", "op3: op bar"])
+    assert fuzz._reasons() == ["index expression Foo: x", "op bar"]

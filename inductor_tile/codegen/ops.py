@@ -28,7 +28,7 @@ import functools
 import sympy
 import torch
 
-from . import reductions, scans
+from . import ldexp, reductions, scans
 from .common import (Unsupported, float_index_to_source, index_to_source, literal, tl_dtype,
                      without_precomputed_sizes)
 
@@ -65,7 +65,7 @@ class TileOps:
         self.dtypes = _kernel_dtypes(kernel)
 
     def __getattr__(self, name):
-        raise Unsupported(f"op {name}")
+        raise Unsupported(f"op {name} (Inductor's ops.{name} has no rule in codegen/ops.py)")
 
     # -- helpers ------------------------------------------------------------------
     def _def(self, expr: str, dtype: torch.dtype) -> str:
@@ -282,6 +282,15 @@ class TileOps:
         self.k.emit(f"tl.device_assert({' & '.join(sides)}, {text!r}, mask={self.k.mask(index=expr)})")
         self.k.debug_asserts = True
 
+    def device_assert_async(self, cond, msg):
+        """``aten._assert_async`` (one_hot's class check, ``torch._assert_async``): a ``tl.device_assert``
+        where the condition is false, as Inductor's Triton kernels do; the kernel compiles in debug
+        mode.  The AMD target has no assertion yet: there the node falls back."""
+        if not asserts_compile(self.k):
+            raise Unsupported(f"device_assert_async ({msg!r}): no device assert on this target")
+        self.k.emit(f"tl.device_assert({self._src(cond)}, {msg!r}, mask={self.k.mask()})")
+        self.k.debug_asserts = True
+
     def _in_bounds(self, index) -> list[str]:
         """Variables holding `0 <= i < size` for each checked indirect index `i` in `index`."""
         bounds = _kernel_bounds(self.k)
@@ -300,6 +309,8 @@ class TileOps:
         return var
 
     def store(self, name, index, value, mode=None):
+        if value is None:  # the node's op had only a side effect (device_assert_async): nothing to write
+            return
         masks = self._in_bounds(index)
         self.k.store(name, index, self._src(value), bounds=" & ".join(masks) or None, mode=mode)
 
@@ -600,6 +611,9 @@ class TileOps:
         if wide != dtype:
             mantissa = self._def(f"{mantissa}.to({tl_dtype(dtype)})", dtype)
         return mantissa, exponent
+
+    def ldexp(self, x, n):
+        return ldexp.ldexp(self, x, n)
 
     def fma(self, a, b, c):
         dtype = self._promote(a, b, c)

@@ -19,7 +19,9 @@ every node to Inductor's own scheduling (``handover``): a fallback must be sound
 A compile error, a run-time error or a mismatch is a failure; a fallback is not (it is
 counted).  Every failure found is kept as a regression test in tests/test_fuzz.py.  A long run
 prints a summary line every ``--summary-every`` graphs and, at the end, a table of graphs,
-failures, fallbacks and kernels per shape mode and direction, per dtype and for handovers.
+failures, fallbacks and kernels per shape mode and direction, per dtype and for handovers, then
+each fallback reason with its count and seeds (``-v`` prints them per graph).  The summary line's
+"with fallbacks" leaves out the graphs handed over on purpose (counted beside it).
 
 Low-precision round trips (``x.to(float16).to(float32)``) are compared at the graph's own
 tolerance, on the GPU too: our kernels round them as eager does, and so do fallback kernels
@@ -34,6 +36,7 @@ from __future__ import annotations
 import argparse
 import math
 import random
+import re
 import sys
 import time
 import traceback
@@ -347,6 +350,7 @@ class Result:
     backward: bool = False
     handover: bool = False
     dtype: str = ""
+    reasons: list = field(default_factory=list)  # metrics.fallback_reasons, node names stripped
 
 
 def _function(case: Case):
@@ -441,9 +445,19 @@ def run_case(case: Case, device: str = "cpu") -> Result:
     except Exception as e:  # noqa: BLE001 - every failure is reported with its seed
         detail = "".join(traceback.format_exception_only(type(e), e)).strip()
         return Result(case.seed, False, f"{stage}: {detail[-2000:]}", metrics.fallback_kernels,
-                      metrics.generated_kernels, counters["stats"]["unique_graphs"], time.perf_counter() - start)
+                      metrics.generated_kernels, counters["stats"]["unique_graphs"], time.perf_counter() - start,
+                      reasons=_reasons())
     return Result(case.seed, True, "", metrics.fallback_kernels, metrics.generated_kernels,
-                  counters["stats"]["unique_graphs"], time.perf_counter() - start, inductor_agrees, float64_agrees)
+                  counters["stats"]["unique_graphs"], time.perf_counter() - start, inductor_agrees, float64_agrees,
+                  reasons=_reasons())
+
+
+def _reasons() -> list[str]:
+    """This case's fallback reasons without the node names (``buf3: why`` -> ``why``), so that equal
+    causes count together."""
+    from .. import metrics
+
+    return [re.sub(r"^[A-Za-z_]+\d+: ", "", r) for r in metrics.fallback_reasons]
 
 
 def _inputs(case: Case, sizes, device: str, call: int, requires_grad: bool, mark: bool):
@@ -606,6 +620,9 @@ def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: 
             status = "ok" if result.ok else "FAILED"
             print(f"seed {seed}: {status} ({result.seconds:.1f} s, {result.generated} kernels, "
                   f"{result.fallbacks} fallbacks, {result.graphs} graphs) {' '.join(case.ops)}", file=out, flush=True)
+        if verbose and result.reasons:
+            for reason in dict.fromkeys(result.reasons):
+                print(f"  fallback: {reason[:300]}", file=out, flush=True)
         if not result.ok:
             print(case.describe(), file=out)
             print(f"  {result.error}", file=out)
@@ -618,6 +635,9 @@ def fuzz(seeds, device: str = "cpu", time_budget: float | None = None, verbose: 
         print(summary_line(results, device, time.perf_counter() - start), file=out, flush=True)
     if summary_every:
         print(table(results), file=out, flush=True)
+        reasons = reason_table(results)
+        if reasons:
+            print(reasons, file=out, flush=True)
     return results
 
 
@@ -632,7 +652,8 @@ def summary_line(results: list[Result], device: str, seconds: float) -> str:
     failed = [r.seed for r in results if not r.ok]
     return (f"fuzz: {len(results)} graphs in {seconds:.0f} s on {device}, "
             f"{len(failed)} failed{' (seeds ' + ' '.join(map(str, failed)) + ')' if failed else ''}, "
-            f"{sum(r.fallbacks > 0 for r in results)} with fallbacks, "
+            f"{sum(r.fallbacks > 0 and not r.handover for r in results)} with fallbacks, "
+            f"{sum(r.handover for r in results)} handed over on purpose, "
             f"{sum(r.inductor_agrees > 0 for r in results)} differing from eager as Inductor does, "
             f"{sum(r.float64_agrees > 0 for r in results)} off eager where float64 agrees")
 
@@ -641,7 +662,8 @@ TABLE_COLUMNS = ("graphs", "failed", "fallbacks", "as Inductor", "float64", "ker
 
 
 def table(results: list[Result]) -> str:
-    """Counts per shape mode and direction, per graph dtype, for the handed-over graphs, and in all."""
+    """Counts per shape mode and direction, per graph dtype, for the handed-over graphs, and in all
+    ("fallbacks": graphs with fallbacks of their own, the ones handed over on purpose left out)."""
     groups: dict[str, list[Result]] = {}
     for r in results:
         groups.setdefault(f"{r.mode} {'forward+backward' if r.backward else 'forward'}", []).append(r)
@@ -653,10 +675,30 @@ def table(results: list[Result]) -> str:
     width = max([len(name) for name, _ in rows] + [5])
     lines = [f"{'':<{width}}  " + "  ".join(f"{c:>11}" for c in TABLE_COLUMNS)]
     for name, rs in rows:
-        cells = (len(rs), sum(not r.ok for r in rs), sum(r.fallbacks > 0 for r in rs),
+        cells = (len(rs), sum(not r.ok for r in rs), sum(r.fallbacks > 0 and not r.handover for r in rs),
                  sum(r.inductor_agrees > 0 for r in rs), sum(r.float64_agrees > 0 for r in rs),
                  sum(r.generated for r in rs), f"{sum(r.seconds for r in rs):.0f}")
         lines.append(f"{name:<{width}}  " + "  ".join(f"{c:>11}" for c in cells))
+    return "\n".join(lines)
+
+
+def reason_table(results: list[Result]) -> str:
+    """Each fallback reason (graphs with every node handed over left out: theirs are forced), with
+    the number of fallbacks it caused and the seeds of up to three graphs that show it."""
+    counts: dict[str, list] = {}
+    for r in results:
+        if r.handover:
+            continue
+        for reason in r.reasons:
+            entry = counts.setdefault(reason[:200], [0, []])
+            entry[0] += 1
+            if r.seed not in entry[1]:
+                entry[1].append(r.seed)
+    if not counts:
+        return ""
+    lines = ["fallback reasons (fallbacks, seeds):"]
+    for reason, (n, seeds) in sorted(counts.items(), key=lambda kv: -kv[1][0]):
+        lines.append(f"  {n:4d}  {reason}  [seeds {' '.join(map(str, seeds[:3]))}{' ...' if len(seeds) > 3 else ''}]")
     return "\n".join(lines)
 
 
