@@ -242,6 +242,10 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
             sdpa_masks.causal_masks_to_flag(gm)
         if config.sdpa_strided_masks:
             sdpa_masks.contiguous_float_masks(gm)
+    if config.perf_warnings:
+        from . import sdpa_masks
+
+        sdpa_masks.warn_unfused_masks(gm)
     start_if_nothing_cached()  # a first run: compile workers start up while AOTAutograd traces
     try:
         with tile_caches():

@@ -42,7 +42,9 @@ variables give the defaults:
   CPU target a tile is one vector and a transposed access a gather either way).
 - ``perf_warnings`` (``TILE_PERF_WARNINGS``, default off): every kernel compiled (or loaded
   from the cache) shows its performance findings as an ``inductor_tile.PerformanceWarning`` each, at
-  the kernel's source line (``kernel_compiler/diagnostics/perf_warnings.py``).
+  the kernel's source line (``kernel_compiler/diagnostics/perf_warnings.py``); ``backend="tile"`` also
+  warns, at the model's line, of each CUDA attention whose mask sends it to the math implementation
+  (``sdpa_masks.warn_unfused_masks``).
 - ``matmul_templates`` (``TILE_MATMUL_TEMPLATES``: ``auto`` (default), ``on``, ``off``, ``force``):
   ``mm``/``addmm``/``bmm`` as tile-language matmul kernels with the pointwise epilogue that follows
   them fused in (``scheduler/matmul_templates.py``), chosen per shape by timing them against the aten

@@ -28,12 +28,18 @@ too. `contiguous_float_masks(gm)` passes such a mask contiguous, its -inf entrie
 dtype's lowest finite value (so a fully masked row gives finite probabilities, and no NaN in the
 backward), and zeroes the rows that were fully masked, as the math implementation does
 (`config.sdpa_strided_masks`).
+
+With performance warnings on (`TILE_PERF_WARNINGS=1`), `warn_unfused_masks(gm)` reports each attention
+whose mask still has a key dimension that is not contiguous after these rewrites (a strided bool mask,
+or a rewrite turned off), pointing at the user's line: CUDA runs it as the math implementation.
 """
 
 from __future__ import annotations
 
 import contextlib
 import operator
+import re
+import warnings
 
 import torch
 
@@ -212,4 +218,33 @@ def causal_masks_to_flag(gm: torch.fx.GraphModule) -> int:
             count += 1
     if count:
         gm.recompile()  # the masks' own nodes stay; Inductor drops what nothing reads
+    return count
+
+
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def warn_unfused_masks(gm: torch.fx.GraphModule) -> int:
+    """A `PerformanceWarning` at the user's line for each attention on one of `DEVICES` whose mask is not
+    contiguous along the keys (CUDA's fused kernels refuse it); the number reported."""
+    from .kernel_compiler.errors import PerformanceWarning
+
+    count = 0
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target not in SDPA_TARGETS:
+            continue
+        named = dict(zip(SDPA_PARAMETERS, node.args))
+        named.update(node.kwargs)
+        mask = _example(named.get("attn_mask"))
+        if not (isinstance(mask, torch.Tensor) and mask.dim() >= 2 and mask.device.type in DEVICES
+                and mask.shape[-1] != 1 and mask.stride(-1) != 1):
+            continue
+        frames = _FRAME.findall(node.meta.get("stack_trace") or "")
+        file, line = (frames[-1][0], int(frames[-1][1])) if frames else ("<unknown>", 0)
+        warnings.warn_explicit(
+            f"scaled_dot_product_attention runs as the math implementation (fp32 matrix products and a separate "
+            f"softmax) on CUDA: its {str(mask.dtype).removeprefix('torch.')} mask of shape {tuple(mask.shape)} has "
+            f"strides {tuple(mask.stride())}, and the fused kernels read a mask contiguous along the keys "
+            f"(pass `mask.contiguous()`)", PerformanceWarning, file, line)
+        count += 1
     return count

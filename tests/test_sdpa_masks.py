@@ -217,3 +217,26 @@ def test_strided_float_masks_backward_matches_math(monkeypatch):
     for got, want in zip(leaves, reference):
         assert torch.isfinite(got.grad).all()
         torch.testing.assert_close(got.grad.double(), want.grad, atol=1e-4, rtol=1e-4)
+
+
+def permuted_bool_attention(q, k, v, keep):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=keep.transpose(-1, -2))  # a strided bool mask
+
+
+def test_unfused_masks_warn_at_the_users_line(monkeypatch):
+    monkeypatch.setattr(sdpa_masks, "DEVICES", ("cpu",))
+    import inductor_tile.config as config
+    from inductor_tile.kernel_compiler.errors import PerformanceWarning
+
+    (q, k, v, _), _ = inputs()
+    keep = torch.rand(2, 3, 16, 16) > 0.2
+    keep[..., 0, :] = True  # every query keeps key 0 (after the transpose)
+    torch._dynamo.reset()
+    with config.patch(graph_cache=False, perf_warnings=True), pytest.warns(PerformanceWarning) as caught:
+        got = torch.compile(permuted_bool_attention, backend="tile")(q, k, v, keep)
+    ours = [w for w in caught if issubclass(w.category, PerformanceWarning) and "math implementation" in str(w.message)]
+    assert len(ours) == 1 and ours[0].filename == __file__ and "strides (768, 256, 1, 16)" in str(ours[0].message)
+    assert ours[0].lineno == permuted_bool_attention.__code__.co_firstlineno + 1
+    torch.testing.assert_close(got.double(), permuted_bool_attention(*double((q, k, v)), keep), atol=1e-5, rtol=1e-5)
+    contiguous = (q, k, v, keep.transpose(-1, -2).contiguous())
+    assert sdpa_masks.warn_unfused_masks(traced(attention, contiguous)) == 0
