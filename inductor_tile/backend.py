@@ -233,18 +233,15 @@ def tile_backend(gm, example_inputs, mode=None, options=None, **kwargs):
     _note_compile(gm)
     from . import config
 
-    if config.sdpa_row_masks or config.sdpa_causal_masks or config.sdpa_strided_masks:
-        from . import sdpa_masks  # before AOTAutograd picks each attention's kernel
+    from . import sdpa_masks  # attention rewrites, before AOTAutograd picks each attention's kernel
 
-        if config.sdpa_row_masks:
-            sdpa_masks.drop_key_constant_masks(gm)
-        if config.sdpa_causal_masks:
-            sdpa_masks.causal_masks_to_flag(gm)
-        if config.sdpa_strided_masks:
-            sdpa_masks.contiguous_float_masks(gm)
+    if config.sdpa_row_masks:
+        sdpa_masks.drop_key_constant_masks(gm)
+    if config.sdpa_causal_masks:
+        sdpa_masks.causal_masks_to_flag(gm)
+    if config.sdpa_strided_masks:
+        sdpa_masks.contiguous_float_masks(gm)
     if config.perf_warnings:
-        from . import sdpa_masks
-
         sdpa_masks.warn_unfused_masks(gm)
     start_if_nothing_cached()  # a first run: compile workers start up while AOTAutograd traces
     try:
