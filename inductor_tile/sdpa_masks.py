@@ -44,7 +44,6 @@ import warnings
 import torch
 
 SDPA_TARGETS = (torch._C._nn.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention)
-MASK_POSITION = 3  # query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa
 DEVICES = ("cuda",)  # where the fused kernels refuse such masks (the CPU's flash attention reads any strides)
 
 
@@ -52,10 +51,37 @@ def _example(node) -> object:
     return node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
 
 
+SDPA_PARAMETERS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")  # scale, enable_gqa: keywords
+
+
+def _attentions(gm: torch.fx.GraphModule) -> list[torch.fx.Node]:
+    """The `scaled_dot_product_attention` calls of `gm` (a list: callers insert nodes as they go)."""
+    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target in SDPA_TARGETS]
+
+
+def _arguments(node: torch.fx.Node) -> dict:
+    """An attention call's arguments by name, positional ones included."""
+    return {**dict(zip(SDPA_PARAMETERS, node.args)), **node.kwargs}
+
+
+def _set_arguments(node: torch.fx.Node, named: dict) -> None:
+    """Give the attention call `named` as its arguments: query, key and value positional, the rest by name."""
+    named = dict(named)
+    node.args, node.kwargs = tuple(named.pop(p) for p in SDPA_PARAMETERS[:3]), named
+
+
+def _key_stride(mask: object) -> int | None:
+    """The stride along the keys (last dimension) of a tensor mask on one of `DEVICES` with more
+    than one key; None for anything else."""
+    if (isinstance(mask, torch.Tensor) and mask.dim() >= 2 and mask.device.type in DEVICES
+            and mask.shape[-1] != 1):
+        return mask.stride(-1)
+    return None
+
+
 def constant_along_keys(mask: object) -> bool:
     """A tensor mask on one of `DEVICES` broadcast along its key (last) dimension."""
-    return (isinstance(mask, torch.Tensor) and mask.dim() >= 2 and mask.device.type in DEVICES
-            and mask.shape[-1] != 1 and mask.stride(-1) == 0)
+    return _key_stride(mask) == 0
 
 
 def drop_key_constant_masks(gm: torch.fx.GraphModule) -> int:
@@ -64,23 +90,14 @@ def drop_key_constant_masks(gm: torch.fx.GraphModule) -> int:
     The new nodes are builtins and a tensor method, which AOTAutograd's cache accepts (a Python
     function of ours in the graph would make it bypass the cache)."""
     count = 0
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in SDPA_TARGETS:
-            continue
-        args, kwargs = list(node.args), dict(node.kwargs)
-        if "attn_mask" in kwargs:
-            mask = kwargs["attn_mask"]
-            kwargs["attn_mask"] = None
-        elif len(args) > MASK_POSITION:
-            mask = args[MASK_POSITION]
-            args[MASK_POSITION] = None
-        else:
-            continue
-        causal = kwargs.get("is_causal", args[5] if len(args) > 5 else False)
+    for node in _attentions(gm):
+        named = _arguments(node)
+        mask = named.get("attn_mask")
         example = _example(mask)
-        if not constant_along_keys(example) or causal is not False:
+        if not constant_along_keys(example) or named.get("is_causal", False) is not False:
             continue
-        node.args, node.kwargs = tuple(args), kwargs
+        named["attn_mask"] = None
+        _set_arguments(node, named)
         with gm.graph.inserting_before(node):
             row = _call(gm, "call_function", operator.getitem, (mask, (Ellipsis, slice(None, 1))))
             kept = row if example.dtype == torch.bool else _call(gm, "call_function", operator.ne,
@@ -122,19 +139,15 @@ def _call(gm: torch.fx.GraphModule, op: str, target, args: tuple) -> torch.fx.No
 def strided_float_mask(mask: object) -> bool:
     """A floating-point tensor mask on one of `DEVICES` whose key dimension is strided (neither
     contiguous nor broadcast)."""
-    return (isinstance(mask, torch.Tensor) and mask.is_floating_point() and mask.dim() >= 2
-            and mask.device.type in DEVICES and mask.shape[-1] != 1 and mask.stride(-1) not in (0, 1))
+    return _key_stride(mask) not in (None, 0, 1) and mask.is_floating_point()
 
 
 def contiguous_float_masks(gm: torch.fx.GraphModule) -> int:
     """Give the attention calls of `gm` whose float mask has a strided key dimension a contiguous
     copy instead (see the module's docstring); the number rewritten."""
     count, copies = 0, {}
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in SDPA_TARGETS:
-            continue
-        named = dict(zip(SDPA_PARAMETERS, node.args))
-        named.update(node.kwargs)
+    for node in _attentions(gm):
+        named = _arguments(node)
         mask, example = named.get("attn_mask"), _example(named.get("attn_mask"))
         if not strided_float_mask(example):
             continue
@@ -146,13 +159,12 @@ def contiguous_float_masks(gm: torch.fx.GraphModule) -> int:
                              (_call(gm, "call_method", "amax", (mask, -1, True)), float("-inf")))
                 copies[mask] = contiguous, _call(gm, "call_function", operator.invert, (kept,))
         named["attn_mask"], dropped = copies[mask]
-        node.args, node.kwargs = tuple(named.pop(p) for p in SDPA_PARAMETERS[:3]), named
+        _set_arguments(node, named)
         _zero_rows(gm, node, dropped)
         count += 1
     return _recompiled(gm, count)
 
 
-SDPA_PARAMETERS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal")  # scale, enable_gqa: keywords
 MAX_EVALUATED_MASK = 1 << 26  # elements: evaluating larger masks at compile time is not worth it
 RANDOM_TARGETS = ("rand", "bernoulli", "dropout", "normal", "multinomial", "randperm", "poisson", "uniform")
 
@@ -195,11 +207,8 @@ def is_lower_triangle(mask: object) -> bool:
 def causal_masks_to_flag(gm: torch.fx.GraphModule) -> int:
     """Replace the causal masks computed from shapes alone by `is_causal=True`; the number of calls rewritten."""
     count, verdicts = 0, {}
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in SDPA_TARGETS:
-            continue
-        named = dict(zip(SDPA_PARAMETERS, node.args))
-        named.update(node.kwargs)
+    for node in _attentions(gm):
+        named = _arguments(node)
         mask = named.get("attn_mask")
         example = _example(mask)
         if (named.get("is_causal", False) is not False or not isinstance(example, torch.Tensor)
@@ -214,7 +223,7 @@ def causal_masks_to_flag(gm: torch.fx.GraphModule) -> int:
                 verdicts[mask] = False
         if verdicts[mask]:
             named.update(attn_mask=None, is_causal=True)
-            node.args, node.kwargs = tuple(named.pop(p) for p in SDPA_PARAMETERS[:3]), named
+            _set_arguments(node, named)
             count += 1
     if count:
         gm.recompile()  # the masks' own nodes stay; Inductor drops what nothing reads
@@ -230,14 +239,9 @@ def warn_unfused_masks(gm: torch.fx.GraphModule) -> int:
     from .kernel_compiler.errors import PerformanceWarning
 
     count = 0
-    for node in gm.graph.nodes:
-        if node.op != "call_function" or node.target not in SDPA_TARGETS:
-            continue
-        named = dict(zip(SDPA_PARAMETERS, node.args))
-        named.update(node.kwargs)
-        mask = _example(named.get("attn_mask"))
-        if not (isinstance(mask, torch.Tensor) and mask.dim() >= 2 and mask.device.type in DEVICES
-                and mask.shape[-1] != 1 and mask.stride(-1) != 1):
+    for node in _attentions(gm):
+        mask = _example(_arguments(node).get("attn_mask"))
+        if _key_stride(mask) in (None, 1):
             continue
         frames = _FRAME.findall(node.meta.get("stack_trace") or "")
         file, line = (frames[-1][0], int(frames[-1][1])) if frames else ("<unknown>", 0)
