@@ -15,7 +15,8 @@ exact in every float type; any other slot is read from the lowered vector. The c
 row's fold has are applied once, to the fold, where at least two slots have no other (a column mask known
 in some reps only keeps its selects in the others); where they are false the fold gives the slots'
 constants combined in the same order, which is what a select per slot gave. Otherwise every term is
-selected on its own, as before.
+selected on its own, as before. A reduced value that is also used elsewhere (attention's masked scores feed
+the row maximum and the exponentials) is folded from its lowered vector: its selects exist anyway.
 """
 
 from __future__ import annotations
@@ -144,12 +145,16 @@ class SlotTerms:
             self.terms[key] = self._term(ssa, slot)
         return self.terms[key]
 
+    def slot(self, ssa: SSAValue, slot: int) -> ir.Value:
+        """Slot `slot` of the lowered `ssa`, as the element-wise lowering computed it."""
+        return self.ctx.builder.extract_element(self.ctx.get(ssa), ir.Constant(I32, slot))
+
     def _plain(self, ssa: SSAValue, slot: int) -> Term:
         known = self._static(ssa, slot)
         if isinstance(known, float) and _exact(known) is not None:
             value = ir.Constant(self.ctx.llvm_type(ssa.type).element, known)
             return Term(value, (), known)
-        return Term(self.ctx.builder.extract_element(self.ctx.get(ssa), ir.Constant(I32, slot)))
+        return Term(self.slot(ssa, slot))
 
     def _term(self, ssa: SSAValue, slot: int) -> Term:
         op = getattr(ssa, "op", None)
@@ -194,14 +199,20 @@ def fold_slots(ctx: LoweringContext, ssa: SSAValue, kind: str, groups: list[list
     if kind not in _CONSTANT_COMBINE or float_kind(ssa.type) not in ("f32", "f64"):
         return None
     terms = SlotTerms(ctx, ssa)
+    # a value used beside the reduction is lowered as a vector anyway: folding its slots adds no select, where
+    # terms would repeat its selects (attention's masked scores feed the row maximum and the exponentials)
+    shared = sum(1 for _ in ssa.uses) > 1
     b = ctx.builder
     width = len(groups[0])
     element = ctx.llvm_type(ssa.type).element
     out = ir.Constant(ir.VectorType(element, width), None)
     for j in range(width):
-        column = [terms.term(ssa, group[j]) for group in groups]
-        common = _common_guard(column, kind)
-        values = [terms.materialize(t, _ids(common)) for t in column]
+        if shared:
+            values, common = [terms.slot(ssa, group[j]) for group in groups], ()
+        else:
+            column = [terms.term(ssa, group[j]) for group in groups]
+            common = _common_guard(column, kind)
+            values = [terms.materialize(t, _ids(common)) for t in column]
         result = values[0]
         for value in values[1:]:
             result = combine(result, value)
