@@ -15,7 +15,8 @@ For a tt.load / tt.store / atomic of a tensor of pointers, the axis info of the 
 - loads and stores of the shape of a packed inline asm (pack p > 1) hold at least p consecutive
   elements per thread run along the row-major dimensions where their order runs along them
   (`packed_asm_layouts`): the asm needs that layout, and takes theirs with no conversion (int8
-  with pack=4 at 8 warps, 512 elements: 4 per thread, warps 4-7 holding copies, not 2 and padding).
+  with pack=4 at 8 warps, 512 elements: 4 per thread, warps 4-7 holding copies, not 2 and padding);
+  then each packed asm moves to the layout of such a store (or load) around it, if not in it already.
 
 The op's operands are converted to that layout and its result (a load's values, an
 atomic's old values) is converted back to the layout its users had;
@@ -39,7 +40,7 @@ from ..ir.tt_memory import MEMORY_OPS, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from ..ir.tt_types import PointerType, element_of, numel, shape_of
 from ..ir.ttg import convert_to, launch_shape, with_layout
 from .layout_constraints import functions, is_tensor, value_layout
-from .packed_asm_layouts import asm_pack, widened_size_per_thread
+from .packed_asm_layouts import asm_pack, neighbour_layout, widened_size_per_thread
 
 MAX_ACCESS_BITS = 128
 MAX_MAPPING_CHECK = 1 << 16  # (threads x elements) up to which layouts are compared element by element
@@ -151,6 +152,9 @@ class CoalescePass(ModulePass):
                 layout = coalesced_layout(inner, accesses, num_warps, lanes, packs)
                 if not _equivalent(value_layout(inner.ptr), layout, shape_of(inner.ptr.type), num_warps, lanes):
                     _relayout(inner, layout)
+            for inner in list(func_op.walk()):
+                if (layout := neighbour_layout(inner)) is not None:
+                    _relayout(inner, layout)
 
 
 def _equivalent(current: Layout | None, new: Layout, shape: tuple[int, ...], num_warps: int, lanes: int) -> bool:
@@ -163,9 +167,9 @@ def _equivalent(current: Layout | None, new: Layout, shape: tuple[int, ...], num
     return same_mapping(current, new, shape, lanes, num_warps)
 
 
-def _relayout(op: MemoryOp, layout: Blocked) -> None:
-    """Put `op` in `layout`: its tensor operands are converted to it, its result (if any) is
-    retyped in place and converted back to the layout its users had."""
+def _relayout(op: Operation, layout: Layout) -> None:
+    """Put `op` (a memory op, or a packed inline asm) in `layout`: its tensor operands are converted to
+    it, its tensor results are retyped in place and converted back to the layout their users had."""
     block = op.parent_block()
     assert block is not None
     for index, operand in enumerate(op.operands):
@@ -173,16 +177,17 @@ def _relayout(op: MemoryOp, layout: Blocked) -> None:
             convert = convert_to(operand, layout)
             block.insert_op_before(convert, op)
             op.operands[index] = convert.result
-    if not op.results:
-        return
-    old = op.results[0]
-    assert isinstance(old.type, TensorType)
-    old_layout = value_layout(old)
-    users = [(use.operation, use.index) for use in old.uses]
-    new = Rewriter.replace_value_with_new_type(old, with_layout(old.type, layout))
-    back = convert_to(new, old_layout)  # type: ignore[arg-type]
-    block.insert_op_after(back, op)
-    back.result.name_hint = new.name_hint
-    for user, index in users:
-        user.operands[index] = back.result
+    after = op
+    for old in list(op.results):
+        if not isinstance(old.type, TensorType):
+            continue
+        old_layout = value_layout(old)
+        users = [(use.operation, use.index) for use in old.uses]
+        new = Rewriter.replace_value_with_new_type(old, with_layout(old.type, layout))
+        back = convert_to(new, old_layout)  # type: ignore[arg-type]
+        block.insert_op_after(back, after)
+        after = back
+        back.result.name_hint = new.name_hint
+        for user, index in users:
+            user.operands[index] = back.result
 

@@ -12,19 +12,21 @@ layout, a blocked layout of 2 bytes per thread at 8 warps for int8 with pack=4) 
 
 The layout passes keep it so: convert-to-ttgir gives such an op `packed_layout`; coalesce widens the memory
 accesses of the op's shape (`widened_size_per_thread`) so that the loads and stores around it take a layout
-that packs too and no conversion is needed; forward propagation and rematerialization move the op only to
-layouts that `layout_accepted` says pack.
+that packs too, then moves the op to the layout of such a neighbour (`neighbour_layout`), so that no
+conversion is needed; forward propagation and rematerialization move the op only to layouts that
+`layout_accepted` says pack.
 """
 
 from __future__ import annotations
 
 import math
 
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from ..ir.layouts import Blocked, Layout, blocked_for
 from ..ir.tt_inline_asm import ElementwiseInlineAsmOp
 from ..ir.tt_types import shape_of
+from ..ir.ttg import ConvertLayoutOp, layout_of
 from .layout_constraints import is_tensor
 
 
@@ -104,6 +106,37 @@ def packed_layout(shape: tuple[int, ...], pack: int, num_warps: int, lanes: int)
     layout = blocked_for(shape, spt, order, num_warps, lanes)
     assert packs_consecutively(layout, shape, pack), (layout, shape, pack)
     return layout
+
+
+def _through_conversions(value: SSAValue) -> SSAValue:
+    while isinstance(value.owner, ConvertLayoutOp):
+        value = value.owner.src
+    return value
+
+
+def _converted_to(value: SSAValue) -> list[Layout]:
+    """The layouts that chains of conversions from `value` end in."""
+    found: list[Layout] = []
+    for use in value.uses:
+        if isinstance(use.operation, ConvertLayoutOp):
+            found += _converted_to(use.operation.result) or [layout_of(use.operation.result.type)]
+    return [layout for layout in found if layout is not None]
+
+
+def neighbour_layout(op: Operation) -> Layout | None:
+    """For a packed inline asm: the first layout that packs among those its results are converted to
+    (the stores' after coalescing) and those its operands are converted from (the loads'), if that is
+    not its own; None otherwise. Coalescing moves it there, so that the conversions fold away."""
+    pack = asm_pack(op)
+    if pack == 1:
+        return None
+    shape, own = tuple(shape_of(op.results[0].type)), layout_of(op.results[0].type)
+    candidates = [layout for result in op.results for layout in _converted_to(result)]
+    candidates += [layout_of(_through_conversions(v).type) for v in op.operands if is_tensor(v)]
+    for layout in candidates:
+        if layout is not None and packs_consecutively(layout, shape, pack):
+            return None if layout == own else layout
+    return None
 
 
 def layout_accepted(op: Operation, layout: Layout) -> bool:
