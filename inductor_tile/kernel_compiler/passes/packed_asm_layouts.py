@@ -49,20 +49,26 @@ def packs_consecutively(layout: Layout | None, shape: tuple[int, ...], pack: int
         return True
     if not isinstance(layout, Blocked):
         return False
-    dims = [d for d in layout.order if shape[d] > 1]
-    if any(layout.size_per_thread[d] != 1 for d in range(len(shape)) if shape[d] == 1):
-        return False  # copies of one element between a thread's slots
+    logical = iter(_logical_dims(shape))
+    slots = layout.slots_per_dim(shape)
     need = pack
-    for d, wanted in zip(dims, _logical_dims(shape)):
-        if d != wanted or layout.size_per_thread[d] > shape[d]:
-            return False  # runs along another dimension, or a thread's run wraps onto itself
-        whole = layout.threads_per_warp[d] * layout.warps_per_cta[d] == 1
-        run = shape[d] if whole else layout.size_per_thread[d]
+    for d in layout.order:  # the dimensions in slot order, fastest first
+        if slots[d] == 1:
+            continue  # one slot along d: a thread's slots do not step along it
+        if shape[d] == 1:
+            return False  # copies of each element between a thread's consecutive slots
+        if d != next(logical):
+            return False  # its slots step along another dimension first
+        run = layout.size_per_thread[d]  # (one wrapping around a smaller dimension starts it again)
+        if layout.threads_per_warp[d] * layout.warps_per_cta[d] == 1 and run <= shape[d]:
+            run = shape[d]  # one thread position: the repetitions continue the run
         if shape[d] >= need:
             return shape[d] % need == 0 and run % need == 0
         if run != shape[d] or need % shape[d]:
-            return False
+            return False  # the next dimension's elements must follow this one's, all of them
         need //= shape[d]
+        if need == 1:
+            return True
     return need == 1
 
 
