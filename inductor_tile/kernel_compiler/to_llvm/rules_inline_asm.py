@@ -8,7 +8,7 @@ time: each call gets those slots of every operand and fills them in every result
 operand or result takes `registers(bits, pack)` values: elements narrower than 32 bits are packed
 (the first in the low bits) into an integer of up to 32 bits, wider ones go one per value (the
 language's `elements_per_register` rule, which also counted the constraints). With several values the
-call returns a struct. Where the slots do not fill the last call, its missing inputs are zeros and
+call returns a struct. Where the slots do not fill the last call (a scalar has one), its missing inputs are zeros and
 its extra outputs are dropped. A pure op's calls have no side effect, so LLVM may merge or drop them;
 other calls stay where they are. On a tensor, the `pack` slots of a call are `pack` consecutive elements of
 the tensor (the layout passes choose such layouts: `passes/packed_asm_layouts.py`; any other is refused here).
