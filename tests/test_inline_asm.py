@@ -165,6 +165,9 @@ def bad_kernel(x_ptr, CASE: tl.constexpr):
         y = tl.inline_asm_elementwise("negl $0", "=r,0", [x], dtype="int32", is_pure=True, pack=1)
     elif CASE == "pack_zero":
         y = tl.inline_asm_elementwise("negl $0", "=r,0", [x], dtype=tl.int32, is_pure=True, pack=0)
+    elif CASE == "pack_over_the_elements":
+        y = tl.inline_asm_elementwise("bswapl $0", "=r,0", [tl.load(x_ptr + tl.arange(0, 2)).to(tl.int8)],
+                                      dtype=tl.int8, is_pure=True, pack=4)
     else:
         y = x
     tl.store(x_ptr + tl.arange(0, 16), y)
@@ -179,6 +182,8 @@ def bad_kernel(x_ptr, CASE: tl.constexpr):
     ("arg_not_a_value", r"tl.inline_asm_elementwise: args: cannot use a value of Python type str"),
     ("dtype_not_a_dtype", r"dtype must be a tl dtype \(or a tuple of them\), got 'int32'"),
     ("pack_zero", r"pack must be a positive int, got 0"),
+    ("pack_over_the_elements", r"pack=4 runs the assembly on 4 consecutive elements \(in row-major order\) at a "
+                               r"time, but the \[2\] tensor's 2 elements do not divide into groups of 4"),
 ])
 def test_typing_errors_point_at_the_call(case, message):
     error = compile_error(bad_kernel, {"x_ptr": "*i32"}, {"CASE": case})

@@ -72,11 +72,11 @@ SIGNATURES = {
 SIMULATED = ["mad", "sum_difference", "byte_reverse"]  # the PTX interpreter has no add.rn.f16x2 (GPU only)
 
 
-def ptx_of(name: str) -> str:
+def ptx_of(name: str, num_warps: int = WARPS) -> str:
     kernel, signature = SIGNATURES[name]
     pointers = [arg for arg, ty in signature.items() if ty.startswith("*")]
     compiled = inductor_tile.compile(kernel, signature, constexprs={"BLOCK": BLOCK}, target="cuda:90",
-                                     num_warps=WARPS, divisible_by_16=pointers)
+                                     num_warps=num_warps, divisible_by_16=pointers)
     ptx = compiled.asm["ptx"]
     check_ptx(ptx, "sm_90", kernel.__name__)
     return ptx
@@ -118,15 +118,52 @@ def test_ptx_carries_the_asm_once_per_execution(name, executions_per_thread, tmp
                    "CHECK-NEXT: // end inline asm\n", tmp_path)
 
 
-@pytest.mark.parametrize("name", SIMULATED)
-def test_ptx_interpreter_runs_the_asm(name):
+# byte_reverse (pack=4) at 8 warps: 512 int8 are 2 per thread, so the layout passes must give each thread 4
+# consecutive ones (warps 4-7 holding copies) instead of padding each execution with 2 zero bytes
+@pytest.mark.parametrize("name, num_warps", [(name, WARPS) for name in SIMULATED]
+                         + [("byte_reverse", 1), ("byte_reverse", 8)])
+def test_ptx_interpreter_runs_the_asm(name, num_warps):
     gen = torch.Generator().manual_seed(5)
     ins, outs, scalars = inputs(name, gen)
-    ptx = ptx_of(name)
+    ptx = ptx_of(name, num_warps)
     buffers = [t.numpy() for t in (*ins, *outs)]
     scalar_params = {len(ins) + len(outs) + i: v & 0xFFFFFFFF for i, v in enumerate(scalars.values())}  # i32 bits
-    machine = Machine(ptx, 32 * WARPS, buffers, scalar_params or None)
+    machine = Machine(ptx, 32 * num_warps, buffers, scalar_params or None)
     machine.run()
     got = [torch.from_numpy(np.array(machine.buffer(len(ins) + i, buffers[len(ins) + i]))) for i in range(len(outs))]
     for g, w in zip(got, reference(name, ins, scalars)):
         assert torch.equal(g, w)
+
+
+PADDED_TTGIR = """
+#two = #ttg.blocked<{sizePerThread = [2], threadsPerWarp = [32], warpsPerCTA = [8], order = [0]}>
+builtin.module attributes {"ttg.num-warps" = 8 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func public @padded(%p: !tt.ptr<i8> {tt.divisibility = 16 : i32}) {
+    %r = tt.make_range {end = 512 : i32, start = 0 : i32} : tensor<512xi32, #two>
+    %ps = tt.splat %p : !tt.ptr<i8> -> tensor<512x!tt.ptr<i8>, #two>
+    %pp = tt.addptr %ps, %r : tensor<512x!tt.ptr<i8>, #two>, tensor<512xi32, #two>
+    %x = tt.load %pp : tensor<512x!tt.ptr<i8>, #two> -> tensor<512xi8, #two>
+    %y = tt.elementwise_inline_asm "prmt.b32 $0, $1, 0, 0x0123;" {constraints = "=r,r", packed_element = 4 : i32,
+      pure = true} %x : tensor<512xi8, #two> -> tensor<512xi8, #two>
+    tt.store %pp, %y : tensor<512x!tt.ptr<i8>, #two>, tensor<512xi8, #two>
+    func.return
+  }
+}
+"""
+
+
+def test_lowering_refuses_a_layout_that_would_pad_the_executions():
+    """The layout of the failure this guards against (issue 20: a thread's 2 int8 and 2 zero bytes in the
+    register, the output zeros) is refused; the layout passes never give it (filecheck/ttgir/packed-inline-asm-
+    layouts.mlir), and the same module with 4 elements per thread lowers."""
+    from inductor_tile.kernel_compiler.ir.context import parse_ttir
+    from inductor_tile.kernel_compiler.to_llvm.context import LoweringError
+    from inductor_tile.kernel_compiler.to_llvm.lowering import lower_to_llvm
+    from inductor_tile.kernel_compiler.to_llvm.targets import get_target
+
+    module = parse_ttir(PADDED_TTGIR)
+    with pytest.raises(LoweringError, match=r"pack=4: the layout .* does not give each execution 4 consecutive "
+                                            r"elements of the \[512\] tensor"):
+        lower_to_llvm(module, get_target("cuda:90"), num_warps=8)
+    fixed = parse_ttir(PADDED_TTGIR.replace("sizePerThread = [2]", "sizePerThread = [4]"))
+    assert "prmt.b32" in lower_to_llvm(fixed, get_target("cuda:90"), num_warps=8).llvm_ir

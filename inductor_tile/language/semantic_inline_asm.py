@@ -7,11 +7,14 @@ results, then the arguments, each in the register its constraint asks for. Check
 point at the kernel line: the strings, the dtypes, and that the constraints name one output per result
 and one input register per argument (clobbers `~{...}` aside). With `pack` > 1 each execution handles `pack`
 elements: elements narrower than 32 bits share registers (four int8 in one 32-bit register), wider ones
-take a register each, so one argument or result may take several constraint entries.
+take a register each, so one argument or result may take several constraint entries. The `pack` elements
+of one execution are consecutive in row-major order (the layout passes see to it), so a tensor's elements must
+divide into groups of `pack`; a scalar's one execution is padded.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 from .core import constexpr, tensor
@@ -94,6 +97,11 @@ class InlineAsmSemantic:
             shape = s if shape is None else self.broadcast_shapes(shape, s)
         if shape is not None:
             values = [self.broadcast_to_shape(v, shape) for v in values]
+        if shape is not None and pack > 1 and math.prod(shape) % pack:
+            raise TileValueError(
+                f"{name}: pack={pack} runs the assembly on {pack} consecutive elements (in row-major order) at a "
+                f"time, but the {list(shape)} tensor's {math.prod(shape)} elements do not divide into groups of "
+                f"{pack}")
         types = [block_type(d, shape) if shape is not None else d for d in result_dtypes]
         handles = self.builder.create_inline_asm(asm, constraints, [v.handle for v in values], types, is_pure, pack)
         results = tuple(tensor(h, t) for h, t in zip(handles, types))

@@ -11,7 +11,12 @@ For a tt.load / tt.store / atomic of a tensor of pointers, the axis info of the 
 - a load takes the widest of that and the widths of the function's other accesses with the same
   shape and order (Triton's rule), so a gather next to vector loads (a rotary kernel's cos/sin
   table beside its fp16 rows) shares their layout instead of costing a shared-memory round trip
-  per operand; stores keep their own width (a store wider than its alignment would be split).
+  per operand; stores keep their own width (a store wider than its alignment would be split);
+- loads and stores of the shape of a packed inline asm (pack p > 1) hold at least p consecutive
+  elements per thread run along the row-major dimensions where their order runs along them
+  (`packed_asm_layouts`): the asm needs that layout, and takes theirs with no conversion (int8
+  with pack=4 at 8 warps, 512 elements: 4 per thread, warps 4-7 holding copies, not 2 and padding);
+  then each packed asm moves to the layout of such a store (or load) around it, if not in it already.
 
 The op's operands are converted to that layout and its result (a load's values, an
 atomic's old values) is converted back to the layout its users had;
@@ -24,7 +29,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
@@ -35,6 +40,7 @@ from ..ir.tt_memory import MEMORY_OPS, AtomicCASOp, AtomicRMWOp, LoadOp, StoreOp
 from ..ir.tt_types import PointerType, element_of, numel, shape_of
 from ..ir.ttg import convert_to, launch_shape, with_layout
 from .layout_constraints import functions, is_tensor, value_layout
+from .packed_asm_layouts import asm_pack, neighbour_layout, widened_size_per_thread
 
 MAX_ACCESS_BITS = 128
 MAX_MAPPING_CHECK = 1 << 16  # (threads x elements) up to which layouts are compared element by element
@@ -102,17 +108,31 @@ def own_access(op: MemoryOp, infos: dict[SSAValue, AxisInfo], num_warps: int, la
     return Access(tuple(shape), order, width)
 
 
-def coalesced_layout(op: MemoryOp, accesses: dict[MemoryOp, Access], num_warps: int, lanes: int) -> Blocked:
+def coalesced_layout(op: MemoryOp, accesses: dict[MemoryOp, Access], num_warps: int, lanes: int,
+                     packs: dict[tuple[int, ...], int] | None = None) -> Blocked:
     """The blocked layout for the memory op `op` (see the module docstring); `accesses` holds
-    every memory op of the function."""
+    every memory op of the function, `packs` the largest pack of the function's packed inline asm
+    (`asm_packs`) per shape."""
     own = accesses[op]
     width = own.width
     if isinstance(op, LoadOp):
         width = max([width] + [other.width for other in accesses.values()
                                if other.shape == own.shape and other.order == own.order])
-    per_thread = [1] * len(own.shape)
-    per_thread[own.order[0]] = width
-    return blocked_for(own.shape, tuple(per_thread), own.order, num_warps, lanes)
+    per_thread: tuple[int, ...] = tuple(width if d == own.order[0] else 1 for d in range(len(own.shape)))
+    pack = (packs or {}).get(own.shape, 1)
+    if pack > 1 and isinstance(op, LoadOp | StoreOp):
+        per_thread = widened_size_per_thread(per_thread, own.order, own.shape, pack) or per_thread
+    return blocked_for(own.shape, per_thread, own.order, num_warps, lanes)
+
+
+def asm_packs(func_op: Operation) -> dict[tuple[int, ...], int]:
+    """Per tile shape, the largest pack of the packed inline asm ops of that shape in `func_op`."""
+    packs: dict[tuple[int, ...], int] = {}
+    for op in func_op.walk():
+        if (pack := asm_pack(op)) > 1:
+            shape = tuple(shape_of(op.results[0].type))
+            packs[shape] = max(packs.get(shape, 1), pack)
+    return packs
 
 
 @dataclass(frozen=True)
@@ -127,9 +147,13 @@ class CoalescePass(ModulePass):
             infos = compute_axis_info(func_op)
             accesses = {inner: own_access(inner, infos, num_warps, lanes) for inner in func_op.walk()
                         if isinstance(inner, MEMORY_OPS) and is_tensor(inner.ptr)}
+            packs = asm_packs(func_op)
             for inner in accesses:
-                layout = coalesced_layout(inner, accesses, num_warps, lanes)
+                layout = coalesced_layout(inner, accesses, num_warps, lanes, packs)
                 if not _equivalent(value_layout(inner.ptr), layout, shape_of(inner.ptr.type), num_warps, lanes):
+                    _relayout(inner, layout)
+            for inner in list(func_op.walk()):
+                if (layout := neighbour_layout(inner)) is not None:
                     _relayout(inner, layout)
 
 
@@ -143,9 +167,9 @@ def _equivalent(current: Layout | None, new: Layout, shape: tuple[int, ...], num
     return same_mapping(current, new, shape, lanes, num_warps)
 
 
-def _relayout(op: MemoryOp, layout: Blocked) -> None:
-    """Put `op` in `layout`: its tensor operands are converted to it, its result (if any) is
-    retyped in place and converted back to the layout its users had."""
+def _relayout(op: Operation, layout: Layout) -> None:
+    """Put `op` (a memory op, or a packed inline asm) in `layout`: its tensor operands are converted to
+    it, its tensor results are retyped in place and converted back to the layout their users had."""
     block = op.parent_block()
     assert block is not None
     for index, operand in enumerate(op.operands):
@@ -153,16 +177,17 @@ def _relayout(op: MemoryOp, layout: Blocked) -> None:
             convert = convert_to(operand, layout)
             block.insert_op_before(convert, op)
             op.operands[index] = convert.result
-    if not op.results:
-        return
-    old = op.results[0]
-    assert isinstance(old.type, TensorType)
-    old_layout = value_layout(old)
-    users = [(use.operation, use.index) for use in old.uses]
-    new = Rewriter.replace_value_with_new_type(old, with_layout(old.type, layout))
-    back = convert_to(new, old_layout)  # type: ignore[arg-type]
-    block.insert_op_after(back, op)
-    back.result.name_hint = new.name_hint
-    for user, index in users:
-        user.operands[index] = back.result
+    after = op
+    for old in list(op.results):
+        if not isinstance(old.type, TensorType):
+            continue
+        old_layout = value_layout(old)
+        users = [(use.operation, use.index) for use in old.uses]
+        new = Rewriter.replace_value_with_new_type(old, with_layout(old.type, layout))
+        back = convert_to(new, old_layout)  # type: ignore[arg-type]
+        block.insert_op_after(back, after)
+        after = back
+        back.result.name_hint = new.name_hint
+        for user, index in users:
+            user.operands[index] = back.result
 

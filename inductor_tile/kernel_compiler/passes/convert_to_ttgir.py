@@ -6,7 +6,9 @@ element per thread, row-major), except:
   that the reduction itself moves no data between layouts;
 - a tt.dot result, which gets `fma_result_layout` (its operands the dot-operand layouts of it);
 - the block arguments and results of an scf.for, which take the layout of their init
-  value (a loop-carried value has one layout all around the loop).
+  value (a loop-carried value has one layout all around the loop);
+- the results of a tt.elementwise_inline_asm with packed_element p > 1, which get a layout whose
+  threads hold p consecutive elements per run (`packed_asm_layouts.packed_layout`).
 
 Then a `ttg.convert_layout` goes in front of every operand that an op needs in another
 layout (see `layout_constraints`): elementwise operands to the result's layout,
@@ -33,6 +35,7 @@ from ..ir.layouts import Slice, default_blocked
 from ..ir.ttg import convert_to, set_launch_shape
 from .layout_constraints import functions, is_tensor, required_operand_layouts, retype, value_layout
 from .matchers import materialize
+from .packed_asm_layouts import asm_pack, packed_layout
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,11 @@ class ConvertToTTGIRPass(ModulePass):
                 parent = value_layout(op.src)
                 assert parent is not None
                 retype(op.result, Slice(op.axis.value.data, parent))
+            elif asm_pack(op) > 1:  # whose executions take `pack` consecutive elements of a thread
+                layout = packed_layout(tuple(op.results[0].type.get_shape()), asm_pack(op), self.num_warps,
+                                       self.threads_per_warp)
+                for result in op.results:
+                    retype(result, layout)
             elif isinstance(op, GenericReduceOp):  # every result: the first operand's layout, sliced
                 parent = value_layout(op.srcs[0])
                 for result in op.results:

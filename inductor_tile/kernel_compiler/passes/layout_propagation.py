@@ -4,7 +4,8 @@ For `%y = ttg.convert_layout %x : A -> B`, the plan retypes `%y` to A (so the co
 disappears) and follows the change through `%y`'s users, as `layout_constraints` says:
 - an elementwise op moves to A entirely: its results change, and its other tensor
   operands are needed in A (free when they change too, are already in A, or can be
-  rematerialized; otherwise a conversion);
+  rematerialized; otherwise a conversion); a packed inline asm only to a layout that gives
+  each execution consecutive elements (`packed_asm_layouts`), else it keeps its layout;
 - broadcast keeps the layout, expand_dims of a slice takes the slice's parent, a
   reduction's result becomes a slice of the new layout;
 - a loop-carried value changes all around its scf.for (init needed in A, block argument,
@@ -32,6 +33,7 @@ from ..ir.tt_memory import MEMORY_OPS
 from ..ir.tt_types import numel, shape_of
 from ..ir.ttg import ConvertLayoutOp, convert_to
 from .layout_constraints import is_elementwise, is_tensor, retype, value_layout
+from .packed_asm_layouts import layout_accepted
 from .rematerialize import Rematerializer, narrowed_operand, tile_bytes
 
 Use = tuple[Operation, int, Layout]  # (op, operand index, layout the operand must have)
@@ -162,7 +164,7 @@ class _Planner:
                 self.plan.removed += conversion_cost(op)
         elif isinstance(op, MEMORY_OPS):
             self.plan.keeps.append((op, index, old))
-        elif is_elementwise(op):
+        elif is_elementwise(op) and layout_accepted(op, new):
             self._move_op(op, new)
         elif isinstance(op, tt.BroadcastOp):
             self._change(op.result, new)

@@ -6,7 +6,8 @@ may cost a trip through shared memory. The rebuildable producers are:
 - tt.splat and tt.make_range (any layout is as cheap as any other);
 - a ttg.convert_layout (its own operand is rebuilt instead, or used as is);
 - tt.broadcast, tt.expand_dims and pure elementwise ops whose tensor operands are all
-  rebuildable (in the layouts `layout_constraints` demands);
+  rebuildable (in the layouts `layout_constraints` demands); a packed inline asm only in a
+  layout that gives each execution consecutive elements (`packed_asm_layouts`);
 - a small tt.load, of no more distinct elements than the launch has threads (as Triton
   judges: no access pattern to lose; the copy reads right after the original, so it sees
   the same memory), when the rematerializer is told the thread count.  Distinct elements
@@ -44,6 +45,7 @@ from ..ir.tt_types import element_of, numel, shape_of
 from ..analysis.axis_info import compute_axis_info
 from ..ir.ttg import ConvertLayoutOp, convert_to, with_layout
 from .layout_constraints import is_elementwise, is_tensor, value_layout
+from .packed_asm_layouts import layout_accepted
 
 MAX_DEPTH = 160  # producers further up than this are converted, not rebuilt
 MAX_DUPLICATED = 24  # rebuilt ops that keep users elsewhere (computed twice), at most
@@ -132,7 +134,7 @@ class Rematerializer:
             return False
         if isinstance(op, ConvertLayoutOp):
             return self.can(op.src, layout, depth + 1)
-        if not _rebuildable_op(op, self.num_threads, self.values):
+        if not _rebuildable_op(op, self.num_threads, self.values) or not layout_accepted(op, layout):
             return False
         wanted = _operand_layout(op, layout)
         if all(self.can(v, wanted, depth + 1) for v in op.operands if is_tensor(v)):

@@ -8,9 +8,10 @@ time: each call gets those slots of every operand and fills them in every result
 operand or result takes `registers(bits, pack)` values: elements narrower than 32 bits are packed
 (the first in the low bits) into an integer of up to 32 bits, wider ones go one per value (the
 language's `elements_per_register` rule, which also counted the constraints). With several values the
-call returns a struct. Where the slots do not fill the last call, its missing inputs are zeros and
+call returns a struct. Where the slots do not fill the last call (a scalar has one), its missing inputs are zeros and
 its extra outputs are dropped. A pure op's calls have no side effect, so LLVM may merge or drop them;
-other calls stay where they are.
+other calls stay where they are. On a tensor, the `pack` slots of a call are `pack` consecutive elements of
+the tensor (the layout passes choose such layouts: `passes/packed_asm_layouts.py`; any other is refused here).
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from xdsl.ir import Operation
 
 from ...language.semantic_inline_asm import elements_per_register
 from ..diagnostics.perf_warnings import op_location
+from ..ir.tt_types import shape_of
+from ..ir.ttg import layout_of
+from ..passes.packed_asm_layouts import asm_pack, packs_consecutively
 from .context import I32, LoweringContext, LoweringError, lowering
 
 
@@ -66,6 +70,18 @@ def _element_type(ty: ir.Type) -> ir.Type:
     return ty.element if isinstance(ty, ir.VectorType) else ty
 
 
+def _check_packed_layout(op: Operation) -> None:
+    """A tensor op's `pack` slots per call must be `pack` consecutive elements (the language's promise,
+    which the layout passes keep: `packed_asm_layouts`); a layout that would pad or mix them is refused."""
+    shape, layout = shape_of(op.results[0].type), layout_of(op.results[0].type)
+    if asm_pack(op) > 1 and layout is not None and not packs_consecutively(layout, tuple(shape), op.pack):
+        where = op_location(op)
+        at = f"{where[0]}:{where[1]}: " if where else ""
+        raise LoweringError(f"{at}tl.inline_asm_elementwise with pack={op.pack}: the layout {layout} does not give "
+                            f"each execution {op.pack} consecutive elements of the {list(shape)} tensor (a layout "
+                            "pass moved the op; please report it)")
+
+
 @lowering("tt.elementwise_inline_asm")
 def lower_elementwise_inline_asm(ctx: LoweringContext, op: Operation) -> None:
     if ctx.target.name == "hip":
@@ -74,6 +90,7 @@ def lower_elementwise_inline_asm(ctx: LoweringContext, op: Operation) -> None:
         raise LoweringError(f"{at}tl.inline_asm_elementwise is not supported on the AMD target: llvmlite's LLVM has "
                             "no AMDGPU assembly parser to assemble inline assembly into the code object")
     b, pack = ctx.builder, op.pack
+    _check_packed_layout(op)
     args = [ctx.get(v) for v in op.operands]
     result_types = [ctx.llvm_type(r.type) for r in op.results]
     ins = [_Packing(_element_type(a.type), pack) for a in args]
