@@ -34,7 +34,7 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from .layouts import (ONE_WARP, AmdMfma, AmdWmma, Blocked, LayoutData, LayoutEncodingAttr, MatrixCoreLayout,
+from .layouts import (ONE_WARP, Blocked, LayoutData, LayoutEncodingAttr, MatrixCoreLayout,
                       WarpLayouts, default_blocked, layout_of_encoding, list_text, parse_field, parse_list)
 
 MMA_PIECE = (16, 8)  # rows x columns one mma.sync.m16n8k16 produces
@@ -65,7 +65,7 @@ class DotOperand:
     """Operand `op_idx` (0: a, 1: b) of a dot whose result has layout `parent`."""
 
     op_idx: int
-    parent: "Blocked | NvidiaMma | AmdMfma | AmdWmma"
+    parent: "Blocked | MatrixCoreLayout"
 
     @property
     def rank(self) -> int:

@@ -434,6 +434,12 @@ class MatrixCoreLayout(abc.ABC):
         return replace(self.warp_layouts().b, warps_per_cta=(1, warps_n))
 
 
+class AmdMatrixCoreLayout(MatrixCoreLayout):
+    """The AMD families (AmdMfma, AmdWmma): their operands reach the instructions through LDS
+    (to_llvm/dot_amd_operands.py) and large accumulators leave in chunks (to_llvm/dot_mfma_epilogue.py);
+    NvidiaMma has lowerings of its own."""
+
+
 #: the MFMA instructions a dot may use, by the side of their square result: (M = N, K per instruction)
 MFMA_SHAPES = {32: (32, 8), 16: (16, 16)}
 #: their registers (AmdMfma's docstring), by the side of the result
@@ -448,7 +454,7 @@ WMMA_WARP_LAYOUTS = WarpLayouts(result=Blocked((1, 1), (2, 16), ONE_WARP, (1, 0)
 
 
 @dataclass(frozen=True)
-class AmdMfma(MatrixCoreLayout):
+class AmdMfma(AmdMatrixCoreLayout):
     """The result layout of dots computed with `v_mfma_f32_{32x32x8,16x16x16}` (fp16 / bf16 "_1k", fp32
     accumulate) on a wave of 64 lanes, one instruction per `size` x `size` piece of each wave.
 
@@ -507,7 +513,7 @@ class AmdMfmaEncodingAttr(LayoutEncodingAttr):
 
 
 @dataclass(frozen=True)
-class AmdWmma(MatrixCoreLayout):
+class AmdWmma(AmdMatrixCoreLayout):
     """The result layout of dots computed with `v_wmma_f32_16x16x16_{f16,bf16}` on RDNA3 (gfx11, wave32), one
     instruction per 16 x 16 piece of each wave.
 
