@@ -113,17 +113,13 @@ needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machin
                                               ("fp16", "st.shared.b32", "ld.shared.v4.b32")])
 def test_matmul_epilogue_moves_vectors(arch, out, stores, loads):
     from inductor_tile.kernel_compiler.compiler import compile_specialized
-    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from dot_kernel_specs import matmul_specs
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
     from inductor_tile.kernel_compiler.to_llvm.nvptx import ptx_arch
     from model_benchmarks import dot_kernels
 
     kernel = dot_kernels.matmul_kernel
-    ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
-    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": f"*{out}", **{name: "i32" for name in ints}}
-    constexprs = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}
-    specs = [spec_from_signature(n, signature[n], divisible_by_16=True, equal_to_1=n.endswith(("_ak", "_bn", "_cn")))
-             if n in signature else spec_from_signature(n, "constexpr", constexprs[n]) for n in kernel.arg_names]
+    specs = matmul_specs("fp16", 128, 128, 32, out=out)
     ptx = compile_specialized(kernel, specs, target=f"cuda:{arch}", num_warps=4, native=False).asm["ptx"]
     check_ptx(ptx, ptx_arch(ptx, arch), kernel.__name__)
     accesses = re.findall(r"(?:st|ld)\.shared\.\S+", ptx)

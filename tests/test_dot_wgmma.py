@@ -21,8 +21,8 @@ from inductor_tile.kernel_compiler.ir.dot_layouts import NvidiaMma
 from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
 from inductor_tile.kernel_compiler.passes.accelerate_matmul import wgmma_shape
 from inductor_tile.kernel_compiler.to_llvm.dot_operands import IntOps, store_run, stored_transposed
-from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import (accumulator_slots, choose_padding, store_offset,
-                                                             tile_layout)
+from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import choose_padding, store_offset, tile_layout
+from wgmma_sim import check_accumulators, instructions, integer_operands
 
 
 def _hardware_read(smem: dict[int, float], start: int, lbo: int, sbo: int, mn_major: bool, mn: int, k: int) -> float:
@@ -60,8 +60,7 @@ def test_wgmma_instructions_compute_the_product(M, N, K, num_warps, loads):
     mma = NvidiaMma((num_warps, 1), 3)
     groups = num_warps // 4
     assert wgmma_shape((M, N), mma.warps_per_cta, num_warps)
-    gen = torch.Generator().manual_seed(1)
-    a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
+    a, b, c = integer_operands(M, N, K, seed=1)
     a_src = LayoutMap(LOADS[loads][0](M, K, num_warps), (M, K))
     b_src = LayoutMap(LOADS[loads][1](K, N, num_warps), (K, N))
     c_map = LayoutMap(mma, (M, N))
@@ -78,7 +77,7 @@ def test_wgmma_instructions_compute_the_product(M, N, K, num_warps, loads):
     _store(smem, b_base, b_tile, 1, b_src, b, num_warps)
     assert max(k for k in smem if k < b_base) < a_tile.elements and max(smem) < b_base + b_tile.elements
     expected = a @ b + c
-    for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
+    for group, i in instructions(M, groups):
         # instruction i of warpgroup `group`, k steps accumulating: a's rows from 64 (groups i + group)
         d = torch.zeros(64, N, dtype=torch.float64)
         for q in range(K // 16):
@@ -89,17 +88,7 @@ def test_wgmma_instructions_compute_the_product(M, N, K, num_warps, loads):
             B = torch.tensor([[_hardware_read(smem, b_start, b_tile.lbo, b_tile.sbo, b_tile.mn_major, n, k)
                                for n in range(N)] for k in range(16)])
             d += A @ B
-        slots = accumulator_slots(c_map, i)
-        for warp in range(4 * group, 4 * group + 4):
-            for lane in range(32):
-                g, t = divmod(lane, 4)
-                for s in range(N // 8):  # wgmma's accumulator fragment: d[4s + 2h + j] = (16w + 8h + g, 8s + 2t + j)
-                    for h in (0, 1):
-                        for j in (0, 1):
-                            slot = slots[4 * s + 2 * h + j]
-                            row, col = c_map.index(slot, lane, warp)
-                            got = d[16 * (warp % 4) + 8 * h + g, 8 * s + 2 * t + j] + c[row, col]
-                            assert got == expected[row, col], (i, warp, lane, s, h, j)
+        check_accumulators(d, c_map, c, expected, group, i)
 
 
 @pytest.mark.parametrize("loads", ["rows", "transposed"])
@@ -136,18 +125,14 @@ needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machin
 @pytest.mark.parametrize("wgmma", [True, False], ids=["default", "TILE_WGMMA=0"])
 def test_matmul_ptx_uses_wgmma_on_sm90_unless_switched_off(monkeypatch, wgmma):
     from inductor_tile.kernel_compiler.compiler import compile_specialized
-    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from dot_kernel_specs import matmul_specs
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
     from inductor_tile.kernel_compiler.to_llvm.nvptx import ptx_arch
     from model_benchmarks import dot_kernels
 
     monkeypatch.setenv("TILE_WGMMA", "1" if wgmma else "0")
     kernel = dot_kernels.matmul_kernel
-    ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
-    signature = {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", **{name: "i32" for name in ints}}
-    constexprs = {"BLOCK_M": 128, "BLOCK_N": 64, "BLOCK_K": 32, "GROUP_M": 8}
-    specs = [spec_from_signature(n, signature[n], divisible_by_16=True, equal_to_1=n.endswith(("_ak", "_bn", "_cn")))
-             if n in signature else spec_from_signature(n, "constexpr", constexprs[n]) for n in kernel.arg_names]
+    specs = matmul_specs("fp16", 128, 64, 32)
     asm = compile_specialized(kernel, specs, target="cuda:90", num_warps=4, native=False).asm
     ptx = asm["ptx"]
     check_ptx(ptx, ptx_arch(ptx, 90), kernel.__name__)
@@ -170,8 +155,7 @@ def test_wgmma_with_a_in_registers_computes_the_product(M, N, K, num_warps):
 
     mma = NvidiaMma((num_warps, 1), 3)
     groups = num_warps // 4
-    gen = torch.Generator().manual_seed(2)
-    a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
+    a, b, c = integer_operands(M, N, K, seed=2)
     a_map, c_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(mma, (M, N))
     b_map = LayoutMap(DotOperand(1, mma), (K, N))
     b_src = LayoutMap(LOADS["rows"][1](K, N, num_warps), (K, N))
@@ -180,7 +164,7 @@ def test_wgmma_with_a_in_registers_computes_the_product(M, N, K, num_warps):
     _store(smem, 0, b_tile, 1, b_src, b, num_warps)
     pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
     expected = a @ b + c
-    for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
+    for group, i in instructions(M, groups):
         d = torch.zeros(64, N, dtype=torch.float64)
         for q in range(K // 16):
             A = torch.full((64, 16), float("nan"), dtype=torch.float64)
@@ -195,14 +179,7 @@ def test_wgmma_with_a_in_registers_computes_the_product(M, N, K, num_warps):
             B = torch.tensor([[_hardware_read(smem, 2 * q * b_tile.lbo, b_tile.lbo, b_tile.sbo, True, n, k)
                                for n in range(N)] for k in range(16)], dtype=torch.float64)
             d += A @ B
-        slots = accumulator_slots(c_map, i)
-        for warp in range(4 * group, 4 * group + 4):
-            for lane in range(32):
-                g, t = divmod(lane, 4)
-                for index, slot in enumerate(slots):
-                    s, h, j = index // 4, (index // 2) % 2, index % 2
-                    row, col = c_map.index(slot, lane, warp)
-                    assert d[16 * (warp % 4) + 8 * h + g, 8 * s + 2 * t + j] + c[row, col] == expected[row, col]
+        check_accumulators(d, c_map, c, expected, group, i)
 
 
 @needs_ptxas

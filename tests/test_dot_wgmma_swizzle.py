@@ -19,7 +19,8 @@ import torch
 from inductor_tile.kernel_compiler.ir.dot_layouts import NvidiaMma
 from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
 from inductor_tile.kernel_compiler.to_llvm.dot_operands import IntOps, stored_transposed, wgmma_tile
-from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import accumulator_slots, store_offset
+from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import store_offset
+from wgmma_sim import check_accumulators, instructions, integer_operands
 
 LOADS = {  # the coalesced layouts of the benchmark's loads: a [M, K] and b [K, N], rows or transposed
     "rows": (lambda m, k, w: Blocked((1, 8), (32 * 8 // k if k < 256 else 1, min(32, k // 8)), (w, 1), (1, 0)),
@@ -78,8 +79,7 @@ SHAPES = [(128, 128, 32, 4), (128, 256, 64, 8), (128, 64, 32, 4), (64, 256, 16, 
 def test_swizzled_wgmma_instructions_compute_the_product(M, N, K, num_warps, loads):
     groups = num_warps // 4
     mma = NvidiaMma((num_warps, 1), 3)
-    gen = torch.Generator().manual_seed(2)
-    a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
+    a, b, c = integer_operands(M, N, K, seed=2)
     a_src, b_src, a_tile, b_tile = _tiles(M, N, K, num_warps, loads)
     assert a_tile.swizzle and b_tile.swizzle
     b_base = -(-a_tile.elements // 512) * 512  # 1 KiB: where the lowering starts a swizzled slot
@@ -89,7 +89,7 @@ def test_swizzled_wgmma_instructions_compute_the_product(M, N, K, num_warps, loa
     assert len(smem) == M * K + K * N and max(k for k in smem if k < b_base) < a_tile.elements
     c_map = LayoutMap(mma, (M, N))
     expected = a @ b + c
-    for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
+    for group, i in instructions(M, groups):
         first_row = 64 * (groups * i + group)  # of instruction i of warpgroup `group` (in a's stored order)
         d = torch.zeros(64, N, dtype=torch.float64)
         for q in range(K // 16):
@@ -107,16 +107,7 @@ def test_swizzled_wgmma_instructions_compute_the_product(M, N, K, num_warps, loa
             assert starts[0] == a_tile.logical(IntOps(), first_row, 16 * q)  # what the lowering's descriptors hold
             assert starts[1] == b_base + b_tile.logical(IntOps(), 0, 16 * q)
             d += A @ B
-        slots = accumulator_slots(c_map, i)
-        for warp in range(4 * group, 4 * group + 4):
-            for lane in range(32):
-                g, t = divmod(lane, 4)
-                for s in range(N // 8):  # d[4s + 2h + j] = (16w + 8h + g, 8s + 2t + j)
-                    for h in (0, 1):
-                        for j in (0, 1):
-                            row, col = c_map.index(slots[4 * s + 2 * h + j], lane, warp)
-                            got = d[16 * (warp % 4) + 8 * h + g, 8 * s + 2 * t + j] + c[row, col]
-                            assert got == expected[row, col], (i, warp, lane, s, h, j)
+        check_accumulators(d, c_map, c, expected, group, i)
 
 
 @pytest.mark.parametrize("loads", ["rows", "transposed"])

@@ -21,7 +21,7 @@ from inductor_tile.kernel_compiler.to_llvm.dot_mma import mma_steps
 from inductor_tile.kernel_compiler.to_llvm.dot_operands import IntOps
 from inductor_tile.kernel_compiler.to_llvm.dot_tf32 import k8_a_slots
 from inductor_tile.kernel_compiler.to_llvm.dot_tf32_tiles import choose_tile, conflicts, k_run, store_place, tf32_tile
-from inductor_tile.kernel_compiler.to_llvm.dot_wgmma import accumulator_slots
+from wgmma_sim import check_accumulators, instructions, integer_operands
 
 
 @pytest.fixture(autouse=True)
@@ -59,23 +59,11 @@ def _load_layout(rows, cols, num_warps, run):
     return Blocked((1, run), (32 // lanes_c, lanes_c), (num_warps, 1), (1, 0))
 
 
-def _check_accumulators(d, c_map, c, expected, group, i):
-    slots = accumulator_slots(c_map, i)
-    for warp in range(4 * group, 4 * group + 4):
-        for lane in range(32):
-            g, t = divmod(lane, 4)
-            for index, slot in enumerate(slots):
-                s, h, j = index // 4, (index // 2) % 2, index % 2
-                row, col = c_map.index(slot, lane, warp)
-                assert d[16 * (warp % 4) + 8 * h + g, 8 * s + 2 * t + j] + c[row, col] == expected[row, col]
-
-
 @pytest.mark.parametrize("run", [1, 4])
 @pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (128, 32, 16, 4), (128, 64, 16, 8), (64, 8, 8, 4)])
 def test_tiles_in_shared_memory_compute_the_product(M, N, K, num_warps, run):
     groups = num_warps // 4
-    gen = torch.Generator().manual_seed(3)
-    a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
+    a, b, c = integer_operands(M, N, K, seed=3)
     c_map = LayoutMap(NvidiaMma((num_warps, 1), 3), (M, N))
     a_src, b_src = (LayoutMap(_load_layout(M, K, num_warps, min(run, K)), (M, K)),
                     LayoutMap(_load_layout(K, N, num_warps, run), (K, N)))
@@ -85,7 +73,7 @@ def test_tiles_in_shared_memory_compute_the_product(M, N, K, num_warps, run):
     _store(smem, a_tile.elements, b_tile, 1, b_src, b, num_warps)
     assert len(smem) == M * K + K * N and max(smem) < a_tile.elements + b_tile.elements
     expected = a @ b + c
-    for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
+    for group, i in instructions(M, groups):
         d = torch.zeros(64, N, dtype=torch.float64)
         for q in range(K // 8):  # the lowering's descriptor starts
             a_start = group * 8 * a_tile.sbo + (64 * groups * i // 8) * a_tile.sbo + 2 * q * a_tile.lbo  # as lowered
@@ -95,7 +83,7 @@ def test_tiles_in_shared_memory_compute_the_product(M, N, K, num_warps, run):
             B = torch.tensor([[_hardware_read(smem, b_start, b_tile.lbo, b_tile.sbo, n, k) for n in range(N)]
                               for k in range(8)], dtype=torch.float64)
             d += A @ B
-        _check_accumulators(d, c_map, c, expected, group, i)
+        check_accumulators(d, c_map, c, expected, group, i)
 
 
 @pytest.mark.parametrize("M,N,K,num_warps", [(64, 64, 32, 4), (128, 32, 16, 8)])
@@ -104,8 +92,7 @@ def test_a_in_registers_computes_the_product(M, N, K, num_warps):
     instruction; b's rows are stored in the order those registers pair k in."""
     mma = NvidiaMma((num_warps, 1), 3)
     groups = num_warps // 4
-    gen = torch.Generator().manual_seed(4)
-    a, b, c = (torch.randint(-4, 5, shape, generator=gen).double() for shape in ((M, K), (K, N), (M, N)))
+    a, b, c = integer_operands(M, N, K, seed=4)
     a_map, b_map = LayoutMap(DotOperand(0, mma), (M, K)), LayoutMap(DotOperand(1, mma), (K, N))
     c_map = LayoutMap(mma, (M, N))
     b_src = LayoutMap(_load_layout(K, N, num_warps, 4), (K, N))
@@ -114,7 +101,7 @@ def test_a_in_registers_computes_the_product(M, N, K, num_warps):
     _store(smem, 0, b_tile, 1, b_src, b, num_warps, permuted=True)
     pieces = {(t.p, t.q): t for t in mma_steps(a_map, b_map, c_map) if t.s == 0}
     expected = a @ b + c
-    for group, i in [(g, i) for g in range(groups) for i in range(M // (64 * groups))]:
+    for group, i in instructions(M, groups):
         d = torch.zeros(64, N, dtype=torch.float64)
         for step in range(K // 8):
             A = torch.full((64, 8), float("nan"), dtype=torch.float64)
@@ -127,7 +114,7 @@ def test_a_in_registers_computes_the_product(M, N, K, num_warps):
             B = torch.tensor([[_hardware_read(smem, 2 * step * b_tile.lbo, b_tile.lbo, b_tile.sbo, n, k)
                                for n in range(N)] for k in range(8)], dtype=torch.float64)
             d += A @ B
-        _check_accumulators(d, c_map, c, expected, group, i)
+        check_accumulators(d, c_map, c, expected, group, i)
 
 
 @pytest.mark.parametrize("M,N,K", [(128, 128, 32), (128, 128, 16), (64, 256, 32), (128, 64, 64)])
@@ -167,7 +154,7 @@ def test_matmul_ptx_uses_tf32_wgmma(wgmma, monkeypatch):
     both converted right before the dot): both tiles stored in shared memory; TILE_WGMMA=0 keeps mma.sync
     m16n8k8. (With rings, the default on sm_90: test_pipeline_tf32_rings.py.)"""
     from inductor_tile.kernel_compiler.compiler import compile_specialized
-    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from dot_kernel_specs import matmul_specs
     from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
     from inductor_tile.kernel_compiler.to_llvm.nvptx import ptx_arch
     from model_benchmarks import dot_kernels
@@ -175,11 +162,7 @@ def test_matmul_ptx_uses_tf32_wgmma(wgmma, monkeypatch):
     monkeypatch.setenv("TILE_WGMMA", wgmma)
     monkeypatch.setenv("TILE_PIPELINE", "0")
     kernel = dot_kernels.matmul_kernel
-    ints = ["M", "N", "K", "stride_am", "stride_ak", "stride_bk", "stride_bn", "stride_cm", "stride_cn"]
-    signature = {"a_ptr": "*fp32", "b_ptr": "*fp32", "c_ptr": "*fp32", **{name: "i32" for name in ints}}
-    constexprs = {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 32, "GROUP_M": 8}
-    specs = [spec_from_signature(n, signature[n], divisible_by_16=True, equal_to_1=n.endswith(("_ak", "_bn", "_cn")))
-             if n in signature else spec_from_signature(n, "constexpr", constexprs[n]) for n in kernel.arg_names]
+    specs = matmul_specs("fp32", 128, 128, 32)
     ptx = compile_specialized(kernel, specs, target="cuda:90", num_warps=4, native=False).asm["ptx"]
     check_ptx(ptx, ptx_arch(ptx, 90), kernel.__name__)
     if wgmma == "1":

@@ -426,11 +426,15 @@ class TileOps:
     def truncdiv(self, a, b):
         return self._binary("//", a, b, self._int_operands("truncdiv", a, b))
 
+    def _sign_differs(self, r, b) -> str:
+        """Where the C remainder `r` is nonzero with a sign other than `b`'s: where Python's floor
+        division and remainder differ from C's truncating ones."""
+        return self._def(f"({r} != 0) & (({r} < 0) != ({self._src(b)} < 0))", _BOOL)
+
     def floordiv(self, a, b):
         dtype = self._int_operands("floordiv", a, b)
         q = self._binary("//", a, b, dtype)
-        r = self._binary("%", a, b, dtype)
-        adjust = self._def(f"({r} != 0) & (({r} < 0) != ({self._src(b)} < 0))", _BOOL)
+        adjust = self._sign_differs(self._binary("%", a, b, dtype), b)
         return self._def(f"tl.where({adjust}, {q} - 1, {q})", dtype)
 
     def mod(self, a, b):  # C: the sign of a (ints: remsi; floats: fmod)
@@ -445,7 +449,7 @@ class TileOps:
         if dtype == _BOOL:
             raise Unsupported("remainder on bool")
         r = self._binary("%", a, b, dtype)
-        adjust = self._def(f"({r} != 0) & (({r} < 0) != ({self._src(b)} < 0))", _BOOL)
+        adjust = self._sign_differs(r, b)
         return self._def(f"tl.where({adjust}, {r} + {self._src(b)}, {r})", dtype)
 
     def pow(self, a, b):
@@ -462,13 +466,18 @@ class TileOps:
         return self._def(f"tl.extra.libdevice.pow({a_src}, {b_src})", dtype)
 
     # -- math ---------------------------------------------------------------------
+    def _float_math(self, fn_name: str, dtype: torch.dtype, *args: str) -> str:
+        """`fn_name(args...)` of type `dtype`; Unsupported unless `dtype` is a float type the target's
+        `fn_name` implements."""
+        if not dtype.is_floating_point:
+            raise Unsupported(f"{fn_name} on {dtype}")
+        if lacks_math(self.k, fn_name):
+            raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
+        return self._def(f"{fn_name}({', '.join(args)})", dtype)
+
     def _math(fn_name):
         def fn(self, x):
-            if not self._is_float(x):
-                raise Unsupported(f"{fn_name} on {self._dtype(x)}")
-            if lacks_math(self.k, fn_name):
-                raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
-            return self._def(f"{fn_name}({x})", self._dtype(x))
+            return self._float_math(fn_name, self._dtype(x), f"{x}")
         return fn
 
     exp = _math("tl.exp")
@@ -525,11 +534,9 @@ class TileOps:
     def _math_binary(fn_name):
         def fn(self, a, b):
             dtype = self._promote(a, b)
-            if not dtype.is_floating_point or isinstance(a, (int, float)):
+            if isinstance(a, (int, float)):
                 raise Unsupported(f"{fn_name} on {dtype}")
-            if lacks_math(self.k, fn_name):
-                raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
-            return self._def(f"{fn_name}({self._src(a)}, {self._src(b)})", dtype)
+            return self._float_math(fn_name, dtype, self._src(a), self._src(b))
         return fn
 
     atan2 = _math_binary("tl.extra.libdevice.atan2")
@@ -551,8 +558,6 @@ class TileOps:
             dtype = self._promote(a, b)
             if not dtype.is_floating_point:
                 raise Unsupported(f"{fn_name} on {dtype}")
-            if lacks_math(self.k, f"tl.extra.libdevice.{fn_name}"):
-                raise Unsupported(f"{fn_name} on the AMD target (no implementation there)")
             operands = []
             for v in (a, b):
                 if isinstance(v, (bool, int, float)):
@@ -561,7 +566,7 @@ class TileOps:
                     operands.append(f"{self._src(v)}.to({tl_dtype(dtype)})")
                 else:
                     operands.append(self._src(v))
-            return self._def(f"tl.extra.libdevice.{fn_name}({operands[0]}, {operands[1]})", dtype)
+            return self._float_math(f"tl.extra.libdevice.{fn_name}", dtype, *operands)
         return fn
 
     zeta = _special_binary("zeta")

@@ -152,11 +152,11 @@ class SelectOp(IRDLOperation):
 
 
 class _ElementwiseCastOp(IRDLOperation):
-    """Base of the int/float casts: same shape, element kinds and widths per subclass."""
+    """Base of the int/float casts: same shape and layout; the element kinds are the subclass's
+    SOURCE and RESULT, its widths are checked by `verify_widths`."""
 
-    SRC_FLOAT: ClassVar[bool]
-    DST_FLOAT: ClassVar[bool]
-    WIDTH: ClassVar[str] = "any"  # "wider", "narrower" or "any"
+    SOURCE: ClassVar
+    RESULT: ClassVar
 
     input = operand_def(AnyAttr())
     result = result_def(AnyAttr())
@@ -171,78 +171,85 @@ class _ElementwiseCastOp(IRDLOperation):
         src, dst = element_of(self.input.type), element_of(self.result.type)
         expect(shape_of(self.input.type) == shape_of(self.result.type), f"{self.name}: shapes differ")
         expect(like(self.input.type, dst) == self.result.type, f"{self.name}: layouts differ")
-        expect(isinstance(src, AnyFloat if self.SRC_FLOAT else IntegerType), f"{self.name}: bad operand type")
-        expect(isinstance(dst, AnyFloat if self.DST_FLOAT else IntegerType), f"{self.name}: bad result type")
-        if self.WIDTH != "any":
-            assert isinstance(src, IntegerType) and isinstance(dst, IntegerType)
-            wider = dst.width.data > src.width.data
-            expect(wider == (self.WIDTH == "wider") and dst != src, f"{self.name}: result must be {self.WIDTH}")
+        expect(isinstance(src, self.SOURCE), f"{self.name}: bad operand type")
+        expect(isinstance(dst, self.RESULT), f"{self.name}: bad result type")
+        self.verify_widths(src, dst)
+
+    def verify_widths(self, src: Attribute, dst: Attribute) -> None:
+        """Any widths: the int<->float casts."""
+
+
+class _FloatToIntOp(_ElementwiseCastOp):
+    SOURCE: ClassVar = AnyFloat
+    RESULT: ClassVar = IntegerType
+
+
+class _IntToFloatOp(_ElementwiseCastOp):
+    SOURCE: ClassVar = IntegerType
+    RESULT: ClassVar = AnyFloat
+
+
+class _IntResizeOp(_ElementwiseCastOp):
+    """An integer to a strictly wider one (WIDER) or a strictly narrower one."""
+
+    SOURCE: ClassVar = IntegerType
+    RESULT: ClassVar = IntegerType
+    WIDER: ClassVar[bool] = True
+
+    def verify_widths(self, src: Attribute, dst: Attribute) -> None:
+        assert isinstance(src, IntegerType) and isinstance(dst, IntegerType)
+        wider = dst.width.data > src.width.data
+        expect(wider == self.WIDER and dst != src, f"{self.name}: result must be {'wider' if self.WIDER else 'narrower'}")
 
 
 @irdl_op_definition
-class FPToSIOp(_ElementwiseCastOp):
+class FPToSIOp(_FloatToIntOp):
     """Float to signed integer, rounding toward zero."""
 
     name = "arith.fptosi"
-    SRC_FLOAT: ClassVar[bool] = True
-    DST_FLOAT: ClassVar[bool] = False
 
 
 @irdl_op_definition
-class FPToUIOp(_ElementwiseCastOp):
+class FPToUIOp(_FloatToIntOp):
     """Float to unsigned integer, rounding toward zero."""
 
     name = "arith.fptoui"
-    SRC_FLOAT: ClassVar[bool] = True
-    DST_FLOAT: ClassVar[bool] = False
 
 
 @irdl_op_definition
-class SIToFPOp(_ElementwiseCastOp):
+class SIToFPOp(_IntToFloatOp):
     """Signed integer to float."""
 
     name = "arith.sitofp"
-    SRC_FLOAT: ClassVar[bool] = False
-    DST_FLOAT: ClassVar[bool] = True
 
 
 @irdl_op_definition
-class UIToFPOp(_ElementwiseCastOp):
+class UIToFPOp(_IntToFloatOp):
     """Unsigned integer to float."""
 
     name = "arith.uitofp"
-    SRC_FLOAT: ClassVar[bool] = False
-    DST_FLOAT: ClassVar[bool] = True
 
 
 @irdl_op_definition
-class ExtSIOp(_ElementwiseCastOp):
+class ExtSIOp(_IntResizeOp):
     """Sign-extend an integer to a wider one."""
 
     name = "arith.extsi"
-    SRC_FLOAT: ClassVar[bool] = False
-    DST_FLOAT: ClassVar[bool] = False
-    WIDTH: ClassVar[str] = "wider"
 
 
 @irdl_op_definition
-class ExtUIOp(_ElementwiseCastOp):
+class ExtUIOp(_IntResizeOp):
     """Zero-extend an integer to a wider one."""
 
     name = "arith.extui"
-    SRC_FLOAT: ClassVar[bool] = False
-    DST_FLOAT: ClassVar[bool] = False
-    WIDTH: ClassVar[str] = "wider"
 
 
 @irdl_op_definition
-class TruncIOp(_ElementwiseCastOp):
+class TruncIOp(_IntResizeOp):
     """Keep the low bits of an integer."""
 
     name = "arith.trunci"
-    SRC_FLOAT: ClassVar[bool] = False
-    DST_FLOAT: ClassVar[bool] = False
-    WIDTH: ClassVar[str] = "narrower"
+    WIDER: ClassVar[bool] = False
 
 
 # --- remainders -------------------------------------------------------------------

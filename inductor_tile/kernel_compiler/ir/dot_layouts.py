@@ -34,8 +34,8 @@ from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 
-from .layouts import (ONE_WARP, AmdMfma, AmdWmma, Blocked, LayoutData, LayoutEncodingAttr, MatrixCoreLayout,
-                      WarpLayouts, default_blocked, layout_of_encoding, list_text, parse_field, parse_list)
+from .layouts import (ONE_WARP, Blocked, LayoutData, LayoutEncodingAttr, MatrixCoreLayout,
+                      WarpLayouts, default_blocked, layout_of_encoding, list_text, parse_fields, parse_list)
 
 MMA_PIECE = (16, 8)  # rows x columns one mma.sync.m16n8k16 produces
 MMA_K = 16
@@ -65,7 +65,7 @@ class DotOperand:
     """Operand `op_idx` (0: a, 1: b) of a dot whose result has layout `parent`."""
 
     op_idx: int
-    parent: "Blocked | NvidiaMma | AmdMfma | AmdWmma"
+    parent: "Blocked | MatrixCoreLayout"
 
     @property
     def rank(self) -> int:
@@ -106,12 +106,10 @@ class NvidiaMmaEncodingAttr(LayoutEncodingAttr):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
-        with parser.in_angle_brackets(), parser.in_braces():
-            version = parse_field(parser, "versionMajor", parser.parse_integer)
-            if version not in (2, 3):
-                parser.raise_error("#ttg.nvidia_mma: versionMajor must be 2 (mma.sync) or 3 (wgmma)")
-            parser.parse_punctuation(",")
-            warps = parse_field(parser, "warpsPerCTA", lambda: parse_list(parser))
+        version, warps = parse_fields(parser, ("versionMajor", parser.parse_integer),
+                                      ("warpsPerCTA", lambda: parse_list(parser)))
+        if version not in (2, 3):
+            parser.raise_error("#ttg.nvidia_mma: versionMajor must be 2 (mma.sync) or 3 (wgmma)")
         if len(warps) != 2 or min(warps) != 1:
             parser.raise_error("#ttg.nvidia_mma: warpsPerCTA must be [w, 1] or [1, w]")
         return (LayoutData(NvidiaMma(warps, version)),)  # type: ignore[arg-type]
@@ -135,10 +133,8 @@ class DotOperandEncodingAttr(LayoutEncodingAttr):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
-        with parser.in_angle_brackets(), parser.in_braces():
-            op_idx = parse_field(parser, "opIdx", parser.parse_integer)
-            parser.parse_punctuation(",")
-            parent = layout_of_encoding(parse_field(parser, "parent", parser.parse_attribute))
+        op_idx, parent = parse_fields(parser, ("opIdx", parser.parse_integer), ("parent", parser.parse_attribute))
+        parent = layout_of_encoding(parent)
         if op_idx not in (0, 1) or not isinstance(parent, Blocked | MatrixCoreLayout):
             parser.raise_error("#ttg.dot_op: opIdx must be 0 or 1 and the parent a blocked, nvidia_mma, amd_mfma or "
                                "amd_wmma layout")

@@ -265,6 +265,17 @@ def parse_field(parser: AttrParser, key: str, parse_value: Callable[[], _Value])
     return parse_value()
 
 
+def parse_fields(parser: AttrParser, *fields: tuple[str, Callable[[], Any]]) -> list[Any]:
+    """`<{key = value, ...}>`: an encoding's parameters, the `fields` (key, how to parse its value) in order."""
+    values = []
+    with parser.in_angle_brackets(), parser.in_braces():
+        for i, (key, parse_value) in enumerate(fields):
+            if i:
+                parser.parse_punctuation(",")
+            values.append(parse_field(parser, key, parse_value))
+    return values
+
+
 @irdl_attr_definition
 class LayoutData(Data[Any]):
     """Holder of a plain layout (Blocked, NvidiaMma, DotOperand, AmdMfma, AmdWmma) inside its encoding
@@ -359,15 +370,7 @@ class SliceEncodingAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute, Attribute]:
-        with parser.in_angle_brackets():
-            with parser.in_braces():
-                parser.parse_keyword("dim")
-                parser.parse_punctuation("=")
-                dim = parser.parse_integer()
-                parser.parse_punctuation(",")
-                parser.parse_keyword("parent")
-                parser.parse_punctuation("=")
-                parent = parser.parse_attribute()
+        dim, parent = parse_fields(parser, ("dim", parser.parse_integer), ("parent", parser.parse_attribute))
         return (IntAttr(dim), parent)
 
 
@@ -434,6 +437,12 @@ class MatrixCoreLayout(abc.ABC):
         return replace(self.warp_layouts().b, warps_per_cta=(1, warps_n))
 
 
+class AmdMatrixCoreLayout(MatrixCoreLayout):
+    """The AMD families (AmdMfma, AmdWmma): their operands reach the instructions through LDS
+    (to_llvm/dot_amd_operands.py) and large accumulators leave in chunks (to_llvm/dot_mfma_epilogue.py);
+    NvidiaMma has lowerings of its own."""
+
+
 #: the MFMA instructions a dot may use, by the side of their square result: (M = N, K per instruction)
 MFMA_SHAPES = {32: (32, 8), 16: (16, 16)}
 #: their registers (AmdMfma's docstring), by the side of the result
@@ -448,7 +457,7 @@ WMMA_WARP_LAYOUTS = WarpLayouts(result=Blocked((1, 1), (2, 16), ONE_WARP, (1, 0)
 
 
 @dataclass(frozen=True)
-class AmdMfma(MatrixCoreLayout):
+class AmdMfma(AmdMatrixCoreLayout):
     """The result layout of dots computed with `v_mfma_f32_{32x32x8,16x16x16}` (fp16 / bf16 "_1k", fp32
     accumulate) on a wave of 64 lanes, one instruction per `size` x `size` piece of each wave.
 
@@ -495,10 +504,8 @@ class AmdMfmaEncodingAttr(LayoutEncodingAttr):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
-        with parser.in_angle_brackets(), parser.in_braces():
-            shape = parse_field(parser, "instrShape", lambda: parse_list(parser))
-            parser.parse_punctuation(",")
-            warps = parse_field(parser, "warpsPerCTA", lambda: parse_list(parser))
+        shape, warps = parse_fields(parser, ("instrShape", lambda: parse_list(parser)),
+                                    ("warpsPerCTA", lambda: parse_list(parser)))
         if len(shape) != 3 or shape[0] != shape[1] or MFMA_SHAPES.get(shape[0], (0, 0))[1] != shape[2]:
             parser.raise_error("#ttg.amd_mfma: instrShape must be [32, 32, 8] or [16, 16, 16]")
         if len(warps) != 2 or min(warps) != 1 or (shape[0] == 32 and warps[0] != 1):
@@ -507,7 +514,7 @@ class AmdMfmaEncodingAttr(LayoutEncodingAttr):
 
 
 @dataclass(frozen=True)
-class AmdWmma(MatrixCoreLayout):
+class AmdWmma(AmdMatrixCoreLayout):
     """The result layout of dots computed with `v_wmma_f32_16x16x16_{f16,bf16}` on RDNA3 (gfx11, wave32), one
     instruction per 16 x 16 piece of each wave.
 
@@ -542,11 +549,10 @@ class AmdWmmaEncodingAttr(LayoutEncodingAttr):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> tuple[Attribute]:
-        with parser.in_angle_brackets(), parser.in_braces():
-            if parse_field(parser, "version", parser.parse_integer) != 1:
-                parser.raise_error("#ttg.amd_wmma: version must be 1 (RDNA3)")
-            parser.parse_punctuation(",")
-            warps = parse_field(parser, "warpsPerCTA", lambda: parse_list(parser))
+        version, warps = parse_fields(parser, ("version", parser.parse_integer),
+                                      ("warpsPerCTA", lambda: parse_list(parser)))
+        if version != 1:
+            parser.raise_error("#ttg.amd_wmma: version must be 1 (RDNA3)")
         if len(warps) != 2 or warps[0] != 1:
             parser.raise_error("#ttg.amd_wmma: warpsPerCTA must be [1, w]")
         return (LayoutData(AmdWmma(warps)),)  # type: ignore[arg-type]

@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import StringAttr, TensorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, ParsePropInAttrDict, irdl_op_definition, operand_def, prop_def, result_def, traits_def
-from xdsl.traits import Pure
+from xdsl.irdl import irdl_op_definition, operand_def, prop_def, result_def
 
+from .pure_op_bases import PureOpWithProperties
 from .tt_types import element_of, expect, shape_of
 
 INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee")
 
 
 @irdl_op_definition
-class DotOp(IRDLOperation):
+class DotOp(PureOpWithProperties):
     """`d = a @ b + c` on the last two dimensions of tiles (optionally batched)."""
 
     name = "tt.dot"
@@ -34,8 +34,6 @@ class DotOp(IRDLOperation):
     input_precision = prop_def(StringAttr)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$a `,` $b `,` $c attr-dict `:` type($a) `,` type($b) `,` type($c) `->` type($result)"
 
     def __init__(self, a: SSAValue, b: SSAValue, c: SSAValue, input_precision: str, result_type: Attribute | None = None):

@@ -147,6 +147,13 @@ def _print_optional_keyword_operand(printer: Printer, keyword: str, value: SSAVa
         printer.print_operand(value)
 
 
+def _parse_operands(parser: Parser, count: int, op_name: str) -> list[UnresolvedOperand]:
+    """`%a, %b, ...`: exactly `count` operands, unresolved."""
+    operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+    expect(len(operands) == count, f"{op_name} expects {count} operands")
+    return operands
+
+
 def _parse_ptr_value_mask(parser: Parser):
     """`%ptr, %value [, mask = %m] {attrs} : ptr_type, value_type` (tt.store, tt.atomic_rmw):
     resolved (ptr, value, mask or None, attributes)."""
@@ -175,6 +182,17 @@ def _print_ptr_value_mask(printer: Printer, op) -> None:
     printer.print_attribute(op.ptr.type)
     printer.print_string(", ")
     printer.print_attribute(op.value.type)
+
+
+def _verify_access(op: IRDLOperation, accessed: Attribute, accessed_name: str, mask: SSAValue | None) -> None:
+    """What every global-memory op checks: its first operand is pointer(s) to elements of the `accessed`
+    type (`accessed_name` in the error: its result or value operand) and its mask, if any, is i1 of the
+    pointers' shape."""
+    ptr_type = op.operands[0].type
+    expect(isinstance(element_of(ptr_type), PointerType), f"{op.name}: first operand must be pointer(s)")
+    expect(accessed == pointee_type(ptr_type), f"{op.name}: {accessed_name} type must match the pointee type")
+    if mask is not None:
+        expect(mask.type == mask_type(ptr_type), f"{op.name}: mask must be i1 with the pointer shape")
 
 
 class LoadEffects(MemoryEffect):
@@ -217,10 +235,7 @@ class LoadOp(IRDLOperation):
         super().__init__(operands=operands, result_types=[result_type], attributes=attributes or {})
 
     def verify_(self) -> None:
-        expect(isinstance(element_of(self.ptr.type), PointerType), "tt.load: operand must be pointer(s)")
-        expect(self.result.type == pointee_type(self.ptr.type), "tt.load: result type must match the pointee type")
-        if self.mask is not None:
-            expect(self.mask.type == mask_type(self.ptr.type), "tt.load: mask must be i1 with the pointer shape")
+        _verify_access(self, self.result.type, "result", self.mask)
         if self.other is not None:
             expect(self.other.type == self.result.type, "tt.load: other must have the result type")
         _verify_hints(self, LOAD_CACHE_MODIFIERS, volatile_allowed=True)
@@ -279,10 +294,7 @@ class StoreOp(IRDLOperation):
         super().__init__(operands=[ptr, value, [mask] if mask is not None else []], attributes=attributes or {})
 
     def verify_(self) -> None:
-        expect(isinstance(element_of(self.ptr.type), PointerType), "tt.store: first operand must be pointer(s)")
-        expect(self.value.type == pointee_type(self.ptr.type), "tt.store: value type must match the pointee type")
-        if self.mask is not None:
-            expect(self.mask.type == mask_type(self.ptr.type), "tt.store: mask must be i1 with the pointer shape")
+        _verify_access(self, self.value.type, "value", self.mask)
         _verify_hints(self, STORE_CACHE_MODIFIERS, volatile_allowed=False)
 
     @classmethod
@@ -351,11 +363,8 @@ class AtomicRMWOp(IRDLOperation):
     def verify_(self) -> None:
         expect(self.kind.data in ATOMIC_RMW_KINDS, f"tt.atomic_rmw: unknown kind {self.kind.data!r}")
         _verify_order(self, self.sem, self.scope)
-        expect(isinstance(element_of(self.ptr.type), PointerType), "tt.atomic_rmw: first operand must be pointer(s)")
-        expect(self.value.type == pointee_type(self.ptr.type), "tt.atomic_rmw: value type must match the pointee type")
+        _verify_access(self, self.value.type, "value", self.mask)
         expect(self.result.type == self.value.type, "tt.atomic_rmw: result type must be the value type")
-        if self.mask is not None:
-            expect(self.mask.type == mask_type(self.ptr.type), "tt.atomic_rmw: mask must be i1 with the pointer shape")
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
@@ -399,19 +408,14 @@ class AtomicCASOp(IRDLOperation):
 
     def verify_(self) -> None:
         _verify_order(self, self.sem, self.scope)
-        expect(isinstance(element_of(self.ptr.type), PointerType), "tt.atomic_cas: first operand must be pointer(s)")
-        expect(self.value.type == pointee_type(self.ptr.type), "tt.atomic_cas: value type must match the pointee type")
+        _verify_access(self, self.value.type, "value", None)
         expect(self.cmp.type == self.value.type, "tt.atomic_cas: compare and new value must have one type")
         expect(self.result.type == self.value.type, "tt.atomic_cas: result type must be the value type")
 
     @classmethod
     def parse(cls, parser: Parser) -> Self:
         sem, scope = _parse_keywords(parser, 2)
-        ptr = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        cmp = parser.parse_unresolved_operand()
-        parser.parse_punctuation(",")
-        value = parser.parse_unresolved_operand()
+        ptr, cmp, value = _parse_operands(parser, 3, "tt.atomic_cas")
         attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         ptr_type = parser.parse_type()
@@ -428,11 +432,7 @@ class AtomicCASOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.sem.data}, {self.scope.data}, ")
-        printer.print_operand(self.ptr)
-        printer.print_string(", ")
-        printer.print_operand(self.cmp)
-        printer.print_string(", ")
-        printer.print_operand(self.value)
+        printer.print_list(self.operands, printer.print_operand)
         printer.print_op_attributes(self.attributes)
         printer.print_string(" : ")
         printer.print_attribute(self.ptr.type)

@@ -18,35 +18,21 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import I32, BoolAttr, DenseArrayBase, IntegerAttr, IntegerType, TensorType, i32
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    ParsePropInAttrDict,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    prop_def,
-    result_def,
-    traits_def,
-    var_result_def,
-)
+from xdsl.irdl import (IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, prop_def, result_def, traits_def,
+                       var_result_def)
 from xdsl.traits import Pure
 
+from .pure_op_bases import PureOpWithProperties, PureTensorMapOp
 from .tt_types import element_of, expect, i32_attr, shape_of
 
 
 @irdl_op_definition
-class TransOp(IRDLOperation):
+class TransOp(PureTensorMapOp):
     """The operand with its dims permuted: result dim i is operand dim order[i]."""
 
     name = "tt.trans"
 
-    src = operand_def(TensorType)
     order = prop_def(DenseArrayBase)
-    result = result_def(TensorType)
-
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
 
     def __init__(self, src: SSAValue, order: tuple[int, ...], result_type: Attribute):
         super().__init__(operands=[src], result_types=[result_type],
@@ -64,18 +50,12 @@ class TransOp(IRDLOperation):
 
 
 @irdl_op_definition
-class FlipOp(IRDLOperation):
+class FlipOp(PureTensorMapOp):
     """The operand reversed along `axis`."""
 
     name = "tt.flip"
 
-    src = operand_def(TensorType)
     axis = prop_def(IntegerAttr[I32])
-    result = result_def(TensorType)
-
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
 
     def __init__(self, src: SSAValue, axis: int, result_type: Attribute):
         super().__init__(operands=[src], result_types=[result_type], properties={"axis": i32_attr(axis)})
@@ -134,7 +114,7 @@ PERMUTE_OPS = [TransOp, FlipOp, JoinOp, SplitOp]
 
 
 @irdl_op_definition
-class GatherOp(IRDLOperation):
+class GatherOp(PureOpWithProperties):
     """result[c] = src[c with c[axis] replaced by indices[c]] (torch.gather): the indices have the
     source's rank and shape except along `axis`; indices out of range give an unspecified element."""
 
@@ -145,8 +125,6 @@ class GatherOp(IRDLOperation):
     axis = prop_def(IntegerAttr[I32])
     result = result_def(TensorType)
 
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$src `[` $indices `]` attr-dict `:` type($src) `,` type($indices) `->` type($result)"
 
     def __init__(self, src: SSAValue, indices: SSAValue, axis: int, result_type: Attribute):
@@ -165,21 +143,15 @@ PERMUTE_OPS.append(GatherOp)
 
 
 @irdl_op_definition
-class SortOp(IRDLOperation):
+class SortOp(PureTensorMapOp):
     """The operand sorted along `axis` (ascending unless `descending`); integers compare unsigned with
     `unsigned`, floats put NaN after every number."""
 
     name = "tt.sort"
 
-    src = operand_def(TensorType)
     axis = prop_def(IntegerAttr[I32])
     descending = prop_def(BoolAttr)
     unsigned = prop_def(BoolAttr)
-    result = result_def(TensorType)
-
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
-    assembly_format = "$src attr-dict `:` type($src) `->` type($result)"
 
     def __init__(self, src: SSAValue, axis: int, descending: bool, unsigned: bool, result_type: Attribute):
         props = {"axis": i32_attr(axis), "descending": BoolAttr.from_bool(descending),
@@ -198,7 +170,7 @@ PERMUTE_OPS.append(SortOp)
 
 
 @irdl_op_definition
-class HistogramOp(IRDLOperation):
+class HistogramOp(PureOpWithProperties):
     """result[b] = how many elements of the 1-D integer operand (read as unsigned with `unsigned`) equal b,
     where the optional mask holds, for b in [0, num_bins); i32 counts."""
 
@@ -209,8 +181,6 @@ class HistogramOp(IRDLOperation):
     unsigned = prop_def(BoolAttr)
     result = result_def(TensorType)
 
-    traits = traits_def(Pure())
-    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$src (`mask` $mask^)? attr-dict `:` type($src) (`,` type($mask)^)? `->` type($result)"
 
     def __init__(self, src: SSAValue, mask: SSAValue | None, unsigned: bool, result_type: Attribute):

@@ -39,13 +39,14 @@ from ..frontend.specialization import ArgSpec
 from ..to_llvm import llvm_tools
 from ..cpu_frame import FRAME_SLOT
 from . import cpu_trampoline, device_assert
+from .slot_launcher import SCALAR_FORMAT, SLOT, slots_format
 
 device_assert.register_symbol()  # kernels compiled in debug mode call it
 
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-#: struct format of each scalar kind (native sizes, as the kernel reads them); pointers are "Q"
-_FORMAT_OF = {"i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B", "u16": "H", "u32": "I",
-              "u64": "Q", "fp32": "f", "fp64": "d"}
+assert FRAME_SLOT == SLOT  # the frame's arguments are packed as the GPU launchers pack their parameters
+#: the scalar kinds of the GPU launchers that a CPU kernel's frame cannot carry (no half-float scalars)
+_NOT_ON_CPU = frozenset({"fp16"})
 #: after the arguments: gx, gy, gz (i32), 4 bytes of padding, start and end (i64)
 _GRID_FORMAT = "iiixxxxqq"
 _RANGE_OFFSET = 16  # bytes from the grid's fields to `start`
@@ -111,8 +112,7 @@ class CPUKernel:
         self.positions = [i for i, _ in runtime]
         self.pointers = [s.kind == "pointer" for _, s in runtime]
         formats = ["Q" if s.kind == "pointer" else _scalar_format(s) for _, s in runtime]
-        self._struct = struct.Struct("<" + "".join(f + "x" * (FRAME_SLOT - struct.calcsize("<" + f)) for f in formats)
-                                     + _GRID_FORMAT)
+        self._struct = struct.Struct(slots_format(formats) + _GRID_FORMAT)
         # launches on the calling thread: `direct(*values, gx, gy, gz)`, a built-in function that packs
         # the frame and calls the entry in machine code (cpu_trampoline.py); None: ctypes as the pool does
         self.direct = _direct_launcher(formats, address) if DIRECT_CALLS else None
@@ -203,6 +203,6 @@ def _picker(positions: list[int]) -> Any:
 
 def _scalar_format(spec: ArgSpec) -> str:
     kind = spec.type.to_ir_string()
-    if kind not in _FORMAT_OF:
+    if kind not in SCALAR_FORMAT or kind in _NOT_ON_CPU:
         raise TypeError(f"argument `{spec.name}`: CPU kernels cannot take a {kind} scalar")
-    return _FORMAT_OF[kind]
+    return SCALAR_FORMAT[kind]

@@ -28,6 +28,12 @@ SCALAR_FORMAT = {"i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8":
 SLOT = 8  # bytes per parameter slot; every supported kind fits, and the unused bytes stay 0
 
 
+def slots_format(formats: list[str]) -> str:
+    """The struct format of arguments of `formats` packed one to an 8-byte slot, little-endian, each
+    padded to its slot (the GPU launchers' parameter buffer; the start of a CPU kernel's frame)."""
+    return "<" + "".join(f + "x" * (SLOT - struct.calcsize("<" + f)) for f in formats)
+
+
 def as_pointer(value: Any) -> int:
     """Device address of a pointer argument that is not a plain torch.Tensor."""
     if value is None:
@@ -129,8 +135,7 @@ class SlotLauncher:
     def _init_slots(self) -> None:
         """The formats of `arg_kinds`, their packing struct and the per-thread slot storage."""
         self._formats = [format_of(kind, self.kernel_name) for kind in self.arg_kinds]
-        self._struct = struct.Struct("<" + "".join(f + "x" * (SLOT - struct.calcsize("<" + f))
-                                                   for f in self._formats))
+        self._struct = struct.Struct(slots_format(self._formats))
         self._tls = threading.local()
 
     def _new_slot(self) -> tuple[bytearray, int | None, Any, Any]:

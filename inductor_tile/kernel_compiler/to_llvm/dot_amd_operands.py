@@ -16,7 +16,7 @@ import itertools
 from llvmlite import ir
 
 from ..ir.dot_layouts import DotOperand
-from ..ir.layouts import AmdMfma, AmdWmma, Blocked, LayoutMap
+from ..ir.layouts import AmdMatrixCoreLayout, Blocked, LayoutMap
 from .context import I32, LoweringContext, byte_size
 from .rules_tensor import index_vectors
 from .shared import store_slots
@@ -26,7 +26,7 @@ MAX_VECTOR_BYTES = 16
 
 def applies(src: LayoutMap, dst: LayoutMap) -> bool:
     layout = dst.layout
-    return (isinstance(layout, DotOperand) and isinstance(layout.parent, AmdMfma | AmdWmma)
+    return (isinstance(layout, DotOperand) and isinstance(layout.parent, AmdMatrixCoreLayout)
             and isinstance(src.layout, Blocked) and len(dst.shape) == 2 and src.shape == dst.shape)
 
 

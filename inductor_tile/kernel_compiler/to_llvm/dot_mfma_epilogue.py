@@ -17,7 +17,7 @@ import math
 
 from llvmlite import ir
 
-from ..ir.layouts import AmdMfma, AmdWmma, Blocked, LayoutMap
+from ..ir.layouts import AmdMatrixCoreLayout, Blocked, LayoutMap
 from .context import I32, LoweringContext, byte_size
 from .rules_tensor import index_vectors
 from .shared import _padded, load_slots, store_slots
@@ -58,7 +58,7 @@ def chunking(src: LayoutMap, dst: LayoutMap, element_bytes: int) -> tuple[int, i
 
 def applies(src: LayoutMap, dst: LayoutMap, element_bytes: int) -> bool:
     """Whether this lowering takes a conversion: a 2-D MFMA/WMMA accumulator too large for one exchange."""
-    return (isinstance(src.layout, AmdMfma | AmdWmma) and isinstance(dst.layout, Blocked) and len(src.shape) == 2
+    return (isinstance(src.layout, AmdMatrixCoreLayout) and isinstance(dst.layout, Blocked) and len(src.shape) == 2
             and src.shape == dst.shape and chunking(src, dst, element_bytes) is not None)
 
 

@@ -7,26 +7,44 @@ from xdsl.ir import Operation
 from .context import LoweringContext, lower_block, lowering
 
 
+def _loop_blocks(b, *names: str):
+    """A loop's header, body and exit blocks (`names`), entered from the current block (the preheader,
+    returned first) by a branch to the header, where the builder is left."""
+    preheader = b.block
+    header, body, exit_block = (b.append_basic_block(name) for name in names)
+    b.branch(header)
+    b.position_at_end(header)
+    return preheader, header, body, exit_block
+
+
+def _carried_phis(b, inits: list, preheader) -> list:
+    """One phi per loop-carried value, entering with its initial value from the preheader."""
+    carried = []
+    for init in inits:
+        phi = b.phi(init.type)
+        phi.add_incoming(init, preheader)
+        carried.append(phi)
+    return carried
+
+
+def _close_loop(b, carried: list, yielded: list, header) -> None:
+    """The back edge: the yielded values flow into the carried phis from the current block."""
+    latch = b.block
+    for phi, value in zip(carried, yielded):
+        phi.add_incoming(value, latch)
+    b.branch(header)
+
+
 @lowering("scf.for")
 def lower_for(ctx: LoweringContext, op: Operation) -> None:
     """header: phi(iv, iter args); iv < ub ? body : exit. body: ...; iv += step; br header."""
     b = ctx.builder
     lb, ub, step = ctx.get(op.lb), ctx.get(op.ub), ctx.get(op.step)
     inits = [ctx.get(v) for v in op.iter_args]
-    preheader = b.block
-    header = b.append_basic_block("for.header")
-    body = b.append_basic_block("for.body")
-    exit_block = b.append_basic_block("for.exit")
-    b.branch(header)
-
-    b.position_at_end(header)
+    preheader, header, body, exit_block = _loop_blocks(b, "for.header", "for.body", "for.exit")
     iv = b.phi(lb.type, name="iv")
     iv.add_incoming(lb, preheader)
-    carried = []
-    for init in inits:
-        phi = b.phi(init.type)
-        phi.add_incoming(init, preheader)
-        carried.append(phi)
+    carried = _carried_phis(b, inits, preheader)
     b.cbranch(b.icmp_signed("<", iv, ub), body, exit_block)
 
     b.position_at_end(body)
@@ -35,12 +53,8 @@ def lower_for(ctx: LoweringContext, op: Operation) -> None:
     for arg, phi in zip(block.args[1:], carried):
         ctx.set(arg, phi)
     yielded = lower_block(ctx, block)
-    next_iv = b.add(iv, step)
-    latch = b.block
-    iv.add_incoming(next_iv, latch)
-    for phi, value in zip(carried, yielded):
-        phi.add_incoming(value, latch)
-    b.branch(header)
+    iv.add_incoming(b.add(iv, step), b.block)
+    _close_loop(b, carried, yielded, header)
 
     b.position_at_end(exit_block)
     for result, phi in zip(op.results, carried):
@@ -53,18 +67,8 @@ def lower_while(ctx: LoweringContext, op: Operation) -> None:
     after: ...; br before. The forwarded values dominate both successors, so no exit phis."""
     b = ctx.builder
     inits = [ctx.get(v) for v in op.arguments]
-    preheader = b.block
-    header = b.append_basic_block("while.before")
-    body = b.append_basic_block("while.after")
-    exit_block = b.append_basic_block("while.exit")
-    b.branch(header)
-
-    b.position_at_end(header)
-    carried = []
-    for init in inits:
-        phi = b.phi(init.type)
-        phi.add_incoming(init, preheader)
-        carried.append(phi)
+    preheader, header, body, exit_block = _loop_blocks(b, "while.before", "while.after", "while.exit")
+    carried = _carried_phis(b, inits, preheader)
     for arg, phi in zip(op.before_region.block.args, carried):
         ctx.set(arg, phi)
     cond, *forwarded = lower_block(ctx, op.before_region.block)
@@ -74,10 +78,7 @@ def lower_while(ctx: LoweringContext, op: Operation) -> None:
     for arg, value in zip(op.after_region.block.args, forwarded):
         ctx.set(arg, value)
     yielded = lower_block(ctx, op.after_region.block)
-    latch = b.block
-    for phi, value in zip(carried, yielded):
-        phi.add_incoming(value, latch)
-    b.branch(header)
+    _close_loop(b, carried, yielded, header)
 
     b.position_at_end(exit_block)
     for result, value in zip(op.results, forwarded):

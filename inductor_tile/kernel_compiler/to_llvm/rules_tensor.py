@@ -12,7 +12,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation
 
-from ..ir.layouts import AmdMfma, AmdWmma, LayoutMap
+from ..ir.layouts import AmdMatrixCoreLayout, LayoutMap
 from .context import I32, LoweringContext, LoweringError, byte_size, constant_like, lowering
 
 
@@ -219,7 +219,7 @@ def lower_convert_layout(ctx: LoweringContext, op: Operation) -> None:
         if operand_applies(src_map, dst_map):
             ctx.set(op.results[0], operand_exchange(ctx, ctx.get(op.operands[0]), src_map, dst_map))
             return
-    if perm is None and isinstance(src_map.layout, AmdMfma | AmdWmma):  # a large accumulator: in chunks
+    if perm is None and isinstance(src_map.layout, AmdMatrixCoreLayout):  # a large accumulator: in chunks
         from .dot_mfma_epilogue import applies, chunked_exchange
 
         value = ctx.get(op.operands[0])
