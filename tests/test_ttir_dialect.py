@@ -115,7 +115,8 @@ def test_pass_table():
     cpu = {"broadcast-compare-operands"}
     dots = {"accelerate-matmul", "pipeline-loads", "pointer-induction", "pipeline-async-copies"}  # GPU passes for tl.dot
     sanitizer = {"sanitize"}  # TILE_SANITIZE=1
-    assert set(PASSES) == {"canonicalize", "constant-fold", "cse", "dce", "licm"} | cpu | ttgir | dots | sanitizer
+    ttir = {"canonicalize", "constant-fold", "cse", "merge-masked-loads", "dce", "licm"}
+    assert set(PASSES) == ttir | cpu | ttgir | dots | sanitizer
     assert all(get_pass(name).name == name for name in PASSES)
     with pytest.raises(KeyError, match="unknown pass"):
         get_pass("inline")

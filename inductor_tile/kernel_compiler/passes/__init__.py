@@ -14,6 +14,7 @@ from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .merge_masked_loads import MergeMaskedLoadsPass
 from .pipeline_async_copies import PipelineAsyncCopiesPass
 from .pipeline_loads import PipelineLoadsPass
 from .pointer_induction import PointerInductionPass
@@ -27,6 +28,7 @@ PASSES: dict[str, type[ModulePass]] = {
         CanonicalizePass,
         ConstantFoldPass,
         CommonSubexpressionEliminationPass,
+        MergeMaskedLoadsPass,
         DeadCodeEliminationPass,
         LoopInvariantCodeMotionPass,
         SanitizePass,  # TILE_SANITIZE=1, before the TTIR pipeline

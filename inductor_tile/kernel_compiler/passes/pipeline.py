@@ -18,6 +18,7 @@ from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
 from .licm import LoopInvariantCodeMotionPass
+from .merge_masked_loads import MergeMaskedLoadsPass
 from .pipeline_async_copies import PipelineAsyncCopiesPass
 from .pipeline_loads import PipelineLoadsPass
 from .pointer_induction import PointerInductionPass
@@ -32,6 +33,9 @@ PIPELINE: list[ModulePass] = [
     # Merge the duplicates the frontend emits (splats of the same scalar, the same
     # make_range, repeated offsets) before LICM, so each hoisted value is hoisted once.
     CommonSubexpressionEliminationPass(),
+    # One load where two read the same pointers under masks that differ by conjuncts (the shared
+    # pointers and mask leaves are CSE's results).
+    MergeMaskedLoadsPass(),
     # Move loop-invariant pure ops (pointer bases, ranges, masks of invariant bounds)
     # out of scf.for; loads and stores stay.
     LoopInvariantCodeMotionPass(),
