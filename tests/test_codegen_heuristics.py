@@ -407,3 +407,11 @@ def test_row_reduction_with_a_transposed_epilogue_keeps_its_row_shape(monkeypatc
     assert not kernel.strided_reduction and not scheduling._wants_gather_shape(kernel, "cuda")
     source = "\n".join(kernel.lines)
     assert "tl.load(out_ptr" not in source and len(kernel.out_args) == 1
+
+
+def test_pointwise_candidates_include_inductors_second_config():
+    # Inductor tunes 1-D pointwise kernels between XBLOCK at 256 elements per warp and half of it at 64
+    chosen = heuristics.pointwise("cuda", 1 << 24)
+    cands = heuristics.candidates("cuda", chosen, False)
+    assert (chosen.xblock, chosen.num_warps) == (1024, 4)
+    assert LaunchConfig(512, 1, chosen.persistent, 8) in cands and len(cands) <= 5

@@ -242,7 +242,8 @@ def _gpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -
 def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> list[LaunchConfig]:
     """Configs to autotune among on a GPU (the chosen one first, at most 5); the same kernel shape.
 
-    Persistent kernels keep RBLOCK (it covers the row) and vary rows per program (more rows
+    Pointwise kernels try Inductor's second config (half the block, 64 elements per warp), twice the warps
+    and half the block. Persistent kernels keep RBLOCK (it covers the row) and vary rows per program (more rows
     share the loads of broadcast operands such as a norm's weight) and warps (one warp for rows
     of ``ONE_WARP_CANDIDATE_ROWS``); looped row
     reductions vary RBLOCK and warps; column sums also try Inductor's wide tile (64 rows per
@@ -266,6 +267,9 @@ def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> 
             if cand not in out:
                 out.append(cand)
     elif not reduction_kind:
+        # Inductor's second pointwise config: half the block at 64 elements per warp (1024 / 4 warps ->
+        # 512 / 8), which index-heavy kernels (many loads, divisions) may prefer
+        add(x // 2, 1, min(GPU_MAX_WARPS, max(1, x // 2 // 64)))
         add(x, 1, w * 2)
         add(x // 2, 1, w)
     elif chosen.persistent:
