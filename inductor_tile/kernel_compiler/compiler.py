@@ -315,13 +315,16 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     from .to_llvm.targets import get_target
 
     target = get_target(kernel.target)
-    ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
-                       mma_version=target.mma_version, num_stages=kernel.num_stages,
-                       shared_limit=target.max_shared_bytes)
-    kernel.asm["ttgir"] = print_ir(ttgir)
-    kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
-    lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
-    kernel.asm["llir"], kernel.asm["ptx"] = compile_to_ptx(lowered.llvm_ir, lowered.entry, target.capability)
+    with kernel.timed("ttgir"):
+        ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
+                           mma_version=target.mma_version, num_stages=kernel.num_stages,
+                           shared_limit=target.max_shared_bytes)
+        kernel.asm["ttgir"] = print_ir(ttgir)
+        kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
+    with kernel.timed("to_llvm"):
+        lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
+    kernel.asm["llir"], kernel.asm["ptx"] = compile_to_ptx(lowered.llvm_ir, lowered.entry, target.capability,
+                                                           kernel.timed)
     kernel.shared_bytes = lowered.shared_bytes
     if not native:
         perf_warnings.add_ptxas_findings(kernel, target.capability, None)
@@ -330,11 +333,13 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
 
     kernel.entry = lowered.entry
     ptxas_log: list[str] = []
-    kernel.binary = assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], target.capability), lowered.entry,
-                                 ["-v"], ptxas_log)
-    perf_warnings.add_ptxas_findings(kernel, target.capability, ptxas_log[0])
+    with kernel.timed("ptxas"):  # a child process: this thread's CPU clock sees only its start and wait
+        kernel.binary = assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], target.capability),
+                                     lowered.entry, ["-v"], ptxas_log)
+        perf_warnings.add_ptxas_findings(kernel, target.capability, ptxas_log[0])
     if load:
-        kernel.runner = _make_runner(kernel)
+        with kernel.timed("load"):
+            kernel.runner = _make_runner(kernel)
 
 
 def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> None:

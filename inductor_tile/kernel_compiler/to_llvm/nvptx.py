@@ -7,6 +7,9 @@ the PTX would carry all of libdevice).
 
 from __future__ import annotations
 
+import contextlib
+from typing import Callable, ContextManager
+
 import llvmlite.binding as llvm
 
 from . import llvm_tools
@@ -54,11 +57,22 @@ def internalize(module: llvm.ModuleRef, entry: str) -> None:
             variable.linkage = llvm.Linkage.internal
 
 
-def compile_to_ptx(llvm_ir: str, entry: str, capability: int) -> tuple[str, str]:
-    """Return (optimized LLVM IR, PTX); the PTX has ptxas workarounds applied (ptx_fixups.py)."""
-    machine = nvptx_machine(capability, arch_specific="wgmma." in llvm_ir)
-    module = llvm_tools.parse(llvm_ir)
-    if uses_libdevice(module):
-        link_libdevice(module, entry)
-    llvm_tools.optimize(module, machine)
-    return str(module), split_packed_int16(machine.emit_assembly(module))
+def _untimed(stage: str) -> ContextManager[None]:
+    return contextlib.nullcontext()
+
+
+def compile_to_ptx(llvm_ir: str, entry: str, capability: int,
+                   timed: Callable[[str], ContextManager[None]] = _untimed) -> tuple[str, str]:
+    """Return (optimized LLVM IR, PTX); the PTX has ptxas workarounds applied (ptx_fixups.py).
+    `timed(stage)` wraps each step ("parse", "libdevice", "optimize", "ptx"; CompiledKernel.timed)."""
+    with timed("parse"):
+        machine = nvptx_machine(capability, arch_specific="wgmma." in llvm_ir)
+        module = llvm_tools.parse(llvm_ir)
+    with timed("libdevice"):
+        if uses_libdevice(module):
+            link_libdevice(module, entry)
+    with timed("optimize"):
+        llvm_tools.optimize(module, machine)
+        optimized = str(module)
+    with timed("ptx"):
+        return optimized, split_packed_int16(machine.emit_assembly(module))
