@@ -103,7 +103,9 @@ def compile_recorded(path: str, target: str, profile_top: int = 0, save_dir: str
                      text_stage: str = "asm") -> dict:
     """Compile every kernel of `path` for `target` in this process: {name: {stage: CPU s, "total", ...}}.
     CPU s of this thread, plus those of the child processes (ptxas) in "children" and in "total".
-    `save_dir`: each kernel's `asm[text_stage]` written there (to compare compiler versions)."""
+    `save_dir`: each kernel's `asm[text_stage]` written there (to compare compiler versions).
+    "gc": the CPU s of Python's cyclic collector inside the compile (part of the stages' time)."""
+    import gc
     import resource
 
     from inductor_tile.codegen.runtime import load_kernel
@@ -118,9 +120,19 @@ def compile_recorded(path: str, target: str, profile_top: int = 0, save_dir: str
         profiler = cProfile.Profile()
         profiler.enable()
     result = {}
+    collecting = [0.0, 0.0]  # CPU s in the collector so far, start of the collection under way
+
+    def collector(phase: str, info: dict) -> None:
+        if phase == "start":
+            collecting[1] = time.thread_time()
+        else:
+            collecting[0] += time.thread_time() - collecting[1]
+
+    gc.callbacks.append(collector)
     for index, (name, source, specs, num_warps) in enumerate(kernels):
         fn = load_kernel(name, source)
         children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        collected = collecting[0]
         started = time.thread_time()
         kernel = compile_specialized(fn, specs, target=target, num_warps=num_warps, load=target == "cpu")
         elapsed = time.thread_time() - started
@@ -128,6 +140,7 @@ def compile_recorded(path: str, target: str, profile_top: int = 0, save_dir: str
         stages = dict(kernel.stage_seconds)
         stages["children"] = (after.ru_utime + after.ru_stime) - (children.ru_utime + children.ru_stime)
         stages["total"] = elapsed + stages["children"]
+        stages["gc"] = collecting[0] - collected
         stages["llir_lines"] = kernel.asm["llir"].count("\n")
         label = f"{index:02d} {name}"
         result[label] = stages
@@ -135,6 +148,7 @@ def compile_recorded(path: str, target: str, profile_top: int = 0, save_dir: str
             os.makedirs(save_dir, exist_ok=True)
             with open(os.path.join(save_dir, f"{index:02d}.{text_stage}"), "w") as out:
                 out.write(kernel.asm[text_stage])
+    gc.callbacks.remove(collector)
     if profiler is not None:
         import pstats
 
@@ -199,8 +213,10 @@ def table(results: list[dict], stages: tuple[str, ...] = STAGES, once: str = "im
     lines.append(f"| sum of {count} | {' | '.join(f'{sums[c]:.2f}' for c in columns)} | |")
     lines.append(f"| mean | {' | '.join(f'{sums[c] / count:.3f}' for c in columns)} | |")
     lines.append(f"| max | {' | '.join(f'{maxima[c]:.3f}' for c in columns)} | |")
+    collector = sum(statistics.median(r["kernels"][name].get("gc", 0.0) for r in results) for name in results[0]["kernels"])
     warm_up = statistics.median(r["warm_up"] for r in results)
-    lines.append(f"\nCPU s of the compiling thread, median of {len(results)} fresh processes; {once}: {warm_up:.2f} s")
+    lines.append(f"\nCPU s of the compiling thread, median of {len(results)} fresh processes (Python's collector: "
+                 f"{collector:.2f} s of the total); {once}: {warm_up:.2f} s")
     return "\n".join(lines)
 
 

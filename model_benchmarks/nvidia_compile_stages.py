@@ -14,8 +14,9 @@ libdevice link, O3 (+ printing the IR), PTX emission, ptxas (this thread's share
 time of the ptxas process) and the total; then the sum, mean and max over the kernels, and the
 process's one-time costs, timed apart in order: importing the compiler, starting LLVM's targets,
 parsing libdevice, and a first tiny kernel.  ``--save-ptx DIR`` writes each kernel's PTX to DIR (to check
-that a compiler change leaves the PTX byte-identical: ``diff -r``).  ``--profile N``: cProfile's top N
-functions of one run.
+that a compiler change leaves the PTX byte-identical: ``diff -r``).  ``--gc-freeze``: ``gc.freeze()`` after
+the one-time costs (what a compile worker freezing its imported objects would gain in the collector's
+line).  ``--profile N``: cProfile's top N functions of one run.
 """
 
 from __future__ import annotations
@@ -60,9 +61,14 @@ def one_time_costs(target: str) -> dict[str, float]:
     return costs
 
 
-def replay_once(path: str, target: str, profile_top: int = 0, save_dir: str | None = None) -> dict:
+def replay_once(path: str, target: str, profile_top: int = 0, save_dir: str | None = None,
+                gc_freeze: bool = False) -> dict:
     os.environ["TILE_CACHE_DISABLE"] = "1"
     once = one_time_costs(target)
+    if gc_freeze:
+        import gc
+
+        gc.freeze()
     kernels = compile_recorded(path, target, profile_top, save_dir, text_stage="ptx")
     return {"warm_up": sum(once.values()), "once": once, "kernels": kernels}
 
@@ -83,13 +89,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--target", default="cuda:90")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--save-ptx", metavar="DIR", help="--replay: write each kernel's PTX to DIR (first run)")
+    parser.add_argument("--gc-freeze", action="store_true", help="--replay: gc.freeze() before the kernels")
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--child", metavar="PATH", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if not args.target.startswith("cuda:"):
         parser.error("--target: cuda:<capability>, e.g. cuda:90")
     if args.child:
-        print(json.dumps(replay_once(args.child, args.target, args.profile, args.save_ptx)))
+        print(json.dumps(replay_once(args.child, args.target, args.profile, args.save_ptx, args.gc_freeze)))
         return 0
     if args.record:
         return record(args.record, args.models.split(","), args.heuristics)
@@ -97,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
         results = []
         for run in range(args.runs):
             extra = ["--save-ptx", args.save_ptx] if args.save_ptx and run == 0 else []
+            extra += ["--gc-freeze"] if args.gc_freeze else []
             done = child_results("model_benchmarks.nvidia_compile_stages",
                                  ["--child", args.replay, "--target", args.target, *extra], 1,
                                  args.profile if run == 0 else 0)
