@@ -74,6 +74,21 @@ def test_invalid_ptx_raises_with_repro(ptxas):
         os.unlink(error.ptx_path)
 
 
+def test_assembling_leaves_no_files_and_survives_a_cleaned_scratch_directory(ptxas):
+    """ptxas's files go to one scratch directory per process (not a temporary directory per kernel) and are
+    removed after each call, a failing one included; a scratch directory removed meanwhile is made again."""
+    first = assemble_ptx(STORE_ONE, "sm_90", "store_one")
+    scratch = Path(cuda_tools._scratch[os.getpid()])
+    assert scratch.is_dir() and not list(scratch.iterdir())
+    with pytest.raises(PTXASError) as info:
+        assemble_ptx(BROKEN, "sm_90", "store_one")
+    os.unlink(info.value.ptx_path)  # the kept copy is elsewhere
+    assert not list(scratch.iterdir())
+    scratch.rmdir()  # as a /tmp cleaner would
+    assert assemble_ptx(STORE_ONE, "sm_90", "store_one") == first
+    assert Path(cuda_tools._scratch[os.getpid()]).is_dir()
+
+
 def test_ptxas_version_is_parsed(ptxas):
     major, minor = ptxas_version()
     assert major >= 11 and minor >= 0

@@ -78,3 +78,18 @@ def test_libdevice_is_parsed_once_and_each_set_cut_out_once():
     with open(LIBDEVICE, "rb") as f:
         whole = len(f.read())
     assert len(first) < whole / 10
+
+
+def test_each_thread_reuses_its_own_target_machine_and_the_ptx_stays_that_of_a_fresh_one():
+    import threading
+
+    mine = nvptx.thread_machine(90)
+    assert nvptx.thread_machine(90) is mine and nvptx.thread_machine(90, arch_specific=True) is not mine
+    other = []
+    worker = threading.Thread(target=lambda: other.append(nvptx.thread_machine(90)))
+    worker.start()
+    worker.join()
+    assert other[0] is not mine
+    for calls in (["__nv_tanhf"], ["__nv_logf"], ["__nv_tanhf"]):  # a machine used by earlier compiles
+        text = kernel_ir("k", calls)
+        assert nvptx.compile_to_ptx(text, "k", 90)[1] == compile_with_the_whole_library(text, "k", 90)[1]

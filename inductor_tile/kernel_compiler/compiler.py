@@ -265,9 +265,10 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
         BroadcastCompareOperandsPass().apply(make_context(), ttir)  # masks compared at full width
         ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size)
         kernel.asm["ttgir"] = print_ir(ttgir)
-        kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, 1)
+        axis_infos: dict = {}  # computed once for the findings and the lowering
+        kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, 1, axis_infos)
     with kernel.timed("to_llvm"):
-        lowered = lower_to_llvm(ttgir, target, num_warps=1)
+        lowered = lower_to_llvm(ttgir, target, num_warps=1, axis_infos=axis_infos)
     with kernel.timed("parse"):
         machine = llvm_tools.host_target_machine()
         module_ref = llvm_tools.parse(lowered.llvm_ir)
@@ -315,13 +316,17 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     from .to_llvm.targets import get_target
 
     target = get_target(kernel.target)
-    ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
-                       mma_version=target.mma_version, num_stages=kernel.num_stages,
-                       shared_limit=target.max_shared_bytes)
-    kernel.asm["ttgir"] = print_ir(ttgir)
-    kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
-    lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
-    kernel.asm["llir"], kernel.asm["ptx"] = compile_to_ptx(lowered.llvm_ir, lowered.entry, target.capability)
+    with kernel.timed("ttgir"):
+        ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
+                           mma_version=target.mma_version, num_stages=kernel.num_stages,
+                           shared_limit=target.max_shared_bytes)
+        kernel.asm["ttgir"] = print_ir(ttgir)
+        axis_infos: dict = {}  # computed once for the findings and the lowering
+        kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps, axis_infos)
+    with kernel.timed("to_llvm"):
+        lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps, axis_infos=axis_infos)
+    kernel.asm["llir"], kernel.asm["ptx"] = compile_to_ptx(lowered.llvm_ir, lowered.entry, target.capability,
+                                                           kernel.timed)
     kernel.shared_bytes = lowered.shared_bytes
     if not native:
         perf_warnings.add_ptxas_findings(kernel, target.capability, None)
@@ -330,11 +335,13 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
 
     kernel.entry = lowered.entry
     ptxas_log: list[str] = []
-    kernel.binary = assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], target.capability), lowered.entry,
-                                 ["-v"], ptxas_log)
-    perf_warnings.add_ptxas_findings(kernel, target.capability, ptxas_log[0])
+    with kernel.timed("ptxas"):  # a child process: this thread's CPU clock sees only its start and wait
+        kernel.binary = assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], target.capability),
+                                     lowered.entry, ["-v"], ptxas_log)
+        perf_warnings.add_ptxas_findings(kernel, target.capability, ptxas_log[0])
     if load:
-        kernel.runner = _make_runner(kernel)
+        with kernel.timed("load"):
+            kernel.runner = _make_runner(kernel)
 
 
 def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> None:
@@ -353,8 +360,9 @@ def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
                        amd_arch=target.matrix_core_arch)
     kernel.asm["ttgir"] = print_ir(ttgir)
-    kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps)
-    lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps)
+    axis_infos: dict = {}  # computed once for the findings and the lowering
+    kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps, axis_infos)
+    lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps, axis_infos=axis_infos)
     if lowered.shared_bytes > lds_limit_of(target.arch):
         from .runtime.cuda_launcher import SharedMemoryError
 

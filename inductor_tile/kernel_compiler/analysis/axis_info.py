@@ -263,3 +263,14 @@ def compute_axis_info(func_op: func.FuncOp) -> dict[SSAValue, AxisInfo]:
     """Axis info of every value in `func_op` that the rules reach (look values up with
     `.get(v)`; a value missing from the dict knows nothing)."""
     return AxisInfoSolver().run(func_op)
+
+
+def axis_info_of(func_op: func.FuncOp, computed: dict | None) -> dict[SSAValue, AxisInfo]:
+    """`compute_axis_info(func_op)`, kept in `computed` (when given) for the next reader of the same,
+    unchanged IR: the compiler's performance findings and its lowering read the final TTGIR."""
+    if computed is None:
+        return compute_axis_info(func_op)
+    infos = computed.get(func_op)
+    if infos is None:
+        infos = computed[func_op] = compute_axis_info(func_op)
+    return infos

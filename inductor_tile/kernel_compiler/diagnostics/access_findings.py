@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from xdsl.dialects import func, scf
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
-from ..analysis.axis_info import AxisInfo, compute_axis_info, pow2_divisor
+from ..analysis.axis_info import AxisInfo, axis_info_of, pow2_divisor
 from ..analysis.axis_info_rules import element_bytes
 from ..ir.layouts import LayoutMap
 from ..ir.tt_memory import LoadOp, StoreOp
@@ -36,11 +36,12 @@ CPU_VECTOR_BYTES = 32
 _FOLLOW_BASE = ("tt.addptr", "tt.splat", "tt.broadcast", "tt.expand_dims", "ttg.convert_layout", "tt.reshape")
 
 
-def access_findings(module: Operation, arg_names: list[str], target, num_warps: int) -> tuple[list[PerfFinding], set]:
-    """The findings, and the layouts of the accesses they concern."""
+def access_findings(module: Operation, arg_names: list[str], target, num_warps: int,
+                    axis_infos: dict | None = None) -> tuple[list[PerfFinding], set]:
+    """The findings, and the layouts of the accesses they concern (`axis_infos`: axis_info.axis_info_of)."""
     findings, layouts = [], set()
     for func_op in functions(module):
-        infos = compute_axis_info(func_op)
+        infos = axis_info_of(func_op, axis_infos)
         names = dict(zip(func_op.body.block.args, arg_names))
         for op in func_op.walk():
             if isinstance(op, LoadOp | StoreOp) and is_tensor(op.ptr):

@@ -178,13 +178,15 @@ def from_json(items: list[dict], jit_fn: Any) -> list[PerfFinding]:
 # --- entry points for the compiler's stages ---------------------------------------------------
 
 
-def find_in_ttgir(ttgir: Any, specs: list[Any], target: Any, num_warps: int) -> list[PerfFinding]:
-    """Findings about the memory accesses, reductions and layout conversions of a TTGIR module."""
+def find_in_ttgir(ttgir: Any, specs: list[Any], target: Any, num_warps: int,
+                  axis_infos: dict | None = None) -> list[PerfFinding]:
+    """Findings about the memory accesses, reductions and layout conversions of a TTGIR module
+    (`axis_infos`: the axis info computed for it, shared with the lowering; axis_info.axis_info_of)."""
     from .access_findings import access_findings
     from .shared_memory_findings import shared_memory_findings
 
     arg_names = [spec.name for spec in specs if spec.kind != "constexpr"]
-    findings, flagged_layouts = access_findings(ttgir, arg_names, target, num_warps)
+    findings, flagged_layouts = access_findings(ttgir, arg_names, target, num_warps, axis_infos)
     # a conversion from or to the layout of a narrow or uncoalesced access is that access's cost:
     # one cause, one warning
     findings += shared_memory_findings(ttgir, target, num_warps, skip_layouts=flagged_layouts)

@@ -23,6 +23,7 @@ from xdsl.irdl import AnyAttr, IRDLOperation, VarConstraint, irdl_op_definition,
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import NoMemoryEffect, Pure
+from xdsl.utils.exceptions import VerifyException
 
 from .tt_types import element_of, expect, like, shape_of
 
@@ -53,7 +54,8 @@ class _CmpOp(IRDLOperation):
 
     def verify_(self) -> None:
         expect(0 <= self.predicate.value.data < len(self.PREDICATES), f"{self.name}: bad predicate")
-        expect(isinstance(element_of(self.lhs.type), self.ELEMENT), f"{self.name}: bad operand type {self.lhs.type}")
+        if not isinstance(element_of(self.lhs.type), self.ELEMENT):  # the message prints the type: only if needed
+            raise VerifyException(f"{self.name}: bad operand type {self.lhs.type}")
         expect(self.result.type == like(self.lhs.type, i1), f"{self.name}: result must be i1-like")
 
     @classmethod

@@ -29,5 +29,8 @@ def parse_ttir(text: str, ctx: Context | None = None, name: str = "<ttir>") -> M
 
 
 def print_ir(module: ModuleOp) -> str:
-    """The module's text in xdsl's custom syntax (re-parses with `parse_ttir`)."""
-    return str(module)
+    """The module's text in xdsl's custom syntax (re-parses with `parse_ttir`); each type's text made once
+    (type_text.py)."""
+    from .type_text import print_module
+
+    return print_module(module)

@@ -374,8 +374,24 @@ class SliceEncodingAttr(ParametrizedAttribute):
         return (IntAttr(dim), parent)
 
 
+_ENCODINGS: dict[Any, Attribute] = {}  # layout -> its attribute: made and verified once (passes ask thousands of times)
+MAX_ENCODINGS = 4096  # the table starts over beyond this many layouts
+
+
 def encoding_of(layout: Layout) -> Attribute:
     """The IR attribute of a plain layout."""
+    try:
+        encoding = _ENCODINGS.get(layout)
+    except TypeError:  # a layout built with lists: unhashable, made each time
+        return _make_encoding(layout)
+    if encoding is None:
+        if len(_ENCODINGS) >= MAX_ENCODINGS:
+            _ENCODINGS.clear()
+        encoding = _ENCODINGS[layout] = _make_encoding(layout)
+    return encoding
+
+
+def _make_encoding(layout: Layout) -> Attribute:
     if isinstance(layout, Slice):
         return SliceEncodingAttr.get(layout.dim, encoding_of(layout.parent))
     from .dot_layouts import DOT_ENCODINGS

@@ -42,6 +42,7 @@ from xdsl.irdl import (
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.traits import EffectInstance, MemoryEffect, MemoryEffectKind, MemoryReadEffect, MemoryWriteEffect
+from xdsl.utils.exceptions import VerifyException
 
 from .tt_types import PointerType, element_of, expect, like
 
@@ -49,8 +50,8 @@ from .tt_types import PointerType, element_of, expect, like
 def pointee_type(ptr_type: Attribute) -> Attribute:
     """What a (tensor of) pointer(s) points at, with the same shape and layout: the loaded type."""
     elem = element_of(ptr_type)
-    expect(isinstance(elem, PointerType), f"expected pointer(s), got {ptr_type}")
-    assert isinstance(elem, PointerType)
+    if not isinstance(elem, PointerType):  # the message prints the type: only when it is needed
+        raise VerifyException(f"expected pointer(s), got {ptr_type}")
     return like(ptr_type, elem.pointee)
 
 

@@ -19,9 +19,9 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.transforms.canonicalize import CanonicalizationRewritePattern
-from xdsl.transforms.dead_code_elimination import region_dce
 
 from ..ir import arith_ext, tt
+from .liveness import region_dce
 from .matchers import scalar_constant
 
 

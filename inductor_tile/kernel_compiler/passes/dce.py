@@ -1,4 +1,4 @@
-"""dce: dead code elimination, xdsl's region DCE.
+"""dce: dead code elimination by liveness (passes/liveness.py, the rule of xdsl's region DCE).
 
 An op is removed when its results are unused and it has no effect beyond reading
 memory: pure ops and unused `tt.load`s go, `tt.store`, terminators and functions stay.
@@ -10,7 +10,8 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.dead_code_elimination import region_dce
+
+from .liveness import region_dce
 
 
 class DeadCodeEliminationPass(ModulePass):

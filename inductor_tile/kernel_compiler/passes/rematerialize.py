@@ -36,7 +36,6 @@ from __future__ import annotations
 from xdsl.dialects.builtin import AnyFloat, IntegerType, TensorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.traits import is_side_effect_free
-from xdsl.transforms.dead_code_elimination import region_dce
 
 from ..ir import tt
 from ..ir.layouts import Layout, Slice
@@ -45,6 +44,7 @@ from ..ir.tt_types import element_of, numel, shape_of
 from ..analysis.axis_info import compute_axis_info
 from ..ir.ttg import ConvertLayoutOp, convert_to, with_layout
 from .layout_constraints import is_elementwise, is_tensor, value_layout
+from .liveness import region_dce
 from .packed_asm_layouts import layout_accepted
 
 MAX_DEPTH = 160  # producers further up than this are converted, not rebuilt

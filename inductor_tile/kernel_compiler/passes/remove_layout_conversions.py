@@ -24,11 +24,11 @@ from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.dead_code_elimination import region_dce
 
 from ..ir.ttg import ConvertLayoutOp, launch_shape
 from .layout_constraints import functions, value_layout
 from .layout_propagation import apply_plan, plan_forward
+from .liveness import region_dce
 from .rematerialize import MAX_DUPLICATED, Rematerializer, load_values, merge_duplicated_chains, narrowed_operand
 
 MAX_ROUNDS = 16

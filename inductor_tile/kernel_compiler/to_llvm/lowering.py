@@ -40,9 +40,9 @@ class LoweredKernel:
     shared_bytes: int
 
 
-def lower_to_llvm(module: ModuleOp, target: Target, num_warps: int) -> LoweredKernel:
-    """Lower a TTGIR module to LLVM IR for `target`."""
-    from ..analysis.axis_info import compute_axis_info
+def lower_to_llvm(module: ModuleOp, target: Target, num_warps: int, axis_infos: dict | None = None) -> LoweredKernel:
+    """Lower a TTGIR module to LLVM IR for `target` (`axis_infos`: axis_info.axis_info_of)."""
+    from ..analysis.axis_info import axis_info_of
 
     func = kernel_function(module)
     llvm_module = ir.Module(name=func.sym_name.data)
@@ -57,7 +57,7 @@ def lower_to_llvm(module: ModuleOp, target: Target, num_warps: int) -> LoweredKe
     body.linkage = "internal"
     body.attributes.add("alwaysinline")
     builder = ir.IRBuilder(body.append_basic_block("entry"))
-    ctx = LoweringContext(target, llvm_module, body, builder, num_warps, axis_info=compute_axis_info(func))
+    ctx = LoweringContext(target, llvm_module, body, builder, num_warps, axis_info=axis_info_of(func, axis_infos))
     for arg, value in zip(func.args, body.args):
         ctx.set(arg, value)
     lower_block(ctx, func.body.block)

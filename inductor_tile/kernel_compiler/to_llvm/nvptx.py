@@ -7,6 +7,10 @@ the PTX would carry all of libdevice).
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from typing import Callable, ContextManager
+
 import llvmlite.binding as llvm
 
 from . import llvm_tools
@@ -22,6 +26,18 @@ def nvptx_machine(capability: int, arch_specific: bool = False) -> llvm.TargetMa
     target = llvm.Target.from_triple("nvptx64-nvidia-cuda")
     cpu = f"sm_{capability}{'a' if arch_specific else ''}"
     return target.create_target_machine(cpu=cpu, features=f"+ptx{PTX_VERSION}", opt=3)
+
+
+_machines = threading.local()  # per thread: a target machine must not serve two threads at once
+
+
+def thread_machine(capability: int, arch_specific: bool = False) -> llvm.TargetMachine:
+    """This thread's `nvptx_machine(capability, arch_specific)`, made once (0.6 ms a kernel otherwise)."""
+    cache = _machines.__dict__.setdefault("by_arch", {})
+    machine = cache.get((capability, arch_specific))
+    if machine is None:
+        machine = cache[capability, arch_specific] = nvptx_machine(capability, arch_specific)
+    return machine
 
 
 def ptx_arch(ptx: str, capability: int) -> str:
@@ -54,11 +70,22 @@ def internalize(module: llvm.ModuleRef, entry: str) -> None:
             variable.linkage = llvm.Linkage.internal
 
 
-def compile_to_ptx(llvm_ir: str, entry: str, capability: int) -> tuple[str, str]:
-    """Return (optimized LLVM IR, PTX); the PTX has ptxas workarounds applied (ptx_fixups.py)."""
-    machine = nvptx_machine(capability, arch_specific="wgmma." in llvm_ir)
-    module = llvm_tools.parse(llvm_ir)
-    if uses_libdevice(module):
-        link_libdevice(module, entry)
-    llvm_tools.optimize(module, machine)
-    return str(module), split_packed_int16(machine.emit_assembly(module))
+def _untimed(stage: str) -> ContextManager[None]:
+    return contextlib.nullcontext()
+
+
+def compile_to_ptx(llvm_ir: str, entry: str, capability: int,
+                   timed: Callable[[str], ContextManager[None]] = _untimed) -> tuple[str, str]:
+    """Return (optimized LLVM IR, PTX); the PTX has ptxas workarounds applied (ptx_fixups.py).
+    `timed(stage)` wraps each step ("parse", "libdevice", "optimize", "ptx"; CompiledKernel.timed)."""
+    with timed("parse"):
+        machine = thread_machine(capability, arch_specific="wgmma." in llvm_ir)
+        module = llvm_tools.parse(llvm_ir)
+    with timed("libdevice"):
+        if uses_libdevice(module):
+            link_libdevice(module, entry)
+    with timed("optimize"):
+        llvm_tools.optimize(module, machine)
+        optimized = str(module)
+    with timed("ptx"):
+        return optimized, split_packed_int16(machine.emit_assembly(module))
