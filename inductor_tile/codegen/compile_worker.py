@@ -14,6 +14,7 @@ key the launching process never looks up; it compiles where it is launched inste
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import traceback
@@ -73,6 +74,9 @@ def main() -> int:
         warm_up()
     except Exception:  # noqa: BLE001 - the first task reports whatever is really broken
         pass
+    # the imported compiler lives as long as the worker: later collections need not walk it (the 155
+    # kernels of nvidia_compile_stages --gc-freeze: collector 0.8 -> 0.34 CPU s)
+    gc.freeze()
     while True:
         task = read_message(stdin)
         if task is None:
