@@ -16,7 +16,9 @@ Each op gets one status (the worst over its samples):
 
 - ``correct``: every node became a tile kernel and the outputs match;
 - ``fell back``: the outputs match, but some node ran as Inductor's own kernel
-  (``metrics.fallback_kernels > 0``; the reasons are listed);
+  (``metrics.fallback_kernels > 0``; the reasons are listed), or a whole graph ran eagerly
+  (its reason ends in "(backend='inductor' fails too)" when Inductor's compile_fx raises on
+  the sample as well: an upstream failure, e.g. a data-dependent size under dynamic=True);
 - ``no kernel``: the outputs match and the graph had no loop kernel at all (only aten or
   extern calls, e.g. matmul, or views);
 - ``failed``: wrong result, a crash while compiling or running, or a timeout;
@@ -233,7 +235,10 @@ def _run_sample(op, sample, dtype):
             note = " (backend='inductor' fails too)" if shared else ""
             return "failed", [problem + note] + reasons, metrics.generated_kernels, metrics.fallback_kernels
     generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels + len(metrics.eager_graphs)
-    reasons = [_strip_node(r) for r in metrics.fallback_reasons] + [f"ran eagerly: {r}" for r in metrics.eager_graphs]
+    eager = [f"ran eagerly: {r}" for r in metrics.eager_graphs]
+    if eager and _inductor_compile_fails(call, inputs, dynamic):
+        eager = [r + " (backend='inductor' fails too)" for r in eager]
+    reasons = [_strip_node(r) for r in metrics.fallback_reasons] + eager
     if fallbacks:
         return "fell back", reasons, generated, fallbacks
     return ("correct" if generated else "no kernel"), [], generated, fallbacks
@@ -303,6 +308,36 @@ def _inductor_note(call, inputs, dynamic, out) -> str:
     if out is not None and _mismatch(out, theirs, None, exact=True) is None:
         return " (backend='inductor' gives the same)"
     return ""
+
+
+def _inductor_compile_fails(call, inputs, dynamic) -> bool:
+    """Whether Inductor's own compile_fx raises on the sample (forward, and backward with
+    ``OPTIONS["backward"]``): then a graph of ours that ran eagerly shares an upstream failure
+    (Dynamo or AOTAutograd, e.g. a data-dependent size, or Inductor's lowering)."""
+    import torch
+    from torch._inductor.compile_fx import compile_fx
+
+    raised = []
+
+    def inductor(gm, example_inputs):
+        try:
+            return compile_fx(gm, example_inputs)
+        except Exception:  # noqa: BLE001 - Dynamo may catch it and run the graph eagerly: note it here
+            raised.append(True)
+            raise
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(call, backend=inductor, dynamic=dynamic)
+        torch.manual_seed(0)
+        compiled(*inputs())
+        if OPTIONS["backward"]:
+            _backward_mismatch(call, compiled, inputs)
+    except Exception:  # noqa: BLE001 - it crashes outright
+        return True
+    finally:
+        torch._dynamo.reset()
+    return bool(raised)
 
 
 def _strip_node(reason: str) -> str:
