@@ -63,3 +63,29 @@ def test_report_and_csv(tmp_path, capsys):
     opinfo_sweep.write_csv(rows, str(tmp_path / "out.csv"))
     lines = (tmp_path / "out.csv").read_text().splitlines()
     assert lines[0].startswith("op,status") and len(lines) == 4
+
+
+def test_start_and_limit_select_a_slice_of_op_db():
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    names = [opinfo_sweep.op_name(o) for o in op_db]
+    picked = [opinfo_sweep.op_name(o) for o in opinfo_sweep.select_ops(start=217, limit=3)]
+    assert picked == names[217:220]
+    assert [opinfo_sweep.op_name(o) for o in opinfo_sweep.select_ops(["abs", "neg", "exp"], start=1)] == \
+        [n for n in names if n in ("abs", "neg", "exp")][1:]
+    with pytest.raises(SystemExit, match="--start"):
+        opinfo_sweep.select_ops(start=-1)
+
+
+def test_main_resumes_at_start(capsys, monkeypatch):
+    seen = {}
+
+    def fake_sweep(names, *args, start=0, **kwargs):
+        seen["ops"] = [opinfo_sweep.op_name(o) for o in opinfo_sweep.select_ops(names, args[3], start)]
+        return [opinfo_sweep.OpResult(seen["ops"][0], "correct", 1, 1)]
+
+    monkeypatch.setattr(opinfo_sweep, "sweep", fake_sweep)
+    assert opinfo_sweep.main(["--ops", "abs,neg,exp,log", "--start", "2", "--limit", "1"]) == 0
+    in_order = [opinfo_sweep.op_name(o) for o in opinfo_sweep.select_ops(["abs", "neg", "exp", "log"])]
+    assert seen["ops"] == in_order[2:3]
+    assert "1 ops in" in capsys.readouterr().out

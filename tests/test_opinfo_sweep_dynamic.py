@@ -40,3 +40,35 @@ def test_an_op_dynamo_cannot_trace_is_skipped_not_failed():
     (result,) = opinfo_sweep.sweep(["cov"], "float32", max_samples=3, jobs=0, dynamic=True)
     assert result.status != "failed", result.reasons
     assert any("Dynamo fails (backend='eager' too)" in r for r in result.reasons), result.reasons
+
+
+def test_a_graph_inductor_cannot_compile_either_is_tagged_upstream(monkeypatch):
+    """narrow with a tensor start under dynamic=True: AOTAutograd asks a fake tensor for its value
+    (Inductor's compile_fx raises the same), so the graph runs eagerly and the reason says so."""
+    from inductor_tile import config
+
+    monkeypatch.setattr(config, "eager_fallback", True)  # as outside the tests (conftest turns it off)
+    (result,) = opinfo_sweep.sweep(["narrow"], "float32", max_samples=2, jobs=0, dynamic=True)
+    assert result.status == "fell back", (result.status, result.reasons)
+    eager = [r for r in result.reasons if r.startswith("ran eagerly")]
+    assert eager and all(r.endswith("(backend='inductor' fails too)") for r in eager), result.reasons
+
+
+def test_a_graph_only_we_run_eagerly_is_not_tagged_upstream(monkeypatch):
+    import contextlib
+
+    from inductor_tile import config
+    from inductor_tile.scheduler import eager_parity
+
+    monkeypatch.setattr(config, "eager_fallback", True)
+
+    @contextlib.contextmanager
+    def broken():
+        raise RuntimeError("our lowering setup broke")
+        yield  # noqa: unreachable - a generator for contextmanager
+
+    monkeypatch.setattr(eager_parity, "eager_parity", broken)
+    (result,) = opinfo_sweep.sweep(["tanh"], "float32", max_samples=1, jobs=0, dynamic=True)
+    assert result.status == "fell back", (result.status, result.reasons)
+    assert any("our lowering setup broke" in r for r in result.reasons), result.reasons
+    assert not any("fails too" in r for r in result.reasons), result.reasons

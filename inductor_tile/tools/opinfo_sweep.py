@@ -1,6 +1,6 @@
 """Sweep PyTorch's OpInfo database through ``torch.compile(backend="tile")``.
 
-    python -m inductor_tile.tools.opinfo_sweep [--dtype float32] [--ops abs,add,...] [--limit N]
+    python -m inductor_tile.tools.opinfo_sweep [--dtype float32] [--ops abs,add,...] [--start N] [--limit N]
         [--samples K] [--device cpu] [--timeout S] [--jobs J] [--csv out.csv] [--dynamic] [--backward]
 
 For every op of ``torch.testing._internal.common_methods_invocations.op_db`` (and its first
@@ -16,7 +16,9 @@ Each op gets one status (the worst over its samples):
 
 - ``correct``: every node became a tile kernel and the outputs match;
 - ``fell back``: the outputs match, but some node ran as Inductor's own kernel
-  (``metrics.fallback_kernels > 0``; the reasons are listed);
+  (``metrics.fallback_kernels > 0``; the reasons are listed), or a whole graph ran eagerly
+  (its reason ends in "(backend='inductor' fails too)" when Inductor's compile_fx raises on
+  the sample as well: an upstream failure, e.g. a data-dependent size under dynamic=True);
 - ``no kernel``: the outputs match and the graph had no loop kernel at all (only aten or
   extern calls, e.g. matmul, or views);
 - ``failed``: wrong result, a crash while compiling or running, or a timeout;
@@ -76,8 +78,9 @@ def _torch_dtype(name: str):
     return dtype
 
 
-def select_ops(names: list[str] | None = None, limit: int | None = None) -> list:
-    """OpInfos by full name (``div.floor_rounding``) or base name (every variant), in op_db order."""
+def select_ops(names: list[str] | None = None, limit: int | None = None, start: int = 0) -> list:
+    """OpInfos by full name (``div.floor_rounding``) or base name (every variant), in op_db order;
+    `start` skips the first ops of that selection (to resume a long sweep), `limit` keeps the next N."""
     from torch.testing._internal.common_methods_invocations import op_db
 
     ops = list(op_db)
@@ -87,6 +90,9 @@ def select_ops(names: list[str] | None = None, limit: int | None = None) -> list
         unknown = wanted - {op_name(o) for o in ops} - {o.name for o in ops}
         if unknown:
             raise SystemExit(f"unknown ops: {', '.join(sorted(unknown))}")
+    if start < 0:
+        raise SystemExit(f"--start must be >= 0, not {start}")
+    ops = ops[start:]
     return ops[:limit] if limit else ops
 
 
@@ -229,7 +235,10 @@ def _run_sample(op, sample, dtype):
             note = " (backend='inductor' fails too)" if shared else ""
             return "failed", [problem + note] + reasons, metrics.generated_kernels, metrics.fallback_kernels
     generated, fallbacks = metrics.generated_kernels, metrics.fallback_kernels + len(metrics.eager_graphs)
-    reasons = [_strip_node(r) for r in metrics.fallback_reasons] + [f"ran eagerly: {r}" for r in metrics.eager_graphs]
+    eager = [f"ran eagerly: {r}" for r in metrics.eager_graphs]
+    if eager and _inductor_compile_fails(call, inputs, dynamic):
+        eager = [r + " (backend='inductor' fails too)" for r in eager]
+    reasons = [_strip_node(r) for r in metrics.fallback_reasons] + eager
     if fallbacks:
         return "fell back", reasons, generated, fallbacks
     return ("correct" if generated else "no kernel"), [], generated, fallbacks
@@ -299,6 +308,36 @@ def _inductor_note(call, inputs, dynamic, out) -> str:
     if out is not None and _mismatch(out, theirs, None, exact=True) is None:
         return " (backend='inductor' gives the same)"
     return ""
+
+
+def _inductor_compile_fails(call, inputs, dynamic) -> bool:
+    """Whether Inductor's own compile_fx raises on the sample (forward, and backward with
+    ``OPTIONS["backward"]``): then a graph of ours that ran eagerly shares an upstream failure
+    (Dynamo or AOTAutograd, e.g. a data-dependent size, or Inductor's lowering)."""
+    import torch
+    from torch._inductor.compile_fx import compile_fx
+
+    raised = []
+
+    def inductor(gm, example_inputs):
+        try:
+            return compile_fx(gm, example_inputs)
+        except Exception:  # noqa: BLE001 - Dynamo may catch it and run the graph eagerly: note it here
+            raised.append(True)
+            raise
+
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(call, backend=inductor, dynamic=dynamic)
+        torch.manual_seed(0)
+        compiled(*inputs())
+        if OPTIONS["backward"]:
+            _backward_mismatch(call, compiled, inputs)
+    except Exception:  # noqa: BLE001 - it crashes outright
+        return True
+    finally:
+        torch._dynamo.reset()
+    return bool(raised)
 
 
 def _strip_node(reason: str) -> str:
@@ -393,10 +432,10 @@ def _no_worse_than_eager(o, e, r) -> bool:
 # ===--------------------------------------------------------------------------===
 def sweep(names: list[str] | None = None, dtype_name: str = "float32", device: str = "cpu", max_samples: int = 3,
           limit: int | None = None, jobs: int = 1, timeout: float = 300.0, progress=None, dynamic: bool = False,
-          backward: bool = False) -> list[OpResult]:
-    """Run every selected op; `progress(result)` is called as each op finishes.  ``dynamic``,
-    ``backward``: see ``OPTIONS``."""
-    ops = [op_name(o) for o in select_ops(names, limit)]
+          backward: bool = False, start: int = 0) -> list[OpResult]:
+    """Run every selected op (see ``select_ops`` for `start` and `limit`); `progress(result)` is
+    called as each op finishes.  ``dynamic``, ``backward``: see ``OPTIONS``."""
+    ops = [op_name(o) for o in select_ops(names, limit, start)]
     options = {"dynamic": dynamic, "backward": backward}
     from .. import config
 
@@ -581,7 +620,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m inductor_tile.tools.opinfo_sweep", description=__doc__.split("\n")[0])
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--ops", default="", help="comma-separated op names (base names select every variant)")
-    parser.add_argument("--limit", type=int, default=None, help="only the first N selected ops")
+    parser.add_argument("--start", type=int, default=0,
+                        help="skip the first N selected ops (0-based index of the first op to run)")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N selected ops (after --start)")
     parser.add_argument("--samples", type=int, default=3, help="sample inputs per op")
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per op (with --jobs >= 1)")
@@ -596,10 +637,10 @@ def main(argv: list[str] | None = None) -> int:
 
     def progress(r: OpResult) -> None:
         done[0] += 1
-        print(f"[{done[0]}] {r.op}: {r.status} ({r.seconds:.1f} s)", flush=True)
+        print(f"[{args.start + done[0]}] {r.op}: {r.status} ({r.seconds:.1f} s)", flush=True)
 
     results = sweep(names, args.dtype, args.device, args.samples, args.limit, args.jobs, args.timeout, progress,
-                    dynamic=args.dynamic, backward=args.backward)
+                    dynamic=args.dynamic, backward=args.backward, start=args.start)
     report(results)
     if args.csv:
         write_csv(results, args.csv)
