@@ -115,7 +115,7 @@ def test_pass_table():
     cpu = {"broadcast-compare-operands"}
     dots = {"accelerate-matmul", "pipeline-loads", "pointer-induction", "pipeline-async-copies"}  # GPU passes for tl.dot
     sanitizer = {"sanitize"}  # TILE_SANITIZE=1
-    ttir = {"canonicalize", "constant-fold", "cse", "merge-masked-loads", "dce", "licm"}
+    ttir = {"canonicalize", "constant-fold", "cse", "merge-masked-loads", "fold-known-selects", "dce", "licm"}
     assert set(PASSES) == ttir | cpu | ttgir | dots | sanitizer
     assert all(get_pass(name).name == name for name in PASSES)
     with pytest.raises(KeyError, match="unknown pass"):

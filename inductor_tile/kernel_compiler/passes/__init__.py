@@ -13,6 +13,7 @@ from .constant_fold import ConstantFoldPass
 from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
+from .fold_known_selects import FoldKnownSelectsPass
 from .licm import LoopInvariantCodeMotionPass
 from .merge_masked_loads import MergeMaskedLoadsPass
 from .pipeline_async_copies import PipelineAsyncCopiesPass
@@ -29,6 +30,7 @@ PASSES: dict[str, type[ModulePass]] = {
         ConstantFoldPass,
         CommonSubexpressionEliminationPass,
         MergeMaskedLoadsPass,
+        FoldKnownSelectsPass,
         DeadCodeEliminationPass,
         LoopInvariantCodeMotionPass,
         SanitizePass,  # TILE_SANITIZE=1, before the TTIR pipeline

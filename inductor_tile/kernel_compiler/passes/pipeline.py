@@ -17,6 +17,7 @@ from .constant_fold import ConstantFoldPass
 from .convert_to_ttgir import ConvertToTTGIRPass
 from .cse import CommonSubexpressionEliminationPass
 from .dce import DeadCodeEliminationPass
+from .fold_known_selects import FoldKnownSelectsPass
 from .licm import LoopInvariantCodeMotionPass
 from .merge_masked_loads import MergeMaskedLoadsPass
 from .pipeline_async_copies import PipelineAsyncCopiesPass
@@ -36,6 +37,9 @@ PIPELINE: list[ModulePass] = [
     # One load where two read the same pointers under masks that differ by conjuncts (the shared
     # pointers and mask leaves are CSE's results).
     MergeMaskedLoadsPass(),
+    # Selects nested in another select's branch on a condition that branch decides (Inductor's
+    # index-heavy kernels nest `where`s on a few conditions many times over).
+    FoldKnownSelectsPass(),
     # Move loop-invariant pure ops (pointer bases, ranges, masks of invariant bounds)
     # out of scf.for; loads and stores stay.
     LoopInvariantCodeMotionPass(),
