@@ -100,6 +100,7 @@ def test_record_shapes_kernels_for_the_named_device(device_heuristics, tmp_path,
     gen = torch.Generator().manual_seed(0)
     monkeypatch.setattr(models, "make_inputs", lambda spec, config, **kw: {"x": torch.randn(64, 48, generator=gen)})
     monkeypatch.setenv("TILE_GRAPH_CACHE", "0")
+    monkeypatch.setenv("TILE_CACHE_DISABLE", "1")  # record() sets it for its process: put back after
     is_gpu = heuristics.is_gpu
     path = tmp_path / "kernels.pkl"
     assert cpu_compile_stages.record(str(path), ["tiny_norm"], device_heuristics) == 0
