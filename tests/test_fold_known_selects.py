@@ -54,3 +54,23 @@ def test_nested_wheres_fold_and_compute_the_same():
         numbers = ~want[:n].isnan()
         assert torch.equal(torch.signbit(out[:n][numbers]), torch.signbit(want[:n][numbers]))
         assert out[n:].isnan().all()
+
+
+def test_a_long_where_chain_compiles():
+    # a select chain thousands long (a cat of many pieces nests as deep) folds within the step bound
+    from inductor_tile.kernel_compiler.ir.context import make_context
+    from inductor_tile.kernel_compiler.passes.fold_known_selects import FoldKnownSelectsPass
+    from xdsl.parser import Parser
+
+    links = 3000
+    lines = ["func.func @chain(%c: tensor<8xi1>, %d: tensor<8xi1>, %x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {",
+             "  %v0 = arith.select %d, %x, %y : tensor<8xi1>, tensor<8xf32>"]
+    for i in range(1, links):
+        cond = "%c" if i % 2 else "%d"
+        lines.append(f"  %v{i} = arith.select {cond}, %v{i - 1}, %y : tensor<8xi1>, tensor<8xf32>")
+    lines += [f"  func.return %v{links - 1} : tensor<8xf32>", "}"]
+    ctx = make_context()
+    module = Parser(ctx, "\n".join(lines)).parse_module()
+    FoldKnownSelectsPass().apply(ctx, module)
+    module.verify()
+    assert "arith.select" in str(module)

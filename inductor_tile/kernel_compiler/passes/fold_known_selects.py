@@ -70,16 +70,27 @@ class _Folder:
         self.steps = 0
 
     def conditions_of(self, value: SSAValue) -> frozenset:
-        found = self.conditions.get(value)
-        if found is None:
-            op = _select(value)
+        """The conditions of the selects of this block that `value` is chosen through (found without
+        recursion: a `where` chain may be thousands long)."""
+        pending = [value]
+        while pending:
+            top = pending[-1]
+            if top in self.conditions:
+                pending.pop()
+                continue
+            op = _select(top)
             if op is None or op.parent is not self.block:
-                found = frozenset()
-            else:
-                found = frozenset({op.operands[0]}) | self.conditions_of(op.operands[1]) \
-                    | self.conditions_of(op.operands[2])
-            self.conditions[value] = found
-        return found
+                self.conditions[top] = frozenset()
+                pending.pop()
+                continue
+            sides = [side for side in op.operands[1:] if side not in self.conditions]
+            if sides:
+                pending += sides
+                continue
+            self.conditions[top] = frozenset({op.operands[0]}) | self.conditions[op.operands[1]] \
+                | self.conditions[op.operands[2]]
+            pending.pop()
+        return self.conditions[value]
 
     def rewrite(self, value: SSAValue, facts: Facts, before: Operation, depth: int = 0) -> SSAValue:
         """`value` where `facts` hold, its changed selects built in front of `before`."""
