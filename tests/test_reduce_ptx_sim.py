@@ -216,7 +216,12 @@ def chained_reference(x: np.ndarray) -> np.ndarray:
 @needs_llvm_nvptx
 @pytest.mark.parametrize("shape,warps", [((8, 1024), 4), ((1, 4096), 8), ((64, 64), 8)])
 def test_chained_reductions_in_a_loop(shape, warps):
-    x = random_input((3, *shape), "fp16", seed=29)
+    check_chained(shape, warps, seed=29)
+
+
+def check_chained(shape: tuple[int, int], warps: int, seed: int) -> None:
+    """`chained_kernel` (three iterations) on random fp16 rows through the PTX interpreter, against numpy."""
+    x = random_input((3, *shape), "fp16", seed=seed)
     signature = {"x_ptr": "*fp16", "out_ptr": "*fp32"}
     ptx = inductor_tile.compile(chained_kernel, signature, constexprs={"R": shape[0], "C": shape[1], "ITERS": 3},
                                 target="cuda:90", num_warps=warps, divisible_by_16=list(signature)).asm["ptx"]

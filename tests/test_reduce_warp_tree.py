@@ -14,8 +14,8 @@ import platform
 
 import numpy as np
 import pytest
-from test_reduce_ptx_sim import (KERNELS, TL_TYPES, chained_kernel, chained_reference, check_sum, compile_ptx,
-                                 max_then_sum_kernel, poisoned, random_input, run, shared_traffic, two_sums_kernel)
+from test_reduce_ptx_sim import (KERNELS, TL_TYPES, check_chained, check_sum, compile_ptx, max_then_sum_kernel,
+                                 poisoned, random_input, run, shared_traffic, two_sums_kernel)
 
 import inductor_tile
 from inductor_tile.kernel_compiler.to_llvm import reduce_warp_tree
@@ -82,13 +82,7 @@ def test_two_reductions_through_the_tree(shape, warps, tree_calls):
 def test_reductions_in_a_loop_reuse_the_tree_scratch(tree_calls):
     # a maximum, a sum that needs it and a sum of squares that does not, three times: each iteration's
     # stores of partials must wait for the previous results to be read
-    shape, warps = (4, 2048), 8
-    x = random_input((3, *shape), "fp16", seed=31)
-    signature = {"x_ptr": "*fp16", "out_ptr": "*fp32"}
-    ptx = inductor_tile.compile(chained_kernel, signature, constexprs={"R": shape[0], "C": shape[1], "ITERS": 3},
-                                target="cuda:90", num_warps=warps, divisible_by_16=list(signature)).asm["ptx"]
-    (got,) = run(ptx, warps, x, [poisoned(shape[0], np.float32)])
-    assert np.allclose(got, chained_reference(x), rtol=1e-4), (got, chained_reference(x))
+    check_chained((4, 2048), 8, seed=31)
     assert tree_calls
 
 
