@@ -18,6 +18,7 @@ from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ..ir import arith_ext
+from .matchers import defining_op
 
 Facts = dict  # condition SSA value -> bool
 
@@ -28,13 +29,11 @@ MAX_STEPS = 50_000
 
 
 def _select(value: SSAValue) -> Operation | None:
-    op = value.owner
-    return op if isinstance(op, Operation) and op.name == "arith.select" else None
+    return defining_op(value, "arith.select")
 
 
 def _andi(value: SSAValue) -> Operation | None:
-    op = value.owner
-    return op if isinstance(op, Operation) and op.name == "arith.andi" else None
+    return defining_op(value, "arith.andi")
 
 
 def _known(condition: SSAValue, facts: Facts) -> bool | None:

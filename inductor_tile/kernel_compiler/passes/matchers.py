@@ -21,6 +21,12 @@ def scalar_constant(value: SSAValue) -> ScalarConstant | None:
     return None
 
 
+def defining_op(value: SSAValue, name: str) -> Operation | None:
+    """The op defining `value` when it is a `name` op (e.g. "arith.andi"), else None."""
+    op = value.owner
+    return op if isinstance(op, Operation) and op.name == name else None
+
+
 def materialize(attr: ScalarConstant, ty: Attribute) -> list[Operation]:
     """Ops producing `attr` with type `ty`: one constant, plus a splat when `ty` is a tensor."""
     const = arith.ConstantOp(attr)

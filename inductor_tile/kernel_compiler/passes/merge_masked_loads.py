@@ -25,12 +25,13 @@ from xdsl.traits import MemoryEffectKind, get_effects, is_side_effect_free
 
 from ..ir import arith_ext
 from ..ir.tt_memory import LoadOp
+from .matchers import defining_op
 
 
 def _conjuncts(mask: SSAValue) -> list[SSAValue]:
     """The leaves of the `arith.andi` tree `mask` is, left to right, each once."""
-    op = mask.owner
-    if isinstance(op, Operation) and op.name == "arith.andi":
+    op = defining_op(mask, "arith.andi")
+    if op is not None:
         leaves: list[SSAValue] = []
         for operand in op.operands:
             leaves += [leaf for leaf in _conjuncts(operand) if leaf not in leaves]
