@@ -19,6 +19,7 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
+from ...language.extra.cuda import PTX_REGISTER_READS
 from ...language.semantic_inline_asm import elements_per_register
 from ..diagnostics.perf_warnings import op_location
 from ..ir.tt_types import shape_of
@@ -84,9 +85,13 @@ def _check_packed_layout(op: Operation) -> None:
 
 @lowering("tt.elementwise_inline_asm")
 def lower_elementwise_inline_asm(ctx: LoweringContext, op: Operation) -> None:
+    where = op_location(op)
+    at = f"{where[0]}:{where[1]}: " if where else ""
+    register_read = PTX_REGISTER_READS.get(op.asm_string.data)
+    if register_read is not None and ctx.target.name != "cuda":
+        raise LoweringError(f"{at}tl.extra.cuda.{register_read}() reads an NVIDIA GPU register: the {ctx.target.name} "
+                            "target has none")
     if ctx.target.name == "hip":
-        where = op_location(op)
-        at = f"{where[0]}:{where[1]}: " if where else ""
         raise LoweringError(f"{at}tl.inline_asm_elementwise is not supported on the AMD target: llvmlite's LLVM has "
                             "no AMDGPU assembly parser to assemble inline assembly into the code object")
     b, pack = ctx.builder, op.pack

@@ -195,7 +195,13 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
     mask = ctx.get(mask_ssa) if mask_ssa is not None else None
     if is_bool:
         value = b.zext(value, ir.VectorType(I8, value.type.count) if isinstance(value.type, ir.VectorType) else I8)
+    # One thread writes each element: a copy stored by a thread that loaded the old value late would
+    # overwrite the new one (a kernel that loads, changes and stores one address: Triton's
+    # test_load_store_same_ptr)
     if not isinstance(value_type, TensorType):
+        if not ctx.single_thread:
+            first = _is_first_thread(ctx)
+            mask = first if mask is None else b.and_(mask, first)
         if (mask is not None or hints) and ctx.target.store_scalar(b, addresses, value, mask, hints):
             return
         pointer = _global_pointer(ctx, addresses)
@@ -204,6 +210,10 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
         else:
             with b.if_then(mask):
                 b.store(value, pointer)
+        return
+    owned = None if ctx.single_thread else _owned_slots(ctx, ctx.layout_map(ptr_ssa.type))
+    if owned is not None:  # elements with copies in other threads: the owner stores, one slot at a time
+        ctx.target.scatter(b, addresses, value, owned if mask is None else b.and_(mask, owned), hints)
         return
     n = addresses.type.count
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)

@@ -119,7 +119,9 @@ def predicated_load(builder: ir.IRBuilder, address: ir.Value, mask: ir.Value | N
     text = (f"{_predicate(mask_operand)}ld{before}.global{after}{_shape(count)}.b{bits} "
             f"{_registers(range(count))}, [${count}]{policy_text};")
     result = word if count == 1 else ir.LiteralStructType([word] * count)
-    asm = ir.InlineAsm(ir.FunctionType(result, types), text, ",".join(constraints), side_effect=hints.volatile)
+    # side effects: LLVM takes an inline asm without them for one that touches no memory, and would merge
+    # two loads of one address across a store to it, or hoist a load out of a loop that stores there
+    asm = ir.InlineAsm(ir.FunctionType(result, types), text, ",".join(constraints), side_effect=True)
     loaded = builder.call(asm, inputs)
     words = [loaded] if count == 1 else [builder.extract_value(loaded, i) for i in range(count)]
     return _from_words(builder, words, other.type)
