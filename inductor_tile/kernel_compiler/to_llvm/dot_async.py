@@ -69,8 +69,8 @@ from .context import F32, I16, I32, I64, LoweringContext, LoweringError, lowerin
 from .dot_operands import (ROW_PADDING, IntOps, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
 from .dot_tf32_store import Tf32Operand
 from .dot_tf32_tiles import choose_tile, k_run, store_place
-from .dot_wgmma import (SWIZZLE_ALIGNMENT, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups,
-                         wgmma_dot)
+from .dot_wgmma import (SWIZZLE_ALIGNMENT, SlotAddress, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset,
+                         warpgroups, wgmma_dot)
 from .rules_memory import run_length
 from .rules_tensor import index_vectors
 
@@ -178,12 +178,19 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     group.total += slot_bytes * ring_type.stages
 
 
-def _slot_base(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
-    """The shared-memory address of slot `slot` (an i32) of `ring`."""
+def _slot_address(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
+    """The 32-bit shared address of slot `slot` (an i32) of `ring`: shared addresses fit 32 bits, and 32-bit
+    arithmetic keeps the copies' destinations and wgmma's descriptors out of 64-bit adds and conversions."""
     b = ctx.builder
-    within = b.add(ir.Constant(I32, ring.offset), b.mul(slot, ir.Constant(I32, ring.slot_bytes)))
     smem = ctx.target.shared_memory(ctx.module, b, 0)
-    return b.gep(smem, [b.add(b.load(ring.group.base), within)], source_etype=ir.IntType(8))
+    start = b.add(b.ptrtoint(smem, I32), b.load(ring.group.base))
+    return b.add(start, b.add(ir.Constant(I32, ring.offset), b.mul(slot, ir.Constant(I32, ring.slot_bytes))))
+
+
+def _shared_pointer(ctx: LoweringContext, address: ir.Value) -> ir.Value:
+    """A shared-memory pointer to the 32-bit shared `address`."""
+    smem = ctx.target.shared_memory(ctx.module, ctx.builder, 0)
+    return ctx.builder.inttoptr(ctx.builder.zext(address, I64), smem.type)
 
 
 def place_rings(ctx: LoweringContext) -> None:
@@ -205,7 +212,7 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     b, o = ctx.builder, IROps(ctx.builder)
     ring_ssa, slot_ssa, ptrs_ssa, mask_ssa = op.operands
     ring = _state(ctx)["rings"][ring_ssa]
-    base = _slot_base(ctx, ring, ctx.get(slot_ssa))
+    base = _slot_address(ctx, ring, ctx.get(slot_ssa))
     src_map: LayoutMap = ctx.layout_map(ptrs_ssa.type)
     addresses, mask = ctx.get(ptrs_ssa), ctx.get(mask_ssa)
     element_bytes = 4 if ring.tf32 else 2
@@ -227,8 +234,7 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
         immediate = 0  # bytes after `destination`: an immediate offset of the copy
         if deltas[first] is None or first_destination is None:
             row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
-            destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
-                                source_etype=ir.IntType(8))
+            destination = b.add(base, b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2)))
             first_destination = destination if first == 0 else first_destination
         else:  # the same distance from the first run in every thread: one address register for all
             destination, immediate = first_destination, 2 * deltas[first]
@@ -237,13 +243,13 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
             other = ir.Constant(ir.VectorType(I16, 1), [0])
             enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
             value = ctx.target.load_contiguous(b, address, enabled, other, 2)
-            at = b.gep(destination, [ir.Constant(I32, immediate)], source_etype=ir.IntType(8))
+            at = _shared_pointer(ctx, b.add(destination, ir.Constant(I32, immediate)))
             b.store(b.extract_element(value, ir.Constant(I32, 0)), at)
             continue
         kind = "cg" if size == 16 else "ca"
         # a 32-bit shared address and an immediate (as Triton passes them): one register serves the runs
         _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], [$1], {size}, $2;", "r,l,r",
-             [b.ptrtoint(destination, I32), address, source_size])
+             [destination, address, source_size])
 
 
 def _constant_deltas(ring: Ring, src_map: LayoutMap, run: int) -> dict[int, int | None]:
@@ -300,7 +306,11 @@ def _async_proxy_reads_follow(wait: Operation, rings: dict) -> bool:
 @lowering("ttg.ring_read")
 def lower_ring_read(ctx: LoweringContext, op: Operation) -> None:
     ring = _state(ctx)["rings"][op.operands[0]]
-    base = _slot_base(ctx, ring, ctx.get(op.operands[1]))
+    slot = ctx.get(op.operands[1])
+    if ring.async_proxy:  # wgmma's descriptors: slot 0's, moved to the slot (dot_wgmma.Descriptors)
+        base = SlotAddress(_slot_address(ctx, ring, ir.Constant(I32, 0)), slot, ring.slot_bytes)
+    else:
+        base = _shared_pointer(ctx, _slot_address(ctx, ring, slot))
     dst_map = ctx.layout_map(op.results[0].type)
     layout = layout_of(op.results[0].type)
     assert isinstance(layout, DotOperand)

@@ -199,26 +199,79 @@ def choose_padding(src_map: LayoutMap, op_idx: int, mn_major: bool, run: int, gr
     return best
 
 
+@dataclass(frozen=True)
+class SlotAddress:
+    """Where slot `index` of a ring lies: `first` (slot 0's 32-bit shared address) + index * `stride` bytes."""
+
+    first: ir.Value
+    index: ir.Value
+    stride: int  # bytes, a multiple of 16
+
+
 @dataclass
 class WgmmaOperand:
-    """An operand tile left in shared memory for a wgmma dot."""
+    """An operand tile left in shared memory for a wgmma dot: `base` is its shared-memory pointer, or the
+    slot of a ring that holds it (`dot_async.py`)."""
 
-    base: ir.Value
+    base: ir.Value | SlotAddress
     tile: WgmmaTile
 
 
-def descriptor(ctx: LoweringContext, base: ir.Value, offset_elements: int | ir.Value, tile: WgmmaTile) -> ir.Value:
-    """The 64-bit matrix descriptor of the operand starting `offset_elements` (a logical offset:
-    `WgmmaTile.logical`) into the tile: start address, LBO and SBO in 16-byte units, the swizzle mode.
+DESCRIPTOR_START_BITS = 14  # the start field: bits 4-17 of a shared address, in bits 0-13 of the descriptor
+
+
+def descriptor(ctx: LoweringContext, address: ir.Value, tile: WgmmaTile) -> ir.Value:
+    """The 64-bit matrix descriptor of the operand at `address` (a 32-bit shared address; add a logical offset,
+    `WgmmaTile.logical`, to point into the tile): start address, LBO and SBO in 16-byte units, the swizzle mode.
     A swizzled K-major tile has no LBO (one instruction's 16 k lie in one row; 1, as CUTLASS sets it)."""
     b = ctx.builder
-    offset = ir.Constant(I32, offset_elements) if isinstance(offset_elements, int) else offset_elements
     # shared addresses fit 32 bits: the start field in 32-bit arithmetic (no 64-bit shifts and carries)
-    address = b.add(b.ptrtoint(base, I32), b.shl(offset, ir.Constant(I32, 1)))
     start = b.zext(b.and_(b.lshr(address, ir.Constant(I32, 4)), ir.Constant(I32, 0x3FFF)), I64)
     lbo = 1 if tile.swizzle and not tile.mn_major else ((tile.lbo * 2) >> 4) & 0x3FFF
     strides = lbo << 16 | (((tile.sbo * 2) >> 4) & 0x3FFF) << 32 | SWIZZLE_MODES[tile.swizzle] << 62
     return b.or_(start, ir.Constant(I64, strides))
+
+
+class Descriptors:
+    """The descriptors of one operand tile for a dot's instructions, as Triton builds them: one built from the
+    tile's start (a ring's slot 0, plus a run-time offset: a warpgroup's rows), loop-invariant in a ring's
+    loop, the others derived from it by adding their distance in 16-byte units (the slot's, each
+    instruction's offset into the tile) to the 64-bit descriptor.
+
+    No carry leaves the start field (bits 0-13): it holds address / 16 of a 16-byte-aligned shared address
+    (tiles and slots are 128-byte aligned, offsets into them multiples of 8 elements), and every address
+    of a tile lies below the target's shared memory, at most 2^18 bytes (`DESCRIPTOR_START_BITS` + 4),
+    so each sum is the moved address / 16, below 2^14 too. A target with more shared memory gets each
+    descriptor built from its own address instead."""
+
+    def __init__(self, ctx: LoweringContext, base: ir.Value | SlotAddress, tile: WgmmaTile,
+                 offset: ir.Value | None = None):
+        b = ctx.builder
+        self.ctx, self.tile = ctx, tile
+        self.derived = ctx.target.max_shared_bytes <= 1 << (DESCRIPTOR_START_BITS + 4)
+        slot = base if isinstance(base, SlotAddress) else None
+        address = slot.first if slot else base if isinstance(base.type, ir.IntType) else b.ptrtoint(base, I32)
+        if offset is not None:  # elements
+            address = b.add(address, b.shl(offset, ir.Constant(I32, 1)))
+        if slot and not self.derived:
+            address = b.add(address, b.mul(slot.index, ir.Constant(I32, slot.stride)))
+        self.address = address
+        self.first = descriptor(ctx, address, tile)
+        if slot and self.derived:
+            if slot.stride % 16:
+                raise ValueError(f"ring slots {slot.stride} bytes apart: not a multiple of 16 bytes")
+            self.first = b.add(self.first, b.zext(b.mul(slot.index, ir.Constant(I32, slot.stride >> 4)), I64))
+
+    def at(self, offset_elements: int) -> ir.Value:
+        """The descriptor of the operand `offset_elements` (a logical offset: `WgmmaTile.logical`) into the tile."""
+        if offset_elements % 8:
+            raise ValueError(f"wgmma operand offset of {offset_elements} elements: not a multiple of 16 bytes")
+        b = self.ctx.builder
+        if not offset_elements:
+            return self.first
+        if not self.derived:
+            return descriptor(self.ctx, b.add(self.address, ir.Constant(I32, 2 * offset_elements)), self.tile)
+        return b.add(self.first, ir.Constant(I64, (2 * offset_elements) >> 4))
 
 
 def store_offset(o, tile: WgmmaTile, op_idx: int, row, col, groups: int = 1):
@@ -273,6 +326,17 @@ def _warp_uniform(ctx: LoweringContext, value: ir.Value) -> ir.Value:
     return ctx.builder.call(fn, [ir.Constant(I32, -1), value, ir.Constant(I32, 0), ir.Constant(I32, 31)])
 
 
+def warpgroup_index(ctx: LoweringContext) -> ir.Value:
+    """This thread's warpgroup (warp / 4), warp-uniform (`_warp_uniform`), computed once in the kernel's entry
+    block (where every thread still runs) and shared by every dot."""
+    cached = ctx.__dict__.get("warpgroup_index")
+    if cached is None:
+        with ctx.builder.goto_entry_block():
+            warp = ctx.target.warp_id(ctx.builder)
+            cached = ctx.__dict__["warpgroup_index"] = _warp_uniform(ctx, ctx.builder.lshr(warp, ir.Constant(I32, 2)))
+    return cached
+
+
 def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir.Value, trans_a: int, trans_b: int,
            acc: list[ir.Value]) -> list[ir.Value]:
     ty = _TYPES[kind]
@@ -325,23 +389,22 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
     n_size = op.operands[1].type.get_shape()[1]
     groups = warpgroups(op)
     blocks, registers = accumulator_blocks(ctx, op)
-    # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
     in_registers = not isinstance(a, WgmmaOperand)
-    if not in_registers:
-        group_offset = ir.Constant(I32, 0)
+    b_descriptors = Descriptors(ctx, b.base, b.tile)
+    if not in_registers:  # this warpgroup's first rows of a: 64 wg
+        group_offset = None
         if groups > 1:
-            group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
-            group_offset = builder.mul(group, ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
+            group_offset = builder.mul(warpgroup_index(ctx), ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
+        a_descriptors = Descriptors(ctx, a.base, a.tile, group_offset)
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
-        b_desc = descriptor(ctx, b.base, b.tile.logical(IntOps(), 0, WGMMA_K * q), b.tile)
+        b_desc = b_descriptors.at(b.tile.logical(IntOps(), 0, WGMMA_K * q))
         for i in range(len(blocks)):
             if in_registers:
                 registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
                                                   registers[i])
                 continue
-            static = a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q)
-            a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
+            a_desc = a_descriptors.at(a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q))
             registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
                                   registers[i])
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
