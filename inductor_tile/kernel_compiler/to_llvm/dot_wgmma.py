@@ -42,6 +42,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llvmlite import ir
+from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation
 
 from ..ir.dot_layouts import NvidiaMma
@@ -337,19 +338,41 @@ def warpgroup_index(ctx: LoweringContext) -> ir.Value:
     return cached
 
 
-def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir.Value, trans_a: int, trans_b: int,
-           acc: list[ir.Value]) -> list[ir.Value]:
-    ty = _TYPES[kind]
+def wgmma(ctx: LoweringContext, instruction: str, a: ir.Value | list[ir.Value], b_desc: ir.Value, immediates: str,
+          acc: list[ir.Value], accumulate: bool = True) -> list[ir.Value]:
+    """One `instruction` (`wgmma.mma_async...` with its shape and types) on a (its descriptor, or this warp's four
+    registers) and b (its descriptor); `immediates` follow scale-d (the scales of a and b, the transposes).
+    With `accumulate` off, scale-d is 0 (D = A B, as Triton issues a dot's first k step on a zero accumulator):
+    `acc` is not read, only its length counts, so nothing has to set those registers first."""
     count = len(acc)
+    a_values = a if isinstance(a, list) else [a]
     outs = ", ".join(f"${i}" for i in range(count))
-    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 2) + ", 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{outs}}}, ${count}, ${count + 1}, p, 1, 1, "
-            f"{trans_a}, {trans_b}; }}")
-    constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
-    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I64, I64, I32] + [F32] * count),
-                       text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
+    a_text = (f"${count}" if len(a_values) == 1 else
+              "{" + ", ".join(f"${count + i}" for i in range(len(a_values))) + "}")
+    b_text = f"${count + len(a_values)}"
+    constraints = ["=f"] * count + ["l" if len(a_values) == 1 else "r"] * len(a_values) + ["l"]
+    args = [*a_values, b_desc]
+    if accumulate:
+        scale = count + len(a_values) + 1
+        text = (f"{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; "
+                f"{instruction} {{{outs}}}, {a_text}, {b_text}, p, {immediates}; }}")
+        constraints += ["r"] + [str(i) for i in range(count)]
+        args += [ir.Constant(I32, 1), *acc]
+    else:
+        text = f"{instruction} {{{outs}}}, {a_text}, {b_text}, 0, {immediates};"
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [v.type for v in args]), text,
+                       ",".join(constraints), side_effect=True)
+    out = ctx.builder.call(asm, args)
     return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def zero_accumulator(dot: Operation) -> bool:
+    """Whether `dot` adds to a splat of 0 (a dot without acc): its first k step then ignores the accumulator
+    (`wgmma(..., accumulate=False)`), and no register has to be zeroed for it."""
+    from ..passes.matchers import scalar_constant
+
+    value = scalar_constant(dot.operands[2])
+    return isinstance(value, FloatAttr) and value.value.data == 0.0
 
 
 def _wait(ctx: LoweringContext, acc: list[ir.Value]) -> list[ir.Value]:
@@ -359,23 +382,6 @@ def _wait(ctx: LoweringContext, acc: list[ir.Value]) -> list[ir.Value]:
     asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [F32] * count),
                        "wgmma.wait_group.sync.aligned 0;", constraints, side_effect=True)
     out = ctx.builder.call(asm, acc)
-    return [ctx.builder.extract_value(out, i) for i in range(count)]
-
-
-def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value], b_desc: ir.Value, trans_b: int,
-                       acc: list[ir.Value]) -> list[ir.Value]:
-    """As `_wgmma` with a's four registers (this warp's 16 rows x 16 k, mma.sync's a fragment)."""
-    ty = _TYPES[kind]
-    count = len(acc)
-    outs = ", ".join(f"${i}" for i in range(count))
-    regs = ", ".join(f"${count + i}" for i in range(4))
-    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 5) + ", 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{outs}}}, {{{regs}}}, ${count + 4}, p, 1, 1, "
-            f"{trans_b}; }}")
-    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
-    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count),
-                       text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
     return [ctx.builder.extract_value(out, i) for i in range(count)]
 
 
@@ -396,17 +402,20 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
         if groups > 1:
             group_offset = builder.mul(warpgroup_index(ctx), ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
         a_descriptors = Descriptors(ctx, a.base, a.tile, group_offset)
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{n_size}k16.f32.{_TYPES[kind]}.{_TYPES[kind]}"
+    zero = zero_accumulator(op)
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
         b_desc = b_descriptors.at(b.tile.logical(IntOps(), 0, WGMMA_K * q))
         for i in range(len(blocks)):
             if in_registers:
-                registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
-                                                  registers[i])
+                registers[i] = wgmma(ctx, instruction, a(i, q), b_desc, f"1, 1, {int(b.tile.mn_major)}", registers[i],
+                                     accumulate=not (zero and q == 0))
                 continue
             a_desc = a_descriptors.at(a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q))
-            registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
-                                  registers[i])
+            registers[i] = wgmma(ctx, instruction, a_desc, b_desc,
+                                 f"1, 1, {int(a.tile.mn_major)}, {int(b.tile.mn_major)}", registers[i],
+                                 accumulate=not (zero and q == 0))
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
     return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not left_in_flight(op))
 
