@@ -45,21 +45,9 @@ def _matmul_ptx(blocks: tuple[int, int, int], warps: int, dtype: str) -> str:
                                                 ((128, 256, 64), 8, "fp16"), ((128, 64, 32), 4, "bf16")],
                          ids=["128x128x32-4w-fp16", "128x128x32-8w-bf16", "128x256x64-8w-fp16", "128x64x32-4w-bf16"])
 def test_ring_matmul_ptx_computes_the_product(blocks, warps, dtype):
-    block_m, block_n, block_k = blocks
-    M, N, K = block_m, block_n, 5 * block_k - 8  # one program; five k steps, the last one masked at K
     ptx = _matmul_ptx(blocks, warps, dtype)
     assert re.search(r"wgmma\.mma_async\S+ \{[^}]*\}, %rd\d+, %rd\d+, p, 1, 1, 0, 1;", ptx)  # a K-major, b MN-major
-    gen = torch.Generator().manual_seed(block_n + warps)
-    a, b = (torch.randn(shape, generator=gen).to(DTYPES[dtype]) for shape in ((M, K), (K, N)))
-    out = np.full((M, N), np.nan, dtype=np.float32)
-    # M, N, K, then the strides of a, b and c by their positions among the parameters
-    scalars = {str(i): value for i, value in enumerate((M, N, K, K, 1, N, 1, N, 1), start=3)}
-    machine = Machine(ptx, 32 * warps, [a.view(torch.int16).numpy(), b.view(torch.int16).numpy(), out], scalars)
-    machine.run(max_steps=2000000)
-    got = torch.from_numpy(machine.buffer(2, out)).double()
-    exact = a.double() @ b.double()
-    assert not got.isnan().any()
-    assert (got - exact).abs().max() / exact.abs().max() <= 1e-5
+    _run_matmul(ptx, blocks, warps, dtype)
 
 
 def test_descriptors_are_moved_not_rebuilt(tmp_path):
@@ -86,6 +74,36 @@ CHECK: wgmma.mma_async{{.*}}, [[A4]], [[B2]], p, 1, 1, 0, 1;
     moves = {target: slot for target, slot in re.findall(r"add\.s64\s+(%rd\d+), %rd\d+, (%rd\d+);", body)}
     assert moves[a] == moves[b]  # slot 0's descriptors plus the slot's distance (the same for a and b: 8 KiB slots)
     assert not re.search(r"\b(shr|bfe|and)\.[bu](32|64)\b", body[body.index("wgmma.fence"):])
+
+
+def _run_matmul(ptx: str, blocks: tuple[int, int, int], warps: int, dtype: str) -> None:
+    """Run program 0 of a matmul over five k steps (the last masked at K) and compare with float64."""
+    block_m, block_n, block_k = blocks
+    M, N, K = block_m, block_n, 5 * block_k - 8
+    gen = torch.Generator().manual_seed(block_n + warps)
+    a, b = (torch.randn(shape, generator=gen).to(DTYPES[dtype]) for shape in ((M, K), (K, N)))
+    out = np.full((M, N), np.nan, dtype=np.float32)
+    # M, N, K, then the strides of a, b and c by their positions among the parameters
+    scalars = {str(i): value for i, value in enumerate((M, N, K, K, 1, N, 1, N, 1), start=3)}
+    machine = Machine(ptx, 32 * warps, [a.view(torch.int16).numpy(), b.view(torch.int16).numpy(), out], scalars)
+    machine.run(max_steps=2000000)
+    got = torch.from_numpy(machine.buffer(2, out)).double()
+    exact = a.double() @ b.double()
+    assert not got.isnan().any()
+    assert (got - exact).abs().max() / exact.abs().max() <= 1e-5
+
+
+@needs_ptxas
+def test_more_shared_memory_than_the_start_field_covers_builds_each_descriptor(monkeypatch):
+    """A target whose shared memory could reach 2^18 bytes: adding to the 14-bit start field could carry out
+    of it, so each instruction's descriptor is built from its own address (and still computes the product)."""
+    from inductor_tile.kernel_compiler.to_llvm.targets import nvidia
+
+    monkeypatch.setitem(nvidia.MAX_SHARED_BYTES, 90, (1 << 18) - 1024 + 16)
+    ptx = _matmul_ptx((128, 128, 32), 4, "fp16")
+    body = ptx[ptx.index("wgmma.fence.sync.aligned;"):ptx.index("wgmma.commit_group.sync.aligned;")]
+    assert len(re.findall(r"\b(?:shr|bfe)\.u(?:32|64)\b", body)) >= 4  # a start field per descriptor
+    _run_matmul(ptx, (128, 128, 32), 4, "fp16")
 
 
 def _attention_ptx(head_dim: int, block_m: int, block_n: int, warps: int) -> str:

@@ -25,9 +25,10 @@ Slots are 128-byte aligned, swizzled ones 1 KiB-aligned (and `global_smem` is th
 `async_copy`: each thread's runs of consecutive elements (as the load would read them) become
 `cp.async.cg` (16 bytes) or `cp.async.ca` (4, 8 bytes) with a source size of 0 where the run is
 masked off (the slot gets zeros and nothing is read); single elements are loaded and stored. Destinations
-are 32-bit shared addresses (one register per ring and iteration, the rest immediates), the copies of one
-run contiguous in global memory read from its first address plus immediates (a tf32 tile's runs along N),
-and the source sizes select once on the mask's bounds that all of a thread's copies share.
+are 32-bit shared addresses (one register per ring and iteration, the rest immediates), and the source
+sizes select once on the mask's bounds that all of a thread's copies share. (Reading a tf32 tile's runs
+along N, copied 4 bytes at a time, from the run's first address plus immediates took 16 PTX instructions
+out of the fp32 loops but cost ptxas 8-10 registers: not done.)
 `async_wait {pending}`: `cp.async.wait_group`, then `fence.proxy.async.shared::cta` where a wgmma dot
 reads a ring after it in the loop body, then a barrier. `dot_wait {pending}`: `wgmma.wait_group` with
 the accumulators passing through it, so that nothing reads them earlier.
@@ -221,7 +222,6 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     addresses = ctx.get(ptrs_ssa)
     element_bytes = 4 if ring.tf32 else 2
     run, alignment = run_length(ctx, ptrs_ssa, mask_ssa, F32 if ring.tf32 else I16)
-    contiguous = run  # slots consecutive in global memory: their sources are immediate offsets from the first's
     if ring.tf32:  # runs along K, within one 16-byte row of a core matrix
         run = min(run, k_run(src_map, ring.op_idx))
     size = element_bytes * run
@@ -241,22 +241,17 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
             first_destination = destination if first == 0 else first_destination
         else:  # the same distance from the first run in every thread: one address register for all
             destination, immediate = first_destination, 2 * deltas[first]
-        # a tf32 tile's runs along N (b as loaded) are copied 4 bytes at a time: one source register per run
-        leader = first - first % contiguous
-        source = element_bytes * (first - leader)  # bytes after the run's first address
-        address, source_size = b.extract_element(addresses, ir.Constant(I32, leader)), sizes[first]
+        address, source_size = b.extract_element(addresses, slot), sizes[first]
         if run == 1 and size == 2:
             other = ir.Constant(ir.VectorType(I16, 1), [0])
             enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
-            at_source = b.add(address, ir.Constant(address.type, source)) if source else address
-            value = ctx.target.load_contiguous(b, at_source, enabled, other, 2)
+            value = ctx.target.load_contiguous(b, address, enabled, other, 2)
             at = _shared_pointer(ctx, b.add(destination, ir.Constant(I32, immediate)))
             b.store(b.extract_element(value, ir.Constant(I32, 0)), at)
             continue
         kind = "cg" if size == 16 else "ca"
         # a 32-bit shared address and an immediate (as Triton passes them): one register serves the runs
-        source_text = f"[$1 + {source}]" if source else "[$1]"
-        _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], {source_text}, {size}, $2;", "r,l,r",
+        _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], [$1], {size}, $2;", "r,l,r",
              [destination, address, source_size])
 
 

@@ -21,7 +21,9 @@ blocks of the contiguous dimension LBO apart, and the 16-byte chunks of each 128
 with the line's index in the swizzle's repeat (1 KiB for 128 bytes), which the tensor core undoes
 from the address. No padding, no bank conflict for 16-byte copies; descriptors carry the mode.
 Descriptor start fields are computed in 32 bits, and from warp-uniform values only (the warpgroup
-through `shfl.sync.idx`), so that ptxas keeps them in uniform registers.
+through `shfl.sync.idx`, once in the entry block), so that ptxas keeps them in uniform registers. Each
+operand's descriptor is built once (a ring's: slot 0's, loop-invariant) and moved to the slot and to each
+instruction's part of the tile by 64-bit adds of 16-byte units (`Descriptors`), as Triton does.
 
 The rows of a are permuted on the way in. With W warpgroups (4W warps along M) the mma
 layout gives warp w = 4 wg + wl the tensor rows 64W i + 32W h + 32 wg + 8 wl + g (its
@@ -219,6 +221,7 @@ class WgmmaOperand:
 
 
 DESCRIPTOR_START_BITS = 14  # the start field: bits 4-17 of a shared address, in bits 0-13 of the descriptor
+RESERVED_SHARED_BYTES = 1024  # sm_90 reserves 1 KiB of a block's shared memory, which may lie below the kernel's
 
 
 def descriptor(ctx: LoweringContext, address: ir.Value, tile: WgmmaTile) -> ir.Value:
@@ -241,15 +244,15 @@ class Descriptors:
 
     No carry leaves the start field (bits 0-13): it holds address / 16 of a 16-byte-aligned shared address
     (tiles and slots are 128-byte aligned, offsets into them multiples of 8 elements), and every address
-    of a tile lies below the target's shared memory, at most 2^18 bytes (`DESCRIPTOR_START_BITS` + 4),
-    so each sum is the moved address / 16, below 2^14 too. A target with more shared memory gets each
-    descriptor built from its own address instead."""
+    of a tile lies in the block's shared memory, below the target's maximum plus the reserved bytes, at
+    most 2^18 (`DESCRIPTOR_START_BITS` + 4; sm_90: 228 KiB), so each sum is the moved address / 16, below
+    2^14 too. A target with more shared memory gets each descriptor built from its own address instead."""
 
     def __init__(self, ctx: LoweringContext, base: ir.Value | SlotAddress, tile: WgmmaTile,
                  offset: ir.Value | None = None):
         b = ctx.builder
         self.ctx, self.tile = ctx, tile
-        self.derived = ctx.target.max_shared_bytes <= 1 << (DESCRIPTOR_START_BITS + 4)
+        self.derived = ctx.target.max_shared_bytes + RESERVED_SHARED_BYTES <= 1 << (DESCRIPTOR_START_BITS + 4)
         slot = base if isinstance(base, SlotAddress) else None
         address = slot.first if slot else base if isinstance(base.type, ir.IntType) else b.ptrtoint(base, I32)
         if offset is not None:  # elements
