@@ -1,8 +1,9 @@
 """The benchmark's fp16/bf16 wgmma matmuls and causal attention with their cp.async rings (sm_90a PTX) run by the
-PTX interpreter (dot_ptx_sim.py: cp.async, swizzled descriptors; reduce_ptx_sim.py for the softmax) against float64: the descriptors are built once
-from a ring's slot 0 and moved to the slot and k step of each instruction by 64-bit adds (to_llvm/dot_wgmma.py
-`Descriptors`), the slots' copies use 32-bit shared addresses (dot_async.py), and a dot without an accumulator
-issues its first k step with scale-d 0 (`zero_accumulator`). More k steps than stages, so every slot is reused."""
+PTX interpreter (dot_ptx_sim.py: cp.async, swizzled descriptors; reduce_ptx_sim.py for the softmax) against
+float64: the descriptors are built once from a ring's slot 0 and moved to the slot and k step of each
+instruction by 64-bit adds (to_llvm/dot_wgmma.py `Descriptors`), the slots' copies use 32-bit shared addresses
+(dot_async.py), and a dot without an accumulator issues its first k step with scale-d 0 (`zero_accumulator`).
+More k steps than stages, so every slot is reused."""
 
 from __future__ import annotations
 
@@ -110,7 +111,8 @@ def _attention_ptx(head_dim: int, block_m: int, block_n: int, warps: int) -> str
     signature = dict(dot_kernels.ATTENTION_SIGNATURE)
     constexprs = {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n}
     specs = [spec_from_signature(n, signature[n], divisible_by_16=signature[n] != "fp32") if n in signature
-             else spec_from_signature(n, "constexpr", constexprs[n]) for n in dot_kernels.attention_fwd_kernel.arg_names]
+             else spec_from_signature(n, "constexpr", constexprs[n])
+             for n in dot_kernels.attention_fwd_kernel.arg_names]
     return compile_specialized(dot_kernels.attention_fwd_kernel, specs, target="cuda:90", num_warps=warps,
                                native=False, num_stages=3).asm["ptx"]
 
@@ -128,7 +130,8 @@ def test_attention_ptx_computes_causal_attention(head_dim, block_m, block_n, war
     out = np.full((1, seq_len, head_dim), np.nan, dtype=np.float16)
     scale = head_dim ** -0.5
     values = {"seq_len": seq_len, "scale": int(np.float32(scale).view(np.uint32)),
-              **{f"stride_{t}h": seq_len * head_dim for t in "qkvo"}, **{f"stride_{t}": head_dim for t in ("qm", "kn", "vn", "om")}}
+              **{f"stride_{t}h": seq_len * head_dim for t in "qkvo"},
+              **{f"stride_{t}": head_dim for t in ("qm", "kn", "vn", "om")}}
     order = [n for n in dot_kernels.ATTENTION_SIGNATURE if not n.endswith("_ptr")]
     scalars = {str(4 + i): values[name] for i, name in enumerate(order)}  # after the four pointers
     buffers = [t.view(torch.int16).numpy() for t in (q, k, v)] + [out.view(np.int16)]
