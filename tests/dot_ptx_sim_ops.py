@@ -113,6 +113,12 @@ def execute(m, opcode: str, ops: list[str]) -> None:
         return m.set(ops[0], a * b, bits)
     if name == "mad" and parts[1] == "lo":
         return m.set(ops[0], a * b + m.value(ops[3]), bits)
+    if name in ("div", "rem") and parts[1][0] in "su":  # C's: the quotient truncated toward zero
+        x, y = (_signed(a, bits), _signed(b, bits)) if parts[1][0] == "s" else (a & U64(mask), b & U64(mask))
+        if (y == 0).any():
+            raise PtxError(f"{opcode} by zero")
+        quotient = np.sign(x) * np.sign(y) * (np.abs(x) // np.abs(y)) if parts[1][0] == "s" else x // y
+        return m.set(ops[0], (quotient if name == "div" else x - quotient * y).astype(np.uint64), bits)
     if name in ("min", "max") and parts[1][0] in "su":
         x, y = (_signed(a, bits), _signed(b, bits)) if parts[1][0] == "s" else (a & U64(mask), b & U64(mask))
         return m.set(ops[0], (np.minimum if name == "min" else np.maximum)(x, y).astype(np.uint64), bits)
@@ -328,6 +334,8 @@ def _wgmma(m, opcode: str, ops: list[str]) -> None:
         from dot_ptx_sim_wgmma import wgmma_k16
 
         return wgmma_k16(m, half.group(2), int(half.group(1)), ops, _registers, _uniform, _f32, _from_f32)
+    from dot_ptx_sim_wgmma import accumulator_inputs
+
     shape = re.fullmatch(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k8\.f32\.tf32\.tf32", opcode)
     if shape is None or m.threads % 128:
         raise PtxError(f"unknown wgmma {opcode}")
@@ -338,7 +346,7 @@ def _wgmma(m, opcode: str, ops: list[str]) -> None:
     accumulate = m.value(ops[3]).astype(bool)
     lane = np.arange(128)
     w, g, t = lane // 32, lane % 32 // 4, lane % 4
-    outputs = {r: m.value(r).copy() for r in d}
+    outputs = accumulator_inputs(m, d, accumulate)
     for group in range(m.threads // 128):
         threads = slice(128 * group, 128 * group + 128)
         if ops[1].startswith("{"):

@@ -24,7 +24,11 @@ Slots are 128-byte aligned, swizzled ones 1 KiB-aligned (and `global_smem` is th
 
 `async_copy`: each thread's runs of consecutive elements (as the load would read them) become
 `cp.async.cg` (16 bytes) or `cp.async.ca` (4, 8 bytes) with a source size of 0 where the run is
-masked off (the slot gets zeros and nothing is read); single elements are loaded and stored.
+masked off (the slot gets zeros and nothing is read); single elements are loaded and stored. Destinations
+are 32-bit shared addresses (one register per ring and iteration, the rest immediates), and the source
+sizes select once on the mask's bounds that all of a thread's copies share. (Reading a tf32 tile's runs
+along N, copied 4 bytes at a time, from the run's first address plus immediates took 16 PTX instructions
+out of the fp32 loops but cost ptxas 8-10 registers: not done.)
 `async_wait {pending}`: `cp.async.wait_group`, then `fence.proxy.async.shared::cta` where a wgmma dot
 reads a ring after it in the loop body, then a barrier. `dot_wait {pending}`: `wgmma.wait_group` with
 the accumulators passing through it, so that nothing reads them earlier.
@@ -59,18 +63,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llvmlite import ir
-from xdsl.ir import Operation
+from xdsl.ir import Operation, SSAValue
 
 from ..ir.dot_layouts import DotOperand
 from ..ir.layouts import LayoutMap
 from ..ir.ttg import layout_of
 from ..passes.pipeline import pipeline_modes
+from .constancy import leaders_of
 from .context import F32, I16, I32, I64, LoweringContext, LoweringError, lowering
 from .dot_operands import (ROW_PADDING, IntOps, IROps, SharedOperand, stored_transposed, tile_elements, wgmma_tile)
 from .dot_tf32_store import Tf32Operand
 from .dot_tf32_tiles import choose_tile, k_run, store_place
-from .dot_wgmma import (SWIZZLE_ALIGNMENT, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset, warpgroups,
-                         wgmma_dot)
+from .dot_wgmma import (SWIZZLE_ALIGNMENT, SlotAddress, WgmmaOperand, WgmmaTile, fence_async_shared, store_offset,
+                         warpgroups, wgmma_dot)
 from .rules_memory import run_length
 from .rules_tensor import index_vectors
 
@@ -178,12 +183,19 @@ def lower_ring_alloc(ctx: LoweringContext, op: Operation) -> None:
     group.total += slot_bytes * ring_type.stages
 
 
-def _slot_base(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
-    """The shared-memory address of slot `slot` (an i32) of `ring`."""
+def _slot_address(ctx: LoweringContext, ring: Ring, slot: ir.Value) -> ir.Value:
+    """The 32-bit shared address of slot `slot` (an i32) of `ring`: shared addresses fit 32 bits, and 32-bit
+    arithmetic keeps the copies' destinations and wgmma's descriptors out of 64-bit adds and conversions."""
     b = ctx.builder
-    within = b.add(ir.Constant(I32, ring.offset), b.mul(slot, ir.Constant(I32, ring.slot_bytes)))
     smem = ctx.target.shared_memory(ctx.module, b, 0)
-    return b.gep(smem, [b.add(b.load(ring.group.base), within)], source_etype=ir.IntType(8))
+    start = b.add(b.ptrtoint(smem, I32), b.load(ring.group.base))
+    return b.add(start, b.add(ir.Constant(I32, ring.offset), b.mul(slot, ir.Constant(I32, ring.slot_bytes))))
+
+
+def _shared_pointer(ctx: LoweringContext, address: ir.Value) -> ir.Value:
+    """A shared-memory pointer to the 32-bit shared `address`."""
+    smem = ctx.target.shared_memory(ctx.module, ctx.builder, 0)
+    return ctx.builder.inttoptr(ctx.builder.zext(address, I64), smem.type)
 
 
 def place_rings(ctx: LoweringContext) -> None:
@@ -205,9 +217,9 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
     b, o = ctx.builder, IROps(ctx.builder)
     ring_ssa, slot_ssa, ptrs_ssa, mask_ssa = op.operands
     ring = _state(ctx)["rings"][ring_ssa]
-    base = _slot_base(ctx, ring, ctx.get(slot_ssa))
+    base = _slot_address(ctx, ring, ctx.get(slot_ssa))
     src_map: LayoutMap = ctx.layout_map(ptrs_ssa.type)
-    addresses, mask = ctx.get(ptrs_ssa), ctx.get(mask_ssa)
+    addresses = ctx.get(ptrs_ssa)
     element_bytes = 4 if ring.tf32 else 2
     run, alignment = run_length(ctx, ptrs_ssa, mask_ssa, F32 if ring.tf32 else I16)
     if ring.tf32:  # runs along K, within one 16-byte row of a core matrix
@@ -217,9 +229,7 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
         run, size = 1, element_bytes
     rows_index, cols_index = index_vectors(ctx, src_map)
     n = src_map.num_slots
-    # bytes to read per slot: one select of the whole mask (extracting bits of an i1 vector one by one
-    # makes LLVM pack them into an integer first)
-    sizes = b.select(mask, ir.Constant(ir.VectorType(I32, n), [size] * n), ir.Constant(ir.VectorType(I32, n), [0] * n))
+    sizes = _source_sizes(ctx, mask_ssa, n, size)
     deltas = _constant_deltas(ring, src_map, run)
     first_destination = None
     for first in range(0, n, run):
@@ -227,23 +237,61 @@ def lower_async_copy(ctx: LoweringContext, op: Operation) -> None:
         immediate = 0  # bytes after `destination`: an immediate offset of the copy
         if deltas[first] is None or first_destination is None:
             row, col = b.extract_element(rows_index, slot), b.extract_element(cols_index, slot)
-            destination = b.gep(base, [b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2))],
-                                source_etype=ir.IntType(8))
+            destination = b.add(base, b.mul(ring.element_offset(o, row, col), ir.Constant(I32, 2)))
             first_destination = destination if first == 0 else first_destination
         else:  # the same distance from the first run in every thread: one address register for all
             destination, immediate = first_destination, 2 * deltas[first]
-        address, source_size = b.extract_element(addresses, slot), b.extract_element(sizes, slot)
+        address, source_size = b.extract_element(addresses, slot), sizes[first]
         if run == 1 and size == 2:
             other = ir.Constant(ir.VectorType(I16, 1), [0])
             enabled = b.icmp_unsigned("!=", source_size, ir.Constant(I32, 0))
             value = ctx.target.load_contiguous(b, address, enabled, other, 2)
-            at = b.gep(destination, [ir.Constant(I32, immediate)], source_etype=ir.IntType(8))
+            at = _shared_pointer(ctx, b.add(destination, ir.Constant(I32, immediate)))
             b.store(b.extract_element(value, ir.Constant(I32, 0)), at)
             continue
         kind = "cg" if size == 16 else "ca"
         # a 32-bit shared address and an immediate (as Triton passes them): one register serves the runs
         _asm(ctx, f"cp.async.{kind}.shared.global [$0 + {immediate}], [$1], {size}, $2;", "r,l,r",
-             [b.ptrtoint(destination, I32), address, source_size])
+             [destination, address, source_size])
+
+
+def _source_sizes(ctx: LoweringContext, mask: SSAValue, count: int, size: int) -> list[ir.Value]:
+    """Per slot, the bytes its copy reads: `size` where `mask` holds, else 0. The `arith.andi` leaves of the mask
+    that hold one value in all of a thread's slots (the loop's guard, a bound broadcast along the slots' rows,
+    `constancy.leaders_of`) select `size` once; each slot then selects on its own leaves only (its row's bound),
+    instead of a chain of selects per slot. Selects of whole i1 vectors, then i32 lanes extracted (extracting
+    bits of an i1 vector one by one makes LLVM pack them into an integer first)."""
+    b = ctx.builder
+    leaves = _and_leaves(mask)
+
+    def uniform(leaf: SSAValue) -> bool:
+        leaders = leaders_of(ctx, leaf, count)
+        return leaders is not None and set(leaders) == {0}
+
+    def all_of(values: list[ir.Value]) -> ir.Value:
+        combined = values[0]
+        for value in values[1:]:
+            combined = b.and_(combined, value)
+        return combined
+
+    def select(condition: ir.Value, value: ir.Value) -> ir.Value:
+        return b.select(condition, value, ir.Constant(value.type, [0] * count))
+
+    shared = [ctx.get(leaf) for leaf in leaves if uniform(leaf)]
+    own = [ctx.get(leaf) for leaf in leaves if not uniform(leaf)]
+    sizes = ir.Constant(ir.VectorType(I32, count), [size] * count)
+    if shared and own:  # the shared condition's size (slot 0's), then one select per slot
+        sizes = ctx.splat(b.extract_element(select(all_of(shared), sizes), ir.Constant(I32, 0)), count)
+    sizes = select(all_of(own or shared), sizes)
+    return [b.extract_element(sizes, ir.Constant(I32, slot)) for slot in range(count)]
+
+
+def _and_leaves(value: SSAValue) -> list[SSAValue]:
+    """The operands of the tree of `arith.andi` that computes `value` (itself when it is no `andi`)."""
+    op = value.owner
+    if isinstance(op, Operation) and op.name == "arith.andi":
+        return [leaf for operand in op.operands for leaf in _and_leaves(operand)]
+    return [value]
 
 
 def _constant_deltas(ring: Ring, src_map: LayoutMap, run: int) -> dict[int, int | None]:
@@ -300,7 +348,11 @@ def _async_proxy_reads_follow(wait: Operation, rings: dict) -> bool:
 @lowering("ttg.ring_read")
 def lower_ring_read(ctx: LoweringContext, op: Operation) -> None:
     ring = _state(ctx)["rings"][op.operands[0]]
-    base = _slot_base(ctx, ring, ctx.get(op.operands[1]))
+    slot = ctx.get(op.operands[1])
+    if ring.async_proxy:  # wgmma's descriptors: slot 0's, moved to the slot (dot_wgmma.Descriptors)
+        base = SlotAddress(_slot_address(ctx, ring, ir.Constant(I32, 0)), slot, ring.slot_bytes)
+    else:
+        base = _shared_pointer(ctx, _slot_address(ctx, ring, slot))
     dst_map = ctx.layout_map(op.results[0].type)
     layout = layout_of(op.results[0].type)
     assert isinstance(layout, DotOperand)

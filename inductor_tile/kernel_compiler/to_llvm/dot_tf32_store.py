@@ -21,14 +21,14 @@ from xdsl.ir import Operation
 from .context import F32, I16, I32, LoweringContext
 from .dot_tf32 import tf32_parts, tf32_precision
 from .dot_tf32_tiles import CORE_UNITS, choose_tile, k_run, store_place
-from .dot_wgmma import WgmmaTile, _stored_for, fence_async_shared, warpgroups, wgmma_dot
+from .dot_wgmma import SlotAddress, WgmmaTile, _stored_for, fence_async_shared, warpgroups, wgmma_dot
 
 
 @dataclass
 class Tf32Operand:
     """An fp32 operand stored as tf32 tiles for a dot."""
 
-    base: ir.Value
+    base: ir.Value | SlotAddress  # a pointer, or a ring's slot read by wgmma (dot_async.py)
     tile: WgmmaTile
     parts: list[int]  # offsets of the big (and small) tiles, 16-bit units
     permuted: bool  # k relabelled for an operand in registers

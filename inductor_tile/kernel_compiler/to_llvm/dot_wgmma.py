@@ -21,7 +21,9 @@ blocks of the contiguous dimension LBO apart, and the 16-byte chunks of each 128
 with the line's index in the swizzle's repeat (1 KiB for 128 bytes), which the tensor core undoes
 from the address. No padding, no bank conflict for 16-byte copies; descriptors carry the mode.
 Descriptor start fields are computed in 32 bits, and from warp-uniform values only (the warpgroup
-through `shfl.sync.idx`), so that ptxas keeps them in uniform registers.
+through `shfl.sync.idx`, once in the entry block), so that ptxas keeps them in uniform registers. Each
+operand's descriptor is built once (a ring's: slot 0's, loop-invariant) and moved to the slot and to each
+instruction's part of the tile by 64-bit adds of 16-byte units (`Descriptors`), as Triton does.
 
 The rows of a are permuted on the way in. With W warpgroups (4W warps along M) the mma
 layout gives warp w = 4 wg + wl the tensor rows 64W i + 32W h + 32 wg + 8 wl + g (its
@@ -42,6 +44,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from llvmlite import ir
+from xdsl.dialects.builtin import FloatAttr
 from xdsl.ir import Operation
 
 from ..ir.dot_layouts import NvidiaMma
@@ -199,26 +202,80 @@ def choose_padding(src_map: LayoutMap, op_idx: int, mn_major: bool, run: int, gr
     return best
 
 
+@dataclass(frozen=True)
+class SlotAddress:
+    """Where slot `index` of a ring lies: `first` (slot 0's 32-bit shared address) + index * `stride` bytes."""
+
+    first: ir.Value
+    index: ir.Value
+    stride: int  # bytes, a multiple of 16
+
+
 @dataclass
 class WgmmaOperand:
-    """An operand tile left in shared memory for a wgmma dot."""
+    """An operand tile left in shared memory for a wgmma dot: `base` is its shared-memory pointer, or the
+    slot of a ring that holds it (`dot_async.py`)."""
 
-    base: ir.Value
+    base: ir.Value | SlotAddress
     tile: WgmmaTile
 
 
-def descriptor(ctx: LoweringContext, base: ir.Value, offset_elements: int | ir.Value, tile: WgmmaTile) -> ir.Value:
-    """The 64-bit matrix descriptor of the operand starting `offset_elements` (a logical offset:
-    `WgmmaTile.logical`) into the tile: start address, LBO and SBO in 16-byte units, the swizzle mode.
+DESCRIPTOR_START_BITS = 14  # the start field: bits 4-17 of a shared address, in bits 0-13 of the descriptor
+RESERVED_SHARED_BYTES = 1024  # sm_90 reserves 1 KiB of a block's shared memory, which may lie below the kernel's
+
+
+def descriptor(ctx: LoweringContext, address: ir.Value, tile: WgmmaTile) -> ir.Value:
+    """The 64-bit matrix descriptor of the operand at `address` (a 32-bit shared address; add a logical offset,
+    `WgmmaTile.logical`, to point into the tile): start address, LBO and SBO in 16-byte units, the swizzle mode.
     A swizzled K-major tile has no LBO (one instruction's 16 k lie in one row; 1, as CUTLASS sets it)."""
     b = ctx.builder
-    offset = ir.Constant(I32, offset_elements) if isinstance(offset_elements, int) else offset_elements
     # shared addresses fit 32 bits: the start field in 32-bit arithmetic (no 64-bit shifts and carries)
-    address = b.add(b.ptrtoint(base, I32), b.shl(offset, ir.Constant(I32, 1)))
     start = b.zext(b.and_(b.lshr(address, ir.Constant(I32, 4)), ir.Constant(I32, 0x3FFF)), I64)
     lbo = 1 if tile.swizzle and not tile.mn_major else ((tile.lbo * 2) >> 4) & 0x3FFF
     strides = lbo << 16 | (((tile.sbo * 2) >> 4) & 0x3FFF) << 32 | SWIZZLE_MODES[tile.swizzle] << 62
     return b.or_(start, ir.Constant(I64, strides))
+
+
+class Descriptors:
+    """The descriptors of one operand tile for a dot's instructions, as Triton builds them: one built from the
+    tile's start (a ring's slot 0, plus a run-time offset: a warpgroup's rows), loop-invariant in a ring's
+    loop, the others derived from it by adding their distance in 16-byte units (the slot's, each
+    instruction's offset into the tile) to the 64-bit descriptor.
+
+    No carry leaves the start field (bits 0-13): it holds address / 16 of a 16-byte-aligned shared address
+    (tiles and slots are 128-byte aligned, offsets into them multiples of 8 elements), and every address
+    of a tile lies in the block's shared memory, below the target's maximum plus the reserved bytes, at
+    most 2^18 (`DESCRIPTOR_START_BITS` + 4; sm_90: 228 KiB), so each sum is the moved address / 16, below
+    2^14 too. A target with more shared memory gets each descriptor built from its own address instead."""
+
+    def __init__(self, ctx: LoweringContext, base: ir.Value | SlotAddress, tile: WgmmaTile,
+                 offset: ir.Value | None = None):
+        b = ctx.builder
+        self.ctx, self.tile = ctx, tile
+        self.derived = ctx.target.max_shared_bytes + RESERVED_SHARED_BYTES <= 1 << (DESCRIPTOR_START_BITS + 4)
+        slot = base if isinstance(base, SlotAddress) else None
+        address = slot.first if slot else base if isinstance(base.type, ir.IntType) else b.ptrtoint(base, I32)
+        if offset is not None:  # elements
+            address = b.add(address, b.shl(offset, ir.Constant(I32, 1)))
+        if slot and not self.derived:
+            address = b.add(address, b.mul(slot.index, ir.Constant(I32, slot.stride)))
+        self.address = address
+        self.first = descriptor(ctx, address, tile)
+        if slot and self.derived:
+            if slot.stride % 16:
+                raise ValueError(f"ring slots {slot.stride} bytes apart: not a multiple of 16 bytes")
+            self.first = b.add(self.first, b.zext(b.mul(slot.index, ir.Constant(I32, slot.stride >> 4)), I64))
+
+    def at(self, offset_elements: int) -> ir.Value:
+        """The descriptor of the operand `offset_elements` (a logical offset: `WgmmaTile.logical`) into the tile."""
+        if offset_elements % 8:
+            raise ValueError(f"wgmma operand offset of {offset_elements} elements: not a multiple of 16 bytes")
+        b = self.ctx.builder
+        if not offset_elements:
+            return self.first
+        if not self.derived:
+            return descriptor(self.ctx, b.add(self.address, ir.Constant(I32, 2 * offset_elements)), self.tile)
+        return b.add(self.first, ir.Constant(I64, (2 * offset_elements) >> 4))
 
 
 def store_offset(o, tile: WgmmaTile, op_idx: int, row, col, groups: int = 1):
@@ -273,19 +330,52 @@ def _warp_uniform(ctx: LoweringContext, value: ir.Value) -> ir.Value:
     return ctx.builder.call(fn, [ir.Constant(I32, -1), value, ir.Constant(I32, 0), ir.Constant(I32, 31)])
 
 
-def _wgmma(ctx: LoweringContext, kind: str, n: int, a_desc: ir.Value, b_desc: ir.Value, trans_a: int, trans_b: int,
-           acc: list[ir.Value]) -> list[ir.Value]:
-    ty = _TYPES[kind]
+def warpgroup_index(ctx: LoweringContext) -> ir.Value:
+    """This thread's warpgroup (warp / 4), warp-uniform (`_warp_uniform`), computed once in the kernel's entry
+    block (where every thread still runs) and shared by every dot."""
+    cached = ctx.__dict__.get("warpgroup_index")
+    if cached is None:
+        with ctx.builder.goto_entry_block():
+            warp = ctx.target.warp_id(ctx.builder)
+            cached = ctx.__dict__["warpgroup_index"] = _warp_uniform(ctx, ctx.builder.lshr(warp, ir.Constant(I32, 2)))
+    return cached
+
+
+def wgmma(ctx: LoweringContext, instruction: str, a: ir.Value | list[ir.Value], b_desc: ir.Value, immediates: str,
+          acc: list[ir.Value], accumulate: bool = True) -> list[ir.Value]:
+    """One `instruction` (`wgmma.mma_async...` with its shape and types) on a (its descriptor, or this warp's four
+    registers) and b (its descriptor); `immediates` follow scale-d (the scales of a and b, the transposes).
+    With `accumulate` off, scale-d is 0 (D = A B, as Triton issues a dot's first k step on a zero accumulator):
+    `acc` is not read, only its length counts, so nothing has to set those registers first."""
     count = len(acc)
+    a_values = a if isinstance(a, list) else [a]
     outs = ", ".join(f"${i}" for i in range(count))
-    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 2) + ", 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{outs}}}, ${count}, ${count + 1}, p, 1, 1, "
-            f"{trans_a}, {trans_b}; }}")
-    constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
-    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I64, I64, I32] + [F32] * count),
-                       text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
+    a_text = (f"${count}" if len(a_values) == 1 else
+              "{" + ", ".join(f"${count + i}" for i in range(len(a_values))) + "}")
+    b_text = f"${count + len(a_values)}"
+    constraints = ["=f"] * count + ["l" if len(a_values) == 1 else "r"] * len(a_values) + ["l"]
+    args = [*a_values, b_desc]
+    if accumulate:
+        scale = count + len(a_values) + 1
+        text = (f"{{ .reg .pred p; setp.ne.b32 p, ${scale}, 0; "
+                f"{instruction} {{{outs}}}, {a_text}, {b_text}, p, {immediates}; }}")
+        constraints += ["r"] + [str(i) for i in range(count)]
+        args += [ir.Constant(I32, 1), *acc]
+    else:
+        text = f"{instruction} {{{outs}}}, {a_text}, {b_text}, 0, {immediates};"
+    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [v.type for v in args]), text,
+                       ",".join(constraints), side_effect=True)
+    out = ctx.builder.call(asm, args)
     return [ctx.builder.extract_value(out, i) for i in range(count)]
+
+
+def zero_accumulator(dot: Operation) -> bool:
+    """Whether `dot` adds to a splat of 0 (a dot without acc): its first k step then ignores the accumulator
+    (`wgmma(..., accumulate=False)`), and no register has to be zeroed for it."""
+    from ..passes.matchers import scalar_constant
+
+    value = scalar_constant(dot.operands[2])
+    return isinstance(value, FloatAttr) and value.value.data == 0.0
 
 
 def _wait(ctx: LoweringContext, acc: list[ir.Value]) -> list[ir.Value]:
@@ -295,23 +385,6 @@ def _wait(ctx: LoweringContext, acc: list[ir.Value]) -> list[ir.Value]:
     asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [F32] * count),
                        "wgmma.wait_group.sync.aligned 0;", constraints, side_effect=True)
     out = ctx.builder.call(asm, acc)
-    return [ctx.builder.extract_value(out, i) for i in range(count)]
-
-
-def _wgmma_registers_a(ctx: LoweringContext, kind: str, n: int, a: list[ir.Value], b_desc: ir.Value, trans_b: int,
-                       acc: list[ir.Value]) -> list[ir.Value]:
-    """As `_wgmma` with a's four registers (this warp's 16 rows x 16 k, mma.sync's a fragment)."""
-    ty = _TYPES[kind]
-    count = len(acc)
-    outs = ", ".join(f"${i}" for i in range(count))
-    regs = ", ".join(f"${count + i}" for i in range(4))
-    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 5) + ", 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ty}.{ty} {{{outs}}}, {{{regs}}}, ${count + 4}, p, 1, 1, "
-            f"{trans_b}; }}")
-    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
-    asm = ir.InlineAsm(ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count),
-                       text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
     return [ctx.builder.extract_value(out, i) for i in range(count)]
 
 
@@ -325,25 +398,27 @@ def lower_wgmma_dot(ctx: LoweringContext, op: Operation, a, b: WgmmaOperand) -> 
     n_size = op.operands[1].type.get_shape()[1]
     groups = warpgroups(op)
     blocks, registers = accumulator_blocks(ctx, op)
-    # this warpgroup's first rows of a: 64 wg (8 wg core-matrix rows)
     in_registers = not isinstance(a, WgmmaOperand)
-    if not in_registers:
-        group_offset = ir.Constant(I32, 0)
+    b_descriptors = Descriptors(ctx, b.base, b.tile)
+    if not in_registers:  # this warpgroup's first rows of a: 64 wg
+        group_offset = None
         if groups > 1:
-            group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
-            group_offset = builder.mul(group, ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
+            group_offset = builder.mul(warpgroup_index(ctx), ir.Constant(I32, a.tile.logical(IntOps(), WGMMA_M, 0)))
+        a_descriptors = Descriptors(ctx, a.base, a.tile, group_offset)
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{n_size}k16.f32.{_TYPES[kind]}.{_TYPES[kind]}"
+    zero = zero_accumulator(op)
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // WGMMA_K):
-        b_desc = descriptor(ctx, b.base, b.tile.logical(IntOps(), 0, WGMMA_K * q), b.tile)
+        b_desc = b_descriptors.at(b.tile.logical(IntOps(), 0, WGMMA_K * q))
         for i in range(len(blocks)):
             if in_registers:
-                registers[i] = _wgmma_registers_a(ctx, kind, n_size, a(i, q), b_desc, int(b.tile.mn_major),
-                                                  registers[i])
+                registers[i] = wgmma(ctx, instruction, a(i, q), b_desc, f"1, 1, {int(b.tile.mn_major)}", registers[i],
+                                     accumulate=not (zero and q == 0))
                 continue
-            static = a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q)
-            a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
-            registers[i] = _wgmma(ctx, kind, n_size, a_desc, b_desc, int(a.tile.mn_major), int(b.tile.mn_major),
-                                  registers[i])
+            a_desc = a_descriptors.at(a.tile.logical(IntOps(), WGMMA_M * groups * i, WGMMA_K * q))
+            registers[i] = wgmma(ctx, instruction, a_desc, b_desc,
+                                 f"1, 1, {int(a.tile.mn_major)}, {int(b.tile.mn_major)}", registers[i],
+                                 accumulate=not (zero and q == 0))
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
     return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not left_in_flight(op))
 

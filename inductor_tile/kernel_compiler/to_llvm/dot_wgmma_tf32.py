@@ -21,40 +21,13 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from .context import F32, I32, I64, LoweringContext
+from .context import I32, LoweringContext
 from .dot_tf32 import products, tf32_parts, tf32_precision
 from .dot_tf32_store import Tf32Operand
-from .dot_wgmma import (WGMMA_M, _side_effect, _warp_uniform, accumulator_blocks, descriptor, left_in_flight,
-                         warpgroups, with_accumulators)
+from .dot_wgmma import (WGMMA_M, Descriptors, _side_effect, accumulator_blocks, left_in_flight, warpgroup_index,
+                         warpgroups, wgmma, with_accumulators, zero_accumulator)
 
 TF32_K = 8  # k of one instruction
-
-
-def _wgmma_tf32(ctx: LoweringContext, n: int, a_desc: ir.Value, b_desc: ir.Value,
-                acc: list[ir.Value]) -> list[ir.Value]:
-    count = len(acc)
-    outs = ", ".join(f"${i}" for i in range(count))
-    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 2) + ", 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, ${count}, ${count + 1}, p, 1, 1; }}")
-    constraints = ",".join(["=f"] * count + ["l", "l", "r"] + [str(i) for i in range(count)])
-    signature = ir.FunctionType(ir.LiteralStructType([F32] * count), [I64, I64, I32] + [F32] * count)
-    asm = ir.InlineAsm(signature, text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [a_desc, b_desc, ir.Constant(I32, 1), *acc])
-    return [ctx.builder.extract_value(out, i) for i in range(count)]
-
-
-def _wgmma_tf32_registers_a(ctx: LoweringContext, n: int, a: list[ir.Value], b_desc: ir.Value,
-                            acc: list[ir.Value]) -> list[ir.Value]:
-    count = len(acc)
-    outs = ", ".join(f"${i}" for i in range(count))
-    regs = ", ".join(f"${count + i}" for i in range(4))
-    text = ("{ .reg .pred p; setp.ne.b32 p, $" + str(count + 5) + ", 0; "
-            f"wgmma.mma_async.sync.aligned.m64n{n}k8.f32.tf32.tf32 {{{outs}}}, {{{regs}}}, ${count + 4}, p, 1, 1; }}")
-    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l", "r"] + [str(i) for i in range(count)])
-    signature = ir.FunctionType(ir.LiteralStructType([F32] * count), [I32] * 4 + [I64, I32] + [F32] * count)
-    asm = ir.InlineAsm(signature, text, constraints, side_effect=True)
-    out = ctx.builder.call(asm, [*a, b_desc, ir.Constant(I32, 1), *acc])
-    return [ctx.builder.extract_value(out, i) for i in range(count)]
 
 
 def _register_a(ctx: LoweringContext, op: Operation):
@@ -75,22 +48,27 @@ def lower_tf32_wgmma_dot(ctx: LoweringContext, op: Operation, a: Tf32Operand | N
     n_size = op.operands[1].type.get_shape()[1]
     groups = warpgroups(op)
     blocks, registers = accumulator_blocks(ctx, op)
-    group_offset = ir.Constant(I32, 0)
     a_registers = _register_a(ctx, op) if a is None else None
-    if groups > 1 and a is not None:  # this warpgroup's rows of a start at 64 wg
-        group = _warp_uniform(ctx, builder.lshr(ctx.target.warp_id(builder), ir.Constant(I32, 2)))
-        group_offset = builder.mul(group, ir.Constant(I32, (WGMMA_M // 8) * a.tile.sbo))
+    b_descriptors = Descriptors(ctx, b.base, b.tile)
+    if a is not None:  # this warpgroup's rows of a start at 64 wg
+        group_offset = None
+        if groups > 1:
+            group_offset = builder.mul(warpgroup_index(ctx), ir.Constant(I32, (WGMMA_M // 8) * a.tile.sbo))
+        a_descriptors = Descriptors(ctx, a.base, a.tile, group_offset)
+    instruction = f"wgmma.mma_async.sync.aligned.m64n{n_size}k8.f32.tf32.tf32"
+    zero = zero_accumulator(op)
     _side_effect(ctx, "wgmma.fence.sync.aligned;")
     for q in range(k_size // TF32_K):
-        for a_part, b_part in products(tf32_precision(op)):
-            b_desc = descriptor(ctx, b.base, b.parts[b_part] + (TF32_K * q // 4) * b.tile.lbo, b.tile)
+        for step, (a_part, b_part) in enumerate(products(tf32_precision(op))):
+            accumulate = not (zero and q == 0 and step == 0)
+            b_desc = b_descriptors.at(b.parts[b_part] + (TF32_K * q // 4) * b.tile.lbo)
             for i in range(len(blocks)):
                 if a is None:
-                    registers[i] = _wgmma_tf32_registers_a(ctx, n_size, a_registers(i, q, a_part), b_desc, registers[i])
+                    registers[i] = wgmma(ctx, instruction, a_registers(i, q, a_part), b_desc, "1, 1", registers[i],
+                                         accumulate)
                     continue
                 k_offset = (TF32_K * q // 4) * a.tile.lbo
-                static = a.parts[a_part] + (WGMMA_M * groups * i // 8) * a.tile.sbo + k_offset
-                a_desc = descriptor(ctx, a.base, builder.add(group_offset, ir.Constant(I32, static)), a.tile)
-                registers[i] = _wgmma_tf32(ctx, n_size, a_desc, b_desc, registers[i])
+                a_desc = a_descriptors.at(a.parts[a_part] + (WGMMA_M * groups * i // 8) * a.tile.sbo + k_offset)
+                registers[i] = wgmma(ctx, instruction, a_desc, b_desc, "1, 1", registers[i], accumulate)
     _side_effect(ctx, "wgmma.commit_group.sync.aligned;")
     return with_accumulators(ctx, ctx.get(op.operands[2]), blocks, registers, wait=not left_in_flight(op))
