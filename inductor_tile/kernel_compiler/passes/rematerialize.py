@@ -22,7 +22,12 @@ Narrowing (``narrowing=True``): where an op that widens its one operand (a broad
 `arith.extf`/`extsi`/... of fewer bytes) meets an operand that cannot be rebuilt, the operand
 is converted instead and the op rebuilt on the converted value: a conversion moved above the
 broadcast of a [1, N] weight row to [8, N] moves 8x fewer bytes through shared memory (as
-Triton hoists conversions over broadcasts and extensions). `narrowed` lists those operands.
+Triton hoists conversions over broadcasts and extensions). Pointers count as wide too: a
+`tt.addptr(p, off)` whose pointers `p` can be rebuilt (a splat of the base pointer) and whose
+offsets cannot (a reshaped range) converts the offsets when they take 32 bits or fewer and
+adds them to `p` again in the wanted layout: half the bytes of 8-byte pointers (a 32768-element
+pointer tile would need 256 KB of shared memory; its i32 offsets need 128 KB). `narrowed` lists
+those operands.
 
 How far up it goes: producers up to ``MAX_DEPTH`` steps above the conversion, when at most
 ``MAX_DUPLICATED`` of the ops rebuilt keep other users (those are computed twice; the rest
@@ -94,6 +99,15 @@ def widens(op: Operation) -> SSAValue | None:
     return operands[0] if tile_bytes(operands[0]) < tile_bytes(op.results[0]) else None
 
 
+def narrow_offsets(op: Operation) -> SSAValue | None:
+    """The offsets of `op` when it is a tensor `tt.addptr` whose offsets take 32 bits or fewer
+    (narrower than its 64-bit pointers); None otherwise."""
+    if not isinstance(op, tt.AddPtrOp) or not is_tensor(op.offset):
+        return None
+    element = element_of(op.offset.type)
+    return op.offset if isinstance(element, IntegerType) and element.bitwidth <= 32 else None
+
+
 def _rebuildable_op(op: Operation, num_threads: int, values: dict[Operation, int]) -> bool:
     if isinstance(op, tt.SplatOp | tt.MakeRangeOp | tt.BroadcastOp | tt.ExpandDimsOp):
         return True
@@ -139,10 +153,20 @@ class Rematerializer:
         wanted = _operand_layout(op, layout)
         if all(self.can(v, wanted, depth + 1) for v in op.operands if is_tensor(v)):
             return True
-        if self.narrowing and (operand := widens(op)) is not None:
+        if self.narrowing and (operand := self._narrowable(op, wanted, depth)) is not None:
             self.narrowed.add((operand, wanted))
             return True
         return False
+
+    def _narrowable(self, op: Operation, wanted: Layout, depth: int) -> SSAValue | None:
+        """The operand of `op` that narrowing would convert: the one operand of a broadcast or an
+        extension, or the offsets of an addptr whose pointers can be rebuilt in `wanted`."""
+        if (operand := widens(op)) is not None:
+            return operand
+        offsets = narrow_offsets(op)
+        if offsets is not None and self.can(op.operands[0], wanted, depth + 1):  # the pointers
+            return offsets
+        return None
 
     def _walk(self, value: SSAValue, layout: Layout) -> tuple[set[Operation], set[tuple[SSAValue, Layout]]]:
         """The ops that rebuilding `value` in `layout` copies, and the operands it converts (call

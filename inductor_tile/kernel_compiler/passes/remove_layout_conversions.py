@@ -9,7 +9,8 @@ Rounds of four steps, until nothing changes:
 3. backward rematerialization (`rematerialize`): rebuild a converted value directly in
    the wanted layout when all its producers are cheap (splats, ranges, elementwise index
    math, broadcasts); where that stops at one value that a broadcast or an extension
-   widens, convert that value instead (fewer bytes) and rebuild the rest above it;
+   widens, or at the 32-bit offsets an addptr adds to rebuildable pointers, convert that
+   value instead (fewer bytes) and rebuild the rest above it;
 4. dead code elimination, so that producers left without users do not count as uses.
 Every step keeps the IR verifying; the conversions' cost never grows (their number, each
 weighted by its loops, a conversion of a row broadcast afterwards counting its share of the
@@ -121,8 +122,9 @@ def rematerialize_sources(func_op: func.FuncOp, num_threads: int, values: dict |
 
 def narrow_conversions(func_op: func.FuncOp, num_threads: int, values: dict | None = None,
                        origins: dict | None = None) -> bool:
-    """Move conversions above the broadcasts and extensions that feed them: convert the [1, N] row
-    (or the fp16 tile) and broadcast (or extend) it again in the wanted layout, when that takes one
+    """Move conversions above the broadcasts, extensions and addptrs that feed them: convert the
+    [1, N] row (the fp16 tile, the i32 offsets) and broadcast (extend, add to the splat base pointer)
+    it again in the wanted layout, when that takes one
     conversion of fewer bytes and the elements computed twice on top are no more than the 32-bit
     words it no longer moves through shared memory."""
     changed = False

@@ -147,3 +147,64 @@ module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32}
     func.return
   }
 }
+
+// -----
+
+// Pointers built from a reshaped range (a reshape is not rebuilt) and converted to the load's
+// layout: the i32 offsets convert (4 bytes an element, not 8), and the splat of the base pointer
+// and the addptr are rebuilt in the load's layout; the pointer tile in #b dies.
+// CHECK-LABEL: func.func @pointer_offsets
+// CHECK:         %offs = tt.reshape %r : tensor<1024xi32, {{.*}}> -> tensor<8x128xi32, [[B:#ttg.blocked<\{sizePerThread = .1, 1.[^}]*\}>]]>
+// CHECK-NEXT:    [[OA:%.*]] = ttg.convert_layout %offs : tensor<8x128xi32, [[B]]> -> tensor<8x128xi32, [[A:#ttg.blocked<\{sizePerThread = .1, 4.[^}]*\}>]]>
+// CHECK-NEXT:    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<8x128x!tt.ptr<f32>, [[A]]>
+// CHECK-NEXT:    %ptrs = tt.addptr %ps, [[OA]] : tensor<8x128x!tt.ptr<f32>, [[A]]>, tensor<8x128xi32, [[A]]>
+// CHECK-NEXT:    %x = tt.load %ptrs : tensor<8x128x!tt.ptr<f32>, [[A]]>
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         func.return
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @pointer_offsets(%p: !tt.ptr<f32>, %yptrs: tensor<8x128x!tt.ptr<f32>, #a>) {
+    %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #d>
+    %offs = tt.reshape %r : tensor<1024xi32, #d> -> tensor<8x128xi32, #b>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<8x128x!tt.ptr<f32>, #b>
+    %ptrs = tt.addptr %ps, %offs : tensor<8x128x!tt.ptr<f32>, #b>, tensor<8x128xi32, #b>
+    %pa = ttg.convert_layout %ptrs : tensor<8x128x!tt.ptr<f32>, #b> -> tensor<8x128x!tt.ptr<f32>, #a>
+    %x = tt.load %pa : tensor<8x128x!tt.ptr<f32>, #a> -> tensor<8x128xf32, #a>
+    tt.store %yptrs, %x : tensor<8x128x!tt.ptr<f32>, #a>, tensor<8x128xf32, #a>
+    func.return
+  }
+}
+
+// -----
+
+// 64-bit offsets (reshaped after the extension: no i32 value to convert) are as wide as the
+// pointers, and pointers that are a function argument cannot be rebuilt: both pointer conversions
+// stay.
+// CHECK-LABEL: func.func @pointer_offsets_kept
+// CHECK:         %pa = ttg.convert_layout %ptrs : tensor<8x128x!tt.ptr<f32>, [[B:#ttg.blocked<\{sizePerThread = .1, 1.[^}]*\}>]]> -> tensor<8x128x!tt.ptr<f32>, [[A:#ttg.blocked<\{sizePerThread = .1, 4.[^}]*\}>]]>
+// CHECK:         %qa = ttg.convert_layout %qptrs : tensor<8x128x!tt.ptr<f32>, [[B]]> -> tensor<8x128x!tt.ptr<f32>, [[A]]>
+// CHECK-NOT:     ttg.convert_layout
+// CHECK:         func.return
+#d = #ttg.blocked<{sizePerThread = [1], threadsPerWarp = [32], warpsPerCTA = [4], order = [0]}>
+#a = #ttg.blocked<{sizePerThread = [1, 4], threadsPerWarp = [2, 16], warpsPerCTA = [4, 1], order = [1, 0]}>
+#b = #ttg.blocked<{sizePerThread = [1, 1], threadsPerWarp = [1, 32], warpsPerCTA = [1, 4], order = [1, 0]}>
+module attributes {"ttg.num-warps" = 4 : i32, "ttg.threads-per-warp" = 32 : i32} {
+  func.func @pointer_offsets_kept(%p: !tt.ptr<f32>, %qs: tensor<8x128x!tt.ptr<f32>, #b>, %yptrs: tensor<8x128x!tt.ptr<f32>, #a>) {
+    %r = tt.make_range {end = 1024 : i32, start = 0 : i32} : tensor<1024xi32, #d>
+    %offs = tt.reshape %r : tensor<1024xi32, #d> -> tensor<8x128xi32, #b>
+    %r64 = arith.extsi %r : tensor<1024xi32, #d> to tensor<1024xi64, #d>
+    %wide = tt.reshape %r64 : tensor<1024xi64, #d> -> tensor<8x128xi64, #b>
+    %ps = tt.splat %p : !tt.ptr<f32> -> tensor<8x128x!tt.ptr<f32>, #b>
+    %ptrs = tt.addptr %ps, %wide : tensor<8x128x!tt.ptr<f32>, #b>, tensor<8x128xi64, #b>
+    %pa = ttg.convert_layout %ptrs : tensor<8x128x!tt.ptr<f32>, #b> -> tensor<8x128x!tt.ptr<f32>, #a>
+    %x = tt.load %pa : tensor<8x128x!tt.ptr<f32>, #a> -> tensor<8x128xf32, #a>
+    %qptrs = tt.addptr %qs, %offs : tensor<8x128x!tt.ptr<f32>, #b>, tensor<8x128xi32, #b>
+    %qa = ttg.convert_layout %qptrs : tensor<8x128x!tt.ptr<f32>, #b> -> tensor<8x128x!tt.ptr<f32>, #a>
+    %y = tt.load %qa : tensor<8x128x!tt.ptr<f32>, #a> -> tensor<8x128xf32, #a>
+    %z = arith.addf %x, %y : tensor<8x128xf32, #a>
+    tt.store %yptrs, %z : tensor<8x128x!tt.ptr<f32>, #a>, tensor<8x128xf32, #a>
+    func.return
+  }
+}
