@@ -8,11 +8,14 @@ kernel source is ours either way: ``codegen/mix_order.py``). ``codegen`` then ge
 
 - one kernel over the row group (node1) that also accumulates the column sums (node2's
   reductions) into a float32 workspace ``[column sums, programs, row length]``;
-- per column sum, one torch sum of the workspace over programs into the sum's buffer. A split
-  column sum (Inductor split it into partial sums and a second reduction over them) is computed
-  unsplit from its original loop body; its second reduction is dropped (``removed_ops``), and
-  the workspace sum lands in the second reduction's buffer;
-- node2's pointwise epilogue, if any, as kernels of their own.
+- one kernel that sums the workspace over programs for every column sum into the sum's buffer
+  and runs the sums' pointwise epilogue: node2's pointwise nodes, and the pointwise users of the
+  sums in later groups whose inputs are ready (the casts of a split sum's total), taken out of
+  their groups (``removed_ops``). A split column sum (Inductor split it into partial sums and a
+  second reduction over them) is computed unsplit from its original loop body; its second
+  reduction is dropped (``removed_ops``), and the total lands in the second reduction's buffer.
+  A sum's buffer read only by that epilogue is not written at all. Epilogue nodes the second
+  kernel cannot take are generated after it as usual.
 
 What the kernel cannot express falls back to two kernels (``TileScheduling.codegen_node``).
 """
@@ -26,18 +29,24 @@ import threading
 import sympy
 import torch
 from torch._inductor.virtualized import V
+from torch.utils._sympy.functions import FloorDiv
 
 from .. import config, metrics
 from ..codegen import heuristics
 from ..codegen.common import NeedsBuffer, Unsupported
-from ..codegen.mix_order import ColumnSum, MixOrderKernelSource
+from ..codegen.mix_order import ColumnSum, MixOrderKernelSource, WorkspaceSumSource
 from ..codegen.plan import _size, bound, hint, plan_group
 from ..thread_switch import ThreadSwitch
 
 log = logging.getLogger(__name__)
 
-GPU_SPLIT_PER_SM = 8  # programs per SM (as Inductor's split heuristic)
-GPU_MIN_SPLIT, GPU_MAX_SPLIT = 16, 128  # rows per program on GPUs
+# GPUs: few programs, each over many rows (the workspace is GPU_PROGRAMS_PER_SM rows per SM per column
+# sum), with XBLOCK rows per loop step so that a step loads GPU_STEP_ELEMS elements of each input on
+# GPU_WARPS warps; rows longer than 2 * GPU_STEP_ELEMS get one program per SM (registers)
+GPU_PROGRAMS_PER_SM = 2
+GPU_STEP_ELEMS = 4096
+GPU_WARPS = 16
+GPU_ACC_PER_THREAD = 32  # [XBLOCK, RBLOCK] column accumulators up to this many floats per thread each
 CPU_PROGRAMS = 16  # the CPU target: about this many programs
 CPU_MAX_SPLIT = 256
 # GPUs: pair only where the input is larger than L2 and rows outnumber columns (Inductor's rule)
@@ -168,20 +177,30 @@ def _sub_node_can_fuse(self, node1, node2, other_nodes) -> bool:
 
 # -- code generation ------------------------------------------------------------------
 def codegen(scheduling, node) -> bool:
-    """Generate a ``FusedMixOrderReductions`` node as one kernel; False (nothing changed) when
-    the kernel cannot be generated."""
-    rows, columns = node.node1, node.node2
+    """Generate a ``FusedMixOrderReductions`` node as two kernels (the rows with the column sums'
+    partials, then the workspace's totals with the sums' epilogue); False (nothing changed) when
+    the first cannot be generated."""
+    from .scheduling import checked_kernel
+
+    rows, columns = list(node.node1.get_nodes()), node.node2
     reductions = [n for n in columns.get_nodes() if n.is_reduction()]
     epilogue = [n for n in columns.get_nodes() if not n.is_reduction()]
+    wrapper = V.graph.wrapper_code
     try:
         sums = [_column_sum(n) for n in reductions]
-        kernel, source = _generate(scheduling, list(rows.get_nodes()), sums)
+        kernel, source = _generate(scheduling, rows, sums)
+        checked = checked_kernel(wrapper, kernel.name, kernel, source, "mix-order")
+        nodes = _epilogue(sums, epilogue, node)
+        total, total_checked, nodes = _generate_totals(scheduling, kernel, sums, nodes)
     except (Unsupported, NeedsBuffer) as e:
-        log.info("tile: mix-order reduction of %s and %s as two kernels: %s", rows.get_name(), columns.get_name(), e)
+        log.info("tile: mix-order reduction of %s and %s as two kernels: %s", node.node1.get_name(),
+                 columns.get_name(), e)
         return False
-    _emit(scheduling, kernel, source, list(rows.get_nodes()), sums)
-    if epilogue:
-        scheduling._codegen_list(epilogue)
+    workspace = _emit(kernel, checked, rows, sums)
+    _emit_totals(total, total_checked, workspace, sums, nodes, epilogue)
+    rest = [n for n in epilogue if n not in nodes]
+    if rest:
+        scheduling._codegen_list(rest)
     return True
 
 
@@ -206,15 +225,41 @@ def _column_sum(snode) -> ColumnSum:
     return ColumnSum(snode, body, [_size(s) for s in xsizes], [_size(s) for s in rsizes], second.node.get_name())
 
 
-def _split(device_type: str, xnumel: int, xblock: int) -> int:
+def _sm_count() -> int:
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+    return 132  # CUDA shapes on a machine without one (tests, compile-time studies): an H100's
+
+
+def _launch(device_type: str, plan) -> heuristics.LaunchConfig:
+    """The row group's shape: persistent (whole rows in one block); on GPUs ``XBLOCK`` rows per step
+    so that a step holds about ``GPU_STEP_ELEMS`` elements, on ``GPU_WARPS`` warps."""
+    launch = heuristics.reduction(device_type, hint(plan.xnumel), hint(plan.rnumel), bound(plan.rnumel))
+    if not launch.persistent:
+        raise Unsupported("the row group does not run persistent")
+    if not heuristics.is_gpu(device_type):
+        return launch
+    xblock = max(1, min(heuristics.next_pow2(hint(plan.xnumel)), GPU_STEP_ELEMS // launch.rblock))
+    return heuristics.LaunchConfig(xblock, launch.rblock, True, GPU_WARPS)
+
+
+def _split(device_type: str, xnumel: int, launch: heuristics.LaunchConfig) -> int:
+    """Rows per program: a multiple of ``XBLOCK``."""
+    xblock = launch.xblock
     if heuristics.is_gpu(device_type):
-        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count \
-            if torch.cuda.is_available() else 132
-        split = _last_pow2(max(1, xnumel // (sms * GPU_SPLIT_PER_SM)))
-        split = min(max(split, GPU_MIN_SPLIT), GPU_MAX_SPLIT)
-    else:
-        split = min(max(1, _last_pow2(max(1, xnumel // CPU_PROGRAMS))), CPU_MAX_SPLIT)
+        per_sm = GPU_PROGRAMS_PER_SM if xblock * launch.rblock <= 2 * GPU_STEP_ELEMS else 1
+        split = heuristics.cdiv(xnumel, _sm_count() * per_sm)
+        return heuristics.cdiv(split, xblock) * xblock
+    split = min(max(1, _last_pow2(max(1, xnumel // CPU_PROGRAMS))), CPU_MAX_SPLIT)
     return max(split, xblock)
+
+
+def _row_accumulators(device_type: str, launch: heuristics.LaunchConfig) -> bool:
+    """Whether the column sums accumulate [XBLOCK, RBLOCK] (reduced over rows once, after the loop)
+    rather than [1, RBLOCK] (each step's rows summed across warps): on GPUs, where registers allow."""
+    if not heuristics.is_gpu(device_type):
+        return False  # one thread: summing a step's rows is a few vector adds
+    return launch.xblock * launch.rblock <= GPU_ACC_PER_THREAD * 32 * launch.num_warps
 
 
 def _last_pow2(n: int) -> int:
@@ -226,45 +271,115 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
 
     plan = plan_group(rows)
     device_type = _heuristics_device(rows)
-    launch = heuristics.reduction(device_type, hint(plan.xnumel), hint(plan.rnumel), bound(plan.rnumel))
-    if not launch.persistent:
-        raise Unsupported("the row group does not run persistent")
-    split = _split(device_type, hint(plan.xnumel), launch.xblock)
+    launch = _launch(device_type, plan)
+    split = _split(device_type, hint(plan.xnumel), launch)
+    accumulators = _row_accumulators(device_type, launch)
     local = scheduling._kernel_local_buffers(rows + [column.snode for column in sums])  # rstd, read by a sum
     name = "tile_mix_" + "_".join(n.get_name() for n in rows[:1] + [s.snode for s in sums])
     while True:
-        kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local)
+        kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local, row_accumulators=accumulators)
         try:
             return kernel, kernel.generate()
         except NeedsBuffer as e:
             local.discard(str(e))
 
 
-def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sums: list[ColumnSum]) -> None:
-    from .scheduling import _guard_leq, _heuristics_device, _precompile, _size_source, checked_kernel
+def _epilogue(sums: list[ColumnSum], epilogue: list, node) -> list:
+    """The pointwise nodes the totals' kernel may run after the totals, in a valid order: node2's
+    epilogue and the users of the sums' buffers in groups not yet generated, each over the columns
+    and reading only the totals, each other's outputs and buffers already computed."""
+    from torch._inductor.scheduler import FusedSchedulerNode, SchedulerNode
+
+    scheduler = V.graph.scheduler
+    candidates = list(epilogue)
+    for column in sums:
+        for user in scheduler.name_to_buf[column.target].users:
+            snode = user.node
+            group = scheduler.name_to_fused_node.get(snode.get_name()) if hasattr(snode, "get_name") else None
+            if (type(snode) is SchedulerNode and type(group) in (SchedulerNode, FusedSchedulerNode)
+                    and snode not in candidates and group is not node
+                    and snode.get_name() not in scheduler.completed_operations | scheduler.removed_ops):
+                candidates.append(snode)
+    ready = {column.target for column in sums} | set(scheduler.available_buffer_names)
+    device = node.get_device()
+    chosen: list = []
+    progress = True
+    while progress:
+        progress = False
+        for snode in candidates:
+            if snode in chosen or not _pointwise_over_columns(snode, device):
+                continue
+            if all(dep.name in ready for dep in snode.read_writes.reads):
+                chosen.append(snode)
+                ready |= set(snode.get_buffer_names())
+                progress = True
+    return chosen
+
+
+def _pointwise_over_columns(snode, device) -> bool:
+    if not hasattr(snode, "_body") or snode.is_reduction() or snode.get_device() != device:
+        return False
+    return not any(buf.get_aliases() or buf.get_mutations() for buf in snode.get_outputs())
+
+
+def _generate_totals(scheduling, kernel: MixOrderKernelSource, sums: list[ColumnSum], nodes: list):
+    """The totals' kernel with the epilogue `nodes`, else without any: (kernel, checked, nodes)."""
+    from .scheduling import _heuristics_device, checked_kernel
+
+    device_type = _heuristics_device([s.snode for s in sums])
+    columns, programs = kernel.plan.rsizes, kernel.programs()
+    launch = heuristics.reduction(device_type, hint(kernel.plan.rnumel), hint(programs), None, True, True)
+    name = "tile_mixsum_" + "_".join(column.target for column in sums)
+    targets = [column.target for column in sums]
+    for epilogue in ([nodes, []] if nodes else [[]]):
+        local = _read_only_by({*targets, *(b for n in epilogue for b in n.get_buffer_names())}, epilogue)
+        try:
+            while True:
+                total = WorkspaceSumSource(columns, programs, targets, epilogue, name, launch, elide=local)
+                try:
+                    source = total.generate()
+                    break
+                except NeedsBuffer as e:
+                    local.discard(str(e))
+            return total, checked_kernel(V.graph.wrapper_code, name, total, source, "mix-order-sum"), epilogue
+        except Unsupported as e:
+            if not epilogue:
+                raise
+            log.info("tile: mix-order totals without their epilogue: %s", e)
+    raise AssertionError("unreachable")
+
+
+def _read_only_by(buffers: set[str], nodes: list) -> set[str]:
+    """Those of `buffers` that only `nodes` read (not graph outputs): they need no memory."""
+    if not config.elide_local_buffers:
+        return set()
+    scheduler = V.graph.scheduler
+    names = {n.get_name() for n in nodes}
+    outputs = set(V.graph.get_output_names())
+    local = set()
+    for name in buffers:
+        buf = scheduler.name_to_buf[name]
+        if name in outputs or buf.get_aliases() or buf.get_mutations() or not buf.users:
+            continue
+        if all(not getattr(u, "is_weak", False) and getattr(u.node, "get_name", lambda: None)() in names
+               for u in buf.users):
+            local.add(name)
+    return local
+
+
+def _emit(kernel: MixOrderKernelSource, checked, rows: list, sums: list[ColumnSum]) -> str:
+    """The first kernel's launch (and its workspace's allocation); returns the workspace's name."""
+    from .scheduling import _guard_leq, _heuristics_device, _size_source
 
     wrapper = V.graph.wrapper_code
-    key, name, source, fn, reused = checked_kernel(wrapper, kernel.name, kernel, source, "mix-order")
+    key, name, source, fn, reused = checked
     for size in kernel.int32_guards:
         _guard_leq(size, 2**31 - 1)
     for buf in sorted(kernel.elided):
         V.graph.removed_buffers.add(buf)
     for snode in rows:
         snode.mark_run()
-    for column in sums:
-        if column.target == column.snode.node.get_name():
-            column.snode.mark_run()  # allocates the sum's buffer
-        else:  # split: the second reduction is not run; its buffer is allocated here
-            V.graph.removed_buffers.add(column.snode.node.get_name())
-            second = V.graph.scheduler.name_to_buf[column.target].defining_op_name()
-            V.graph.scheduler.removed_ops.add(second)
-    if not reused:
-        loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
-        wrapper.define_kernel(name, f"{loader}({name!r}, {source!r})", gpu=False)
-        wrapper._tile_kernels_by_source[key] = (name, source)
-        metrics.kernel_sources[name] = source
-        if config.precompile:
-            _precompile(fn, kernel, _heuristics_device(rows), source)
+    _define(wrapper, key, name, source, fn, reused, kernel, _heuristics_device(rows))
     device = rows[0].get_device()
     programs = _size_source(kernel.programs())
     rnumel = _size_source(kernel.plan.rnumel)
@@ -273,28 +388,74 @@ def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sum
                       f"device='{device}')")
     args = kernel.call_args() + [workspace] + kernel.size_arg_names()
     args += [_size_source(n) for n in kernel.numels().values()]
-    blocks = {"XBLOCK": kernel.xblock, "RBLOCK": kernel.rblock, "SPLIT": kernel.split}
-    if kernel.launch.num_warps is not None:
-        blocks["num_warps"] = kernel.launch.num_warps
-    launch = f"{name}[({programs}, 1, 1)]({', '.join(args + [f'{k}={v}' for k, v in blocks.items()])})"
-    wrapper.writeline(launch)
-    metrics.launch_lines.setdefault(name, launch)
-    metrics.generated_kernels += 1
-    metrics.reused_kernels += reused
+    _launch_line(wrapper, name, f"({programs}, 1, 1)", args, {**kernel.blocks(), **_warps(kernel)})
     metrics.mix_order_kernels += 1
-    for i, target in enumerate(kernel.targets):  # one torch sum over the programs per column sum
-        buffer = V.graph.get_buffer(target)
-        if target not in wrapper.allocated:
-            wrapper.codegen_allocation(buffer)
-        if buffer.get_dtype() == torch.float32:  # straight into the (contiguous) buffer
-            wrapper.writeline(f"torch.sum({workspace}[{i}], dim=0, out={target}.view(-1))")
-        else:
-            wrapper.writeline(f"{target}.copy_({workspace}[{i}].sum(dim=0).view({target}.shape))")
+    return workspace
+
+
+def _emit_totals(total: WorkspaceSumSource, checked, workspace: str, sums: list[ColumnSum], nodes: list,
+                 epilogue: list) -> None:
+    """The totals' kernel: the sums' buffers and the epilogue's outputs allocated, its launch, the
+    workspace freed. Epilogue nodes of later groups are taken out of them (``removed_ops``)."""
+    from .scheduling import _guard_leq, _heuristics_device, _size_source
+
+    wrapper = V.graph.wrapper_code
+    scheduler = V.graph.scheduler
+    key, name, source, fn, reused = checked
+    for size in total.int32_guards:
+        _guard_leq(size, 2**31 - 1)
+    for buf in sorted(total.elided):
+        V.graph.removed_buffers.add(buf)
+    for column in sums:
+        if column.target == column.snode.node.get_name():
+            column.snode.mark_run()  # allocates the sum's buffer
+        else:  # split: the second reduction is not run; its buffer is allocated here
+            V.graph.removed_buffers.add(column.snode.node.get_name())
+            second = scheduler.name_to_buf[column.target].defining_op_name()
+            scheduler.removed_ops.add(second)
+            wrapper.codegen_allocation(V.graph.get_buffer(column.target))
+    for snode in nodes:
+        snode.mark_run()
+        if snode not in epilogue:
+            scheduler.removed_ops.add(snode.get_name())
+    _define(wrapper, key, name, source, fn, reused, total, _heuristics_device([s.snode for s in sums]))
+    pointers = total.in_args + [workspace] + total.out_args
+    args = pointers + total.size_arg_names() + [_size_source(n) for n in total.numels().values()]
+    grid = f"({_size_source(_cdiv(total.plan.xnumel, total.xblock))}, 1, 1)"
+    _launch_line(wrapper, name, grid, args, {**total.blocks(), **_warps(total)})
     wrapper.writeline(f"del {workspace}")
 
 
+def _cdiv(numel, block: int):
+    return heuristics.cdiv(numel, block) if isinstance(numel, int) else FloorDiv(numel + block - 1, block)
+
+
+def _define(wrapper, key, name: str, source: str, fn, reused: bool, kernel, device_type: str) -> None:
+    from .scheduling import _precompile
+
+    if not reused:
+        loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
+        wrapper.define_kernel(name, f"{loader}({name!r}, {source!r})", gpu=False)
+        wrapper._tile_kernels_by_source[key] = (name, source)
+        metrics.kernel_sources[name] = source
+        if config.precompile:
+            _precompile(fn, kernel, device_type, source)
+    metrics.generated_kernels += 1
+    metrics.reused_kernels += reused
+
+
+def _warps(kernel) -> dict[str, int]:
+    return {} if kernel.launch.num_warps is None else {"num_warps": kernel.launch.num_warps}
+
+
+def _launch_line(wrapper, name: str, grid: str, args: list[str], keywords: dict[str, int]) -> None:
+    launch = f"{name}[{grid}]({', '.join(args + [f'{k}={v}' for k, v in keywords.items()])})"
+    wrapper.writeline(launch)
+    metrics.launch_lines.setdefault(name, launch)
+
+
 def _check_contiguous(target: str) -> None:
-    """The workspace's sum is copied into the buffer as a row-major view of its shape."""
+    """The totals are stored as a row-major view of the buffer's shape."""
     layout = V.graph.get_buffer(target).get_layout()
     if not (layout.is_contiguous() and sympy.sympify(layout.offset) == 0):
         raise Unsupported(f"column sum buffer {target} is not contiguous")
