@@ -1,22 +1,51 @@
-"""Layer norm and RMSNorm backward as one kernel (``config.mix_order``): the input gradient and the
-weight/bias gradients (column sums over all rows) read x and dy once.
+"""Layer norm and RMSNorm backward in two kernels (``config.mix_order``): the first reads x and dy once
+for the input gradient and the weight/bias gradients' per-program partial sums (a workspace), the
+second sums the workspace over programs and applies the sums' epilogue (the casts to float16).
 
 Forward and backward run through ``torch.compile(backend="tile")`` with the switch on; every gradient
-is compared with eager in float64. 300 rows are not a multiple of the rows per program (16 here),
-so the last program's rows are masked. The backward graph's only kernel over the rows must be
-the mix-order kernel (in float16 the others cast the weight/bias gradients to float16, pointwise
-over one row), and nothing is handed to Inductor's kernels.
+is compared with eager in float64, and every buffer the compiled graph allocates (outputs and the
+workspace) starts as NaN. 300 rows are not a multiple of the rows per program (16 here), so the last
+program's rows are masked; 48 columns (Inductor splits these column sums in two stages) and 200
+(not split, the casts fused into the column sums' group) are not powers of two.
 """
 
 from __future__ import annotations
 
+import contextlib
+import re
+
 import pytest
 import torch
+from suite import poison
 
 from inductor_tile import config, metrics
 from inductor_tile.backend import tile_backend
 
 ROWS, COLUMNS = 300, 48  # 48 columns: a masked [1, 64] row block
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+TOL = {torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
+
+
+@contextlib.contextmanager
+def poisoned_allocations(monkeypatch):
+    """Buffers the compiled graph allocates (``empty_strided_cpu``: outputs; ``torch.empty``: the
+    workspace) are NaN-filled; yields the list of what was allocated (a test checks it is not empty)."""
+    guards = torch._C._dynamo.guards
+    strided, empty = guards._empty_strided_cpu, torch.empty
+    made = []
+
+    def poisoned(allocate):
+        def allocation(*args, **kwargs):
+            tensor = allocate(*args, **kwargs)
+            if tensor.is_floating_point():
+                made.append(poison(tensor))
+            return tensor
+        return allocation
+
+    with monkeypatch.context() as patch:
+        patch.setattr(guards, "_empty_strided_cpu", poisoned(strided))
+        patch.setattr(torch, "empty", poisoned(empty))
+        yield made
 
 
 class Norms(torch.nn.Module):
@@ -45,30 +74,43 @@ def _gradients(model, x, dy, kind, compiled: bool):
     return torch.autograd.grad(out, [x, *params], dy)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def _check(got, want, dtype):
+    for value, ref in zip(got, want):
+        assert value.dtype == dtype and torch.isfinite(value).all()
+        scale = ref.abs().max().item()
+        torch.testing.assert_close(value.double(), ref, rtol=TOL[dtype], atol=TOL[dtype] * scale)
+
+
+def _two_launches() -> tuple[str, str]:
+    """The backward graph's launch lines: the mix-order kernel, then the workspace's totals."""
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    assert metrics.mix_order_kernels == 1 and metrics.generated_kernels == 2, list(metrics.launch_lines)
+    mix, total = metrics.launch_lines.values()
+    assert mix.startswith("tile_mix_") and total.startswith("tile_mixsum_"), (mix, total)
+    return mix, total
+
+
+@pytest.mark.parametrize("dtype", DTYPES.values(), ids=DTYPES.keys())
 @pytest.mark.parametrize("kind", ["layernorm", "rmsnorm"])
-def test_norm_backward_is_one_kernel(kind, dtype):
+@pytest.mark.parametrize("columns", [COLUMNS, 200], ids=["split-sums", "whole-sums"])
+def test_norm_backward_is_two_kernels(kind, dtype, columns, monkeypatch):
     gen = torch.Generator().manual_seed(7)
-    x = torch.randn(ROWS, COLUMNS, generator=gen) * 2.0 + 0.5
-    dy = torch.randn(ROWS, COLUMNS, generator=gen)
-    model = Norms(COLUMNS, gen)
+    x = torch.randn(ROWS, columns, generator=gen) * 2.0 + 0.5
+    dy = torch.randn(ROWS, columns, generator=gen)
+    model = Norms(columns, gen)
     reference = _gradients(model.double(), x.double(), dy.double(), kind, compiled=False)
     torch._dynamo.reset()
-    with config.patch(mix_order=True):
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
         grads = _gradients(model.to(dtype), x.to(dtype), dy.to(dtype), kind, compiled=True)
-    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
-    assert metrics.mix_order_kernels == 1
-    mix = [name for name in metrics.kernel_sources if name.startswith("tile_mix_")]
-    assert len(mix) == 1, list(metrics.kernel_sources)
-    assert "for xoffset in range(xstart, xstart + SPLIT, XBLOCK):" in metrics.kernel_sources[mix[0]]
-    assert "SPLIT=16" in metrics.launch_lines[mix[0]]
-    for name, launch in metrics.launch_lines.items():  # the rest: fp16 casts of the column sums
-        assert name in mix or (name.startswith("tile_poi_") and f", {COLUMNS}, XBLOCK=" in launch), launch
-    tol = {torch.float32: 1e-4, torch.float16: 2e-2}[dtype]
-    for got, want in zip(grads, reference):
-        assert got.dtype == dtype and torch.isfinite(got).all()
-        scale = want.abs().max().item()
-        torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol * scale)
+    assert allocated
+    mix, total = _two_launches()
+    source = metrics.kernel_sources[mix.split("[")[0]]
+    assert "for xoffset in range(xstart, xstart + SPLIT, XBLOCK):" in source
+    assert "SPLIT=16" in mix and f", {columns}, 19, XBLOCK=" in total  # 19 programs of 16 rows
+    before, inside = source.split("for xoffset")
+    assert re.search(r"tl\.load\(in_ptr\d \+ r0, mask=rmask", before), source  # the weight: once, not per row
+    assert not re.search(r"tl\.load\(in_ptr\d \+ r0, ", inside), source
+    _check(grads, reference, dtype)
 
 
 def _rmsnorm_backward_recomputing_rstd(dy, x, w):
@@ -79,7 +121,7 @@ def _rmsnorm_backward_recomputing_rstd(dy, x, w):
     return dx, (dy * x * rstd).sum(0)
 
 
-def test_column_sum_reading_the_row_reduction_with_dynamic_rows():
+def test_column_sum_reading_the_row_reduction_with_dynamic_rows(monkeypatch):
     gen = torch.Generator().manual_seed(9)
     compiled = torch.compile(_rmsnorm_backward_recomputing_rstd, backend=tile_backend)
     torch._dynamo.reset()
@@ -90,17 +132,17 @@ def test_column_sum_reading_the_row_reduction_with_dynamic_rows():
         torch._dynamo.mark_dynamic(x, 0)
         if rows == 300:
             metrics.reset()
-        with config.patch(mix_order=True):
+        with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
             got = compiled(dy, x, w)
+        assert allocated
         for value, want in zip(got, _rmsnorm_backward_recomputing_rstd(dy.double(), x.double(), w.double())):
             torch.testing.assert_close(value.double(), want, rtol=1e-4, atol=1e-4 * want.abs().max().item())
-    assert metrics.compiled_graphs == 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
-    assert metrics.mix_order_kernels == metrics.generated_kernels == 1, list(metrics.kernel_sources)
-    (launch,) = metrics.launch_lines.values()
-    assert launch.startswith("tile_mix_") and "// 16" in launch, launch  # the grid: rows over SPLIT, at run time
+    assert metrics.compiled_graphs == 1
+    mix, total = _two_launches()
+    assert "// 16" in mix and "// 16" in total, (mix, total)  # the programs, counted at run time
 
 
-def test_half_row_and_column_sums_of_one_input():
+def test_half_row_and_column_sums_of_one_input(monkeypatch):
     """Sums kept in float16 (no upcast in the graph): the column total is rounded once, from float32."""
     gen = torch.Generator().manual_seed(10)
     x, w = torch.randn(ROWS, COLUMNS, generator=gen), torch.randn(COLUMNS, generator=gen)
@@ -110,9 +152,9 @@ def test_half_row_and_column_sums_of_one_input():
 
     torch._dynamo.reset()
     metrics.reset()
-    with config.patch(mix_order=True):
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
         got = torch.compile(fn, backend=tile_backend)(x.half(), w.half())
-    assert metrics.mix_order_kernels == metrics.generated_kernels == 1, list(metrics.kernel_sources)
+    _two_launches()
     for value, want in zip(got, fn(x.half().double(), w.half().double())):
         assert value.dtype == torch.float16
         torch.testing.assert_close(value.double(), want, rtol=2e-3, atol=2e-3 * want.abs().max().item())
