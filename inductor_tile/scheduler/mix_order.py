@@ -40,12 +40,15 @@ from ..thread_switch import ThreadSwitch
 
 log = logging.getLogger(__name__)
 
-# GPUs: few programs, each over many rows (the workspace is GPU_PROGRAMS_PER_SM rows per SM per column
-# sum), with XBLOCK rows per loop step so that a step loads GPU_STEP_ELEMS elements of each input on
-# GPU_WARPS warps; rows longer than 2 * GPU_STEP_ELEMS get one program per SM (registers)
-GPU_PROGRAMS_PER_SM = 2
+# GPUs: few programs, each over many rows (the workspace holds a row per program per column sum): a
+# loop step of XBLOCK rows has at least GPU_STEP_ELEMS elements, GPU_ELEMS_PER_THREAD per thread of each
+# input (the warps follow), and an SM runs GPU_THREADS_PER_SM threads of such programs: at sm_90 the
+# layer norm backward's kernel takes 64 registers a thread at 768, 4096 and 8192 columns (16, 16 and 32
+# warps), so 1024 threads fill the register file (2 programs per SM, 1 at 8192 columns)
 GPU_STEP_ELEMS = 4096
-GPU_WARPS = 16
+GPU_ELEMS_PER_THREAD = 8
+GPU_THREADS_PER_SM = 1024
+GPU_MAX_ROW = 8192  # longer rows spill registers (16384: 608 bytes on 32 warps): two kernels
 GPU_ACC_PER_THREAD = 32  # [XBLOCK, RBLOCK] column accumulators up to this many floats per thread each
 CPU_PROGRAMS = 16  # the CPU target: about this many programs
 CPU_MAX_SPLIT = 256
@@ -99,7 +102,7 @@ def config_non_strict() -> bool:
 
 
 def _max_row(device_type: str) -> int:
-    return heuristics.GPU_PERSISTENT_RBLOCK if heuristics.is_gpu(device_type) else config.max_rblock
+    return GPU_MAX_ROW if heuristics.is_gpu(device_type) else config.max_rblock
 
 
 _active = ThreadSwitch()
@@ -233,21 +236,23 @@ def _sm_count() -> int:
 
 def _launch(device_type: str, plan) -> heuristics.LaunchConfig:
     """The row group's shape: persistent (whole rows in one block); on GPUs ``XBLOCK`` rows per step
-    so that a step holds about ``GPU_STEP_ELEMS`` elements, on ``GPU_WARPS`` warps."""
+    (``GPU_STEP_ELEMS``), ``GPU_ELEMS_PER_THREAD`` elements per thread."""
     launch = heuristics.reduction(device_type, hint(plan.xnumel), hint(plan.rnumel), bound(plan.rnumel))
     if not launch.persistent:
         raise Unsupported("the row group does not run persistent")
     if not heuristics.is_gpu(device_type):
         return launch
     xblock = max(1, min(heuristics.next_pow2(hint(plan.xnumel)), GPU_STEP_ELEMS // launch.rblock))
-    return heuristics.LaunchConfig(xblock, launch.rblock, True, GPU_WARPS)
+    warps = max(4, min(32, xblock * launch.rblock // (32 * GPU_ELEMS_PER_THREAD)))
+    return heuristics.LaunchConfig(xblock, launch.rblock, True, warps)
 
 
 def _split(device_type: str, xnumel: int, launch: heuristics.LaunchConfig) -> int:
-    """Rows per program: a multiple of ``XBLOCK``."""
+    """Rows per program: a multiple of ``XBLOCK``; on GPUs about ``GPU_THREADS_PER_SM`` threads of
+    programs per SM."""
     xblock = launch.xblock
     if heuristics.is_gpu(device_type):
-        per_sm = GPU_PROGRAMS_PER_SM if xblock * launch.rblock <= 2 * GPU_STEP_ELEMS else 1
+        per_sm = max(1, GPU_THREADS_PER_SM // (32 * launch.num_warps))
         split = heuristics.cdiv(xnumel, _sm_count() * per_sm)
         return heuristics.cdiv(split, xblock) * xblock
     split = min(max(1, _last_pow2(max(1, xnumel // CPU_PROGRAMS))), CPU_MAX_SPLIT)
