@@ -11,12 +11,11 @@ program's rows are masked; 48 columns (Inductor splits these column sums in two 
 
 from __future__ import annotations
 
-import contextlib
 import re
 
 import pytest
 import torch
-from suite import poison
+from mix_order_checks import poisoned_allocations, two_launches
 
 from inductor_tile import config, metrics
 from inductor_tile.backend import tile_backend
@@ -24,28 +23,6 @@ from inductor_tile.backend import tile_backend
 ROWS, COLUMNS = 300, 48  # 48 columns: a masked [1, 64] row block
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 TOL = {torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
-
-
-@contextlib.contextmanager
-def poisoned_allocations(monkeypatch):
-    """Buffers the compiled graph allocates (``empty_strided_cpu``: outputs; ``torch.empty``: the
-    workspace) are NaN-filled; yields the list of what was allocated (a test checks it is not empty)."""
-    guards = torch._C._dynamo.guards
-    strided, empty = guards._empty_strided_cpu, torch.empty
-    made = []
-
-    def poisoned(allocate):
-        def allocation(*args, **kwargs):
-            tensor = allocate(*args, **kwargs)
-            if tensor.is_floating_point() and not tensor.requires_grad:
-                made.append(poison(tensor))
-            return tensor
-        return allocation
-
-    with monkeypatch.context() as patch:
-        patch.setattr(guards, "_empty_strided_cpu", poisoned(strided))
-        patch.setattr(torch, "empty", poisoned(empty))
-        yield made
 
 
 class Norms(torch.nn.Module):
@@ -81,15 +58,6 @@ def _check(got, want, dtype):
         torch.testing.assert_close(value.double(), ref, rtol=TOL[dtype], atol=TOL[dtype] * scale)
 
 
-def _two_launches() -> tuple[str, str]:
-    """The backward graph's launch lines: the mix-order kernel, then the workspace's totals."""
-    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
-    assert metrics.mix_order_kernels == 1 and metrics.generated_kernels == 2, list(metrics.launch_lines)
-    mix, total = metrics.launch_lines.values()
-    assert mix.startswith("tile_mix_") and total.startswith("tile_mixsum_"), (mix, total)
-    return mix, total
-
-
 @pytest.mark.parametrize("dtype", DTYPES.values(), ids=DTYPES.keys())
 @pytest.mark.parametrize("kind", ["layernorm", "rmsnorm"])
 @pytest.mark.parametrize("columns", [COLUMNS, 200], ids=["split-sums", "whole-sums"])
@@ -103,7 +71,7 @@ def test_norm_backward_is_two_kernels(kind, dtype, columns, monkeypatch):
     with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
         grads = _gradients(model.to(dtype), x.to(dtype), dy.to(dtype), kind, compiled=True)
     assert allocated
-    mix, total = _two_launches()
+    mix, total = two_launches()
     source = metrics.kernel_sources[mix.split("[")[0]]
     assert "for xoffset in range(xstart, xstart + SPLIT, XBLOCK):" in source
     assert "SPLIT=16" in mix and f", {columns}, 19, XBLOCK=" in total  # 19 programs of 16 rows
@@ -138,7 +106,7 @@ def test_column_sum_reading_the_row_reduction_with_dynamic_rows(monkeypatch):
         for value, want in zip(got, _rmsnorm_backward_recomputing_rstd(dy.double(), x.double(), w.double())):
             torch.testing.assert_close(value.double(), want, rtol=1e-4, atol=1e-4 * want.abs().max().item())
     assert metrics.compiled_graphs == 1
-    mix, total = _two_launches()
+    mix, total = two_launches()
     assert "// 16" in mix and "// 16" in total, (mix, total)  # the programs, counted at run time
 
 
@@ -154,7 +122,7 @@ def test_half_row_and_column_sums_of_one_input(monkeypatch):
     metrics.reset()
     with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
         got = torch.compile(fn, backend=tile_backend)(x.half(), w.half())
-    _two_launches()
+    two_launches()
     for value, want in zip(got, fn(x.half().double(), w.half().double())):
         assert value.dtype == torch.float16
         torch.testing.assert_close(value.double(), want, rtol=2e-3, atol=2e-3 * want.abs().max().item())

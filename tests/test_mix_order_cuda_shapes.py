@@ -11,7 +11,7 @@ import re
 
 import pytest
 import torch
-from test_mix_order import _two_launches, poisoned_allocations
+from mix_order_checks import poisoned_allocations, two_launches
 
 from inductor_tile import config, metrics
 from inductor_tile.codegen.plan import GroupPlan
@@ -79,7 +79,7 @@ def _compile_and_check(kind, rows, cols, dtype, monkeypatch):
     for value, ref in zip(got, want):
         assert value.dtype == dtype and torch.isfinite(value).all()
         torch.testing.assert_close(value.double(), ref, rtol=tol, atol=tol * ref.abs().max().item())
-    return _two_launches()
+    return two_launches()
 
 
 @pytest.mark.parametrize("kind, dtype", [("layernorm", torch.float16), ("rmsnorm", torch.bfloat16)])
