@@ -57,6 +57,8 @@ class _ColumnOps(TileOps):
     def reduction(self, dtype, src_dtype, reduction_type, value):
         if reduction_type != "sum" or not isinstance(value, str):
             raise Unsupported(f"mix-order column reduction {reduction_type}")
+        if not dtype.is_floating_point:  # the partials are float32
+            raise Unsupported(f"mix-order column sum of {dtype}")
         return self.k.accumulate_column(value)
 
     def store_reduction(self, name, index, value):

@@ -302,7 +302,7 @@ def _epilogue(sums: list[ColumnSum], epilogue: list, node) -> list:
             snode = user.node
             group = scheduler.name_to_fused_node.get(snode.get_name()) if hasattr(snode, "get_name") else None
             if (type(snode) is SchedulerNode and type(group) in (SchedulerNode, FusedSchedulerNode)
-                    and snode not in candidates and group is not node
+                    and not group.is_template() and snode not in candidates and group is not node
                     and snode.get_name() not in scheduler.completed_operations | scheduler.removed_ops):
                 candidates.append(snode)
     ready = {column.target for column in sums} | set(scheduler.available_buffer_names)
