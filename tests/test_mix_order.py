@@ -128,6 +128,29 @@ def test_half_row_and_column_sums_of_one_input(monkeypatch):
         torch.testing.assert_close(value.double(), want, rtol=2e-3, atol=2e-3 * want.abs().max().item())
 
 
+@pytest.mark.parametrize("columns", [COLUMNS, 200], ids=["split-sums", "whole-sums"])
+def test_sum_read_after_its_epilogue_is_stored(columns, monkeypatch):
+    """A column sum that is also a graph output is stored by the totals' kernel, with its cast and
+    the epilogue reading another input (a bias) in the same kernel."""
+    gen = torch.Generator().manual_seed(12)
+    x, w = torch.randn(ROWS, columns, generator=gen) + 0.25, torch.randn(columns, generator=gen)
+    b = torch.randn(columns, generator=gen)
+
+    def fn(x, w, b):
+        compute = torch.promote_types(x.dtype, torch.float32)  # the float64 reference stays float64
+        total = x.to(compute).sum(0)
+        return (x * w).sum(-1), total, (total * 0.5 + b.to(compute)).to(x.dtype)
+
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+        got = torch.compile(fn, backend=tile_backend)(x.half(), w.half(), b.half())
+    mix, total = two_launches()
+    assert len(metrics.kernel_sources[total.split("[")[0]].split("tl.store(")) == 3  # the sum and the epilogue
+    for value, want in zip(got, fn(x.half().double(), w.half().double(), b.half().double())):
+        torch.testing.assert_close(value.double(), want.double(), rtol=2e-3, atol=2e-3 * want.abs().max().item())
+
+
 def test_integer_column_sums_are_not_paired(monkeypatch):
     """Float32 partials would round sums of large integers: such a pair is generated as its two groups
     (the buffers both read are freed after the second)."""
