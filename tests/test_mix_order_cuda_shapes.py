@@ -96,8 +96,9 @@ def test_cuda_shaped_kernels_run_on_the_cpu(cuda_heuristics, h100, kind, dtype, 
     assert "tl.sum(colacc0, 0)" in after, source
 
 
-@pytest.mark.parametrize("rows, cols, dtype", [(4100, 768, torch.float16), (300, 4096, torch.float16),
-                                               (300, 4096, torch.float32), (300, 8192, torch.bfloat16)])
+@pytest.mark.parametrize("rows, cols, dtype", [(4100, 768, torch.float16), (4100, 768, torch.float32),
+                                               (300, 4096, torch.float16), (300, 4096, torch.float32),
+                                               (300, 8192, torch.bfloat16)])
 def test_first_kernel_fits_1024_threads_per_sm(cuda_heuristics, h100, rows, cols, dtype, monkeypatch):
     import inductor_tile
 
