@@ -59,8 +59,9 @@ variables give the defaults:
   launch (``kernel_compiler/passes/sanitize.py``, ``runtime/sanitizer.py``). Read at each launch.
 - ``mix_order`` (``TILE_MIX_ORDER``, default off): a row reduction and column sums over the same
   input (layer norm / RMSNorm backward: the input gradient and the weight/bias gradients) become
-  one kernel that reads the input once and writes per-program partial column sums, summed after
-  (``scheduler/mix_order.py``, ``codegen/mix_order.py``); off: two kernels.
+  one kernel that reads the input once and writes per-program partial column sums, and a second
+  that sums them and applies the sums' epilogue (``scheduler/mix_order.py``, ``mix_order_totals.py``,
+  ``codegen/mix_order.py``); off: a kernel over the rows and one over the columns.
 - ``sdpa_row_masks`` (``TILE_SDPA_ROW_MASKS``, default on): ``scaled_dot_product_attention`` with a
   mask broadcast along the keys (last stride 0), which CUDA's fused kernels refuse (the math
   implementation then runs in fp32), becomes attention without the mask followed by zeroing the
