@@ -11,6 +11,7 @@ program's rows are masked; 48 columns (Inductor splits these column sums in two 
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -149,6 +150,43 @@ def test_sum_read_after_its_epilogue_is_stored(columns, monkeypatch):
     assert len(metrics.kernel_sources[total.split("[")[0]].split("tl.store(")) == 3  # the sum and the epilogue
     for value, want in zip(got, fn(x.half().double(), w.half().double(), b.half().double())):
         torch.testing.assert_close(value.double(), want.double(), rtol=2e-3, atol=2e-3 * want.abs().max().item())
+
+
+class Block(torch.nn.Module):
+    """A pre-norm MLP block and a final RMSNorm: the backward's column sums include the linear layers'
+    bias gradients beside the norms' weight gradients."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(hidden)
+        self.fc1, self.fc2 = torch.nn.Linear(hidden, 2 * hidden), torch.nn.Linear(2 * hidden, hidden)
+        self.rms = torch.nn.RMSNorm(hidden, eps=1e-6)
+
+    def forward(self, x):
+        h = x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln(x))))
+        return self.rms(h) * 2 + h
+
+
+@pytest.mark.parametrize("hidden, dtype", [(48, torch.float16), (200, torch.bfloat16)])
+def test_block_backward(hidden, dtype, monkeypatch):
+    torch.manual_seed(13)
+    model = Block(hidden)
+    x, dy = torch.randn(ROWS, hidden) * 2 + 0.3, torch.randn(ROWS, hidden)
+
+    def gradients(model, x, dy, compiled):
+        x = x.detach().requires_grad_(True)
+        out = (torch.compile(model, backend=tile_backend) if compiled else model)(x)
+        metrics.reset()  # the backward graph's kernels
+        return torch.autograd.grad(out, [x, *model.parameters()], dy)
+
+    reference = gradients(copy.deepcopy(model).double(), x.double(), dy.double(), compiled=False)
+    torch._dynamo.reset()
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+        grads = gradients(model.to(dtype), x.to(dtype), dy.to(dtype), compiled=True)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    totals = [name for name in metrics.launch_lines if name.startswith("tile_mixsum_")]
+    assert metrics.mix_order_kernels >= 1 and len(totals) == metrics.mix_order_kernels, list(metrics.launch_lines)
+    _check(grads, reference, dtype)
 
 
 def test_integer_column_sums_are_not_paired(monkeypatch):
