@@ -42,6 +42,14 @@ def test_gpu_rule_few_programs_many_rows(h100, rows, cols, xblock, rblock, warps
     assert mix_order._row_accumulators("cuda", launch)
 
 
+@pytest.mark.parametrize("rows, cols, xblock, split", [(16384, 768, 8, 128), (8192, 4096, 2, 64)])
+def test_gpu_rule_with_8192_element_steps(h100, rows, cols, xblock, split):
+    with config.patch(mix_order_step=8192):  # one 32-warp program per SM: half the workspace
+        launch = mix_order._launch("cuda", GroupPlan("reduction", [rows], [cols]))
+    assert (launch.xblock, launch.num_warps) == (xblock, 32)
+    assert mix_order._split("cuda", rows, launch) == split and -(-rows // split) <= SMS
+
+
 def test_cpu_rule_unchanged():
     launch = mix_order._launch("cpu", GroupPlan("reduction", [300], [48]))
     assert (launch.xblock, launch.rblock, launch.num_warps) == (4, 64, None)
@@ -96,13 +104,14 @@ def test_cuda_shaped_kernels_run_on_the_cpu(cuda_heuristics, h100, kind, dtype, 
     assert "tl.sum(colacc0, 0)" in after, source
 
 
-@pytest.mark.parametrize("rows, cols, dtype", [(4100, 768, torch.float16), (4100, 768, torch.float32),
-                                               (300, 4096, torch.float16), (300, 4096, torch.float32),
-                                               (300, 8192, torch.bfloat16)])
-def test_first_kernel_fits_1024_threads_per_sm(cuda_heuristics, h100, rows, cols, dtype, monkeypatch):
+@pytest.mark.parametrize("rows, cols, dtype, step", [
+    (1100, 768, torch.float16, 4096), (1100, 768, torch.float32, 4096),
+    (300, 4096, torch.float16, 4096), (300, 4096, torch.float32, 4096), (300, 8192, torch.bfloat16, 4096)])
+def test_first_kernel_fits_1024_threads_per_sm(cuda_heuristics, h100, rows, cols, dtype, step, monkeypatch):
     import inductor_tile
 
-    _compile_and_check("layernorm", rows, cols, dtype, monkeypatch)
+    with config.patch(mix_order_step=step):
+        _compile_and_check("layernorm", rows, cols, dtype, monkeypatch)
     (fn, signature, constexprs), = [r for r in cuda_heuristics if r[0].__name__.startswith("tile_mix_")]
     pointers = [name for name, ty in signature.items() if ty.startswith("*") or ty.startswith("i")]
     warps = int(re.search(r"num_warps=(\d+)", metrics.launch_lines[fn.__name__]).group(1))

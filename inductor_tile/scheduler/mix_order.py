@@ -42,11 +42,10 @@ from . import mix_order_totals as totals
 log = logging.getLogger(__name__)
 
 # GPUs: few programs, each over many rows (the workspace holds a row per program per column sum): a
-# loop step of XBLOCK rows has at least GPU_STEP_ELEMS elements, GPU_ELEMS_PER_THREAD per thread of each
-# input (the warps follow), and an SM runs GPU_THREADS_PER_SM threads of such programs: at sm_90 the
-# layer norm backward's kernel takes 64 registers a thread at 768, 4096 and 8192 columns (16, 16 and 32
-# warps), so 1024 threads fill the register file (2 programs per SM, 1 at 8192 columns)
-GPU_STEP_ELEMS = 4096
+# loop step of XBLOCK rows has at least ``config.mix_order_step`` elements, GPU_ELEMS_PER_THREAD per
+# thread of each input (the warps follow), and an SM runs GPU_THREADS_PER_SM threads of such programs:
+# at sm_90 the layer norm backward's kernel takes 64 registers a thread at 768, 4096 and 8192 columns
+# (16, 16 and 32 warps), so 1024 threads fill the register file (2 programs per SM, 1 at 8192 columns)
 GPU_ELEMS_PER_THREAD = 8
 GPU_THREADS_PER_SM = 1024
 GPU_MAX_ROW = 8192  # longer rows spill registers (16384: 608 bytes on 32 warps): two kernels
@@ -237,13 +236,13 @@ def _sm_count() -> int:
 
 def _launch(device_type: str, plan) -> heuristics.LaunchConfig:
     """The row group's shape: persistent (whole rows in one block); on GPUs ``XBLOCK`` rows per step
-    (``GPU_STEP_ELEMS``), ``GPU_ELEMS_PER_THREAD`` elements per thread."""
+    (``config.mix_order_step`` elements), ``GPU_ELEMS_PER_THREAD`` elements per thread."""
     launch = heuristics.reduction(device_type, hint(plan.xnumel), hint(plan.rnumel), bound(plan.rnumel))
     if not launch.persistent:
         raise Unsupported("the row group does not run persistent")
     if not heuristics.is_gpu(device_type):
         return launch
-    xblock = max(1, min(heuristics.next_pow2(hint(plan.xnumel)), GPU_STEP_ELEMS // launch.rblock))
+    xblock = max(1, min(heuristics.next_pow2(hint(plan.xnumel)), config.mix_order_step // launch.rblock))
     warps = max(4, min(32, xblock * launch.rblock // (32 * GPU_ELEMS_PER_THREAD)))
     return heuristics.LaunchConfig(xblock, launch.rblock, True, warps)
 
