@@ -96,8 +96,8 @@ class MixOrderKernelSource(TileKernelSource):
 
     def _hoistable(self, name: str, expr) -> bool:
         """Loads of the same elements for every row (a norm's weight, at the columns' indices) are made
-        once, before the loop over rows."""
-        if self.hoist_at is None or self.masks or name in self.written:
+        once, before the loop over rows: not of a buffer the kernel writes (a later row would read it)."""
+        if self.hoist_at is None or self.masks or name in self.written or name in self._writes:
             return False
         return expr.free_symbols <= set(self.rsyms) | self.size_args
 
@@ -127,6 +127,7 @@ class MixOrderKernelSource(TileKernelSource):
         self._decode("rindex", [s.name for s in self.rsyms], plan.rsizes)
         head = len(self.lines)
         self.hoist_at, self.hoist_indent = head, "    " * self.indent
+        self._writes = {self._real(dep.name) for node in plan.nodes for dep in node.snode.read_writes.writes}
         self.emit("xstart = tl.program_id(0) * SPLIT")
         self.emit("for xoffset in range(xstart, xstart + SPLIT, XBLOCK):")
         self.indent += 1

@@ -272,6 +272,7 @@ def _last_pow2(n: int) -> int:
 
 
 def _generate(scheduling, rows: list, sums: list[ColumnSum]):
+    from .scheduling import _generate as source_of
     from .scheduling import _heuristics_device
 
     plan = plan_group(rows)
@@ -284,7 +285,7 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
     while True:
         kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local, row_accumulators=accumulators)
         try:
-            return kernel, kernel.generate()
+            return kernel, source_of(kernel)  # a generator error is Unsupported: the pair's groups instead
         except NeedsBuffer as e:
             local.discard(str(e))
 

@@ -69,6 +69,7 @@ def _pointwise_over(snode, device, columns) -> bool:
 
 def generate(kernel: MixOrderKernelSource, sums: list[ColumnSum], nodes: list):
     """The totals' kernel with the epilogue `nodes`, else without any: (kernel, checked, nodes)."""
+    from .scheduling import _generate as source_of
     from .scheduling import _heuristics_device, checked_kernel
 
     device_type = _heuristics_device([s.snode for s in sums])
@@ -82,7 +83,7 @@ def generate(kernel: MixOrderKernelSource, sums: list[ColumnSum], nodes: list):
             while True:
                 total = WorkspaceSumSource(columns, programs, targets, epilogue, name, launch, elide=local)
                 try:
-                    source = total.generate()
+                    source = source_of(total)
                     break
                 except NeedsBuffer as e:
                     local.discard(str(e))
