@@ -25,7 +25,7 @@ SMS = 132  # an H100's
 
 @pytest.fixture
 def h100(monkeypatch):
-    monkeypatch.setattr(mix_order, "_sm_count", lambda: SMS)
+    monkeypatch.setattr(mix_order, "_sm_count", lambda index=None: SMS)
 
 
 @pytest.mark.parametrize("rows, cols, xblock, rblock, warps, split", [

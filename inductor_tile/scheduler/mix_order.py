@@ -228,9 +228,11 @@ def _column_sum(snode) -> ColumnSum:
     return ColumnSum(snode, body, [_size(s) for s in xsizes], [_size(s) for s in rsizes], second.node.get_name())
 
 
-def _sm_count() -> int:
+def _sm_count(index: int | None = None) -> int:
+    """SMs of CUDA device `index` (None: the current one)."""
     if torch.cuda.is_available():
-        return torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count
+        return torch.cuda.get_device_properties(torch.cuda.current_device() if index is None else index) \
+            .multi_processor_count
     return 132  # CUDA shapes on a machine without one (tests, compile-time studies): an H100's
 
 
@@ -247,13 +249,13 @@ def _launch(device_type: str, plan) -> heuristics.LaunchConfig:
     return heuristics.LaunchConfig(xblock, launch.rblock, True, warps)
 
 
-def _split(device_type: str, xnumel: int, launch: heuristics.LaunchConfig) -> int:
+def _split(device_type: str, xnumel: int, launch: heuristics.LaunchConfig, index: int | None = None) -> int:
     """Rows per program: a multiple of ``XBLOCK``; on GPUs about ``GPU_THREADS_PER_SM`` threads of
-    programs per SM."""
+    programs per SM of device `index`."""
     xblock = launch.xblock
     if heuristics.is_gpu(device_type):
         per_sm = max(1, GPU_THREADS_PER_SM // (32 * launch.num_warps))
-        split = heuristics.cdiv(xnumel, _sm_count() * per_sm)
+        split = heuristics.cdiv(xnumel, _sm_count(index) * per_sm)
         return heuristics.cdiv(split, xblock) * xblock
     split = min(max(1, _last_pow2(max(1, xnumel // CPU_PROGRAMS))), CPU_MAX_SPLIT)
     return max(split, xblock)
@@ -278,7 +280,7 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
     plan = plan_group(rows)
     device_type = _heuristics_device(rows)
     launch = _launch(device_type, plan)
-    split = _split(device_type, hint(plan.xnumel), launch)
+    split = _split(device_type, hint(plan.xnumel), launch, rows[0].get_device().index)
     accumulators = _row_accumulators(device_type, launch)
     local = scheduling._kernel_local_buffers(rows + [column.snode for column in sums])  # rstd, read by a sum
     name = "tile_mix_" + "_".join(n.get_name() for n in rows[:1] + [s.snode for s in sums])
