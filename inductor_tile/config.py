@@ -59,8 +59,12 @@ variables give the defaults:
   launch (``kernel_compiler/passes/sanitize.py``, ``runtime/sanitizer.py``). Read at each launch.
 - ``mix_order`` (``TILE_MIX_ORDER``, default off): a row reduction and column sums over the same
   input (layer norm / RMSNorm backward: the input gradient and the weight/bias gradients) become
-  one kernel that reads the input once and writes per-program partial column sums, summed after
-  (``scheduler/mix_order.py``, ``codegen/mix_order.py``); off: two kernels.
+  one kernel that reads the input once and writes per-program partial column sums, and a second
+  that sums them and applies the sums' epilogue (``scheduler/mix_order.py``, ``mix_order_totals.py``,
+  ``codegen/mix_order.py``); off: a kernel over the rows and one over the columns.
+- ``mix_order_step`` (``TILE_MIX_ORDER_STEP``, 4096 or 8192): on GPUs, the elements of each input a
+  program of the mix-order kernel loads per loop step, 8 a thread: 4096 gives 16-warp programs, two
+  per SM; 8192 gives 32-warp programs, one per SM (half the workspace; rows of 8192 take 8192 either way).
 - ``sdpa_row_masks`` (``TILE_SDPA_ROW_MASKS``, default on): ``scaled_dot_product_attention`` with a
   mask broadcast along the keys (last stride 0), which CUDA's fused kernels refuse (the math
   implementation then runs in fp32), becomes attention without the mask followed by zeroing the
@@ -136,6 +140,7 @@ tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", 
 matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "on", "off", "force"))
 scans: str = _env_choice("TILE_SCANS", "on", ("on", "cpu", "off"))
 mix_order: bool = _env_flag("TILE_MIX_ORDER", False)
+mix_order_step: int = int(_env_choice("TILE_MIX_ORDER_STEP", "4096", ("4096", "8192")))
 sdpa_row_masks: bool = _env_flag("TILE_SDPA_ROW_MASKS", True)
 sdpa_causal_masks: bool = _env_flag("TILE_SDPA_CAUSAL_MASKS", True)
 sdpa_strided_masks: bool = _env_flag("TILE_SDPA_STRIDED_MASKS", True)

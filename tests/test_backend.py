@@ -362,7 +362,10 @@ def test_a_reduction_pairing_inductor_made_becomes_two_kernels(monkeypatch):
 
     done = []
     monkeypatch.setattr(TileScheduling, "codegen_node", lambda self, node: done.append(node))
+    monkeypatch.setattr(TileScheduling, "_codegen_nodes", lambda self, node: done.append(node))
+    monkeypatch.setattr(TileScheduling, "free_buffers_in_scheduler", lambda self: done.append("free"))
     scheduling = TileScheduling.__new__(TileScheduling)
     scheduling.codegen_mix_order_reduction(SimpleNamespace(node1="rows", node2="columns"))
     scheduling.codegen_nested_reduction(SimpleNamespace(node1="outer", node2="inner"))
-    assert done == ["rows", "columns", "outer", "inner"]
+    # what the pair reads last is freed once both kernels ran (columns reads the rows' inputs too)
+    assert done == ["rows", "columns", "free", "outer", "inner"]

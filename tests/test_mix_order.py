@@ -1,22 +1,29 @@
-"""Layer norm and RMSNorm backward as one kernel (``config.mix_order``): the input gradient and the
-weight/bias gradients (column sums over all rows) read x and dy once.
+"""Layer norm and RMSNorm backward in two kernels (``config.mix_order``): the first reads x and dy once
+for the input gradient and the weight/bias gradients' per-program partial sums (a workspace), the
+second sums the workspace over programs and applies the sums' epilogue (the casts to float16).
 
 Forward and backward run through ``torch.compile(backend="tile")`` with the switch on; every gradient
-is compared with eager in float64. 300 rows are not a multiple of the rows per program (16 here),
-so the last program's rows are masked. The backward graph's only kernel over the rows must be
-the mix-order kernel (in float16 the others cast the weight/bias gradients to float16, pointwise
-over one row), and nothing is handed to Inductor's kernels.
+is compared with eager in float64, and every buffer the compiled graph allocates (outputs and the
+workspace) starts as NaN. 300 rows are not a multiple of the rows per program (16 here), so the last
+program's rows are masked; 48 columns (Inductor splits these column sums in two stages) and 200
+(not split, the casts fused into the column sums' group) are not powers of two.
 """
 
 from __future__ import annotations
 
+import copy
+import re
+
 import pytest
 import torch
+from mix_order_checks import poisoned_allocations, two_launches
 
 from inductor_tile import config, metrics
 from inductor_tile.backend import tile_backend
 
 ROWS, COLUMNS = 300, 48  # 48 columns: a masked [1, 64] row block
+DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+TOL = {torch.float32: 1e-4, torch.float16: 2e-2, torch.bfloat16: 5e-2}
 
 
 class Norms(torch.nn.Module):
@@ -45,30 +52,34 @@ def _gradients(model, x, dy, kind, compiled: bool):
     return torch.autograd.grad(out, [x, *params], dy)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float16], ids=["fp32", "fp16"])
+def _check(got, want, dtype):
+    for value, ref in zip(got, want):
+        assert value.dtype == dtype and torch.isfinite(value).all()
+        scale = ref.abs().max().item()
+        torch.testing.assert_close(value.double(), ref, rtol=TOL[dtype], atol=TOL[dtype] * scale)
+
+
+@pytest.mark.parametrize("dtype", DTYPES.values(), ids=DTYPES.keys())
 @pytest.mark.parametrize("kind", ["layernorm", "rmsnorm"])
-def test_norm_backward_is_one_kernel(kind, dtype):
+@pytest.mark.parametrize("columns", [COLUMNS, 200], ids=["split-sums", "whole-sums"])
+def test_norm_backward_is_two_kernels(kind, dtype, columns, monkeypatch):
     gen = torch.Generator().manual_seed(7)
-    x = torch.randn(ROWS, COLUMNS, generator=gen) * 2.0 + 0.5
-    dy = torch.randn(ROWS, COLUMNS, generator=gen)
-    model = Norms(COLUMNS, gen)
+    x = torch.randn(ROWS, columns, generator=gen) * 2.0 + 0.5
+    dy = torch.randn(ROWS, columns, generator=gen)
+    model = Norms(columns, gen)
     reference = _gradients(model.double(), x.double(), dy.double(), kind, compiled=False)
     torch._dynamo.reset()
-    with config.patch(mix_order=True):
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
         grads = _gradients(model.to(dtype), x.to(dtype), dy.to(dtype), kind, compiled=True)
-    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
-    assert metrics.mix_order_kernels == 1
-    mix = [name for name in metrics.kernel_sources if name.startswith("tile_mix_")]
-    assert len(mix) == 1, list(metrics.kernel_sources)
-    assert "for xoffset in range(xstart, xstart + SPLIT, XBLOCK):" in metrics.kernel_sources[mix[0]]
-    assert "SPLIT=16" in metrics.launch_lines[mix[0]]
-    for name, launch in metrics.launch_lines.items():  # the rest: fp16 casts of the column sums
-        assert name in mix or (name.startswith("tile_poi_") and f", {COLUMNS}, XBLOCK=" in launch), launch
-    tol = {torch.float32: 1e-4, torch.float16: 2e-2}[dtype]
-    for got, want in zip(grads, reference):
-        assert got.dtype == dtype and torch.isfinite(got).all()
-        scale = want.abs().max().item()
-        torch.testing.assert_close(got.double(), want, rtol=tol, atol=tol * scale)
+    assert allocated
+    mix, total = two_launches()
+    source = metrics.kernel_sources[mix.split("[")[0]]
+    assert "for xoffset in range(xstart, xstart + SPLIT, XBLOCK):" in source
+    assert "SPLIT=16" in mix and f", {columns}, 19, XBLOCK=" in total  # 19 programs of 16 rows
+    before, inside = source.split("for xoffset")
+    assert re.search(r"tl\.load\(in_ptr\d \+ r0, mask=rmask", before), source  # the weight: once, not per row
+    assert not re.search(r"tl\.load\(in_ptr\d \+ r0, ", inside), source
+    _check(grads, reference, dtype)
 
 
 def _rmsnorm_backward_recomputing_rstd(dy, x, w):
@@ -79,7 +90,7 @@ def _rmsnorm_backward_recomputing_rstd(dy, x, w):
     return dx, (dy * x * rstd).sum(0)
 
 
-def test_column_sum_reading_the_row_reduction_with_dynamic_rows():
+def test_column_sum_reading_the_row_reduction_with_dynamic_rows(monkeypatch):
     gen = torch.Generator().manual_seed(9)
     compiled = torch.compile(_rmsnorm_backward_recomputing_rstd, backend=tile_backend)
     torch._dynamo.reset()
@@ -90,17 +101,17 @@ def test_column_sum_reading_the_row_reduction_with_dynamic_rows():
         torch._dynamo.mark_dynamic(x, 0)
         if rows == 300:
             metrics.reset()
-        with config.patch(mix_order=True):
+        with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
             got = compiled(dy, x, w)
+        assert allocated
         for value, want in zip(got, _rmsnorm_backward_recomputing_rstd(dy.double(), x.double(), w.double())):
             torch.testing.assert_close(value.double(), want, rtol=1e-4, atol=1e-4 * want.abs().max().item())
-    assert metrics.compiled_graphs == 1 and metrics.fallback_kernels == 0, metrics.fallback_reasons
-    assert metrics.mix_order_kernels == metrics.generated_kernels == 1, list(metrics.kernel_sources)
-    (launch,) = metrics.launch_lines.values()
-    assert launch.startswith("tile_mix_") and "// 16" in launch, launch  # the grid: rows over SPLIT, at run time
+    assert metrics.compiled_graphs == 1
+    mix, total = two_launches()
+    assert "// 16" in mix and "// 16" in total, (mix, total)  # the programs, counted at run time
 
 
-def test_half_row_and_column_sums_of_one_input():
+def test_half_row_and_column_sums_of_one_input(monkeypatch):
     """Sums kept in float16 (no upcast in the graph): the column total is rounded once, from float32."""
     gen = torch.Generator().manual_seed(10)
     x, w = torch.randn(ROWS, COLUMNS, generator=gen), torch.randn(COLUMNS, generator=gen)
@@ -110,12 +121,89 @@ def test_half_row_and_column_sums_of_one_input():
 
     torch._dynamo.reset()
     metrics.reset()
-    with config.patch(mix_order=True):
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
         got = torch.compile(fn, backend=tile_backend)(x.half(), w.half())
-    assert metrics.mix_order_kernels == metrics.generated_kernels == 1, list(metrics.kernel_sources)
+    two_launches()
     for value, want in zip(got, fn(x.half().double(), w.half().double())):
         assert value.dtype == torch.float16
         torch.testing.assert_close(value.double(), want, rtol=2e-3, atol=2e-3 * want.abs().max().item())
+
+
+@pytest.mark.parametrize("columns", [COLUMNS, 200], ids=["split-sums", "whole-sums"])
+def test_sum_read_after_its_epilogue_is_stored(columns, monkeypatch):
+    """A column sum that is also a graph output is stored by the totals' kernel, with its cast and
+    the epilogue reading another input (a bias) in the same kernel."""
+    gen = torch.Generator().manual_seed(12)
+    x, w = torch.randn(ROWS, columns, generator=gen) + 0.25, torch.randn(columns, generator=gen)
+    b = torch.randn(columns, generator=gen)
+
+    def fn(x, w, b):
+        compute = torch.promote_types(x.dtype, torch.float32)  # the float64 reference stays float64
+        total = x.to(compute).sum(0)
+        return (x * w).sum(-1), total, (total * 0.5 + b.to(compute)).to(x.dtype)
+
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+        got = torch.compile(fn, backend=tile_backend)(x.half(), w.half(), b.half())
+    mix, total = two_launches()
+    assert len(metrics.kernel_sources[total.split("[")[0]].split("tl.store(")) == 3  # the sum and the epilogue
+    for value, want in zip(got, fn(x.half().double(), w.half().double(), b.half().double())):
+        torch.testing.assert_close(value.double(), want.double(), rtol=2e-3, atol=2e-3 * want.abs().max().item())
+
+
+class Block(torch.nn.Module):
+    """A pre-norm MLP block and a final RMSNorm: the backward's column sums include the linear layers'
+    bias gradients beside the norms' weight gradients."""
+
+    def __init__(self, hidden: int):
+        super().__init__()
+        self.ln = torch.nn.LayerNorm(hidden)
+        self.fc1, self.fc2 = torch.nn.Linear(hidden, 2 * hidden), torch.nn.Linear(2 * hidden, hidden)
+        self.rms = torch.nn.RMSNorm(hidden, eps=1e-6)
+
+    def forward(self, x):
+        h = x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln(x))))
+        return self.rms(h) * 2 + h
+
+
+@pytest.mark.parametrize("hidden, dtype", [(48, torch.float16), (200, torch.bfloat16)])
+def test_block_backward(hidden, dtype, monkeypatch):
+    torch.manual_seed(13)
+    model = Block(hidden)
+    x, dy = torch.randn(ROWS, hidden) * 2 + 0.3, torch.randn(ROWS, hidden)
+
+    def gradients(model, x, dy, compiled):
+        x = x.detach().requires_grad_(True)
+        out = (torch.compile(model, backend=tile_backend) if compiled else model)(x)
+        metrics.reset()  # the backward graph's kernels
+        return torch.autograd.grad(out, [x, *model.parameters()], dy)
+
+    reference = gradients(copy.deepcopy(model).double(), x.double(), dy.double(), compiled=False)
+    torch._dynamo.reset()
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+        grads = gradients(model.to(dtype), x.to(dtype), dy.to(dtype), compiled=True)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    totals = [name for name in metrics.launch_lines if name.startswith("tile_mixsum_")]
+    assert metrics.mix_order_kernels >= 1 and len(totals) == metrics.mix_order_kernels, list(metrics.launch_lines)
+    _check(grads, reference, dtype)
+
+
+def test_integer_column_sums_are_not_paired(monkeypatch):
+    """Float32 partials would round sums of large integers: such a pair is generated as its two groups
+    (the buffers both read are freed after the second)."""
+    x = torch.randint(-2**40, 2**40, (ROWS, COLUMNS), generator=torch.Generator().manual_seed(11))
+
+    def fn(x):
+        return (x * 3).sum(-1), x.sum(0)
+
+    torch._dynamo.reset()
+    metrics.reset()
+    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+        got = torch.compile(fn, backend=tile_backend)(x)
+    assert metrics.mix_order_kernels == 0 and metrics.fallback_kernels == 0, metrics.fallback_reasons
+    for value, want in zip(got, fn(x)):
+        assert torch.equal(value, want)
 
 
 def test_switch_off_keeps_two_kernels():

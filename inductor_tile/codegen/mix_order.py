@@ -4,21 +4,28 @@ Layer norm and RMSNorm backward reduce ``x`` and ``dy`` along each row (the inpu
 and along each column (the weight and bias gradients: sums over all rows). Two kernels read
 the inputs twice. Here each program runs over ``SPLIT`` consecutive rows, ``XBLOCK`` rows at a
 time, with whole rows in one block (persistent); it computes the row group exactly as its own
-kernel would, and adds each column sum's per-element value into a ``[1, RBLOCK]`` float32
-accumulator. At the end the program stores its partial sums to a workspace
-``[column sums, programs, row length]``; the wrapper sums the workspace over programs.
+kernel would, and adds each column sum's per-element value into a float32 accumulator: an
+``[XBLOCK, RBLOCK]`` one added elementwise and reduced over its rows once after the loop
+(``row_accumulators``), or a ``[1, RBLOCK]`` one that each step's rows are summed into. At the end
+the program stores its partial sums to a workspace ``[column sums, programs, row length]``.
 
 ```
-for xoffset in range(pid * SPLIT, pid * SPLIT + SPLIT, XBLOCK):
+for xoffset in range(xstart, xstart + SPLIT, XBLOCK):
     xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
     ... the row group's nodes ...
-    colacc0 = colacc0 + tl.sum(tl.where(xmask & rmask, value, 0.0), 0)[None, :]
-tl.store(ws_ptr + (0 * programs + pid) * rnumel + rindex, colacc0, mask=rmask)
+    colacc0 = colacc0 + tl.where(xmask, value, 0.0)
+colsum0 = tl.sum(colacc0, 0)[None, :]
+tl.store(ws_ptr + (0 * programs + pid) * rnumel + rindex, colsum0, mask=rmask)
 ```
 
+Loads that do not depend on the row (a norm's weight) are made once, before the loop.
 A column sum's node iterates (columns) x (rows): its loop body is called with its column
 indices decoded from the kernel's ``rindex`` and its row indices from ``xindex``, so its loads
 of the same input at the same element are the row group's loads (one read).
+
+``WorkspaceSumSource`` is the second kernel: it sums the workspace over programs for every
+column sum, stores each total in its buffer's dtype and runs the sums' pointwise epilogue
+(the weight gradients' casts to float16) on the totals, in registers.
 """
 
 from __future__ import annotations
@@ -28,10 +35,10 @@ import math
 import sympy
 from torch.utils._sympy.functions import FloorDiv
 
-from .common import Unsupported
+from .common import Unsupported, tl_dtype
 from .kernel import TileKernelSource, node_comment
 from .ops import TileOps
-from .plan import GroupPlan, NodePlan, _same_numel, is_static
+from .plan import GroupPlan, NodePlan, _same_numel, _size, is_static
 
 WORKSPACE = "ws_ptr"
 
@@ -50,6 +57,8 @@ class _ColumnOps(TileOps):
     def reduction(self, dtype, src_dtype, reduction_type, value):
         if reduction_type != "sum" or not isinstance(value, str):
             raise Unsupported(f"mix-order column reduction {reduction_type}")
+        if not dtype.is_floating_point:  # the partials are float32
+            raise Unsupported(f"mix-order column sum of {dtype}")
         return self.k.accumulate_column(value)
 
     def store_reduction(self, name, index, value):
@@ -61,7 +70,7 @@ class MixOrderKernelSource(TileKernelSource):
     accumulates the column sums ``columns`` into per-program partials (``WORKSPACE``)."""
 
     def __init__(self, plan: GroupPlan, columns: list[ColumnSum], name: str, launch, split: int,
-                 elide: set[str] = frozenset()):
+                 elide: set[str] = frozenset(), row_accumulators: bool = False):
         if plan.kind != "reduction" or not launch.persistent:
             raise Unsupported("mix-order: the row group must be a persistent reduction")
         if split % launch.xblock:
@@ -69,6 +78,8 @@ class MixOrderKernelSource(TileKernelSource):
         super().__init__(plan, name, launch, elide)
         self.columns = columns
         self.split = split
+        # [XBLOCK, RBLOCK] accumulators, reduced over their rows after the loop (one row per step: the same)
+        self.row_accumulators = row_accumulators or self.xblock == 1
         self.partials: list[str] = []  # accumulator variable per column sum, in workspace order
         self.targets: list[str] = []  # the buffer each partial's total goes to
         self._column: ColumnSum | None = None
@@ -77,11 +88,18 @@ class MixOrderKernelSource(TileKernelSource):
     def accumulate_column(self, value: str) -> str:
         acc = f"colacc{len(self.partials)}"
         self.partials.append(acc)
-        masked = self.define(f"tl.where(xmask & rmask, {value}.to(tl.float32), 0.0)")
-        # one row per step (GPUs' long rows): the row is the [1, RBLOCK] addend itself
-        addend = masked if self.xblock == 1 else f"tl.sum({masked}, 0)[None, :]"
+        # rows past the end are left out; columns past the end are never stored
+        masked = self.define(f"tl.where(xmask, {value}.to(tl.float32), 0.0)")
+        addend = masked if self.row_accumulators else f"tl.sum({masked}, 0)[None, :]"
         self.emit(f"{acc} = {acc} + {addend}")
         return acc
+
+    def _hoistable(self, name: str, expr) -> bool:
+        """Loads of the same elements for every row (a norm's weight, at the columns' indices) are made
+        once, before the loop over rows: not of a buffer the kernel writes (a later row would read it)."""
+        if self.hoist_at is None or self.masks or name in self.written or name in self._writes:
+            return False
+        return expr.free_symbols <= set(self.rsyms) | self.size_args
 
     def store_column(self, name: str, index, value: str) -> None:
         if value != self.partials[-1] or len(self.targets) != len(self.partials) - 1:
@@ -108,6 +126,8 @@ class MixOrderKernelSource(TileKernelSource):
         self.emit("rmask = rindex < rnumel")
         self._decode("rindex", [s.name for s in self.rsyms], plan.rsizes)
         head = len(self.lines)
+        self.hoist_at, self.hoist_indent = head, "    " * self.indent
+        self._writes = {self._real(dep.name) for node in plan.nodes for dep in node.snode.read_writes.writes}
         self.emit("xstart = tl.program_id(0) * SPLIT")
         self.emit("for xoffset in range(xstart, xstart + SPLIT, XBLOCK):")
         self.indent += 1
@@ -131,11 +151,13 @@ class MixOrderKernelSource(TileKernelSource):
         self.indent -= 1
         if len(self.targets) != len(self.columns) or not self.partials:
             raise Unsupported("mix-order: a column sum did not store its sum")
+        shape = "[XBLOCK, RBLOCK]" if self.row_accumulators else "[1, RBLOCK]"
         for i, acc in enumerate(self.partials):
-            self.lines.insert(head + i, f"    {acc} = tl.zeros([1, RBLOCK], tl.float32)")
+            self.lines.insert(head + i, f"    {acc} = tl.zeros({shape}, tl.float32)")
         self.emit("programs = tl.num_programs(0)")
         for i, acc in enumerate(self.partials):
-            self.emit(f"tl.store({WORKSPACE} + ({i} * programs + tl.program_id(0)) * rnumel + rindex, {acc}, "
+            total = f"tl.sum({acc}, 0)[None, :]" if self.row_accumulators and self.xblock > 1 else acc
+            self.emit(f"tl.store({WORKSPACE} + ({i} * programs + tl.program_id(0)) * rnumel + rindex, {total}, "
                       "mask=rmask)")
         self._check_int32()
         return self._assemble()
@@ -162,3 +184,74 @@ class MixOrderKernelSource(TileKernelSource):
         if isinstance(xnumel, int):
             return -(-xnumel // self.split)
         return FloorDiv(xnumel + self.split - 1, self.split)
+
+
+class WorkspaceSumSource(TileKernelSource):
+    """The workspace's totals: for each column (``XBLOCK`` per program) and column sum, the sum over the
+    mix-order kernel's programs (``RBLOCK`` per step), stored into the sum's buffer ``targets[i]`` in its
+    dtype, then the pointwise nodes ``epilogue`` (over the columns) with the totals in registers."""
+
+    def __init__(self, columns: list, programs, targets: list[str], epilogue: list, name: str, launch,
+                 elide: set[str] = frozenset()):
+        if launch.persistent:
+            raise Unsupported("mix-order: the workspace sum loops over programs")
+        plan = GroupPlan("reduction", list(columns), [programs])
+        for snode in epilogue:
+            sizes, rsizes = snode.get_ranges()
+            sizes = [_size(s) for s in sizes]
+            if rsizes or snode.is_reduction() or not _same_numel(sizes, plan.xsizes):
+                raise Unsupported(f"mix-order: epilogue node {snode.get_name()} is not over the columns")
+            plan.nodes.append(NodePlan(snode, "pointwise", sizes, []))
+        super().__init__(plan, name, launch, elide)
+        self.targets = targets
+
+    def generate(self) -> str:
+        from torch._inductor.virtualized import V
+
+        plan = self.plan
+        self.xsyms = [sympy.Symbol(f"x{i}", integer=True, nonnegative=True) for i in range(len(plan.xsizes))]
+        self.rsyms = []
+        self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]")
+        self.emit("xmask = xindex < xnumel")
+        self._decode("xindex", [s.name for s in self.xsyms], plan.xsizes)
+        accs = [f"wsacc{i}" for i in range(len(self.targets))]
+        for acc in accs:
+            self.emit(f"{acc} = tl.zeros([XBLOCK, RBLOCK], tl.float32)")
+        self.emit("for roffset in range(0, rnumel, RBLOCK):")
+        self.indent += 1
+        self.emit("rindex = roffset + tl.arange(0, RBLOCK)[None, :]")
+        self.emit("rmask = rindex < rnumel")
+        for i, acc in enumerate(accs):  # the workspace: [column sums, programs (rnumel), columns (xnumel)]
+            self.emit(f"{acc} = {acc} + tl.load({WORKSPACE} + ({i} * rnumel + rindex) * xnumel + xindex, "
+                      "mask=xmask & rmask, other=0.0)")
+        self.indent -= 1
+        dtypes = self.__dict__.setdefault("var_dtypes", {})  # shared with the epilogue's ops (ops.py)
+        flat = sum(sym * math.prod(plan.xsizes[i + 1:]) for i, sym in enumerate(self.xsyms))
+        for acc, target in zip(accs, self.targets):
+            total = self.define(f"tl.sum({acc}, 1)[:, None]")
+            dtype = V.graph.get_dtype(target)
+            if str(dtype) != "torch.float32":  # rounded once, as the sum's own kernel would
+                total = self.define(f"{total}.to({tl_dtype(dtype)})")
+            dtypes[total] = dtype
+            self.store(target, flat, total, reduced=True)
+        for node in plan.nodes:
+            self.current = node
+            self.emit(node_comment(node))
+            with V.set_ops_handler(TileOps(self)):
+                node.snode._body(*self._loop_args(node))
+        self.current = None
+        self._check_int32()
+        return self._assemble()
+
+    def _assemble(self) -> str:
+        self.args[WORKSPACE] = WORKSPACE
+        self.in_args.append(WORKSPACE)
+        try:
+            return super()._assemble()
+        finally:
+            self.in_args.pop()
+            del self.args[WORKSPACE]
+
+    def signature(self) -> tuple[dict[str, str], dict[str, int]]:
+        sig, constexprs = super().signature()
+        return {**sig, WORKSPACE: "*fp32"}, constexprs

@@ -8,13 +8,17 @@ kernel source is ours either way: ``codegen/mix_order.py``). ``codegen`` then ge
 
 - one kernel over the row group (node1) that also accumulates the column sums (node2's
   reductions) into a float32 workspace ``[column sums, programs, row length]``;
-- per column sum, one torch sum of the workspace over programs into the sum's buffer. A split
-  column sum (Inductor split it into partial sums and a second reduction over them) is computed
-  unsplit from its original loop body; its second reduction is dropped (``removed_ops``), and
-  the workspace sum lands in the second reduction's buffer;
-- node2's pointwise epilogue, if any, as kernels of their own.
+- one kernel that sums the workspace over programs for every column sum into the sum's buffer
+  and runs the sums' pointwise epilogue: node2's pointwise nodes, and the pointwise users of the
+  sums in later groups whose inputs are ready (the casts of a split sum's total), taken out of
+  their groups (``removed_ops``). A split column sum (Inductor split it into partial sums and a
+  second reduction over them) is computed unsplit from its original loop body; its second
+  reduction is dropped (``removed_ops``), and the total lands in the second reduction's buffer.
+  A sum's buffer read only by that epilogue is not written at all. Epilogue nodes the second
+  kernel cannot take are generated after it as usual.
 
-What the kernel cannot express falls back to two kernels (``TileScheduling.codegen_node``).
+Where the first kernel cannot be generated, the pair's two groups get their own kernels
+(``TileScheduling.codegen_mix_order_reduction``).
 """
 
 from __future__ import annotations
@@ -33,11 +37,19 @@ from ..codegen.common import NeedsBuffer, Unsupported
 from ..codegen.mix_order import ColumnSum, MixOrderKernelSource
 from ..codegen.plan import _size, bound, hint, plan_group
 from ..thread_switch import ThreadSwitch
+from . import mix_order_totals as totals
 
 log = logging.getLogger(__name__)
 
-GPU_SPLIT_PER_SM = 8  # programs per SM (as Inductor's split heuristic)
-GPU_MIN_SPLIT, GPU_MAX_SPLIT = 16, 128  # rows per program on GPUs
+# GPUs: few programs, each over many rows (the workspace holds a row per program per column sum): a
+# loop step of XBLOCK rows has at least ``config.mix_order_step`` elements, GPU_ELEMS_PER_THREAD per
+# thread of each input (the warps follow), and an SM runs GPU_THREADS_PER_SM threads of such programs:
+# at sm_90 the layer norm backward's kernel takes 64 registers a thread at 768, 4096 and 8192 columns
+# (16, 16 and 32 warps), so 1024 threads fill the register file (2 programs per SM, 1 at 8192 columns)
+GPU_ELEMS_PER_THREAD = 8
+GPU_THREADS_PER_SM = 1024
+GPU_MAX_ROW = 8192  # longer rows spill registers (16384: 608 bytes on 32 warps): two kernels
+GPU_ACC_PER_THREAD = 32  # [XBLOCK, RBLOCK] column accumulators up to this many floats per thread each
 CPU_PROGRAMS = 16  # the CPU target: about this many programs
 CPU_MAX_SPLIT = 256
 # GPUs: pair only where the input is larger than L2 and rows outnumber columns (Inductor's rule)
@@ -90,7 +102,7 @@ def config_non_strict() -> bool:
 
 
 def _max_row(device_type: str) -> int:
-    return heuristics.GPU_PERSISTENT_RBLOCK if heuristics.is_gpu(device_type) else config.max_rblock
+    return GPU_MAX_ROW if heuristics.is_gpu(device_type) else config.max_rblock
 
 
 _active = ThreadSwitch()
@@ -168,20 +180,30 @@ def _sub_node_can_fuse(self, node1, node2, other_nodes) -> bool:
 
 # -- code generation ------------------------------------------------------------------
 def codegen(scheduling, node) -> bool:
-    """Generate a ``FusedMixOrderReductions`` node as one kernel; False (nothing changed) when
-    the kernel cannot be generated."""
-    rows, columns = node.node1, node.node2
+    """Generate a ``FusedMixOrderReductions`` node as two kernels (the rows with the column sums'
+    partials, then the workspace's totals with the sums' epilogue); False (nothing changed) when
+    the first cannot be generated."""
+    from .scheduling import checked_kernel
+
+    rows, columns = list(node.node1.get_nodes()), node.node2
     reductions = [n for n in columns.get_nodes() if n.is_reduction()]
     epilogue = [n for n in columns.get_nodes() if not n.is_reduction()]
+    wrapper = V.graph.wrapper_code
     try:
         sums = [_column_sum(n) for n in reductions]
-        kernel, source = _generate(scheduling, list(rows.get_nodes()), sums)
+        kernel, source = _generate(scheduling, rows, sums)
+        checked = checked_kernel(wrapper, kernel.name, kernel, source, "mix-order")
+        nodes = totals.epilogue_nodes(sums, epilogue, node, kernel.plan.rnumel)
+        total, total_checked, nodes = totals.generate(kernel, sums, nodes)
     except (Unsupported, NeedsBuffer) as e:
-        log.info("tile: mix-order reduction of %s and %s as two kernels: %s", rows.get_name(), columns.get_name(), e)
+        log.info("tile: mix-order reduction of %s and %s as two kernels: %s", node.node1.get_name(),
+                 columns.get_name(), e)
         return False
-    _emit(scheduling, kernel, source, list(rows.get_nodes()), sums)
-    if epilogue:
-        scheduling._codegen_list(epilogue)
+    workspace = _emit(kernel, checked, rows, sums)
+    totals.emit(total, total_checked, workspace, sums, nodes, epilogue)
+    rest = [n for n in epilogue if n not in nodes]
+    if rest:
+        scheduling._codegen_list(rest)
     return True
 
 
@@ -206,15 +228,45 @@ def _column_sum(snode) -> ColumnSum:
     return ColumnSum(snode, body, [_size(s) for s in xsizes], [_size(s) for s in rsizes], second.node.get_name())
 
 
-def _split(device_type: str, xnumel: int, xblock: int) -> int:
+def _sm_count(index: int | None = None) -> int:
+    """SMs of CUDA device `index` (None: the current one)."""
+    if torch.cuda.is_available():
+        return torch.cuda.get_device_properties(torch.cuda.current_device() if index is None else index) \
+            .multi_processor_count
+    return 132  # CUDA shapes on a machine without one (tests, compile-time studies): an H100's
+
+
+def _launch(device_type: str, plan) -> heuristics.LaunchConfig:
+    """The row group's shape: persistent (whole rows in one block); on GPUs ``XBLOCK`` rows per step
+    (``config.mix_order_step`` elements), ``GPU_ELEMS_PER_THREAD`` elements per thread."""
+    launch = heuristics.reduction(device_type, hint(plan.xnumel), hint(plan.rnumel), bound(plan.rnumel))
+    if not launch.persistent:
+        raise Unsupported("the row group does not run persistent")
+    if not heuristics.is_gpu(device_type):
+        return launch
+    xblock = max(1, min(heuristics.next_pow2(hint(plan.xnumel)), config.mix_order_step // launch.rblock))
+    warps = max(4, min(32, xblock * launch.rblock // (32 * GPU_ELEMS_PER_THREAD)))
+    return heuristics.LaunchConfig(xblock, launch.rblock, True, warps)
+
+
+def _split(device_type: str, xnumel: int, launch: heuristics.LaunchConfig, index: int | None = None) -> int:
+    """Rows per program: a multiple of ``XBLOCK``; on GPUs about ``GPU_THREADS_PER_SM`` threads of
+    programs per SM of device `index`."""
+    xblock = launch.xblock
     if heuristics.is_gpu(device_type):
-        sms = torch.cuda.get_device_properties(torch.cuda.current_device()).multi_processor_count \
-            if torch.cuda.is_available() else 132
-        split = _last_pow2(max(1, xnumel // (sms * GPU_SPLIT_PER_SM)))
-        split = min(max(split, GPU_MIN_SPLIT), GPU_MAX_SPLIT)
-    else:
-        split = min(max(1, _last_pow2(max(1, xnumel // CPU_PROGRAMS))), CPU_MAX_SPLIT)
+        per_sm = max(1, GPU_THREADS_PER_SM // (32 * launch.num_warps))
+        split = heuristics.cdiv(xnumel, _sm_count(index) * per_sm)
+        return heuristics.cdiv(split, xblock) * xblock
+    split = min(max(1, _last_pow2(max(1, xnumel // CPU_PROGRAMS))), CPU_MAX_SPLIT)
     return max(split, xblock)
+
+
+def _row_accumulators(device_type: str, launch: heuristics.LaunchConfig) -> bool:
+    """Whether the column sums accumulate [XBLOCK, RBLOCK] (reduced over rows once, after the loop)
+    rather than [1, RBLOCK] (each step's rows summed across warps): on GPUs, where registers allow."""
+    if not heuristics.is_gpu(device_type):
+        return False  # one thread: summing a step's rows is a few vector adds
+    return launch.xblock * launch.rblock <= GPU_ACC_PER_THREAD * 32 * launch.num_warps
 
 
 def _last_pow2(n: int) -> int:
@@ -222,49 +274,37 @@ def _last_pow2(n: int) -> int:
 
 
 def _generate(scheduling, rows: list, sums: list[ColumnSum]):
+    from .scheduling import _generate as source_of
     from .scheduling import _heuristics_device
 
     plan = plan_group(rows)
     device_type = _heuristics_device(rows)
-    launch = heuristics.reduction(device_type, hint(plan.xnumel), hint(plan.rnumel), bound(plan.rnumel))
-    if not launch.persistent:
-        raise Unsupported("the row group does not run persistent")
-    split = _split(device_type, hint(plan.xnumel), launch.xblock)
+    launch = _launch(device_type, plan)
+    split = _split(device_type, hint(plan.xnumel), launch, rows[0].get_device().index)
+    accumulators = _row_accumulators(device_type, launch)
     local = scheduling._kernel_local_buffers(rows + [column.snode for column in sums])  # rstd, read by a sum
     name = "tile_mix_" + "_".join(n.get_name() for n in rows[:1] + [s.snode for s in sums])
     while True:
-        kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local)
+        kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local, row_accumulators=accumulators)
         try:
-            return kernel, kernel.generate()
+            return kernel, source_of(kernel)  # a generator error is Unsupported: the pair's groups instead
         except NeedsBuffer as e:
             local.discard(str(e))
 
 
-def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sums: list[ColumnSum]) -> None:
-    from .scheduling import _guard_leq, _heuristics_device, _precompile, _size_source, checked_kernel
+def _emit(kernel: MixOrderKernelSource, checked, rows: list, sums: list[ColumnSum]) -> str:
+    """The first kernel's launch (and its workspace's allocation); returns the workspace's name."""
+    from .scheduling import _guard_leq, _heuristics_device, _size_source
 
     wrapper = V.graph.wrapper_code
-    key, name, source, fn, reused = checked_kernel(wrapper, kernel.name, kernel, source, "mix-order")
+    key, name, source, fn, reused = checked
     for size in kernel.int32_guards:
         _guard_leq(size, 2**31 - 1)
     for buf in sorted(kernel.elided):
         V.graph.removed_buffers.add(buf)
     for snode in rows:
         snode.mark_run()
-    for column in sums:
-        if column.target == column.snode.node.get_name():
-            column.snode.mark_run()  # allocates the sum's buffer
-        else:  # split: the second reduction is not run; its buffer is allocated here
-            V.graph.removed_buffers.add(column.snode.node.get_name())
-            second = V.graph.scheduler.name_to_buf[column.target].defining_op_name()
-            V.graph.scheduler.removed_ops.add(second)
-    if not reused:
-        loader = "__import__('inductor_tile.codegen.runtime', fromlist=['load_kernel']).load_kernel"
-        wrapper.define_kernel(name, f"{loader}({name!r}, {source!r})", gpu=False)
-        wrapper._tile_kernels_by_source[key] = (name, source)
-        metrics.kernel_sources[name] = source
-        if config.precompile:
-            _precompile(fn, kernel, _heuristics_device(rows), source)
+    totals.define_kernel(wrapper, key, name, source, fn, reused, kernel, _heuristics_device(rows))
     device = rows[0].get_device()
     programs = _size_source(kernel.programs())
     rnumel = _size_source(kernel.plan.rnumel)
@@ -273,28 +313,13 @@ def _emit(scheduling, kernel: MixOrderKernelSource, source: str, rows: list, sum
                       f"device='{device}')")
     args = kernel.call_args() + [workspace] + kernel.size_arg_names()
     args += [_size_source(n) for n in kernel.numels().values()]
-    blocks = {"XBLOCK": kernel.xblock, "RBLOCK": kernel.rblock, "SPLIT": kernel.split}
-    if kernel.launch.num_warps is not None:
-        blocks["num_warps"] = kernel.launch.num_warps
-    launch = f"{name}[({programs}, 1, 1)]({', '.join(args + [f'{k}={v}' for k, v in blocks.items()])})"
-    wrapper.writeline(launch)
-    metrics.launch_lines.setdefault(name, launch)
-    metrics.generated_kernels += 1
-    metrics.reused_kernels += reused
+    totals.write_launch(wrapper, name, f"({programs}, 1, 1)", args, {**kernel.blocks(), **totals.warps(kernel)})
     metrics.mix_order_kernels += 1
-    for i, target in enumerate(kernel.targets):  # one torch sum over the programs per column sum
-        buffer = V.graph.get_buffer(target)
-        if target not in wrapper.allocated:
-            wrapper.codegen_allocation(buffer)
-        if buffer.get_dtype() == torch.float32:  # straight into the (contiguous) buffer
-            wrapper.writeline(f"torch.sum({workspace}[{i}], dim=0, out={target}.view(-1))")
-        else:
-            wrapper.writeline(f"{target}.copy_({workspace}[{i}].sum(dim=0).view({target}.shape))")
-    wrapper.writeline(f"del {workspace}")
+    return workspace
 
 
 def _check_contiguous(target: str) -> None:
-    """The workspace's sum is copied into the buffer as a row-major view of its shape."""
+    """The totals are stored as a row-major view of the buffer's shape."""
     layout = V.graph.get_buffer(target).get_layout()
     if not (layout.is_contiguous() and sympy.sympify(layout.offset) == 0):
         raise Unsupported(f"column sum buffer {target} is not contiguous")

@@ -232,11 +232,10 @@ class TileScheduling(BaseScheduling):
         ``mix_order.py``): one kernel; where that kernel cannot be generated, each its own."""
         from . import mix_order
 
-        if config.mix_order and mix_order.codegen(self, node):
-            self.free_buffers_in_scheduler()
-            return
-        self.codegen_node(node.node1)
-        self.codegen_node(node.node2)
+        if not (config.mix_order and mix_order.codegen(self, node)):
+            self._codegen_nodes(node.node1)  # buffers the pair reads last are freed after both
+            self._codegen_nodes(node.node2)
+        self.free_buffers_in_scheduler()
 
     def codegen_nested_reduction(self, node) -> None:
         """Inductor paired two nested reductions itself (off in our compiles, see
