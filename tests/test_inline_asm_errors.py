@@ -42,6 +42,9 @@ def asm_kernel(x_ptr, out_ptr, N: tl.constexpr, CASE: tl.constexpr):
     elif CASE == "warning":  # LLVM warns and goes on
         y = tl.inline_asm_elementwise(".warning \"from the kernel\"\n leal ($1,$1,2), $0", "=r,r", [a],
                                       dtype=tl.int32, is_pure=True, pack=1)
+    elif CASE == "quoted":  # quotes, a backslash and UTF-8 in a comment: escaped in the LLVM IR, not lost
+        y = tl.inline_asm_elementwise('leal ($1,$1,2), $0 # "3 * x" \\ é', "=r,r", [a], dtype=tl.int32,
+                                      is_pure=True, pack=1)
     else:  # good: 3 * -x
         y = tl.inline_asm_elementwise("leal ($1,$1,2), $0", "=r,r", [a], dtype=tl.int32, is_pure=True, pack=1)
     tl.store(out_ptr + tl.arange(0, N), y)
@@ -91,6 +94,25 @@ def test_bad_cpu_asm_is_an_error_at_its_call(case, call, message, compiled, gen)
     _good_asm_runs(gen)  # the process lived, and compiles on
 
 
+def _fail_and_keep_the_error(case: str) -> None:
+    try:
+        inductor_tile.compile(asm_kernel, {"x_ptr": "*i32", "out_ptr": "*i32"}, constexprs={"N": N, "CASE": case})
+    except InlineAsmError as caught:
+        error = caught  # noqa: F841 - this frame -> error -> its traceback -> this frame: a cycle, left to the GC
+
+
+def test_errors_left_in_reference_cycles_are_collected_safely(compiled, gen):
+    """An error's frames hold the kernel's LLVM module: collected with its LLVM context in one garbage
+    collection, the context could be disposed of first (a segfault), unless the compiler closed the module."""
+    import gc
+
+    gc.collect()
+    for case in ("typo", "ptx", "second_line", "immediate"):
+        _fail_and_keep_the_error(case)
+    gc.collect()
+    _good_asm_runs(gen)
+
+
 def test_llvm_warnings_become_python_warnings(compiled, gen):
     x, out = _inputs(gen)
     with pytest.warns(UserWarning) as record:
@@ -103,6 +125,15 @@ def test_llvm_warnings_become_python_warnings(compiled, gen):
     # once, though the assembly runs (and was assembled) once per element
     assert re.search(rf"warns about this call's inline assembly:\n.*\nwarning: <inline asm>:1:\d+: from the kernel"
                      rf"\n.*\n.*\n\(printed {N} times: once per execution of the assembly\)$", str(warning.message))
+
+
+def test_quotes_and_backslashes_reach_the_assembler(compiled, gen):
+    x, out = _inputs(gen)
+    asm_kernel[(1,)](x, out, N=N, CASE="quoted")
+    assert torch.equal(out.long(), -3 * x.long())
+    compiled_kernel = inductor_tile.compile(asm_kernel, {"x_ptr": "*i32", "out_ptr": "*i32"},
+                                            constexprs={"N": N, "CASE": "quoted"})
+    assert '# "3 * x" \\ é' in compiled_kernel.asm["asm"]
 
 
 def _native(kernel, case: str | None = None, load: bool = True):

@@ -272,25 +272,28 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     with kernel.timed("parse"):
         machine = llvm_tools.host_target_machine()
         module_ref = llvm_tools.parse(lowered.llvm_ir)
-    with kernel.timed("optimize"):
-        llvm_tools.optimize(module_ref, machine, **CPU_PIPELINE_TUNING)
-        kernel.asm["llir"] = str(module_ref)
-        _check_vector_widths(kernel)
-    # Machine code generation is the slowest step: the JIT does it once; the assembly text is only
-    # produced when someone will read it (ahead-of-time compiles, TILE_DUMP_IR).
-    want_assembly = not native or bool(os.environ.get("TILE_DUMP_IR"))
-    if native:
-        kernel.entry = lowered.entry
-    if _emits_in_child(kernel):
-        with kernel.timed("codegen"):
-            _emit_cpu_in_child(kernel, ttgir, native, want_assembly)
-    else:
-        if want_assembly:
-            with kernel.timed("assembly"):
-                kernel.asm["asm"] = machine.emit_assembly(module_ref)
+    # closed here, not by a garbage collection of an error's frames, which may dispose of the module's LLVM
+    # context first (a segfault; an error at the user's inline assembly is raised with the module alive)
+    with contextlib.closing(module_ref):
+        with kernel.timed("optimize"):
+            llvm_tools.optimize(module_ref, machine, **CPU_PIPELINE_TUNING)
+            kernel.asm["llir"] = str(module_ref)
+            _check_vector_widths(kernel)
+        # Machine code generation is the slowest step: the JIT does it once; the assembly text is only
+        # produced when someone will read it (ahead-of-time compiles, TILE_DUMP_IR).
+        want_assembly = not native or bool(os.environ.get("TILE_DUMP_IR"))
         if native:
+            kernel.entry = lowered.entry
+        if _emits_in_child(kernel):
             with kernel.timed("codegen"):
-                kernel.binary = machine.emit_object(module_ref)
+                _emit_cpu_in_child(kernel, ttgir, native, want_assembly)
+        else:
+            if want_assembly:
+                with kernel.timed("assembly"):
+                    kernel.asm["asm"] = machine.emit_assembly(module_ref)
+            if native:
+                with kernel.timed("codegen"):
+                    kernel.binary = machine.emit_object(module_ref)
     if native and load:
         with kernel.timed("load"):
             kernel.runner = _make_runner(kernel)

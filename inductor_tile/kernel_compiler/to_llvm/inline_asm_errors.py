@@ -36,7 +36,7 @@ _PTXAS_ERROR_LINE = re.compile(r", line (\d+); error")
 # PTX in a template: an instruction with type suffixes (`mov.u64`, after a `@%p` guard) or a special register
 _PTX_LIKE = re.compile(r"(?:^|[;{])\s*(?:@!?%\w+\s+)?[a-z]\w*(?:\.\w+)+\s|%(?:tid|ntid|ctaid|nctaid|laneid|warpid|smid|"
                        r"globaltimer|clock)\b", re.M)
-_LLVM_PRINTED_ERROR = re.compile(r"^(?:\S+: )?error: ", re.M)
+_LLVM_PRINTED_ERROR = re.compile(r"^(?:(?:\S+: )?error: |LLVM ERROR: .*\basm\b)", re.M)
 
 
 def has_inline_asm(llvm_ir: str) -> bool:
@@ -45,7 +45,8 @@ def has_inline_asm(llvm_ir: str) -> bool:
 
 
 def is_llvm_error(printed: str) -> bool:
-    """Whether a process's error output is an error LLVM's diagnostic handler printed (then exiting)."""
+    """Whether a process's error output is an error LLVM's diagnostic handler printed (then exiting), or a
+    fatal error of LLVM's about inline assembly."""
     return _LLVM_PRINTED_ERROR.search(printed) is not None
 
 
