@@ -31,12 +31,12 @@ _LLVM_QUOTED_LINE = re.compile(r"^(?:\S+: )?(?:error|warning): <inline asm>:\d+:
 # LLVM's code generator on an operand: "invalid operand for inline asm constraint 'i'", "couldn't allocate
 # output register for constraint 'x'"
 _LLVM_CONSTRAINT_ERROR = re.compile(r"^(?:.*: )?error: .*constraint '([^']+)'", re.M)
+# an error LLVM's handler printed before exiting, or a fatal error of LLVM's about inline assembly
+_LLVM_PRINTED_ERROR = re.compile(r"^(?:(?:\S+: )?error: |LLVM ERROR: .*\basm\b)", re.M)
 _PTXAS_ERROR_LINE = re.compile(r", line (\d+); error")
-# how LLVM's default diagnostic handler prints an error (`<inline asm>:1:2: ...`, `<unknown>:0:0: ...`)
 # PTX in a template: an instruction with type suffixes (`mov.u64`, after a `@%p` guard) or a special register
 _PTX_LIKE = re.compile(r"(?:^|[;{])\s*(?:@!?%\w+\s+)?[a-z]\w*(?:\.\w+)+\s|%(?:tid|ntid|ctaid|nctaid|laneid|warpid|smid|"
                        r"globaltimer|clock)\b", re.M)
-_LLVM_PRINTED_ERROR = re.compile(r"^(?:(?:\S+: )?error: |LLVM ERROR: .*\basm\b)", re.M)
 
 
 def has_inline_asm(llvm_ir: str) -> bool:
@@ -158,8 +158,8 @@ def warn_cpu(module: Any, llvm_message: str, triple: str) -> None:
 
 
 def distinct_diagnostics(printed: str) -> str:
-    """LLVM's diagnostics, each once: the assembly is assembled once per execution (per slot or pack of
-    slots), so LLVM prints the same message that many times."""
+    """LLVM's diagnostics, each once: each execution of the assembly (a slot, or `pack` of them) is its own
+    copy in the machine code, so LLVM prints the same message that many times."""
     starts = [match.start() for match in _LLVM_DIAGNOSTIC.finditer(printed)]
     if not starts:
         return printed.rstrip()
@@ -169,7 +169,8 @@ def distinct_diagnostics(printed: str) -> str:
         counts[block] = counts.get(block, 0) + 1
     blocks = [block + (f"\n(printed {n} times: once per execution of the assembly)" if n > 1 else "")
               for block, n in counts.items()]
-    return "\n".join([printed[:starts[0]].rstrip()] * bool(printed[:starts[0]].strip()) + blocks)
+    head = printed[:starts[0]].strip()
+    return "\n".join(([head] if head else []) + blocks)
 
 
 def ptxas_error(module: Any, ptx: str, error: Exception) -> InlineAsmError | None:

@@ -17,7 +17,8 @@ import subprocess
 import sys
 
 # `python -c` puts the working directory first on sys.path: a child must not import from there
-_BOOT = "import runpy, sys; sys.path[:1] = [p for p in sys.path[:1] if p]; runpy.run_path(sys.argv[1], run_name='__main__')"
+_BOOT = ("import runpy, sys; sys.path[:1] = [p for p in sys.path[:1] if p]; "
+         "runpy.run_path(sys.argv[1], run_name='__main__')")
 _SIZES = struct.Struct("<QQ")  # the reply: object and assembly byte counts, then the bytes
 
 
