@@ -272,22 +272,59 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     with kernel.timed("parse"):
         machine = llvm_tools.host_target_machine()
         module_ref = llvm_tools.parse(lowered.llvm_ir)
-    with kernel.timed("optimize"):
-        llvm_tools.optimize(module_ref, machine, **CPU_PIPELINE_TUNING)
-        kernel.asm["llir"] = str(module_ref)
-        _check_vector_widths(kernel)
-    # Machine code generation is the slowest step: the JIT does it once; the assembly text is only
-    # produced when someone will read it (ahead-of-time compiles, TILE_DUMP_IR).
-    if not native or os.environ.get("TILE_DUMP_IR"):
-        with kernel.timed("assembly"):
-            kernel.asm["asm"] = machine.emit_assembly(module_ref)
-    if native:
-        kernel.entry = lowered.entry
-        with kernel.timed("codegen"):
-            kernel.binary = machine.emit_object(module_ref)
-        if load:
-            with kernel.timed("load"):
-                kernel.runner = _make_runner(kernel)
+    # closed here, not by a garbage collection of an error's frames, which may dispose of the module's LLVM
+    # context first (a segfault; an error at the user's inline assembly is raised with the module alive)
+    with contextlib.closing(module_ref):
+        with kernel.timed("optimize"):
+            llvm_tools.optimize(module_ref, machine, **CPU_PIPELINE_TUNING)
+            kernel.asm["llir"] = str(module_ref)
+            _check_vector_widths(kernel)
+        # Machine code generation is the slowest step: the JIT does it once; the assembly text is only
+        # produced when someone will read it (ahead-of-time compiles, TILE_DUMP_IR).
+        want_assembly = not native or bool(os.environ.get("TILE_DUMP_IR"))
+        if native:
+            kernel.entry = lowered.entry
+        if _emits_in_child(kernel):
+            with kernel.timed("codegen"):
+                _emit_cpu_in_child(kernel, ttgir, native, want_assembly)
+        else:
+            if want_assembly:
+                with kernel.timed("assembly"):
+                    kernel.asm["asm"] = machine.emit_assembly(module_ref)
+            if native:
+                with kernel.timed("codegen"):
+                    kernel.binary = machine.emit_object(module_ref)
+    if native and load:
+        with kernel.timed("load"):
+            kernel.runner = _make_runner(kernel)
+
+
+def _emits_in_child(kernel: CompiledKernel) -> bool:
+    """Whether the kernel's machine code is made by a child process: LLVM exits the process on inline
+    assembly it cannot assemble (to_llvm/isolated_codegen.py); every other kernel is emitted here."""
+    from .to_llvm import inline_asm_errors, isolated_codegen
+
+    return inline_asm_errors.has_inline_asm(kernel.asm["llir"]) and isolated_codegen.available()
+
+
+def _emit_cpu_in_child(kernel: CompiledKernel, ttgir: Any, want_object: bool, want_assembly: bool) -> None:
+    """The object and/or assembly text of `kernel.asm["llir"]`, made by a child process; LLVM's error on
+    the inline assembly becomes an InlineAsmError at the kernel's call."""
+    from .to_llvm import inline_asm_errors, isolated_codegen, llvm_tools
+
+    options = llvm_tools.host_machine_options()
+    try:
+        obj, assembly, printed = isolated_codegen.emit(kernel.asm["llir"], options, want_object, want_assembly)
+    except isolated_codegen.IsolatedCodegenError as e:
+        if not inline_asm_errors.is_llvm_error(e.stderr):  # the child itself failed: say so as it is
+            raise
+        raise inline_asm_errors.cpu_error(ttgir, e.stderr, options["triple"]) from None
+    if printed.strip():  # LLVM's warnings, which it prints and goes on
+        inline_asm_errors.warn_cpu(ttgir, printed, options["triple"])
+    if assembly is not None:
+        kernel.asm["asm"] = assembly
+    if obj is not None:
+        kernel.binary = obj
 
 
 # the most elements of one LLVM vector the code generator takes: an instruction's operand count is
@@ -331,13 +368,21 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     if not native:
         perf_warnings.add_ptxas_findings(kernel, target.capability, None)
         return
-    from .runtime.cuda_tools import assemble_ptx
+    from .runtime.cuda_tools import PTXASError, assemble_ptx
 
     kernel.entry = lowered.entry
     ptxas_log: list[str] = []
     with kernel.timed("ptxas"):  # a child process: this thread's CPU clock sees only its start and wait
-        kernel.binary = assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], target.capability),
-                                     lowered.entry, ["-v"], ptxas_log)
+        try:
+            kernel.binary = assemble_ptx(kernel.asm["ptx"], ptx_arch(kernel.asm["ptx"], target.capability),
+                                         lowered.entry, ["-v"], ptxas_log)
+        except PTXASError as e:  # on the user's inline assembly: an error at the kernel's call
+            from .to_llvm.inline_asm_errors import ptxas_error
+
+            at_call = ptxas_error(ttgir, kernel.asm["ptx"], e)
+            if at_call is None:
+                raise
+            raise at_call from None
         perf_warnings.add_ptxas_findings(kernel, target.capability, ptxas_log[0])
     if load:
         with kernel.timed("load"):

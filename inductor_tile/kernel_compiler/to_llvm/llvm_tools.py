@@ -31,9 +31,16 @@ def initialize_all() -> None:
 
 def host_target_machine(opt: int = 3) -> llvm.TargetMachine:
     """A new target machine for this host (one per compile: a machine must not serve two threads at once)."""
+    options = host_machine_options(opt)
+    return llvm.Target.from_triple(options.pop("triple")).create_target_machine(**options)
+
+
+def host_machine_options(opt: int = 3) -> dict:
+    """What `host_target_machine` makes its machine from: the triple and `create_target_machine`'s
+    arguments (a child process makes the same machine from them: isolated_codegen.py)."""
     initialize()
     triple, cpu, features = _host()
-    return llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features, opt=opt, jit=True)
+    return {"triple": triple, "cpu": cpu, "features": features, "opt": opt, "jit": True}
 
 
 @functools.cache

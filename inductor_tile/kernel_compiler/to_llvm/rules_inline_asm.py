@@ -12,6 +12,10 @@ call returns a struct. Where the slots do not fill the last call (a scalar has o
 its extra outputs are dropped. A pure op's calls have no side effect, so LLVM may merge or drop them;
 other calls stay where they are. On a tensor, the `pack` slots of a call are `pack` consecutive elements of
 the tensor (the layout passes choose such layouts: `passes/packed_asm_layouts.py`; any other is refused here).
+Assembly the target cannot assemble is an error at the call, never a dead process: on the CPU, LLVM's
+assembler exits the process on it, so a kernel with inline assembly gets its machine code from a child
+process (`isolated_codegen.py`); ptxas runs as a child anyway; either's message then names the call
+(`inline_asm_errors.py`).
 """
 
 from __future__ import annotations
@@ -67,6 +71,13 @@ class _Packing:
         return out
 
 
+def _ir_string(text: str) -> str:
+    """`text` as the inside of an LLVM IR string (llvmlite's InlineAsm prints it as given): a `"` or `\\`
+    in the user's assembly (`.ascii "x"`) would end the string or start an escape there."""
+    return "".join(c if " " <= c <= "~" and c not in '"\\' else "".join(f"\\{b:02X}" for b in c.encode())
+                   for c in text)
+
+
 def _element_type(ty: ir.Type) -> ir.Type:
     return ty.element if isinstance(ty, ir.VectorType) else ty
 
@@ -116,7 +127,7 @@ def lower_elementwise_inline_asm(ctx: LoweringContext, op: Operation) -> None:
     results: list[list[ir.Value]] = [[] for _ in outs]
     for first in range(0, slots, pack):
         operands = [v for a, p in zip(args, ins) for v in p.pack(b, [element(a, first + i, p) for i in range(pack)])]
-        call = b.asm(fn_type, asm, constraints, operands, side_effect)
+        call = b.asm(fn_type, _ir_string(asm), _ir_string(constraints), operands, side_effect)
         values = [call] if len(returned) == 1 else [b.extract_value(call, i) for i in range(len(returned))]
         for k, p in enumerate(outs):
             results[k].extend(p.unpack(b, values[:p.count]))
