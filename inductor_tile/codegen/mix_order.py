@@ -9,6 +9,13 @@ kernel would, and adds each column sum's per-element value into a float32 accumu
 (``row_accumulators``), or a ``[1, RBLOCK]`` one that each step's rows are summed into. At the end
 the program stores its partial sums to a workspace ``[column sums, programs, row length]``.
 
+With ``rchunk`` (GPUs) the row tiles are ``[XBLOCK, RBLOCK // RCHUNK, RCHUNK]``: a row cut into chunks
+of ``RCHUNK`` columns, one vector access of each of a warp's 32 lanes. The compiler spreads lanes along
+the chunk and warps along the slowest dimension of equal contiguity first (``passes/coalesce.py``,
+``layouts.blocked_for``): the rows. With ``XBLOCK`` = warps each row lies in one warp (its reductions
+are warp shuffles, no barrier in the loop) and each thread keeps its columns' accumulators in registers;
+with fewer rows than warps the chunks of a row are spread over ``warps // XBLOCK`` warps.
+
 ```
 for xoffset in range(xstart, xstart + SPLIT, XBLOCK):
     xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
@@ -33,9 +40,11 @@ from __future__ import annotations
 import math
 
 import sympy
+import torch
 from torch.utils._sympy.functions import FloorDiv
 
-from .common import Unsupported, tl_dtype
+from . import reductions
+from .common import Unsupported, literal, tl_dtype
 from .kernel import TileKernelSource, node_comment
 from .ops import TileOps
 from .plan import GroupPlan, NodePlan, _same_numel, _size, is_static
@@ -70,7 +79,7 @@ class MixOrderKernelSource(TileKernelSource):
     accumulates the column sums ``columns`` into per-program partials (``WORKSPACE``)."""
 
     def __init__(self, plan: GroupPlan, columns: list[ColumnSum], name: str, launch, split: int,
-                 elide: set[str] = frozenset(), row_accumulators: bool = False):
+                 elide: set[str] = frozenset(), row_accumulators: bool = False, rchunk: int = 0):
         if plan.kind != "reduction" or not launch.persistent:
             raise Unsupported("mix-order: the row group must be a persistent reduction")
         if split % launch.xblock:
@@ -78,11 +87,35 @@ class MixOrderKernelSource(TileKernelSource):
         super().__init__(plan, name, launch, elide)
         self.columns = columns
         self.split = split
+        if rchunk and (self.rblock % rchunk or not row_accumulators):
+            raise Unsupported(f"mix-order: chunks of {rchunk} need row accumulators and RBLOCK {self.rblock} a multiple")
+        self.rchunk = rchunk  # 0: [XBLOCK, RBLOCK] row tiles; else [XBLOCK, RBLOCK // RCHUNK, RCHUNK]
         # [XBLOCK, RBLOCK] accumulators, reduced over their rows after the loop (one row per step: the same)
         self.row_accumulators = row_accumulators or self.xblock == 1
         self.partials: list[str] = []  # accumulator variable per column sum, in workspace order
         self.targets: list[str] = []  # the buffer each partial's total goes to
         self._column: ColumnSum | None = None
+
+    @property
+    def scalar_shape(self) -> str:
+        return "[1, 1, 1]" if self.rchunk else super().scalar_shape
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        """Row reductions of chunked rows: over the chunk, then over the chunks, kept [XBLOCK, 1, 1]."""
+        if not self.rchunk:
+            return super().reduction(dtype, src_dtype, reduction_type, value)
+        fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}.get(reduction_type)
+        if fn is None or dtype == torch.bool or src_dtype == torch.bool or not isinstance(value, str):
+            raise Unsupported(f"mix-order chunked rows: {reduction_type} of {dtype}")
+        key = (reduction_type, dtype, src_dtype, value)
+        if key not in self.reductions:
+            acc_dtype = reductions.result_dtype(dtype, reduction_type)
+            init = literal(reductions._identity(dtype, reduction_type), acc_dtype)
+            if acc_dtype != src_dtype:
+                value = self.define(f"{value}.to({tl_dtype(acc_dtype)})")
+            masked = self.define(f"tl.where(rmask & xmask, {value}, {init})")
+            self.reductions[key] = self.define(f"{fn}({fn}({masked}, 2), 1)[:, None, None]")
+        return self.reductions[key]
 
     # -- the column sums ------------------------------------------------------------
     def accumulate_column(self, value: str) -> str:
@@ -122,7 +155,11 @@ class MixOrderKernelSource(TileKernelSource):
                                   f"match rows {plan.xsizes} x {plan.rsizes}")
         if is_static(plan.rnumel):
             self.emit(f"rnumel = {plan.rnumel}")
-        self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
+        if self.rchunk:
+            self.emit("rindex = (tl.arange(0, RBLOCK // RCHUNK) * RCHUNK)[None, :, None] + "
+                      "tl.arange(0, RCHUNK)[None, None, :]")
+        else:
+            self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
         self.emit("rmask = rindex < rnumel")
         self._decode("rindex", [s.name for s in self.rsyms], plan.rsizes)
         head = len(self.lines)
@@ -131,7 +168,7 @@ class MixOrderKernelSource(TileKernelSource):
         self.emit("xstart = tl.program_id(0) * SPLIT")
         self.emit("for xoffset in range(xstart, xstart + SPLIT, XBLOCK):")
         self.indent += 1
-        self.emit("xindex = xoffset + tl.arange(0, XBLOCK)[:, None]")
+        self.emit(f"xindex = xoffset + tl.arange(0, XBLOCK)[:, {'None, None' if self.rchunk else 'None'}]")
         self.emit("xmask = xindex < xnumel")
         self._decode("xindex", [s.name for s in self.xsyms], plan.xsizes)
         for node in plan.nodes:
@@ -152,11 +189,15 @@ class MixOrderKernelSource(TileKernelSource):
         if len(self.targets) != len(self.columns) or not self.partials:
             raise Unsupported("mix-order: a column sum did not store its sum")
         shape = "[XBLOCK, RBLOCK]" if self.row_accumulators else "[1, RBLOCK]"
+        if self.rchunk:
+            shape = "[XBLOCK, RBLOCK // RCHUNK, RCHUNK]"
         for i, acc in enumerate(self.partials):
             self.lines.insert(head + i, f"    {acc} = tl.zeros({shape}, tl.float32)")
         self.emit("programs = tl.num_programs(0)")
         for i, acc in enumerate(self.partials):
             total = f"tl.sum({acc}, 0)[None, :]" if self.row_accumulators and self.xblock > 1 else acc
+            if self.rchunk:  # each warp's partials, combined once
+                total = f"tl.sum({acc}, 0)[None, :, :]"
             self.emit(f"tl.store({WORKSPACE} + ({i} * programs + tl.program_id(0)) * rnumel + rindex, {total}, "
                       "mask=rmask)")
         self._check_int32()
@@ -172,7 +213,8 @@ class MixOrderKernelSource(TileKernelSource):
             del self.args[WORKSPACE]
 
     def blocks(self) -> dict[str, int]:
-        return {"XBLOCK": self.xblock, "RBLOCK": self.rblock, "SPLIT": self.split}
+        blocks = {"XBLOCK": self.xblock, "RBLOCK": self.rblock, "SPLIT": self.split}
+        return {**blocks, "RCHUNK": self.rchunk} if self.rchunk else blocks
 
     def signature(self) -> tuple[dict[str, str], dict[str, int]]:
         sig, constexprs = super().signature()
