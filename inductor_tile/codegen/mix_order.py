@@ -114,7 +114,13 @@ class MixOrderKernelSource(TileKernelSource):
             if acc_dtype != src_dtype:
                 value = self.define(f"{value}.to({tl_dtype(acc_dtype)})")
             masked = self.define(f"tl.where(rmask & xmask, {value}, {init})")
-            self.reductions[key] = self.define(f"{fn}({fn}({masked}, 2), 1)[:, None, None]")
+            # a row within one warp: its chunks first (adds in each thread), then one trip across lanes;
+            # a row over several warps: each chunk across lanes first, then the chunks across warps
+            if self.launch.num_warps <= self.xblock:
+                chunks = f"{fn}({masked}, 1)[:, None, :]"
+                self.reductions[key] = self.define(f"{fn}({chunks}, 2)[:, :, None]")
+            else:
+                self.reductions[key] = self.define(f"{fn}({fn}({masked}, 2), 1)[:, None, None]")
         return self.reductions[key]
 
     # -- the column sums ------------------------------------------------------------
