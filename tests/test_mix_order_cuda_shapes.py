@@ -143,6 +143,8 @@ def test_chunked_rows_run_on_the_cpu(cuda_heuristics, h100, kind, cols, dtype, l
     assert in_warp == (cols <= 1024) and (in_warp or ", 2), 1)[:, None, None]" in rows), source
     assert "colacc0 = colacc0 + tmp" in columns and "tl.sum(" not in columns, source
     assert "tl.sum(colacc0, 0)[None, :, :]" in after, source
+    step = inside.split("for xoffset in range(")[1]  # the step's loads first, then the rows' reductions
+    assert step.count("tl.load(") >= 2 and step.rindex("tl.load(") < step.index("tl.sum("), source
 
 
 def _loop_barriers(ptx: str) -> int:

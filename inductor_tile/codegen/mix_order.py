@@ -95,6 +95,9 @@ class MixOrderKernelSource(TileKernelSource):
         self.partials: list[str] = []  # accumulator variable per column sum, in workspace order
         self.targets: list[str] = []  # the buffer each partial's total goes to
         self._column: ColumnSum | None = None
+        self.loop_at: int | None = None  # where a step's loads go (chunked rows; see _hoistable)
+        self.loop_indent = ""
+        self._to_loop = False
 
     @property
     def scalar_shape(self) -> str:
@@ -135,10 +138,33 @@ class MixOrderKernelSource(TileKernelSource):
 
     def _hoistable(self, name: str, expr) -> bool:
         """Loads of the same elements for every row (a norm's weight, at the columns' indices) are made
-        once, before the loop over rows: not of a buffer the kernel writes (a later row would read it)."""
+        once, before the loop over rows: not of a buffer the kernel writes (a later row would read it).
+        With chunked rows, the loads of a step's rows are made first in the step (``loop_at``): a row over
+        several warps has barriers in its reductions, which ptxas moves no load across."""
+        self._to_loop = False
         if self.hoist_at is None or self.masks or name in self.written or name in self._writes:
             return False
-        return expr.free_symbols <= set(self.rsyms) | self.size_args
+        if expr.free_symbols <= set(self.rsyms) | self.size_args:
+            return True
+        self._to_loop = self.loop_at is not None and expr.free_symbols <= set(self.xsyms) | set(self.rsyms) | \
+            self.size_args
+        return self._to_loop
+
+    def define(self, expr: str, hoist: bool = False) -> str:
+        if not hoist or expr in self.cse:
+            return super().define(expr, hoist)
+        if not self._to_loop:  # before the loop: the step's first line moves down
+            var = super().define(expr, hoist)
+            if self.loop_at is not None:
+                self.loop_at += 1
+            return var
+        outer = self.hoist_at, self.hoist_indent
+        self.hoist_at, self.hoist_indent = self.loop_at, self.loop_indent
+        try:
+            return super().define(expr, hoist)
+        finally:
+            self.loop_at = self.hoist_at
+            self.hoist_at, self.hoist_indent = outer
 
     def store_column(self, name: str, index, value: str) -> None:
         if value != self.partials[-1] or len(self.targets) != len(self.partials) - 1:
@@ -177,6 +203,8 @@ class MixOrderKernelSource(TileKernelSource):
         self.emit(f"xindex = xoffset + tl.arange(0, XBLOCK)[:, {'None, None' if self.rchunk else 'None'}]")
         self.emit("xmask = xindex < xnumel")
         self._decode("xindex", [s.name for s in self.xsyms], plan.xsizes)
+        if self.rchunk:
+            self.loop_at, self.loop_indent = len(self.lines), "    " * self.indent
         for node in plan.nodes:
             self.current = node
             self.emit(node_comment(node))
