@@ -124,13 +124,16 @@ def test_cuda_shaped_kernels_run_on_the_cpu(cuda_heuristics, h100, kind, dtype, 
     assert "tl.sum(colacc0, 0)" in after, source
 
 
-@pytest.mark.parametrize("kind, cols, dtype, launch", [
-    ("layernorm", 600, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=4, RCHUNK=256, num_warps=4"),
-    ("rmsnorm", 2000, torch.bfloat16, "XBLOCK=2, RBLOCK=2048, SPLIT=4, RCHUNK=256, num_warps=4"),
-    ("layernorm", 300, torch.float32, "XBLOCK=4, RBLOCK=512, SPLIT=4, RCHUNK=128, num_warps=4")])
-def test_chunked_rows_run_on_the_cpu(cuda_heuristics, h100, kind, cols, dtype, launch, monkeypatch):
-    # 1001 rows, 4 per program (251 programs, the last has 1); rows of 2000 columns: 2 warps each
-    mix, total = _compile_and_check(kind, 1001, cols, dtype, monkeypatch)
+@pytest.mark.parametrize("kind, cols, dtype, launch, prefetch", [
+    ("layernorm", 600, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=20, RCHUNK=256, num_warps=4", True),
+    ("rmsnorm", 2000, torch.bfloat16, "XBLOCK=2, RBLOCK=2048, SPLIT=20, RCHUNK=256, num_warps=4", False),
+    ("layernorm", 300, torch.float32, "XBLOCK=4, RBLOCK=512, SPLIT=20, RCHUNK=128, num_warps=4", True),
+    ("rmsnorm", 1000, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=20, RCHUNK=256, num_warps=4", False)])
+def test_chunked_rows_run_on_the_cpu(cuda_heuristics, h100, kind, cols, dtype, launch, prefetch, monkeypatch):
+    # 5001 rows, 20 per program (251 programs, the last has 1); rows of 2000 columns: 2 warps each; the next
+    # step's rows loaded in this one where a lane holds at most three 16-byte accesses of a row (600 and
+    # 300 columns; 1000 columns of fp16 take four)
+    mix, total = _compile_and_check(kind, 5001, cols, dtype, monkeypatch)
     assert "[(251, 1, 1)]" in mix and launch in mix, mix
     assert f", {cols}, 251, XBLOCK=" in total, total
     source = metrics.kernel_sources[mix.split("[")[0]]
@@ -143,8 +146,9 @@ def test_chunked_rows_run_on_the_cpu(cuda_heuristics, h100, kind, cols, dtype, l
     assert in_warp == (cols <= 1024) and (in_warp or ", 2), 1)[:, None, None]" in rows), source
     assert "colacc0 = colacc0 + tmp" in columns and "tl.sum(" not in columns, source
     assert "tl.sum(colacc0, 0)[None, :, :]" in after, source
-    step = inside.split("for xoffset in range(")[1]  # the step's loads first, then the rows' reductions
+    before, step = inside.split("for xoffset in range(")  # the step's loads first, then the rows' reductions
     assert step.count("tl.load(") >= 2 and step.rindex("tl.load(") < step.index("tl.sum("), source
+    assert ("_next = tl.load(" in step and "x0_first)" in before) == prefetch, source
 
 
 def _loop_barriers(ptx: str) -> int:

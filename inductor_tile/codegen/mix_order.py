@@ -38,6 +38,7 @@ column sum, stores each total in its buffer's dtype and runs the sums' pointwise
 from __future__ import annotations
 
 import math
+import re
 
 import sympy
 import torch
@@ -79,7 +80,8 @@ class MixOrderKernelSource(TileKernelSource):
     accumulates the column sums ``columns`` into per-program partials (``WORKSPACE``)."""
 
     def __init__(self, plan: GroupPlan, columns: list[ColumnSum], name: str, launch, split: int,
-                 elide: set[str] = frozenset(), row_accumulators: bool = False, rchunk: int = 0):
+                 elide: set[str] = frozenset(), row_accumulators: bool = False, rchunk: int = 0,
+                 prefetch: bool = False):
         if plan.kind != "reduction" or not launch.persistent:
             raise Unsupported("mix-order: the row group must be a persistent reduction")
         if split % launch.xblock:
@@ -96,6 +98,8 @@ class MixOrderKernelSource(TileKernelSource):
         self.targets: list[str] = []  # the buffer each partial's total goes to
         self._column: ColumnSum | None = None
         self.loop_at: int | None = None  # where a step's loads go (chunked rows; see _hoistable)
+        self.prefetch = prefetch and bool(rchunk)  # the next step's loads made in this one (`_prefetch`)
+        self._step_loads: list[str] = []
         self.loop_indent = ""
         self._to_loop = False
 
@@ -161,7 +165,9 @@ class MixOrderKernelSource(TileKernelSource):
         outer = self.hoist_at, self.hoist_indent
         self.hoist_at, self.hoist_indent = self.loop_at, self.loop_indent
         try:
-            return super().define(expr, hoist)
+            var = super().define(expr, hoist)
+            self._step_loads.append(var)
+            return var
         finally:
             self.loop_at = self.hoist_at
             self.hoist_at, self.hoist_indent = outer
@@ -219,6 +225,8 @@ class MixOrderKernelSource(TileKernelSource):
             with V.set_ops_handler(_ColumnOps(self)):
                 column.body(*args)
         self.current = self._column = None
+        if self.prefetch:
+            self._prefetch()
         self.indent -= 1
         if len(self.targets) != len(self.columns) or not self.partials:
             raise Unsupported("mix-order: a column sum did not store its sum")
@@ -236,6 +244,52 @@ class MixOrderKernelSource(TileKernelSource):
                       "mask=rmask)")
         self._check_int32()
         return self._assemble()
+
+    def _prefetch(self) -> None:
+        """Software pipelining of the step's loads (chunked rows, registers allowing): the first step's
+        loads before the loop, each step loading the next one's rows (masked to the program's and the
+        tensor's rows) before computing its own, which were loaded one step earlier, so that a warp's
+        loads are in flight while it reduces, stores and accumulates.
+
+        ```
+        xindex = xstart + tl.arange(0, XBLOCK)[:, None, None]  ... tmp0 = tl.load(... x0 ...)
+        for xoffset in range(xstart, xstart + SPLIT, XBLOCK):
+            xindex_next = xindex + XBLOCK  ... tmp0_next = tl.load(... x0_next ...)
+            ... the step, with tmp0 ...
+            tmp0 = tmp0_next
+        ```"""
+        if not self._step_loads:
+            return
+        begin, end = self.loop_at - len(self._step_loads), self.loop_at
+        step = [f"{self.loop_indent}{var} = " for var in self._step_loads]
+        if [line[:len(head)] for line, head in zip(self.lines[begin:end], step)] != step:
+            raise Unsupported("mix-order: the step's loads are not its first lines")
+        columns = re.compile(r"\b(" + "|".join(sym.name for sym in self.rsyms) + r")\b")
+        # row tiles only: a row's own values (a norm's mean and rstd, [XBLOCK, 1, 1]) carried across steps
+        # would take the layout of their loads, not of the tiles they are broadcast into
+        chosen = [i for i in range(begin, end) if self.rsyms and columns.search(self.lines[i])]
+        if not chosen or any(re.search(r"\btmp\d+\b", self.lines[i].split(" = ", 1)[1]) for i in chosen):
+            return  # an index or mask computed in the step: loaded in the step
+        loads = [self.lines[i] for i in chosen]
+        kept = [self.lines[i] for i in range(begin, end) if i not in chosen]
+        names = [line.strip().split(" = ", 1)[0] for line in loads]
+        head = next(i for i, line in enumerate(self.lines) if line.lstrip().startswith("for xoffset in range("))
+        decode = self.lines[head + 1:begin]  # xindex, xmask, the row indices
+        pattern = re.compile(r"\b(" + "|".join(["xindex", "xmask"] + [sym.name for sym in self.xsyms]) + r")\b")
+
+        def renamed(line: str, suffix: str) -> str:
+            return pattern.sub(lambda m: f"{m.group(1)}_{suffix}", line)
+
+        outer = self.loop_indent[4:]
+        first = [f"{outer}xindex_first = xstart + tl.arange(0, XBLOCK)[:, None, None]"]
+        first += [outer + renamed(line, "first").lstrip() for line in decode[1:] + loads]
+        ahead = [f"{self.loop_indent}xindex_next = xindex + XBLOCK",
+                 f"{self.loop_indent}xmask_next = (xindex_next < xnumel) & (xindex_next < xstart + SPLIT)"]
+        ahead += [renamed(line, "next") for line in decode[2:]]
+        ahead += [renamed(line, "next").replace(f"{var} = ", f"{var}_next = ", 1) for var, line in zip(names, loads)]
+        self.lines[begin:end] = ahead + kept
+        self.lines[head:head] = first
+        self.lines += [f"{self.loop_indent}{var} = {var}_next" for var in names]
 
     def _assemble(self) -> str:
         self.args[WORKSPACE] = WORKSPACE

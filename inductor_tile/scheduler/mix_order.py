@@ -61,6 +61,12 @@ GPU_ROW_WARPS = 4
 GPU_ROW_THREADS_PER_SM = 256
 GPU_ACCESS_BYTES = 16
 WARP_ROWS = os.environ.get("TILE_MIX_ORDER_WARP_ROWS", "1") != "0"
+# ... and, where a lane holds at most GPU_PREFETCH_BYTES_PER_LANE of a row (768 fp16 columns over one warp:
+# three 16-byte accesses), the next step's rows load during this one (``MixOrderKernelSource.prefetch``):
+# sm_90 registers of the layer norm backward's kernel 191 -> 236 at 768 fp16; with four accesses (1024
+# fp16 columns, 768 fp32, 2048 over two warps) 247-255 (off: TILE_MIX_ORDER_PREFETCH=0).
+GPU_PREFETCH_BYTES_PER_LANE = 48
+PREFETCH = os.environ.get("TILE_MIX_ORDER_PREFETCH", "1") != "0"
 CPU_PROGRAMS = 16  # the CPU target: about this many programs
 CPU_MAX_SPLIT = 256
 # GPUs: pair only where the input is larger than L2 and rows outnumber columns (Inductor's rule)
@@ -314,7 +320,8 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
         launch, rchunk = chunked
         split = _split(device_type, hint(plan.xnumel), launch, index, GPU_ROW_THREADS_PER_SM)
         try:
-            return _source(scheduling, plan, rows, sums, name, launch, split, True, rchunk)
+            return _source(scheduling, plan, rows, sums, name, launch, split, True, rchunk,
+                           _prefetch(plan, launch, rchunk))
         except Unsupported as e:  # a row reduction the chunked rows do not take: [XBLOCK, RBLOCK] tiles
             log.info("tile: mix-order %s without chunked rows: %s", name, e)
     launch = _launch(device_type, plan)
@@ -329,14 +336,23 @@ def _smallest_read(rows: list) -> int:
     return min(sizes, default=4)
 
 
+def _prefetch(plan, launch: heuristics.LaunchConfig, rchunk: int) -> bool:
+    """Whether chunked rows load the next step while computing this one: where the columns a lane holds
+    of a row (the first warp of a row: chunks wholly past the row's end hold none) take at most
+    GPU_PREFETCH_BYTES_PER_LANE bytes of `RCHUNK / 32`-element 16-byte accesses."""
+    row_warps = max(1, launch.num_warps // launch.xblock)
+    chunks = min(launch.rblock // rchunk // row_warps, -(-hint(plan.rnumel) // rchunk))
+    return PREFETCH and chunks * GPU_ACCESS_BYTES <= GPU_PREFETCH_BYTES_PER_LANE
+
+
 def _source(scheduling, plan, rows: list, sums: list[ColumnSum], name: str, launch, split: int,
-            accumulators: bool, rchunk: int = 0):
+            accumulators: bool, rchunk: int = 0, prefetch: bool = False):
     from .scheduling import _generate as source_of
 
     local = scheduling._kernel_local_buffers(rows + [column.snode for column in sums])  # rstd, read by a sum
     while True:
         kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local, row_accumulators=accumulators,
-                                      rchunk=rchunk)
+                                      rchunk=rchunk, prefetch=prefetch)
         try:
             return kernel, source_of(kernel)  # a generator error is Unsupported: the pair's groups instead
         except NeedsBuffer as e:
