@@ -54,8 +54,9 @@ GPU_ACC_PER_THREAD = 32  # [XBLOCK, RBLOCK] column accumulators up to this many 
 # GPUs, rows cut into chunks of one 16-byte access per lane (``MixOrderKernelSource.rchunk``): a warp
 # holds up to GPU_ROW_ELEMS_PER_LANE columns of a row per lane (768 and 1024 columns: one warp per row,
 # 24 or 32 a lane; 4096: four warps per row), GPU_ROW_WARPS warps a program at least, and at sm_90 the
-# layer norm backward's kernel then takes 220-250 registers a thread: GPU_ROW_THREADS_PER_SM threads
-# of programs per SM. Off (TILE_MIX_ORDER_WARP_ROWS=0): [XBLOCK, RBLOCK] tiles, rows across warps.
+# norm backwards' kernels then take 190-255 registers a thread: GPU_ROW_THREADS_PER_SM threads of
+# programs per SM. Off (TILE_MIX_ORDER_WARP_ROWS=0): [XBLOCK, RBLOCK] tiles, rows across warps. (These
+# switches are not part of the graph cache's key: A/B them with TILE_GRAPH_CACHE=0.)
 GPU_ROW_ELEMS_PER_LANE = 32
 GPU_ROW_WARPS = 4
 GPU_ROW_THREADS_PER_SM = 256
