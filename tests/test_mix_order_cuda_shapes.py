@@ -1,9 +1,9 @@
 """Mix-order reductions shaped for CUDA (``config.mix_order``), checked on this machine: the shapes the
 GPU rule picks (few programs over many rows, 16 warps, ``XBLOCK`` rows per step, [XBLOCK, RBLOCK] column
 accumulators), the generated kernels run on the CPU with those shapes (values against float64, every
-allocation NaN-poisoned), and the first kernel compiled for sm_90: at most 64 registers a thread and no
-spills, so that 1024 threads of programs (two of 16 warps, one of 32) fit an SM's 65536 registers, as the
-rule assumes."""
+allocation NaN-poisoned), and the first kernel compiled for sm_90: no spills, and the threads the rule
+puts on an SM fit its 65536 registers (1024 with [XBLOCK, RBLOCK] tiles at 64 registers; 256 with chunked
+rows, ``mix_order._chunked_launch``, whose rows of up to 1024 columns have no barrier in the loop)."""
 
 from __future__ import annotations
 
@@ -50,6 +50,25 @@ def test_gpu_rule_with_8192_element_steps(h100, rows, cols, xblock, split):
     assert mix_order._split("cuda", rows, launch) == split and -(-rows // split) <= SMS
 
 
+@pytest.mark.parametrize("rows, cols, itemsize, xblock, warps, rchunk, split", [
+    (16384, 768, 2, 4, 4, 256, 64), (8192, 4096, 2, 1, 4, 256, 32), (16384, 2048, 2, 2, 4, 256, 64),
+    (8192, 8192, 2, 1, 8, 256, 63), (16384, 768, 4, 4, 4, 128, 64)])
+def test_gpu_rule_chunked_rows(h100, rows, cols, itemsize, xblock, warps, rchunk, split):
+    # up to 32 columns a lane per warp: one warp per row up to 1024 columns, 4 warps at 4096
+    launch, chunk = mix_order._chunked_launch("cuda", GroupPlan("reduction", [rows], [cols]), itemsize)
+    assert (launch.xblock, launch.num_warps, chunk) == (xblock, warps, rchunk)
+    assert launch.rblock // (launch.num_warps // launch.xblock * 32) <= mix_order.GPU_ROW_ELEMS_PER_LANE
+    split_ = mix_order._split("cuda", rows, launch, threads_per_sm=mix_order.GPU_ROW_THREADS_PER_SM)
+    assert split_ == split and -(-rows // split_) * warps * 32 <= SMS * mix_order.GPU_ROW_THREADS_PER_SM
+
+
+def test_gpu_rule_chunked_rows_only_where_a_row_fills_a_chunk(h100, monkeypatch):
+    assert mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [128]), 2) is None
+    assert mix_order._chunked_launch("cpu", GroupPlan("reduction", [16384], [768]), 2) is None
+    monkeypatch.setattr(mix_order, "WARP_ROWS", False)
+    assert mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [768]), 2) is None
+
+
 def test_cpu_rule_unchanged():
     launch = mix_order._launch("cpu", GroupPlan("reduction", [300], [48]))
     assert (launch.xblock, launch.rblock, launch.num_warps) == (4, 64, None)
@@ -92,6 +111,7 @@ def _compile_and_check(kind, rows, cols, dtype, monkeypatch):
 
 @pytest.mark.parametrize("kind, dtype", [("layernorm", torch.float16), ("rmsnorm", torch.bfloat16)])
 def test_cuda_shaped_kernels_run_on_the_cpu(cuda_heuristics, h100, kind, dtype, monkeypatch):
+    monkeypatch.setattr(mix_order, "WARP_ROWS", False)  # [XBLOCK, RBLOCK] row tiles
     # 1001 rows: 16 per program (XBLOCK 16 x RBLOCK 256), the last program has 9; 200 columns of 256
     mix, total = _compile_and_check(kind, 1001, 200, dtype, monkeypatch)
     assert "[(63, 1, 1)]" in mix and "XBLOCK=16, RBLOCK=256, SPLIT=16, num_warps=16" in mix, mix
@@ -104,12 +124,54 @@ def test_cuda_shaped_kernels_run_on_the_cpu(cuda_heuristics, h100, kind, dtype, 
     assert "tl.sum(colacc0, 0)" in after, source
 
 
+@pytest.mark.parametrize("kind, cols, dtype, launch, prefetch", [
+    ("layernorm", 600, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=20, RCHUNK=256, num_warps=4", True),
+    ("rmsnorm", 2000, torch.bfloat16, "XBLOCK=2, RBLOCK=2048, SPLIT=20, RCHUNK=256, num_warps=4", False),
+    ("layernorm", 300, torch.float32, "XBLOCK=4, RBLOCK=512, SPLIT=20, RCHUNK=128, num_warps=4", True),
+    ("rmsnorm", 1000, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=20, RCHUNK=256, num_warps=4", False)])
+def test_chunked_rows_run_on_the_cpu(cuda_heuristics, h100, kind, cols, dtype, launch, prefetch, monkeypatch):
+    # 5001 rows, 20 per program (251 programs, the last has 1); rows of 2000 columns: 2 warps each; the next
+    # step's rows loaded in this one where a lane holds at most three 16-byte accesses of a row (600 and
+    # 300 columns; 1000 columns of fp16 take four)
+    mix, total = _compile_and_check(kind, 5001, cols, dtype, monkeypatch)
+    assert "[(251, 1, 1)]" in mix and launch in mix, mix
+    assert f", {cols}, 251, XBLOCK=" in total, total
+    source = metrics.kernel_sources[mix.split("[")[0]]
+    assert "xindex = xoffset + tl.arange(0, XBLOCK)[:, None, None]" in source
+    assert "colacc0 = tl.zeros([XBLOCK, RBLOCK // RCHUNK, RCHUNK], tl.float32)" in source
+    inside, after = source.split("programs = tl.num_programs(0)")
+    rows, columns = inside.split("(column sum)", 1)
+    # a row in one warp: its chunks summed in each thread, then across lanes; in several: the reverse
+    in_warp = ", 1)[:, None, :], 2)[:, :, None]" in rows
+    assert in_warp == (cols <= 1024) and (in_warp or ", 2), 1)[:, None, None]" in rows), source
+    assert "colacc0 = colacc0 + tmp" in columns and "tl.sum(" not in columns, source
+    assert "tl.sum(colacc0, 0)[None, :, :]" in after, source
+    before, step = inside.split("for xoffset in range(")  # the step's loads first, then the rows' reductions
+    assert step.count("tl.load(") >= 2 and step.rindex("tl.load(") < step.index("tl.sum("), source
+    assert ("_next = tl.load(" in step and "x0_first)" in before) == prefetch, source
+
+
+def _loop_barriers(ptx: str) -> int:
+    """bar.sync inside the PTX's longest backward branch (the loop over rows)."""
+    lines, labels, loop = ptx.splitlines(), {}, (0, -1)
+    for i, line in enumerate(lines):
+        if match := re.match(r"^(\$L__BB\d+_\d+):", line):
+            labels[match.group(1)] = i
+        match = re.search(r"bra(?:\.uni)?\s+(\$L__BB\d+_\d+);", line)
+        if match and match.group(1) in labels and i - labels[match.group(1)] > loop[1] - loop[0]:
+            loop = (labels[match.group(1)], i)
+    assert loop[1] > 0, "no loop"
+    return sum("bar.sync" in line or "barrier.sync" in line for line in lines[loop[0]:loop[1] + 1])
+
+
+@pytest.mark.parametrize("warp_rows", [True, False], ids=["chunked", "tiles"])
 @pytest.mark.parametrize("rows, cols, dtype", [
     (1100, 768, torch.float16), (1100, 768, torch.float32), (300, 4096, torch.float16), (300, 4096, torch.float32),
     (300, 8192, torch.bfloat16)])
-def test_first_kernel_fits_1024_threads_per_sm(cuda_heuristics, h100, rows, cols, dtype, monkeypatch):
+def test_first_kernel_fits_its_threads_per_sm(cuda_heuristics, h100, rows, cols, dtype, warp_rows, monkeypatch):
     import inductor_tile
 
+    monkeypatch.setattr(mix_order, "WARP_ROWS", warp_rows)
     _compile_and_check("layernorm", rows, cols, dtype, monkeypatch)
     (fn, signature, constexprs), = [r for r in cuda_heuristics if r[0].__name__.startswith("tile_mix_")]
     pointers = [name for name, ty in signature.items() if ty.startswith("*") or ty.startswith("i")]
@@ -117,4 +179,9 @@ def test_first_kernel_fits_1024_threads_per_sm(cuda_heuristics, h100, rows, cols
     ptx = inductor_tile.compile(fn, signature, constexprs=constexprs, target="cuda:90", num_warps=warps,
                                 divisible_by_16=pointers).asm["ptx"]
     stats = ptx_stats(ptx, "sm_90")
-    assert stats["spill bytes"] == 0 and stats["registers"] <= 64, stats
+    chunked = "RCHUNK=" in metrics.launch_lines[fn.__name__]
+    assert chunked == warp_rows
+    threads = mix_order.GPU_ROW_THREADS_PER_SM if chunked else mix_order.GPU_THREADS_PER_SM
+    assert stats["spill bytes"] == 0 and stats["registers"] * threads <= 65536, stats
+    if chunked and cols <= 1024:  # one warp per row: its reductions are shuffles, no barrier in the loop
+        assert _loop_barriers(ptx) == 0

@@ -9,6 +9,13 @@ kernel would, and adds each column sum's per-element value into a float32 accumu
 (``row_accumulators``), or a ``[1, RBLOCK]`` one that each step's rows are summed into. At the end
 the program stores its partial sums to a workspace ``[column sums, programs, row length]``.
 
+With ``rchunk`` (GPUs) the row tiles are ``[XBLOCK, RBLOCK // RCHUNK, RCHUNK]``: a row cut into chunks
+of ``RCHUNK`` columns, one vector access of each of a warp's 32 lanes. The compiler spreads lanes along
+the chunk and warps along the slowest dimension of equal contiguity first (``passes/coalesce.py``,
+``layouts.blocked_for``): the rows. With ``XBLOCK`` = warps each row lies in one warp (its reductions
+are warp shuffles, no barrier in the loop) and each thread keeps its columns' accumulators in registers;
+with fewer rows than warps the chunks of a row are spread over ``warps // XBLOCK`` warps.
+
 ```
 for xoffset in range(xstart, xstart + SPLIT, XBLOCK):
     xindex = xoffset + tl.arange(0, XBLOCK)[:, None]
@@ -31,11 +38,14 @@ column sum, stores each total in its buffer's dtype and runs the sums' pointwise
 from __future__ import annotations
 
 import math
+import re
 
 import sympy
+import torch
 from torch.utils._sympy.functions import FloorDiv
 
-from .common import Unsupported, tl_dtype
+from . import reductions
+from .common import Unsupported, literal, tl_dtype
 from .kernel import TileKernelSource, node_comment
 from .ops import TileOps
 from .plan import GroupPlan, NodePlan, _same_numel, _size, is_static
@@ -70,7 +80,8 @@ class MixOrderKernelSource(TileKernelSource):
     accumulates the column sums ``columns`` into per-program partials (``WORKSPACE``)."""
 
     def __init__(self, plan: GroupPlan, columns: list[ColumnSum], name: str, launch, split: int,
-                 elide: set[str] = frozenset(), row_accumulators: bool = False):
+                 elide: set[str] = frozenset(), row_accumulators: bool = False, rchunk: int = 0,
+                 prefetch: bool = False):
         if plan.kind != "reduction" or not launch.persistent:
             raise Unsupported("mix-order: the row group must be a persistent reduction")
         if split % launch.xblock:
@@ -78,11 +89,46 @@ class MixOrderKernelSource(TileKernelSource):
         super().__init__(plan, name, launch, elide)
         self.columns = columns
         self.split = split
+        if rchunk and (self.rblock % rchunk or not row_accumulators):
+            raise Unsupported(f"mix-order: chunks of {rchunk} need row accumulators and RBLOCK {self.rblock} a multiple")
+        self.rchunk = rchunk  # 0: [XBLOCK, RBLOCK] row tiles; else [XBLOCK, RBLOCK // RCHUNK, RCHUNK]
         # [XBLOCK, RBLOCK] accumulators, reduced over their rows after the loop (one row per step: the same)
         self.row_accumulators = row_accumulators or self.xblock == 1
         self.partials: list[str] = []  # accumulator variable per column sum, in workspace order
         self.targets: list[str] = []  # the buffer each partial's total goes to
         self._column: ColumnSum | None = None
+        self.loop_at: int | None = None  # where a step's loads go (chunked rows; see _hoistable)
+        self.prefetch = prefetch and bool(rchunk)  # the next step's loads made in this one (`_prefetch`)
+        self._step_loads: list[str] = []
+        self.loop_indent = ""
+        self._to_loop = False
+
+    @property
+    def scalar_shape(self) -> str:
+        return "[1, 1, 1]" if self.rchunk else super().scalar_shape
+
+    def reduction(self, dtype, src_dtype, reduction_type, value):
+        """Row reductions of chunked rows: over the chunk, then over the chunks, kept [XBLOCK, 1, 1]."""
+        if not self.rchunk:
+            return super().reduction(dtype, src_dtype, reduction_type, value)
+        fn = {"sum": "tl.sum", "max": "tl.max", "min": "tl.min"}.get(reduction_type)
+        if fn is None or dtype == torch.bool or src_dtype == torch.bool or not isinstance(value, str):
+            raise Unsupported(f"mix-order chunked rows: {reduction_type} of {dtype}")
+        key = (reduction_type, dtype, src_dtype, value)
+        if key not in self.reductions:
+            acc_dtype = reductions.result_dtype(dtype, reduction_type)
+            init = literal(reductions._identity(dtype, reduction_type), acc_dtype)
+            if acc_dtype != src_dtype:
+                value = self.define(f"{value}.to({tl_dtype(acc_dtype)})")
+            masked = self.define(f"tl.where(rmask & xmask, {value}, {init})")
+            # a row within one warp: its chunks first (adds in each thread), then one trip across lanes;
+            # a row over several warps: each chunk across lanes first, then the chunks across warps
+            if self.launch.num_warps <= self.xblock:
+                chunks = f"{fn}({masked}, 1)[:, None, :]"
+                self.reductions[key] = self.define(f"{fn}({chunks}, 2)[:, :, None]")
+            else:
+                self.reductions[key] = self.define(f"{fn}({fn}({masked}, 2), 1)[:, None, None]")
+        return self.reductions[key]
 
     # -- the column sums ------------------------------------------------------------
     def accumulate_column(self, value: str) -> str:
@@ -96,10 +142,35 @@ class MixOrderKernelSource(TileKernelSource):
 
     def _hoistable(self, name: str, expr) -> bool:
         """Loads of the same elements for every row (a norm's weight, at the columns' indices) are made
-        once, before the loop over rows: not of a buffer the kernel writes (a later row would read it)."""
+        once, before the loop over rows: not of a buffer the kernel writes (a later row would read it).
+        With chunked rows, the loads of a step's rows are made first in the step (``loop_at``): a row over
+        several warps has barriers in its reductions, which ptxas moves no load across."""
+        self._to_loop = False
         if self.hoist_at is None or self.masks or name in self.written or name in self._writes:
             return False
-        return expr.free_symbols <= set(self.rsyms) | self.size_args
+        if expr.free_symbols <= set(self.rsyms) | self.size_args:
+            return True
+        self._to_loop = self.loop_at is not None and expr.free_symbols <= set(self.xsyms) | set(self.rsyms) | \
+            self.size_args
+        return self._to_loop
+
+    def define(self, expr: str, hoist: bool = False) -> str:
+        if not hoist or expr in self.cse:
+            return super().define(expr, hoist)
+        if not self._to_loop:  # before the loop: the step's first line moves down
+            var = super().define(expr, hoist)
+            if self.loop_at is not None:
+                self.loop_at += 1
+            return var
+        outer = self.hoist_at, self.hoist_indent
+        self.hoist_at, self.hoist_indent = self.loop_at, self.loop_indent
+        try:
+            var = super().define(expr, hoist)
+            self._step_loads.append(var)
+            return var
+        finally:
+            self.loop_at = self.hoist_at
+            self.hoist_at, self.hoist_indent = outer
 
     def store_column(self, name: str, index, value: str) -> None:
         if value != self.partials[-1] or len(self.targets) != len(self.partials) - 1:
@@ -122,7 +193,11 @@ class MixOrderKernelSource(TileKernelSource):
                                   f"match rows {plan.xsizes} x {plan.rsizes}")
         if is_static(plan.rnumel):
             self.emit(f"rnumel = {plan.rnumel}")
-        self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
+        if self.rchunk:
+            self.emit("rindex = (tl.arange(0, RBLOCK // RCHUNK) * RCHUNK)[None, :, None] + "
+                      "tl.arange(0, RCHUNK)[None, None, :]")
+        else:
+            self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
         self.emit("rmask = rindex < rnumel")
         self._decode("rindex", [s.name for s in self.rsyms], plan.rsizes)
         head = len(self.lines)
@@ -131,9 +206,11 @@ class MixOrderKernelSource(TileKernelSource):
         self.emit("xstart = tl.program_id(0) * SPLIT")
         self.emit("for xoffset in range(xstart, xstart + SPLIT, XBLOCK):")
         self.indent += 1
-        self.emit("xindex = xoffset + tl.arange(0, XBLOCK)[:, None]")
+        self.emit(f"xindex = xoffset + tl.arange(0, XBLOCK)[:, {'None, None' if self.rchunk else 'None'}]")
         self.emit("xmask = xindex < xnumel")
         self._decode("xindex", [s.name for s in self.xsyms], plan.xsizes)
+        if self.rchunk:
+            self.loop_at, self.loop_indent = len(self.lines), "    " * self.indent
         for node in plan.nodes:
             self.current = node
             self.emit(node_comment(node))
@@ -148,19 +225,71 @@ class MixOrderKernelSource(TileKernelSource):
             with V.set_ops_handler(_ColumnOps(self)):
                 column.body(*args)
         self.current = self._column = None
+        if self.prefetch:
+            self._prefetch()
         self.indent -= 1
         if len(self.targets) != len(self.columns) or not self.partials:
             raise Unsupported("mix-order: a column sum did not store its sum")
         shape = "[XBLOCK, RBLOCK]" if self.row_accumulators else "[1, RBLOCK]"
+        if self.rchunk:
+            shape = "[XBLOCK, RBLOCK // RCHUNK, RCHUNK]"
         for i, acc in enumerate(self.partials):
             self.lines.insert(head + i, f"    {acc} = tl.zeros({shape}, tl.float32)")
         self.emit("programs = tl.num_programs(0)")
         for i, acc in enumerate(self.partials):
             total = f"tl.sum({acc}, 0)[None, :]" if self.row_accumulators and self.xblock > 1 else acc
+            if self.rchunk:  # each warp's partials, combined once
+                total = f"tl.sum({acc}, 0)[None, :, :]"
             self.emit(f"tl.store({WORKSPACE} + ({i} * programs + tl.program_id(0)) * rnumel + rindex, {total}, "
                       "mask=rmask)")
         self._check_int32()
         return self._assemble()
+
+    def _prefetch(self) -> None:
+        """Software pipelining of the step's loads (chunked rows, registers allowing): the first step's
+        loads before the loop, each step loading the next one's rows (masked to the program's and the
+        tensor's rows) before computing its own, which were loaded one step earlier, so that a warp's
+        loads are in flight while it reduces, stores and accumulates.
+
+        ```
+        xindex = xstart + tl.arange(0, XBLOCK)[:, None, None]  ... tmp0 = tl.load(... x0 ...)
+        for xoffset in range(xstart, xstart + SPLIT, XBLOCK):
+            xindex_next = xindex + XBLOCK  ... tmp0_next = tl.load(... x0_next ...)
+            ... the step, with tmp0 ...
+            tmp0 = tmp0_next
+        ```"""
+        if not self._step_loads:
+            return
+        begin, end = self.loop_at - len(self._step_loads), self.loop_at
+        step = [f"{self.loop_indent}{var} = " for var in self._step_loads]
+        if [line[:len(head)] for line, head in zip(self.lines[begin:end], step)] != step:
+            raise Unsupported("mix-order: the step's loads are not its first lines")
+        columns = re.compile(r"\b(" + "|".join(sym.name for sym in self.rsyms) + r")\b")
+        # row tiles only: a row's own values (a norm's mean and rstd, [XBLOCK, 1, 1]) carried across steps
+        # would take the layout of their loads, not of the tiles they are broadcast into
+        chosen = [i for i in range(begin, end) if self.rsyms and columns.search(self.lines[i])]
+        if not chosen or any(re.search(r"\btmp\d+\b", self.lines[i].split(" = ", 1)[1]) for i in chosen):
+            return  # an index or mask computed in the step: loaded in the step
+        loads = [self.lines[i] for i in chosen]
+        kept = [self.lines[i] for i in range(begin, end) if i not in chosen]
+        names = [line.strip().split(" = ", 1)[0] for line in loads]
+        head = next(i for i, line in enumerate(self.lines) if line.lstrip().startswith("for xoffset in range("))
+        decode = self.lines[head + 1:begin]  # xindex, xmask, the row indices
+        pattern = re.compile(r"\b(" + "|".join(["xindex", "xmask"] + [sym.name for sym in self.xsyms]) + r")\b")
+
+        def renamed(line: str, suffix: str) -> str:
+            return pattern.sub(lambda m: f"{m.group(1)}_{suffix}", line)
+
+        outer = self.loop_indent[4:]
+        first = [f"{outer}xindex_first = xstart + tl.arange(0, XBLOCK)[:, None, None]"]
+        first += [outer + renamed(line, "first").lstrip() for line in decode[1:] + loads]
+        ahead = [f"{self.loop_indent}xindex_next = xindex + XBLOCK",
+                 f"{self.loop_indent}xmask_next = (xindex_next < xnumel) & (xindex_next < xstart + SPLIT)"]
+        ahead += [renamed(line, "next") for line in decode[2:]]
+        ahead += [renamed(line, "next").replace(f"{var} = ", f"{var}_next = ", 1) for var, line in zip(names, loads)]
+        self.lines[begin:end] = ahead + kept
+        self.lines[head:head] = first
+        self.lines += [f"{self.loop_indent}{var} = {var}_next" for var in names]
 
     def _assemble(self) -> str:
         self.args[WORKSPACE] = WORKSPACE
@@ -172,7 +301,8 @@ class MixOrderKernelSource(TileKernelSource):
             del self.args[WORKSPACE]
 
     def blocks(self) -> dict[str, int]:
-        return {"XBLOCK": self.xblock, "RBLOCK": self.rblock, "SPLIT": self.split}
+        blocks = {"XBLOCK": self.xblock, "RBLOCK": self.rblock, "SPLIT": self.split}
+        return {**blocks, "RCHUNK": self.rchunk} if self.rchunk else blocks
 
     def signature(self) -> tuple[dict[str, str], dict[str, int]]:
         sig, constexprs = super().signature()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 
 import sympy
@@ -50,6 +51,23 @@ GPU_ELEMS_PER_THREAD = 8
 GPU_THREADS_PER_SM = 1024
 GPU_MAX_ROW = 8192  # longer rows spill registers (16384: 608 bytes on 32 warps): two kernels
 GPU_ACC_PER_THREAD = 32  # [XBLOCK, RBLOCK] column accumulators up to this many floats per thread each
+# GPUs, rows cut into chunks of one 16-byte access per lane (``MixOrderKernelSource.rchunk``): a warp
+# holds up to GPU_ROW_ELEMS_PER_LANE columns of a row per lane (768 and 1024 columns: one warp per row,
+# 24 or 32 a lane; 4096: four warps per row), GPU_ROW_WARPS warps a program at least, and at sm_90 the
+# norm backwards' kernels then take 190-255 registers a thread: GPU_ROW_THREADS_PER_SM threads of
+# programs per SM. Off (TILE_MIX_ORDER_WARP_ROWS=0): [XBLOCK, RBLOCK] tiles, rows across warps. (These
+# switches are not part of the graph cache's key: A/B them with TILE_GRAPH_CACHE=0.)
+GPU_ROW_ELEMS_PER_LANE = 32
+GPU_ROW_WARPS = 4
+GPU_ROW_THREADS_PER_SM = 256
+GPU_ACCESS_BYTES = 16
+WARP_ROWS = os.environ.get("TILE_MIX_ORDER_WARP_ROWS", "1") != "0"
+# ... and, where a lane holds at most GPU_PREFETCH_BYTES_PER_LANE of a row (768 fp16 columns over one warp:
+# three 16-byte accesses), the next step's rows load during this one (``MixOrderKernelSource.prefetch``):
+# sm_90 registers of the layer norm backward's kernel 191 -> 236 at 768 fp16; with four accesses (1024
+# fp16 columns, 768 fp32, 2048 over two warps) 247-255 (off: TILE_MIX_ORDER_PREFETCH=0).
+GPU_PREFETCH_BYTES_PER_LANE = 48
+PREFETCH = os.environ.get("TILE_MIX_ORDER_PREFETCH", "1") != "0"
 CPU_PROGRAMS = 16  # the CPU target: about this many programs
 CPU_MAX_SPLIT = 256
 # GPUs: pair only where the input is larger than L2 and rows outnumber columns (Inductor's rule)
@@ -249,12 +267,30 @@ def _launch(device_type: str, plan) -> heuristics.LaunchConfig:
     return heuristics.LaunchConfig(xblock, launch.rblock, True, warps)
 
 
-def _split(device_type: str, xnumel: int, launch: heuristics.LaunchConfig, index: int | None = None) -> int:
-    """Rows per program: a multiple of ``XBLOCK``; on GPUs about ``GPU_THREADS_PER_SM`` threads of
+def _chunked_launch(device_type: str, plan, itemsize: int) -> tuple[heuristics.LaunchConfig, int] | None:
+    """GPUs: the launch of rows cut into chunks of ``RCHUNK`` columns (one 16-byte access of each lane of
+    a warp for `itemsize`-byte elements) and ``RCHUNK``: ``XBLOCK`` rows per step, each in
+    ``RBLOCK / (32 * GPU_ROW_ELEMS_PER_LANE)`` warps (at least one); None where rows are shorter than a
+    chunk (an [XBLOCK, RBLOCK] tile already keeps them in one warp) or chunks are off."""
+    if not (WARP_ROWS and heuristics.is_gpu(device_type)):
+        return None
+    launch = heuristics.reduction(device_type, hint(plan.xnumel), hint(plan.rnumel), bound(plan.rnumel))
+    rchunk = 32 * max(1, GPU_ACCESS_BYTES // itemsize)
+    if not launch.persistent or launch.rblock < rchunk:
+        return None
+    row_warps = max(1, launch.rblock // (32 * GPU_ROW_ELEMS_PER_LANE))
+    warps = max(GPU_ROW_WARPS, row_warps)
+    xblock = max(1, min(warps // row_warps, heuristics.next_pow2(hint(plan.xnumel))))
+    return heuristics.LaunchConfig(xblock, launch.rblock, True, warps), rchunk
+
+
+def _split(device_type: str, xnumel: int, launch: heuristics.LaunchConfig, index: int | None = None,
+           threads_per_sm: int = GPU_THREADS_PER_SM) -> int:
+    """Rows per program: a multiple of ``XBLOCK``; on GPUs about `threads_per_sm` threads of
     programs per SM of device `index`."""
     xblock = launch.xblock
     if heuristics.is_gpu(device_type):
-        per_sm = max(1, GPU_THREADS_PER_SM // (32 * launch.num_warps))
+        per_sm = max(1, threads_per_sm // (32 * launch.num_warps))
         split = heuristics.cdiv(xnumel, _sm_count(index) * per_sm)
         return heuristics.cdiv(split, xblock) * xblock
     split = min(max(1, _last_pow2(max(1, xnumel // CPU_PROGRAMS))), CPU_MAX_SPLIT)
@@ -274,18 +310,50 @@ def _last_pow2(n: int) -> int:
 
 
 def _generate(scheduling, rows: list, sums: list[ColumnSum]):
-    from .scheduling import _generate as source_of
     from .scheduling import _heuristics_device
 
     plan = plan_group(rows)
     device_type = _heuristics_device(rows)
-    launch = _launch(device_type, plan)
-    split = _split(device_type, hint(plan.xnumel), launch, rows[0].get_device().index)
-    accumulators = _row_accumulators(device_type, launch)
-    local = scheduling._kernel_local_buffers(rows + [column.snode for column in sums])  # rstd, read by a sum
+    index = rows[0].get_device().index
     name = "tile_mix_" + "_".join(n.get_name() for n in rows[:1] + [s.snode for s in sums])
+    chunked = _chunked_launch(device_type, plan, _smallest_read(rows))
+    if chunked is not None:
+        launch, rchunk = chunked
+        split = _split(device_type, hint(plan.xnumel), launch, index, GPU_ROW_THREADS_PER_SM)
+        try:
+            return _source(scheduling, plan, rows, sums, name, launch, split, True, rchunk,
+                           _prefetch(plan, launch, rchunk))
+        except Unsupported as e:  # a row reduction the chunked rows do not take: [XBLOCK, RBLOCK] tiles
+            log.info("tile: mix-order %s without chunked rows: %s", name, e)
+    launch = _launch(device_type, plan)
+    split = _split(device_type, hint(plan.xnumel), launch, index)
+    return _source(scheduling, plan, rows, sums, name, launch, split, _row_accumulators(device_type, launch))
+
+
+def _smallest_read(rows: list) -> int:
+    """The smallest element size in bytes of the buffers the row group reads."""
+    sizes = [V.graph.get_dtype(dep.name).itemsize for n in rows for dep in n.read_writes.reads
+             if dep.name in V.graph.name_to_buffer or dep.name in V.graph.graph_inputs]
+    return min(sizes, default=4)
+
+
+def _prefetch(plan, launch: heuristics.LaunchConfig, rchunk: int) -> bool:
+    """Whether chunked rows load the next step while computing this one: where the columns a lane holds
+    of a row (the first warp of a row: chunks wholly past the row's end hold none) take at most
+    GPU_PREFETCH_BYTES_PER_LANE bytes of `RCHUNK / 32`-element 16-byte accesses."""
+    row_warps = max(1, launch.num_warps // launch.xblock)
+    chunks = min(launch.rblock // rchunk // row_warps, -(-hint(plan.rnumel) // rchunk))
+    return PREFETCH and chunks * GPU_ACCESS_BYTES <= GPU_PREFETCH_BYTES_PER_LANE
+
+
+def _source(scheduling, plan, rows: list, sums: list[ColumnSum], name: str, launch, split: int,
+            accumulators: bool, rchunk: int = 0, prefetch: bool = False):
+    from .scheduling import _generate as source_of
+
+    local = scheduling._kernel_local_buffers(rows + [column.snode for column in sums])  # rstd, read by a sum
     while True:
-        kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local, row_accumulators=accumulators)
+        kernel = MixOrderKernelSource(plan, sums, name, launch, split, elide=local, row_accumulators=accumulators,
+                                      rchunk=rchunk, prefetch=prefetch)
         try:
             return kernel, source_of(kernel)  # a generator error is Unsupported: the pair's groups instead
         except NeedsBuffer as e:

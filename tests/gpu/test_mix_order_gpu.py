@@ -1,9 +1,10 @@
 """Mix-order reductions on CUDA (``config.mix_order``): layer norm and RMSNorm backward as two kernels
 (the input gradient with the weight/bias gradients' per-program partials, then the partials' totals with
 their casts), at sizes where the pairing applies on GPUs (more than 5M elements, at least 4096 rows):
-the micro benchmark's shapes, rows that are not a multiple of the rows per program, 8192-wide rows (32
-warps, one program per SM), fp16/bf16/fp32. Every gradient is compared with eager in float64; every
-buffer the graph allocates starts as NaN."""
+the micro benchmark's shapes, rows that are not a multiple of the rows per program, 8192-wide rows (eight
+warps a row, one program per SM), fp16/bf16/fp32; rows in chunks (one warp per row up to 1024 columns,
+the default) and, for four shapes, in [XBLOCK, RBLOCK] tiles (``TILE_MIX_ORDER_WARP_ROWS=0``). Every
+gradient is compared with eager in float64; every buffer the graph allocates starts as NaN."""
 
 import pytest
 import torch
@@ -11,6 +12,7 @@ from mix_order_checks import poisoned_allocations, two_launches
 
 from inductor_tile import config, metrics
 from inductor_tile.backend import tile_backend
+from inductor_tile.scheduler import mix_order
 
 pytestmark = pytest.mark.gpu
 aten = torch.ops.aten
@@ -67,12 +69,27 @@ def _rmsnorm_backward(dy, x, w):  # rstd recomputed: the column sum reads the ro
     return dx.to(x.dtype), (dy.to(compute) * xf * rstd).sum(0).to(w.dtype)
 
 
-@pytest.mark.parametrize("kind, rows, cols, dtype", [
-    ("layernorm", 16384, 768, torch.float16), ("layernorm", 8192, 4096, torch.float16),
-    ("rmsnorm", 16384, 2048, torch.float16), ("rmsnorm", 8192, 4096, torch.float16),
-    ("layernorm", 4097, 1536, torch.bfloat16), ("rmsnorm", 8191, 1024, torch.bfloat16),
-    ("layernorm", 16385, 8192, torch.bfloat16), ("rmsnorm", 50000, 768, torch.float32)])
+CASES = [("layernorm", 16384, 768, torch.float16), ("layernorm", 8192, 4096, torch.float16),
+         ("rmsnorm", 16384, 2048, torch.float16), ("rmsnorm", 8192, 4096, torch.float16),
+         ("layernorm", 4097, 1536, torch.bfloat16), ("rmsnorm", 8191, 1024, torch.bfloat16),
+         ("layernorm", 16385, 8192, torch.bfloat16), ("rmsnorm", 50000, 768, torch.float32)]
+
+
+@pytest.mark.parametrize("kind, rows, cols, dtype", CASES)
 def test_norm_backward_two_launches(kind, rows, cols, dtype, monkeypatch):
+    # rows in chunks of one 16-byte access per lane: one warp per row up to 1024 columns, several beyond
+    mix = _norm_backward(kind, rows, cols, dtype, monkeypatch)
+    assert f"RCHUNK={128 if dtype == torch.float32 else 256}," in mix, mix
+
+
+@pytest.mark.parametrize("kind, rows, cols, dtype", CASES[:3] + CASES[-1:])
+def test_norm_backward_row_tiles(kind, rows, cols, dtype, monkeypatch):
+    monkeypatch.setattr(mix_order, "WARP_ROWS", False)  # [XBLOCK, RBLOCK] tiles, rows across warps
+    mix = _norm_backward(kind, rows, cols, dtype, monkeypatch)
+    assert "RCHUNK" not in mix, mix
+
+
+def _norm_backward(kind, rows, cols, dtype, monkeypatch) -> str:
     x, dy = _rand(rows, cols, dtype=dtype, seed=5) + 0.5, _rand(rows, cols, dtype=dtype, seed=6)
     w, b = _rand(cols, dtype=dtype, seed=7) + 1.0, _rand(cols, dtype=dtype, seed=8)
     if kind == "layernorm":
@@ -90,3 +107,4 @@ def test_norm_backward_two_launches(kind, rows, cols, dtype, monkeypatch):
     sms = torch.cuda.get_device_properties(0).multi_processor_count
     assert programs <= 2 * sms, mix  # the workspace: at most two rows per SM per column sum
     _check(got, fn(*(a.double() for a in args)), dtype)
+    return mix
