@@ -65,6 +65,10 @@ variables give the defaults:
 - ``mix_order_step`` (``TILE_MIX_ORDER_STEP``, 4096 or 8192): on GPUs, the elements of each input a
   program of the mix-order kernel loads per loop step, 8 a thread: 4096 gives 16-warp programs, two
   per SM; 8192 gives 32-warp programs, one per SM (half the workspace; rows of 8192 take 8192 either way).
+- ``mix_order_warp_rows`` (``TILE_MIX_ORDER_WARP_ROWS``, default on): on GPUs the mix-order kernel's rows are
+  ``[XBLOCK, RBLOCK // RCHUNK, RCHUNK]`` tiles, one warp a row up to 1024 columns (no barrier in the row loop);
+  off: ``[XBLOCK, RBLOCK]`` tiles with rows across warps. ``mix_order_prefetch`` (``TILE_MIX_ORDER_PREFETCH``,
+  default on): with warp rows, the next step's rows load during this one where a lane holds few of them.
 - ``sdpa_row_masks`` (``TILE_SDPA_ROW_MASKS``, default on): ``scaled_dot_product_attention`` with a
   mask broadcast along the keys (last stride 0), which CUDA's fused kernels refuse (the math
   implementation then runs in fp32), becomes attention without the mask followed by zeroing the
@@ -141,6 +145,8 @@ matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "o
 scans: str = _env_choice("TILE_SCANS", "on", ("on", "cpu", "off"))
 mix_order: bool = _env_flag("TILE_MIX_ORDER", False)
 mix_order_step: int = int(_env_choice("TILE_MIX_ORDER_STEP", "4096", ("4096", "8192")))
+mix_order_warp_rows: bool = _env_flag("TILE_MIX_ORDER_WARP_ROWS", True)
+mix_order_prefetch: bool = _env_flag("TILE_MIX_ORDER_PREFETCH", True)
 sdpa_row_masks: bool = _env_flag("TILE_SDPA_ROW_MASKS", True)
 sdpa_causal_masks: bool = _env_flag("TILE_SDPA_CAUSAL_MASKS", True)
 sdpa_strided_masks: bool = _env_flag("TILE_SDPA_STRIDED_MASKS", True)

@@ -65,7 +65,7 @@ def test_gpu_rule_chunked_rows(h100, rows, cols, itemsize, xblock, warps, rchunk
 def test_gpu_rule_chunked_rows_only_where_a_row_fills_a_chunk(h100, monkeypatch):
     assert mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [128]), 2) is None
     assert mix_order._chunked_launch("cpu", GroupPlan("reduction", [16384], [768]), 2) is None
-    monkeypatch.setattr(mix_order, "WARP_ROWS", False)
+    monkeypatch.setattr(config, "mix_order_warp_rows", False)
     assert mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [768]), 2) is None
 
 
@@ -111,7 +111,7 @@ def _compile_and_check(kind, rows, cols, dtype, monkeypatch):
 
 @pytest.mark.parametrize("kind, dtype", [("layernorm", torch.float16), ("rmsnorm", torch.bfloat16)])
 def test_cuda_shaped_kernels_run_on_the_cpu(cuda_heuristics, h100, kind, dtype, monkeypatch):
-    monkeypatch.setattr(mix_order, "WARP_ROWS", False)  # [XBLOCK, RBLOCK] row tiles
+    monkeypatch.setattr(config, "mix_order_warp_rows", False)  # [XBLOCK, RBLOCK] row tiles
     # 1001 rows: 16 per program (XBLOCK 16 x RBLOCK 256), the last program has 9; 200 columns of 256
     mix, total = _compile_and_check(kind, 1001, 200, dtype, monkeypatch)
     assert "[(63, 1, 1)]" in mix and "XBLOCK=16, RBLOCK=256, SPLIT=16, num_warps=16" in mix, mix
@@ -171,7 +171,7 @@ def _loop_barriers(ptx: str) -> int:
 def test_first_kernel_fits_its_threads_per_sm(cuda_heuristics, h100, rows, cols, dtype, warp_rows, monkeypatch):
     import inductor_tile
 
-    monkeypatch.setattr(mix_order, "WARP_ROWS", warp_rows)
+    monkeypatch.setattr(config, "mix_order_warp_rows", warp_rows)
     _compile_and_check("layernorm", rows, cols, dtype, monkeypatch)
     (fn, signature, constexprs), = [r for r in cuda_heuristics if r[0].__name__.startswith("tile_mix_")]
     pointers = [name for name, ty in signature.items() if ty.startswith("*") or ty.startswith("i")]

@@ -21,7 +21,7 @@ from reduce_ptx_sim import ReduceMachine
 from test_mix_order_cuda_shapes import _compile_and_check
 
 import inductor_tile
-from inductor_tile import metrics
+from inductor_tile import config, metrics
 from inductor_tile.scheduler import mix_order
 
 pytestmark = [pytest.mark.usefixtures("fresh_backend"),
@@ -65,7 +65,7 @@ def test_chunked_rows_on_the_ptx_interpreter(cuda_heuristics, monkeypatch, kind,
     monkeypatch.setattr(mix_order, "_sm_count", lambda index=None: 132)
     # the reference: the [XBLOCK, RBLOCK] kernel of the same graph (same parameters) on the CPU target
     with monkeypatch.context() as patch:
-        patch.setattr(mix_order, "WARP_ROWS", False)
+        patch.setattr(config, "mix_order_warp_rows", False)
         reference, _, reference_blocks, _ = _generated(cuda_heuristics, monkeypatch, kind, cols)
     fn, signature, constexprs, warps = _generated(cuda_heuristics, monkeypatch, kind, cols)
     assert constexprs["RCHUNK"] == 256 and warps // constexprs["XBLOCK"] == warps_per_row

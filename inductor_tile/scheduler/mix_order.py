@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 
 import sympy
@@ -55,19 +54,17 @@ GPU_ACC_PER_THREAD = 32  # [XBLOCK, RBLOCK] column accumulators up to this many 
 # holds up to GPU_ROW_ELEMS_PER_LANE columns of a row per lane (768 and 1024 columns: one warp per row,
 # 24 or 32 a lane; 4096: four warps per row), GPU_ROW_WARPS warps a program at least, and at sm_90 the
 # norm backwards' kernels then take 190-255 registers a thread: GPU_ROW_THREADS_PER_SM threads of
-# programs per SM. Off (TILE_MIX_ORDER_WARP_ROWS=0): [XBLOCK, RBLOCK] tiles, rows across warps. (These
-# switches are not part of the graph cache's key: A/B them with TILE_GRAPH_CACHE=0.)
+# programs per SM. Off (config.mix_order_warp_rows, TILE_MIX_ORDER_WARP_ROWS=0): [XBLOCK, RBLOCK] tiles, rows
+# across warps.
 GPU_ROW_ELEMS_PER_LANE = 32
 GPU_ROW_WARPS = 4
 GPU_ROW_THREADS_PER_SM = 256
 GPU_ACCESS_BYTES = 16
-WARP_ROWS = os.environ.get("TILE_MIX_ORDER_WARP_ROWS", "1") != "0"
 # ... and, where a lane holds at most GPU_PREFETCH_BYTES_PER_LANE of a row (768 fp16 columns over one warp:
 # three 16-byte accesses), the next step's rows load during this one (``MixOrderKernelSource.prefetch``):
 # sm_90 registers of the layer norm backward's kernel 191 -> 236 at 768 fp16; with four accesses (1024
-# fp16 columns, 768 fp32, 2048 over two warps) 247-255 (off: TILE_MIX_ORDER_PREFETCH=0).
+# fp16 columns, 768 fp32, 2048 over two warps) 247-255 (off: config.mix_order_prefetch).
 GPU_PREFETCH_BYTES_PER_LANE = 48
-PREFETCH = os.environ.get("TILE_MIX_ORDER_PREFETCH", "1") != "0"
 CPU_PROGRAMS = 16  # the CPU target: about this many programs
 CPU_MAX_SPLIT = 256
 # GPUs: pair only where the input is larger than L2 and rows outnumber columns (Inductor's rule)
@@ -272,7 +269,7 @@ def _chunked_launch(device_type: str, plan, itemsize: int) -> tuple[heuristics.L
     a warp for `itemsize`-byte elements) and ``RCHUNK``: ``XBLOCK`` rows per step, each in
     ``RBLOCK / (32 * GPU_ROW_ELEMS_PER_LANE)`` warps (at least one); None where rows are shorter than a
     chunk (an [XBLOCK, RBLOCK] tile already keeps them in one warp) or chunks are off."""
-    if not (WARP_ROWS and heuristics.is_gpu(device_type)):
+    if not (config.mix_order_warp_rows and heuristics.is_gpu(device_type)):
         return None
     launch = heuristics.reduction(device_type, hint(plan.xnumel), hint(plan.rnumel), bound(plan.rnumel))
     rchunk = 32 * max(1, GPU_ACCESS_BYTES // itemsize)
@@ -343,7 +340,7 @@ def _prefetch(plan, launch: heuristics.LaunchConfig, rchunk: int) -> bool:
     GPU_PREFETCH_BYTES_PER_LANE bytes of `RCHUNK / 32`-element 16-byte accesses."""
     row_warps = max(1, launch.num_warps // launch.xblock)
     chunks = min(launch.rblock // rchunk // row_warps, -(-hint(plan.rnumel) // rchunk))
-    return PREFETCH and chunks * GPU_ACCESS_BYTES <= GPU_PREFETCH_BYTES_PER_LANE
+    return config.mix_order_prefetch and chunks * GPU_ACCESS_BYTES <= GPU_PREFETCH_BYTES_PER_LANE
 
 
 def _source(scheduling, plan, rows: list, sums: list[ColumnSum], name: str, launch, split: int,

@@ -84,7 +84,7 @@ def test_norm_backward_two_launches(kind, rows, cols, dtype, monkeypatch):
 
 @pytest.mark.parametrize("kind, rows, cols, dtype", CASES[:3] + CASES[-1:])
 def test_norm_backward_row_tiles(kind, rows, cols, dtype, monkeypatch):
-    monkeypatch.setattr(mix_order, "WARP_ROWS", False)  # [XBLOCK, RBLOCK] tiles, rows across warps
+    monkeypatch.setattr(config, "mix_order_warp_rows", False)  # [XBLOCK, RBLOCK] tiles, rows across warps
     mix = _norm_backward(kind, rows, cols, dtype, monkeypatch)
     assert "RCHUNK" not in mix, mix
 
