@@ -243,8 +243,12 @@ def _distinct_predicates(ptx: str, opcode: str) -> int:
     (((1, 4), (4, 8), (2, 2), (1, 0)), (16, 64)),
     (((2, 2), (8, 4), (1, 4), (0, 1)), (32, 64)),
     (((1, 1), (1, 1), (1, 1), (1, 0)), (4, 64)),  # the CPU's: one thread, runs longer than size_per_thread
+    (((1, 4), (1, 32), (4, 1), (1, 0)), (128, 128)),  # rows 4 apart: a constancy of 16 joins 4 of them
+    (((1, 2), (8, 4), (4, 1), (1, 0)), (128, 64)),  # the MMA accumulator's: rows 32 apart, column pairs 8 apart
+    (((1, 8), (2, 16), (8, 1), (1, 0)), (8, 256)),  # rows wrap around: a repetition's threads hold copies
 ], ids=str)
-@pytest.mark.parametrize("constancy", [(1, 1), (2, 1), (4, 16), (16, 2), (1024, 1024), (6, 12)], ids=str)
+@pytest.mark.parametrize("constancy", [(1, 1), (2, 1), (4, 16), (16, 2), (1024, 1024), (6, 12), (64, 32), (32, 64)],
+                         ids=str)
 def test_constancy_leaders_only_join_slots_of_one_constancy_run(layout, shape, constancy):
     """Every thread: a slot and its leader hold indices in the same aligned run of `constancy` along each
     dimension (so their mask bits are equal), a constancy of at least size_per_thread joins slots, and
@@ -271,3 +275,9 @@ def test_constancy_leaders_only_join_slots_of_one_constancy_run(layout, shape, c
     spt = layout[0]
     if all(c % s == 0 for c, s in zip(constancy, spt)) and max(spt) > 1:
         assert len(set(leaders)) * max(spt) <= len(leaders)
+    # complete for power-of-two constancies: slots whose elements lie in one aligned run in every thread join
+    if all(c & (c - 1) == 0 for c in constancy):
+        runs = [tuple(tuple(i // min(c, s) for i, c, s in zip(lmap.index(slot, lane, warp), constancy, shape))
+                      for lane, warp in threads) for slot in range(len(leaders))]
+        for slot, run in enumerate(runs):
+            assert leaders[slot] == leaders[runs.index(run)], slot
