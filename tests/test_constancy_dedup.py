@@ -100,11 +100,9 @@ LN_SIGNATURE = {"in_ptr0": "*fp16", "in_ptr1": "*fp16", "in_ptr2": "*fp16", "out
 @linux_x86
 def test_layer_norm_compares_its_column_mask_once_per_run(tmp_path):
     # 2 warps, 8 columns per thread and rep: `rindex < 768` holds over each run of 8 (768 = 96 * 8), so one
-    # compare per rep and one for the row; every other compare was one per column (17 setp before). The
-    # accesses compare their run's first column as a scalar (mask_bits.py), which LLVM knows below 512 < 768
-    # in the first rep: 2 setp (3 while they read lanes of the mask's i1 vector)
+    # compare per rep (2) and one for the row; every other compare was one per column (17 setp before)
     ptx = _ptx(layer_norm_768_kernel, LN_SIGNATURE, {"XBLOCK": 1, "RBLOCK": 1024}, 2)
-    filecheck(ptx, "CHECK-COUNT-2: setp.\n"
+    filecheck(ptx, "CHECK-COUNT-3: setp.\n"
                    "CHECK-NOT: setp.\n", tmp_path)
 
 

@@ -75,6 +75,18 @@ def masked_scalar_kernel(x_ptr, out_ptr, n, m, OTHER: tl.constexpr):
     tl.store(out_ptr, tl.load(x_ptr + five, mask=five < n, other=OTHER), mask=five < m)
 
 
+@inductor_tile.jit
+def masked_tile_kernel(x_ptr, out_ptr, out_t_ptr, M, N, OTHER: tl.constexpr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """x: ROWS x COLS, row-major. out[r, c] = x[r, c] if r < M and c < N else OTHER, for r < M;
+    out_t[c, r] = x[r, c] for r < M, c < N and r != c + 3 (a transposed scatter: one element per access)."""
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    inside = (rows < M) & (cols < N)
+    x = tl.load(x_ptr + rows * COLS + cols, mask=inside, other=OTHER)
+    tl.store(out_ptr + rows * COLS + cols, x, mask=rows < M)
+    tl.store(out_t_ptr + cols * ROWS + rows, x, mask=inside & (rows != cols + 3))
+
+
 def _compile(kernel, signature: dict[str, str], constexprs: dict, aligned: list[str]) -> str:
     compiled = inductor_tile.compile(kernel, signature, constexprs=constexprs, target="cuda:90",
                                      num_warps=WARPS, divisible_by_16=aligned)
@@ -229,6 +241,34 @@ def test_slots_sharing_address_and_mask_keep_their_own_other(name):
     *_, got = _run(ptx, [x, y, _poisoned(dtype, TAIL_BLOCK)], {3: n})
     index = torch.arange(TAIL_BLOCK)
     _same(got, torch.where(index < n, y.double()[index // 4], x.double()))
+
+
+@pytest.mark.parametrize("name", ["fp16", "fp32"])
+@pytest.mark.parametrize("aligned_sizes", [False, True], ids=["tail", "whole_runs"])
+def test_row_and_column_masks_of_a_tile(name, aligned_sizes, tmp_path):
+    """A 64 x 64 tile under `(rows < M) & (cols < N)` (each access's predicate the `and` of a row bit and a
+    column bit, mask_bits.py), a row-only mask, and a transposed scatter (one element per access) under a
+    third, element-wise factor; M and N multiples of 16 (rows and columns share bits over 16) or of unknown
+    divisibility (bits per row and column). Masked lanes keep `other` or memory's NaN; no branch, and no
+    mask bit packed into an integer (`selp` of a predicate)."""
+    dtype, gen = DTYPES[name], torch.Generator().manual_seed(6)
+    rows, cols, other = 64, 64, -3
+    sizes = (48, 32) if aligned_sizes else (45, 37)
+    ptx = _compile(masked_tile_kernel, {"x_ptr": f"*{name}", "out_ptr": f"*{name}", "out_t_ptr": f"*{name}",
+                                        "M": "i32", "N": "i32"}, {"OTHER": other, "ROWS": rows, "COLS": cols},
+                   ["x_ptr", "out_ptr", "out_t_ptr"] + (["M", "N"] if aligned_sizes else []))
+    x = _random(dtype, rows * cols, gen)
+    _, got, got_t = _run(ptx, [x, _poisoned(dtype, rows * cols), _poisoned(dtype, rows * cols)],
+                         {3: sizes[0], 4: sizes[1]})
+    r, c = torch.arange(rows)[:, None], torch.arange(cols)[None, :]
+    inside = (r < sizes[0]) & (c < sizes[1])
+    tile = x.double().reshape(rows, cols)
+    want = torch.where(r < sizes[0], torch.where(inside, tile, float(other)), float("nan"))
+    want_t = torch.where(inside & (r != c + 3), tile, float("nan")).T
+    _same(got.reshape(rows, cols), want)
+    _same(got_t.reshape(cols, rows), want_t)
+    filecheck(ptx, "CHECK-NOT: bra\n"
+                   "CHECK-NOT: selp.b{{16|32|64}} %{{[a-z]+}}{{[0-9]+}}, {{-?}}1, 0,\n", tmp_path)
 
 
 def _distinct_predicates(ptx: str, opcode: str) -> int:

@@ -9,11 +9,12 @@ column condition once per distinct column run), and a slot's bit is the scalar `
 bits, built once per distinct combination, where the access that needs it is emitted: one predicate
 per row and per column, combined per store.
 
-A factor's bit is not extracted from its i1 vector: LLVM turns a broadcast of a compare into a compare
-of broadcasts, and the NVPTX back end packs the lanes of a wide i1 vector into integers to extract
-them (a shl/or/and chain per row of a matmul epilogue). `scalar_lane` recomputes the lane instead: the
-compare (or i1 `and`/`or`/`xor`) of its operands' lanes, followed through shuffles and insertions, so
-the store's predicate is one `setp` of the row index next to it.
+A factor's bit is not always extracted from its i1 vector: LLVM turns a broadcast compare (a row
+condition held by the 8 slots of a row) into one compare of broadcasts, as wide as the tile, and the NVPTX
+back end packs the lanes of such a wide i1 vector into integers to extract them (a selp/shl/or chain per
+row of a matmul epilogue). Where the compare serves masks only (`serves_masks_only`: its vector is dead
+once the accesses take their bits), `scalar_lane` recomputes the lane instead, the compare of its
+operands' lanes next to the access; a compare that other ops use anyway is read from its vector.
 """
 
 from __future__ import annotations
@@ -55,12 +56,16 @@ class MaskBits:
         self.ctx = ctx
         count = mask.type.count
         self.factors: list[tuple[ir.Value, list[int]]] = []
+        self.recompute: list[bool] = []
         for leaf in and_factors(mask_ssa):
             vector = ctx.get(leaf)
             if not isinstance(vector.type, ir.VectorType) or vector.type.count != count:
-                self.factors = [(mask, self._leaders(mask_ssa, count))]
+                self.recompute = []
                 break
             self.factors.append((vector, self._leaders(leaf, count)))
+            self.recompute.append(serves_masks_only(_unbroadcast(leaf)))
+        if not any(self.recompute):  # every factor's vector stays: the mask's lanes, as they are
+            self.factors, self.recompute = [(mask, self._leaders(mask_ssa, count))], [False]
         self._lanes: dict[tuple[int, int], ir.Value] = {}
         self._bits: dict[tuple[int, ...], ir.Value] = {}
         self._scalars: dict[tuple[int, int], ir.Value] = {}
@@ -86,7 +91,8 @@ class MaskBits:
     def _lane(self, factor: int, slot: int) -> ir.Value:
         if (factor, slot) not in self._lanes:
             vector = self.factors[factor][0]
-            self._lanes[factor, slot] = scalar_lane(self.ctx.builder, vector, slot, self._scalars)
+            self._lanes[factor, slot] = scalar_lane(self.ctx.builder, vector, slot, self._scalars,
+                                                    self.recompute[factor])
         return self._lanes[factor, slot]
 
     def vector(self, slots: list[int]) -> ir.Value:
@@ -103,36 +109,55 @@ _BITWISE = {"and": ir.IRBuilder.and_, "or": ir.IRBuilder.or_, "xor": ir.IRBuilde
 _INT_SYMBOLS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 
 
+def _unbroadcast(value: SSAValue) -> SSAValue:
+    """The value `value` broadcasts (through `tt.broadcast`s), or `value` itself."""
+    while isinstance(value.owner, Operation) and value.owner.name == "tt.broadcast":
+        value = value.owner.operands[0]
+    return value
+
+
+def serves_masks_only(value: SSAValue) -> bool:
+    """Whether every use of `value` is, through `tt.broadcast` and `arith.andi`, the mask of a `tt.load` or
+    `tt.store` (whose lowering takes the bits it needs one by one: the vector then has no use left)."""
+    for use in value.uses:
+        op = use.operation
+        if op.name in ("tt.load", "tt.store"):
+            if op.operands[use.index] is not op.mask:
+                return False
+        elif op.name not in ("tt.broadcast", "arith.andi") or not serves_masks_only(op.results[0]):
+            return False
+    return True
+
+
 def scalar_lane(b: ir.IRBuilder, vector: ir.Value, lane: int, cache: dict[tuple[int, int], ir.Value],
-                depth: int = 0) -> ir.Value:
-    """Element `lane` of `vector`, computed at the builder's position as a scalar: through shufflevector and
-    insertelement to the element's source, an i1 compare or bitwise op redone on its operands' lanes,
-    constants folded; anything else extracted. `cache` (by vector and lane) keeps one scalar per lane."""
+                recompute: bool, depth: int = 0) -> ir.Value:
+    """Element `lane` of `vector` at the builder's position: followed through shufflevector and insertelement to
+    the element's source, constants folded, and with `recompute` an i1 compare or bitwise op redone on its
+    operands' lanes; anything else extracted. `cache` (by vector and lane) keeps one scalar per lane."""
     key = (id(vector), lane)
     if key in cache:
         return cache[key]
-    if isinstance(vector, ir.Constant):
-        element = vector.constant[lane] if isinstance(vector.constant, list) else vector.constant
+    if isinstance(vector, ir.Constant) and isinstance(vector.constant, (list, tuple)):
+        element = vector.constant[lane]
         out = element if isinstance(element, ir.Value) else ir.Constant(vector.type.element, element)
-    elif depth >= MAX_LANE_DEPTH:
+    elif depth >= MAX_LANE_DEPTH or not isinstance(vector, instructions.Instruction):
         out = b.extract_element(vector, ir.Constant(I32, lane))
-    elif isinstance(vector, instructions.ShuffleVector):
+    elif isinstance(vector, instructions.ShuffleVector) and isinstance(vector.operands[2].constant, (list, tuple)):
         first, second, mask = vector.operands
         index = _constant_int(mask.constant[lane])
         count = first.type.count
         if index is None:  # an undefined lane: any value
-            out = ir.Constant(vector.type.element, None)
+            out = ir.Constant(vector.type.element, ir.Undefined)
         else:
-            source = first if index < count else second
-            out = scalar_lane(b, source, index % count, cache, depth + 1)
+            out = scalar_lane(b, first if index < count else second, index % count, cache, recompute, depth + 1)
     elif isinstance(vector, instructions.InsertElement) and _constant_int(vector.operands[2]) is not None:
         into, element, index = vector.operands
-        out = element if _constant_int(index) == lane else scalar_lane(b, into, lane, cache, depth + 1)
-    elif isinstance(vector, instructions.CompareInstr):
-        lhs, rhs = (scalar_lane(b, v, lane, cache, depth + 1) for v in vector.operands)
+        out = element if _constant_int(index) == lane else scalar_lane(b, into, lane, cache, recompute, depth + 1)
+    elif recompute and isinstance(vector, instructions.CompareInstr):
+        lhs, rhs = (scalar_lane(b, v, lane, cache, recompute, depth + 1) for v in vector.operands)
         out = _compare(b, vector, lhs, rhs)
-    elif vector.type.element == I1 and getattr(vector, "opname", None) in _BITWISE:
-        lhs, rhs = (scalar_lane(b, v, lane, cache, depth + 1) for v in vector.operands)
+    elif recompute and vector.type.element == I1 and getattr(vector, "opname", None) in _BITWISE:
+        lhs, rhs = (scalar_lane(b, v, lane, cache, recompute, depth + 1) for v in vector.operands)
         out = _BITWISE[vector.opname](b, lhs, rhs)
     else:
         out = b.extract_element(vector, ir.Constant(I32, lane))
