@@ -293,28 +293,49 @@ def test_constancy_leaders_only_join_slots_of_one_constancy_run(layout, shape, c
     """Every thread: a slot and its leader hold indices in the same aligned run of `constancy` along each
     dimension (so their mask bits are equal), a constancy of at least size_per_thread joins slots, and
     slots holding the same element in every thread (wrapped around a small dimension) join."""
-    from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
+    from inductor_tile.kernel_compiler.ir.layouts import Blocked
+
+    _check_leaders(Blocked(*layout), shape, constancy[:len(shape)])
+    spt = layout[0]
+    if all(c % s == 0 for c, s in zip(constancy, spt)) and max(spt) > 1:
+        from inductor_tile.kernel_compiler.ir.layouts import LayoutMap
+        from inductor_tile.kernel_compiler.to_llvm.constancy import constancy_leaders
+
+        leaders = constancy_leaders(LayoutMap(Blocked(*layout), shape), constancy[:len(shape)])
+        assert len(set(leaders)) * max(spt) <= len(leaders)
+
+
+@pytest.mark.parametrize("dim,shape", [(1, (128,)), (0, (128,)), (1, (32,))], ids=str)
+@pytest.mark.parametrize("parent", [((1, 4), (1, 32), (4, 1), (1, 0)), ((1, 2), (8, 4), (4, 1), (1, 0)),
+                                    ((2, 2), (8, 4), (1, 4), (0, 1))], ids=str)
+@pytest.mark.parametrize("constancy", [1, 2, 8, 16, 64, 128], ids=str)
+def test_constancy_leaders_of_slice_layouts(dim, shape, parent, constancy):
+    """The rows (or columns) of a reduction's result, a slice of a blocked or MMA-like layout: the same
+    guarantees (a slot's leader holds an element of its run in every thread, and every slot of its run
+    joins)."""
+    from inductor_tile.kernel_compiler.ir.layouts import Blocked, Slice
+
+    _check_leaders(Slice(dim, Blocked(*parent)), shape, (constancy,))
+
+
+def _check_leaders(layout, shape: tuple[int, ...], constancy: tuple[int, ...]) -> None:
+    from inductor_tile.kernel_compiler.ir.layouts import LayoutMap
     from inductor_tile.kernel_compiler.to_llvm.constancy import constancy_leaders
 
-    lmap = LayoutMap(Blocked(*layout), shape)
-    constancy = constancy[:len(shape)]
+    lmap = LayoutMap(layout, shape)
     leaders = constancy_leaders(lmap, constancy)
     warps = 1
-    for w in layout[2]:
+    for w in lmap.root.warps_per_cta:
         warps *= w
-    for lane in range(32):
-        for warp in range(warps):
-            for slot, leader in enumerate(leaders):
-                assert leader <= slot
-                here, there = lmap.index(slot, lane, warp), lmap.index(leader, lane, warp)
-                assert all(a // c == b // c for a, b, c in zip(here, there, constancy)), (slot, leader, lane, warp)
     threads = [(lane, warp) for lane in range(32) for warp in range(warps)]
+    for lane, warp in threads:
+        for slot, leader in enumerate(leaders):
+            assert leader <= slot
+            here, there = lmap.index(slot, lane, warp), lmap.index(leader, lane, warp)
+            assert all(a // c == b // c for a, b, c in zip(here, there, constancy)), (slot, leader, lane, warp)
     elements = [tuple(lmap.index(slot, lane, warp) for lane, warp in threads) for slot in range(len(leaders))]
     for slot, held in enumerate(elements):
         assert leaders[slot] == leaders[elements.index(held)], slot
-    spt = layout[0]
-    if all(c % s == 0 for c, s in zip(constancy, spt)) and max(spt) > 1:
-        assert len(set(leaders)) * max(spt) <= len(leaders)
     # complete for power-of-two constancies: slots whose elements lie in one aligned run in every thread join
     if all(c & (c - 1) == 0 for c in constancy):
         runs = [tuple(tuple(i // min(c, s) for i, c, s in zip(lmap.index(slot, lane, warp), constancy, shape))
