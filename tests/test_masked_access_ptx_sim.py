@@ -87,6 +87,16 @@ def masked_tile_kernel(x_ptr, out_ptr, out_t_ptr, M, N, OTHER: tl.constexpr, ROW
     tl.store(out_t_ptr + cols * ROWS + rows, x, mask=inside & (rows != cols + 3))
 
 
+@inductor_tile.jit
+def scale_tile_kernel(x_ptr, out_ptr, M, N, stride, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """out = x over the rows < M and columns < N of a ROWS x COLS tile (a matmul epilogue's mask)."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.program_id(1) * COLS + tl.arange(0, COLS)
+    offsets = rows[:, None] * stride + cols[None, :]
+    x = tl.load(x_ptr + offsets)
+    tl.store(out_ptr + offsets, x, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
 def _compile(kernel, signature: dict[str, str], constexprs: dict, aligned: list[str]) -> str:
     compiled = inductor_tile.compile(kernel, signature, constexprs=constexprs, target="cuda:90",
                                      num_warps=WARPS, divisible_by_16=aligned)
@@ -241,6 +251,37 @@ def test_slots_sharing_address_and_mask_keep_their_own_other(name):
     *_, got = _run(ptx, [x, y, _poisoned(dtype, TAIL_BLOCK)], {3: n})
     index = torch.arange(TAIL_BLOCK)
     _same(got, torch.where(index < n, y.double()[index // 4], x.double()))
+
+
+@pytest.mark.parametrize("name,warps,stores", [("fp16", 8, 1), ("fp16", 4, 2), ("fp32", 4, 4)], ids=str)
+def test_a_store_under_row_and_column_bounds_compares_each_row_run_once(name, warps, stores, tmp_path):
+    """A 128 x 128 tile stored under `(rows < M) & (cols < N)`, M and N multiples of 16: a thread's rows
+    (16, 8 or 4 apart) are compared once per 16 rows (8 compares, `constancy_leaders`) and its columns once
+    (one run), each row compare combined with the column bit by one `and` just before the stores of those
+    rows (`mask_bits`); no bit packed into an integer (LLVM did so for the 8-warp layout's wide i1 vector:
+    a selp/shl/or chain per row). The interpreter checks the stored region."""
+    dtype, gen = DTYPES[name], torch.Generator().manual_seed(7)
+    size, (M, N) = 128, (80, 112)
+    compiled = inductor_tile.compile(scale_tile_kernel, {"x_ptr": f"*{name}", "out_ptr": f"*{name}", "M": "i32",
+                                                         "N": "i32", "stride": "i32"},
+                                     constexprs={"ROWS": size, "COLS": size}, target="cuda:90", num_warps=warps,
+                                     divisible_by_16=["x_ptr", "out_ptr", "M", "N", "stride"])
+    ptx = compiled.asm["ptx"]
+    check_ptx(ptx, "sm_90", "scale_tile_kernel")
+    code = "\n".join(line for line in ptx.splitlines() if not line.strip().startswith("//"))
+    group = "CHECK: setp.lt.s32 [[R{i}:%p[0-9]+]]\nCHECK: and.pred [[P{i}:%p[0-9]+]], {{{{.*}}}}[[R{i}]]\n" \
+            "CHECK-NOT: setp\nCHECK: @[[P{i}]] st.global\n" + "CHECK-NEXT: @[[P{i}]] st.global\n" * (stores - 1)
+    filecheck(code, "CHECK-NOT: selp\n" + "".join(group.format(i=i) for i in range(size // 16))
+              + "CHECK-NOT: {{setp|st.global}}\n", tmp_path)
+    assert sum(line.strip().startswith("setp.") for line in code.splitlines()) == size // 16 + 1
+    x = _random(dtype, size * size, gen)
+    machine = Machine(ptx, 32 * warps, [_numpy(x), _numpy(_poisoned(dtype, size * size))],
+                      {2: M, 3: N, 4: size})
+    machine.run()
+    got = _torch(machine.buffer(1, _numpy(_poisoned(dtype, size * size))), dtype).reshape(size, size)
+    want = torch.full((size, size), float("nan"), dtype=torch.float64)
+    want[:M, :N] = x.double().reshape(size, size)[:M, :N]
+    _same(got, want)
 
 
 @pytest.mark.parametrize("name", ["fp16", "fp32"])

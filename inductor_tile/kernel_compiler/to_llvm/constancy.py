@@ -6,7 +6,8 @@ wrap around a dimension smaller than the layout hold copies of one element. `con
 names, for each slot, the first slot proven to hold the same value in every thread;
 `share_equal_slots` makes a lowered value read each slot from its leader, so that only the
 leaders' lanes stay used and LLVM drops the computation of the others (one compare per run
-instead of one per slot). The gathers of `rules_memory` share addresses and mask bits the same way.
+instead of one per slot). The gathers of `rules_memory` share addresses the same way, and `mask_bits`
+the bits of a load's or store's mask.
 """
 
 from __future__ import annotations

@@ -14,7 +14,9 @@ condition held by the 8 slots of a row) into one compare of broadcasts, as wide 
 back end packs the lanes of such a wide i1 vector into integers to extract them (a selp/shl/or chain per
 row of a matmul epilogue). Where the compare serves masks only (`serves_masks_only`: its vector is dead
 once the accesses take their bits), `scalar_lane` recomputes the lane instead, the compare of its
-operands' lanes next to the access; a compare that other ops use anyway is read from its vector.
+operands' lanes next to the access; a compare that other ops use anyway is read from its vector, and
+where no factor's compare serves masks only, the mask's own lanes are read (at its constancy leaders):
+splitting it would only move LLVM's choices around.
 """
 
 from __future__ import annotations

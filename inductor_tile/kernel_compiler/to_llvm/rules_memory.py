@@ -3,7 +3,8 @@
 A thread's slots are split into runs of consecutive slots that sit at consecutive
 addresses (from the axis-info analysis and the layout's order); each run is one vector
 access through the target, and a tile with no contiguity is gathered/scattered. i1 values
-live in memory as bytes.
+live in memory as bytes. On targets with one predicate per access, each access's predicate is
+built from the mask's factors next to it (`mask_bits.MaskBits`).
 
 Atomics are one instruction per element where the target has it (NVIDIA: a predicated
 `atom`/`red`, see `Target.atomic_rmw`), else one LLVM `atomicrmw`/`cmpxchg` branched around
