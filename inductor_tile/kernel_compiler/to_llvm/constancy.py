@@ -35,10 +35,10 @@ def constancy_leaders(lmap: LayoutMap, constancy) -> list[int]:
     of the element is `((offset + t) // block) % (size // block)`. A block within size_per_thread divides
     `t`: the run is `(offset // block + t // block) % (size // block)`, and slots whose
     `(offset // block) % (size // block)` agree lie in one aligned run of equal values in every thread. A
-    larger block is a multiple of size_per_thread, so `within + t` crosses no multiple of it and the run is
-    `((rep * cta_tile) // block + t // block) % (size // block)` when the block divides cta_tile (each
-    repetition its own run: rows 8 apart under a constancy of 16 share theirs), or `(rep * cta_tile) // block`
-    when it is a multiple of cta_tile (whole repetitions share). Slots that wrap around a small dimension
+    larger block is a multiple of size_per_thread, so `within + t` crosses no multiple of it: the run is
+    `((rep * cta_tile) // block + t // block) % (size // block)`, and the slots of one repetition share
+    it, or those of block // cta_tile repetitions where the block spans the CTA tile (a thread's rows 4
+    apart, one row per warp, under a constancy of 16: 4 rows). Slots that wrap around a small dimension
     hold the same element, any constancy. Where one thread spans the dimension (the CPU), `t` is 0. A value
     constant along a whole dimension (a broadcast row mask) is one run there, whatever the layout."""
     root = lmap.root
