@@ -75,6 +75,28 @@ def masked_scalar_kernel(x_ptr, out_ptr, n, m, OTHER: tl.constexpr):
     tl.store(out_ptr, tl.load(x_ptr + five, mask=five < n, other=OTHER), mask=five < m)
 
 
+@inductor_tile.jit
+def masked_tile_kernel(x_ptr, out_ptr, out_t_ptr, M, N, OTHER: tl.constexpr, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """x: ROWS x COLS, row-major. out[r, c] = x[r, c] if r < M and c < N else OTHER, for r < M;
+    out_t[c, r] = x[r, c] for r < M, c < N and r != c + 3 (a transposed scatter: one element per access)."""
+    rows = tl.arange(0, ROWS)[:, None]
+    cols = tl.arange(0, COLS)[None, :]
+    inside = (rows < M) & (cols < N)
+    x = tl.load(x_ptr + rows * COLS + cols, mask=inside, other=OTHER)
+    tl.store(out_ptr + rows * COLS + cols, x, mask=rows < M)
+    tl.store(out_t_ptr + cols * ROWS + rows, x, mask=inside & (rows != cols + 3))
+
+
+@inductor_tile.jit
+def scale_tile_kernel(x_ptr, out_ptr, M, N, stride, ROWS: tl.constexpr, COLS: tl.constexpr):
+    """out = x over the rows < M and columns < N of a ROWS x COLS tile (a matmul epilogue's mask)."""
+    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    cols = tl.program_id(1) * COLS + tl.arange(0, COLS)
+    offsets = rows[:, None] * stride + cols[None, :]
+    x = tl.load(x_ptr + offsets)
+    tl.store(out_ptr + offsets, x, mask=(rows[:, None] < M) & (cols[None, :] < N))
+
+
 def _compile(kernel, signature: dict[str, str], constexprs: dict, aligned: list[str]) -> str:
     compiled = inductor_tile.compile(kernel, signature, constexprs=constexprs, target="cuda:90",
                                      num_warps=WARPS, divisible_by_16=aligned)
@@ -231,6 +253,65 @@ def test_slots_sharing_address_and_mask_keep_their_own_other(name):
     _same(got, torch.where(index < n, y.double()[index // 4], x.double()))
 
 
+@pytest.mark.parametrize("name,warps,stores", [("fp16", 8, 1), ("fp16", 4, 2), ("fp32", 4, 4)], ids=str)
+def test_a_store_under_row_and_column_bounds_compares_each_row_run_once(name, warps, stores, tmp_path):
+    """A 128 x 128 tile stored under `(rows < M) & (cols < N)`, M and N multiples of 16: a thread's rows
+    (16, 8 or 4 apart) are compared once per 16 rows (8 compares, `constancy_leaders`) and its columns once
+    (one run), each row compare combined with the column bit by one `and` just before the stores of those
+    rows (`mask_bits`); no bit packed into an integer (LLVM did so for the 8-warp layout's wide i1 vector:
+    a selp/shl/or chain per row). The interpreter checks the stored region."""
+    dtype, gen = DTYPES[name], torch.Generator().manual_seed(7)
+    size, (M, N) = 128, (80, 112)
+    compiled = inductor_tile.compile(scale_tile_kernel, {"x_ptr": f"*{name}", "out_ptr": f"*{name}", "M": "i32",
+                                                         "N": "i32", "stride": "i32"},
+                                     constexprs={"ROWS": size, "COLS": size}, target="cuda:90", num_warps=warps,
+                                     divisible_by_16=["x_ptr", "out_ptr", "M", "N", "stride"])
+    ptx = compiled.asm["ptx"]
+    check_ptx(ptx, "sm_90", "scale_tile_kernel")
+    code = "\n".join(line for line in ptx.splitlines() if not line.strip().startswith("//"))
+    group = "CHECK: setp.lt.s32 [[R{i}:%p[0-9]+]]\nCHECK: and.pred [[P{i}:%p[0-9]+]], {{{{.*}}}}[[R{i}]]\n" \
+            "CHECK-NOT: setp\nCHECK: @[[P{i}]] st.global\n" + "CHECK-NEXT: @[[P{i}]] st.global\n" * (stores - 1)
+    filecheck(code, "CHECK-NOT: selp\n" + "".join(group.format(i=i) for i in range(size // 16))
+              + "CHECK-NOT: {{setp|st.global}}\n", tmp_path)
+    assert sum(line.strip().startswith("setp.") for line in code.splitlines()) == size // 16 + 1
+    x = _random(dtype, size * size, gen)
+    machine = Machine(ptx, 32 * warps, [_numpy(x), _numpy(_poisoned(dtype, size * size))],
+                      {2: M, 3: N, 4: size})
+    machine.run()
+    got = _torch(machine.buffer(1, _numpy(_poisoned(dtype, size * size))), dtype).reshape(size, size)
+    want = torch.full((size, size), float("nan"), dtype=torch.float64)
+    want[:M, :N] = x.double().reshape(size, size)[:M, :N]
+    _same(got, want)
+
+
+@pytest.mark.parametrize("name", ["fp16", "fp32"])
+@pytest.mark.parametrize("aligned_sizes", [False, True], ids=["tail", "whole_runs"])
+def test_row_and_column_masks_of_a_tile(name, aligned_sizes, tmp_path):
+    """A 64 x 64 tile under `(rows < M) & (cols < N)` (each access's predicate the `and` of a row bit and a
+    column bit, mask_bits.py), a row-only mask, and a transposed scatter (one element per access) under a
+    third, element-wise factor; M and N multiples of 16 (rows and columns share bits over 16) or of unknown
+    divisibility (bits per row and column). Masked lanes keep `other` or memory's NaN; no branch, and no
+    mask bit packed into an integer (`selp` of a predicate)."""
+    dtype, gen = DTYPES[name], torch.Generator().manual_seed(6)
+    rows, cols, other = 64, 64, -3
+    sizes = (48, 32) if aligned_sizes else (45, 37)
+    ptx = _compile(masked_tile_kernel, {"x_ptr": f"*{name}", "out_ptr": f"*{name}", "out_t_ptr": f"*{name}",
+                                        "M": "i32", "N": "i32"}, {"OTHER": other, "ROWS": rows, "COLS": cols},
+                   ["x_ptr", "out_ptr", "out_t_ptr"] + (["M", "N"] if aligned_sizes else []))
+    x = _random(dtype, rows * cols, gen)
+    _, got, got_t = _run(ptx, [x, _poisoned(dtype, rows * cols), _poisoned(dtype, rows * cols)],
+                         {3: sizes[0], 4: sizes[1]})
+    r, c = torch.arange(rows)[:, None], torch.arange(cols)[None, :]
+    inside = (r < sizes[0]) & (c < sizes[1])
+    tile = x.double().reshape(rows, cols)
+    want = torch.where(r < sizes[0], torch.where(inside, tile, float(other)), float("nan"))
+    want_t = torch.where(inside & (r != c + 3), tile, float("nan")).T
+    _same(got.reshape(rows, cols), want)
+    _same(got_t.reshape(cols, rows), want_t)
+    filecheck(ptx, "CHECK-NOT: bra\n"
+                   "CHECK-NOT: selp.b{{16|32|64}} %{{[a-z]+}}{{[0-9]+}}, {{-?}}1, 0,\n", tmp_path)
+
+
 def _distinct_predicates(ptx: str, opcode: str) -> int:
     """How many predicate registers guard the instructions starting with `opcode` (the scalar loads)."""
     return len({line.split()[0] for line in ptx.splitlines()
@@ -243,31 +324,62 @@ def _distinct_predicates(ptx: str, opcode: str) -> int:
     (((1, 4), (4, 8), (2, 2), (1, 0)), (16, 64)),
     (((2, 2), (8, 4), (1, 4), (0, 1)), (32, 64)),
     (((1, 1), (1, 1), (1, 1), (1, 0)), (4, 64)),  # the CPU's: one thread, runs longer than size_per_thread
+    (((1, 4), (1, 32), (4, 1), (1, 0)), (128, 128)),  # rows 4 apart: a constancy of 16 joins 4 of them
+    (((1, 2), (8, 4), (4, 1), (1, 0)), (128, 64)),  # the MMA accumulator's: rows 32 apart, column pairs 8 apart
+    (((1, 8), (2, 16), (8, 1), (1, 0)), (8, 256)),  # rows wrap around: a repetition's threads hold copies
 ], ids=str)
-@pytest.mark.parametrize("constancy", [(1, 1), (2, 1), (4, 16), (16, 2), (1024, 1024), (6, 12)], ids=str)
+@pytest.mark.parametrize("constancy", [(1, 1), (2, 1), (4, 16), (16, 2), (1024, 1024), (6, 12), (64, 32), (32, 64)],
+                         ids=str)
 def test_constancy_leaders_only_join_slots_of_one_constancy_run(layout, shape, constancy):
     """Every thread: a slot and its leader hold indices in the same aligned run of `constancy` along each
     dimension (so their mask bits are equal), a constancy of at least size_per_thread joins slots, and
     slots holding the same element in every thread (wrapped around a small dimension) join."""
-    from inductor_tile.kernel_compiler.ir.layouts import Blocked, LayoutMap
+    from inductor_tile.kernel_compiler.ir.layouts import Blocked
+
+    _check_leaders(Blocked(*layout), shape, constancy[:len(shape)])
+    spt = layout[0]
+    if all(c % s == 0 for c, s in zip(constancy, spt)) and max(spt) > 1:
+        from inductor_tile.kernel_compiler.ir.layouts import LayoutMap
+        from inductor_tile.kernel_compiler.to_llvm.constancy import constancy_leaders
+
+        leaders = constancy_leaders(LayoutMap(Blocked(*layout), shape), constancy[:len(shape)])
+        assert len(set(leaders)) * max(spt) <= len(leaders)
+
+
+@pytest.mark.parametrize("dim,shape", [(1, (128,)), (0, (128,)), (1, (32,))], ids=str)
+@pytest.mark.parametrize("parent", [((1, 4), (1, 32), (4, 1), (1, 0)), ((1, 2), (8, 4), (4, 1), (1, 0)),
+                                    ((2, 2), (8, 4), (1, 4), (0, 1))], ids=str)
+@pytest.mark.parametrize("constancy", [1, 2, 8, 16, 64, 128], ids=str)
+def test_constancy_leaders_of_slice_layouts(dim, shape, parent, constancy):
+    """The rows (or columns) of a reduction's result, a slice of a blocked or MMA-like layout: the same
+    guarantees (a slot's leader holds an element of its run in every thread, and every slot of its run
+    joins)."""
+    from inductor_tile.kernel_compiler.ir.layouts import Blocked, Slice
+
+    _check_leaders(Slice(dim, Blocked(*parent)), shape, (constancy,))
+
+
+def _check_leaders(layout, shape: tuple[int, ...], constancy: tuple[int, ...]) -> None:
+    from inductor_tile.kernel_compiler.ir.layouts import LayoutMap
     from inductor_tile.kernel_compiler.to_llvm.constancy import constancy_leaders
 
-    lmap = LayoutMap(Blocked(*layout), shape)
-    constancy = constancy[:len(shape)]
+    lmap = LayoutMap(layout, shape)
     leaders = constancy_leaders(lmap, constancy)
     warps = 1
-    for w in layout[2]:
+    for w in lmap.root.warps_per_cta:
         warps *= w
-    for lane in range(32):
-        for warp in range(warps):
-            for slot, leader in enumerate(leaders):
-                assert leader <= slot
-                here, there = lmap.index(slot, lane, warp), lmap.index(leader, lane, warp)
-                assert all(a // c == b // c for a, b, c in zip(here, there, constancy)), (slot, leader, lane, warp)
     threads = [(lane, warp) for lane in range(32) for warp in range(warps)]
+    for lane, warp in threads:
+        for slot, leader in enumerate(leaders):
+            assert leader <= slot
+            here, there = lmap.index(slot, lane, warp), lmap.index(leader, lane, warp)
+            assert all(a // c == b // c for a, b, c in zip(here, there, constancy)), (slot, leader, lane, warp)
     elements = [tuple(lmap.index(slot, lane, warp) for lane, warp in threads) for slot in range(len(leaders))]
     for slot, held in enumerate(elements):
         assert leaders[slot] == leaders[elements.index(held)], slot
-    spt = layout[0]
-    if all(c % s == 0 for c, s in zip(constancy, spt)) and max(spt) > 1:
-        assert len(set(leaders)) * max(spt) <= len(leaders)
+    # complete for power-of-two constancies: slots whose elements lie in one aligned run in every thread join
+    if all(c & (c - 1) == 0 for c in constancy):
+        runs = [tuple(tuple(i // min(c, s) for i, c, s in zip(lmap.index(slot, lane, warp), constancy, shape))
+                      for lane, warp in threads) for slot in range(len(leaders))]
+        for slot, run in enumerate(runs):
+            assert leaders[slot] == leaders[runs.index(run)], slot

@@ -186,14 +186,15 @@ def test_wgmma_ring_copy_sizes_select_once_per_row():
     """sm_90, fp32 128x128x32 on 4 warps (the benchmark's): each copy's byte count is one select on its own
     row's bound of a count selected once for the bounds all of the thread's copies share (the k step's, the
     loop's guard): a select per row, not a chain of three per copy (a: 8 rows of 16-byte copies; b: 8 k rows of
-    four 4-byte copies, its tile being K-major)."""
+    four 4-byte copies, its tile being K-major; `k < K`, K a multiple of 16, is one bit for 4 of those rows,
+    so 2 selects)."""
     ptx, _, _ = _ptx(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32, operands="fp32"), 90, 3)
     loop = ptx[ptx.index("cp.async.wait_group 1;"):ptx.index("cp.async.wait_group 0;")]
     copies = re.findall(r"cp\.async\.(?:ca|cg)\.shared\.global \[%r\d+ \+ \d+\], \[%rd\d+\], (\d+), (%r\d+);", loop)
     assert sorted({width for width, _ in copies}) == ["16", "4"] and len(copies) == 8 + 32
     selects = dict(re.findall(r"selp\.b32\s+(%r\d+), (%r\d+|\d+), 0, %p\d+;", loop))
-    for width in ("16", "4"):
+    for width, rows in (("16", 8), ("4", 2)):
         sizes = {size for w, size in copies if w == width}
-        assert len(sizes) == 8  # one per row
+        assert len(sizes) == rows  # one per row (per 16 rows of k)
         shared = {selects[size] for size in sizes}
         assert len(shared) == 1 and shared.pop() in selects  # one count, itself selected, for all of them

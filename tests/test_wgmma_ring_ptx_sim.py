@@ -35,8 +35,8 @@ def rings_on(monkeypatch):
     monkeypatch.delenv("TILE_WGMMA", raising=False)
 
 
-def _matmul_ptx(blocks: tuple[int, int, int], warps: int, dtype: str) -> str:
-    specs = _matmul_specs(*blocks, out="fp32", operands=dtype)
+def _matmul_ptx(blocks: tuple[int, int, int], warps: int, dtype: str, out: str = "fp32") -> str:
+    specs = _matmul_specs(*blocks, out=out, operands=dtype)
     return compile_specialized(dot_kernels.matmul_kernel, specs, target="cuda:90", num_warps=warps, native=False,
                                num_stages=3).asm["ptx"]
 
@@ -77,21 +77,50 @@ CHECK: wgmma.mma_async{{.*}}, [[A4]], [[B2]], p, 1, 1, 0, 1;
     assert not re.search(r"\b(shr|bfe|and)\.[bu](32|64)\b", body[body.index("wgmma.fence"):])
 
 
-def _run_matmul(ptx: str, blocks: tuple[int, int, int], warps: int, dtype: str) -> None:
-    """Run program 0 of a matmul over five k steps (the last masked at K) and compare with float64."""
+def _run_matmul(ptx: str, blocks: tuple[int, int, int], warps: int, dtype: str, size: tuple[int, int] | None = None,
+                out_dtype: type = np.float32) -> None:
+    """Run program 0 of a matmul over five k steps (the last masked at K) and compare with float64. K is a
+    multiple of 16, as the specialization (`_matmul_specs`) promises: the compiler may share a `k < K` bit
+    over 16 rows. `size`: M and N below the block (multiples of 16 too), c's rows 16 elements longer than N
+    and 16 more rows than M: the product lands in c[:M, :N] and the rest keeps its NaN."""
     block_m, block_n, block_k = blocks
-    M, N, K = block_m, block_n, 5 * block_k - 8
+    (M, N), K = size or (block_m, block_n), 5 * block_k - 16
     gen = torch.Generator().manual_seed(block_n + warps)
     a, b = (torch.randn(shape, generator=gen).to(DTYPES[dtype]) for shape in ((M, K), (K, N)))
-    out = np.full((M, N), np.nan, dtype=np.float32)
+    stride_cm = N + 16 if size else N
+    out = np.full((M + 16 if size else M, stride_cm), np.nan, dtype=out_dtype)
     # M, N, K, then the strides of a, b and c by their positions among the parameters
-    scalars = {str(i): value for i, value in enumerate((M, N, K, K, 1, N, 1, N, 1), start=3)}
+    scalars = {str(i): value for i, value in enumerate((M, N, K, K, 1, N, 1, stride_cm, 1), start=3)}
     machine = Machine(ptx, 32 * warps, [a.view(torch.int16).numpy(), b.view(torch.int16).numpy(), out], scalars)
     machine.run(max_steps=2000000)
-    got = torch.from_numpy(machine.buffer(2, out)).double()
-    exact = a.double() @ b.double()
+    everything = torch.from_numpy(machine.buffer(2, out).astype(np.float64))
+    got, exact = everything[:M, :N], a.double() @ b.double()
     assert not got.isnan().any()
-    assert (got - exact).abs().max() / exact.abs().max() <= 1e-5
+    assert (got - exact).abs().max() / exact.abs().max() <= (1e-5 if out_dtype == np.float32 else 1e-3)
+    outside = torch.ones_like(everything, dtype=torch.bool)
+    outside[:M, :N] = False
+    assert everything[outside].isnan().all()
+
+
+@needs_ptxas
+@pytest.mark.parametrize("blocks,warps,dtype,out,size,stores", [
+    ((128, 128, 32), 8, "fp16", "fp16", (80, 112), 1),  # c in a blocked layout: a thread's 8 rows 16 apart
+    ((128, 128, 32), 4, "fp16", "fp32", (112, 48), 4),  # 32 rows 4 apart: a row compare serves 4 (constancy 16)
+    ((128, 64, 32), 4, "bf16", "fp32", (16, 64), 2),  # 16 rows 8 apart
+], ids=["128x128x32-8w-fp16-c16", "128x128x32-4w-fp16-c32", "128x64x32-4w-bf16-c32"])
+def test_ring_matmul_stores_only_rows_and_columns_of_c(blocks, warps, dtype, out, size, stores, tmp_path):
+    """M and N below the block: the store's mask `(rows < M) & (cols < N)`. M divisible by 16, the epilogue
+    compares a thread's rows once per 16 (BLOCK_M / 16 = 8 compares), each just before the `and` with the
+    column bit that predicates the stores of those rows; no bit of the mask is packed into an integer (selp)."""
+    ptx = _matmul_ptx(blocks, warps, dtype, out)
+    epilogue = "\n".join(line for line in ptx[ptx.rindex("wgmma.wait_group"):].splitlines()
+                         if not line.strip().startswith("//"))
+    assert not re.search(r"selp\.b(16|32|64)\s+%\w+, -?1, 0,", epilogue)
+    group = "CHECK: setp.lt.s32 [[R{i}:%p[0-9]+]]\nCHECK: and.pred [[P{i}:%p[0-9]+]], {{{{.*}}}}[[R{i}]]\n" \
+            "CHECK-NOT: setp\nCHECK: @[[P{i}]] st.global\n" + "CHECK-NEXT: @[[P{i}]] st.global\n" * (stores - 1)
+    filecheck(epilogue, "".join(group.format(i=i) for i in range(blocks[0] // 16))
+              + "CHECK-NOT: {{setp|st.global}}\n", tmp_path)
+    _run_matmul(ptx, blocks, warps, dtype, size, np.float16 if out == "fp16" else np.float32)
 
 
 @needs_ptxas

@@ -6,7 +6,8 @@ wrap around a dimension smaller than the layout hold copies of one element. `con
 names, for each slot, the first slot proven to hold the same value in every thread;
 `share_equal_slots` makes a lowered value read each slot from its leader, so that only the
 leaders' lanes stay used and LLVM drops the computation of the others (one compare per run
-instead of one per slot). The gathers of `rules_memory` share addresses and mask bits the same way.
+instead of one per slot). The gathers of `rules_memory` share addresses the same way, and `mask_bits`
+the bits of a load's or store's mask.
 """
 
 from __future__ import annotations
@@ -29,28 +30,33 @@ def constancy_leaders(lmap: LayoutMap, constancy) -> list[int]:
     """For each of a thread's slots, the first slot holding an element of the same constancy run.
 
     Along a kept dimension a slot's element index is `(offset + t) % size`: `offset` the slot's own part
-    (`rep * cta_tile + within`), `t` the thread's, a multiple of size_per_thread. With `block` a power of two
-    dividing the constancy, size_per_thread and the size, the run of the element is
-    `(offset // block + t // block) % (size // block)`: slots whose `(offset // block) % (size // block)`
-    agree lie in one aligned run of equal values in every thread (slots that wrap around a small
-    dimension hold the same element, any constancy). Where one thread spans the dimension (the CPU),
-    `t` is 0 and `block` need not divide size_per_thread. A value constant along a whole dimension (a
-    broadcast row mask) is one run there, whatever the layout."""
+    (`rep * cta_tile + within`, `within` below size_per_thread), `t` the thread's, a multiple of
+    size_per_thread below cta_tile. With `block` a power of two dividing the constancy and the size, the run
+    of the element is `((offset + t) // block) % (size // block)`. A block within size_per_thread divides
+    `t`: the run is `(offset // block + t // block) % (size // block)`, and slots whose
+    `(offset // block) % (size // block)` agree lie in one aligned run of equal values in every thread. A
+    larger block is a multiple of size_per_thread, so `within + t` crosses no multiple of it: the run is
+    `((rep * cta_tile) // block + t // block) % (size // block)`, and the slots of one repetition share
+    it, or those of block // cta_tile repetitions where the block spans the CTA tile (a thread's rows 4
+    apart, one row per warp, under a constancy of 16: 4 rows). Slots that wrap around a small dimension
+    hold the same element, any constancy. Where one thread spans the dimension (the CPU), `t` is 0. A value
+    constant along a whole dimension (a broadcast row mask) is one run there, whatever the layout."""
     root = lmap.root
-    periods = []
+    periods = []  # per kept dimension: (block, runs in the dimension, cta_tile when blocks span threads)
     for position, d in enumerate(lmap.kept):
         if constancy[position] >= lmap.shape[position]:  # one value along the whole dimension
-            periods.append((lmap.shape[position], 1))
+            periods.append((lmap.shape[position], 1, 0))
             continue
         size = largest_power_of_two_dividing(lmap.shape[position])
+        block = min(largest_power_of_two_dividing(constancy[position]), size)
         threads = root.threads_per_warp[d] * root.warps_per_cta[d]
-        step = root.size_per_thread[d] if threads > 1 else size  # one thread along d: its offset is 0
-        block = min(largest_power_of_two_dividing(constancy[position]), step, size)
-        periods.append((block, lmap.shape[position] // block))
+        spans_threads = threads > 1 and block > root.size_per_thread[d]
+        periods.append((block, lmap.shape[position] // block, root.cta_tile(d) if spans_threads else 0))
     first: dict[tuple[int, ...], int] = {}
     leaders = []
     for slot in range(lmap.num_slots):
-        key = tuple(o // block % count for o, (block, count) in zip(lmap.slot_offset(slot), periods))
+        key = tuple((o - o % cta if cta else o) // block % count
+                    for o, (block, count, cta) in zip(lmap.slot_offset(slot), periods))
         leaders.append(first.setdefault(key, slot))
     return leaders
 

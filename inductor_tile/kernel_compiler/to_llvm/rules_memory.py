@@ -3,7 +3,8 @@
 A thread's slots are split into runs of consecutive slots that sit at consecutive
 addresses (from the axis-info analysis and the layout's order); each run is one vector
 access through the target, and a tile with no contiguity is gathered/scattered. i1 values
-live in memory as bytes.
+live in memory as bytes. On targets with one predicate per access, each access's predicate is
+built from the mask's factors next to it (`mask_bits.MaskBits`).
 
 Atomics are one instruction per element where the target has it (NVIDIA: a predicated
 `atom`/`red`, see `Target.atomic_rmw`), else one LLVM `atomicrmw`/`cmpxchg` branched around
@@ -26,6 +27,7 @@ from ..ir.tt_memory import NO_HINTS, AccessHints, access_hints
 from . import half
 from .compact_constants import SplatConstant
 from .constancy import MAX_SHARED_SLOTS, constancy_leaders, largest_power_of_two_dividing
+from .mask_bits import MaskBits
 from .context import I1, I8, I32, LoweringContext, byte_size, float_kind, guarded, intrinsic_suffix, lowering
 
 
@@ -67,25 +69,35 @@ def _gather(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addr
             mask: ir.Value | None, other: ir.Value, hints: AccessHints = NO_HINTS) -> ir.Value:
     """A gather on GPU targets that loads each element once per thread: slots that axis info proves
     to share their address and mask bit (a broadcast operand, `x[i // 1024]`), with an `other` that
-    is one constant, get the value of the group's first slot; the others share the mask bits."""
-    mask = _shared_mask_bits(ctx, ptr, mask_ssa, mask)
+    is one constant, get the value of the group's first slot; the mask bits come from its factors
+    (`MaskBits`)."""
+    bits = _mask_bits(ctx, mask_ssa, mask)
+    leaders = _load_leaders(ctx, ptr, mask_ssa, addresses, other)
+    unique = sorted(set(leaders)) if leaders is not None else list(range(addresses.type.count))
+    if bits is not None:
+        mask = bits.vector(unique)
+    elif mask is not None:
+        mask = ctx.shuffle(mask, unique)
+    loaded = ctx.target.gather(ctx.builder, ctx.shuffle(addresses, unique), mask, ctx.shuffle(other, unique), hints)
+    return loaded if leaders is None else ctx.shuffle(loaded, [unique.index(leader) for leader in leaders])
+
+
+def _load_leaders(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None, addresses: ir.Value,
+                  other: ir.Value) -> list[int] | None:
+    """Per slot of a gather, the first slot that loads the same element under the same mask bit on GPU targets
+    (`constancy_leaders` of the address and mask constancy), where some slots share and `other` is one
+    constant; else None."""
     info = ctx.axis_info.get(ptr) if ctx.axis_info else None
     if info is None or ctx.target.per_element_masks or addresses.type.count > MAX_SHARED_SLOTS \
             or not _one_constant(other):
-        return ctx.target.gather(ctx.builder, addresses, mask, other, hints)
+        return None
     constancy = list(info.constancy)
     mask_info = ctx.axis_info.get(mask_ssa) if mask_ssa is not None else None
     if mask_ssa is not None:
         constancy = [min(largest_power_of_two_dividing(a), largest_power_of_two_dividing(m))
                      for a, m in zip(constancy, mask_info.constancy if mask_info else [1] * len(constancy))]
     leaders = constancy_leaders(ctx.layout_map(ptr.type), constancy)
-    unique = sorted(set(leaders))
-    if len(unique) == len(leaders):
-        return ctx.target.gather(ctx.builder, addresses, mask, other, hints)
-    loaded = ctx.target.gather(ctx.builder, ctx.shuffle(addresses, unique),
-                               ctx.shuffle(mask, unique) if mask is not None else None, ctx.shuffle(other, unique),
-                               hints)
-    return ctx.shuffle(loaded, [unique.index(leader) for leader in leaders])
+    return None if len(set(leaders)) == len(leaders) else leaders
 
 
 def _one_constant(value: ir.Value) -> bool:
@@ -95,16 +107,39 @@ def _one_constant(value: ir.Value) -> bool:
     return isinstance(value, ir.Constant) and len({c.get_reference() for c in value.constant}) == 1
 
 
-def _shared_mask_bits(ctx: LoweringContext, ptr: SSAValue, mask_ssa: SSAValue | None,
-                      mask: ir.Value | None) -> ir.Value | None:
-    """`mask` for a gather or scatter with each slot's bit taken from the first slot that axis info
-    proves equal to it (mask constancy), so one comparison serves a thread's slots that share it (a
-    `xindex < xnumel` mask of a size divisible by 16 over 8 slots: one setp instead of 8). Targets with
-    per-element masks (the CPU) keep the mask as it is."""
-    info = ctx.axis_info.get(mask_ssa) if ctx.axis_info and mask_ssa is not None else None
-    if info is None or ctx.target.per_element_masks or mask.type.count > MAX_SHARED_SLOTS:
-        return mask
-    return ctx.shuffle(mask, constancy_leaders(ctx.layout_map(ptr.type), info.constancy))
+def _mask_bits(ctx: LoweringContext, mask_ssa: SSAValue | None, mask: ir.Value | None) -> MaskBits | None:
+    """The per-slot bits of a tensor mask on targets with one predicate per access; None without a mask or
+    where the target masks each element of a vector access (the CPU: the vector mask as it is)."""
+    if mask is None or ctx.target.per_element_masks or not isinstance(mask.type, ir.VectorType):
+        return None
+    return MaskBits(ctx, mask_ssa, mask)
+
+
+def _run_mask(ctx: LoweringContext, mask: ir.Value | None, bits: MaskBits | None, start: int,
+              run: int) -> ir.Value | None:
+    """The mask of the vector access of slots start..start+run-1: its first slot's bit where the target takes one
+    predicate per access (`run_length` keeps a run within one mask constancy run), else the run's lanes."""
+    if bits is not None:
+        return bits.bit(start)
+    return _split(ctx, mask, start, run) if mask is not None else None
+
+
+def _scatter(ctx: LoweringContext, addresses: ir.Value, value: ir.Value, mask: ir.Value | None,
+             bits: MaskBits | None, owned: ir.Value | None, hints: AccessHints) -> None:
+    """Store each slot where its mask bit (and its `owned` bit, when given) holds. With `bits`, slot by slot, each
+    predicate combined next to its store."""
+    b = ctx.builder
+    if bits is None:
+        if owned is not None:
+            mask = owned if mask is None else b.and_(mask, owned)
+        ctx.target.scatter(b, addresses, value, mask, hints)
+        return
+    for slot in range(value.type.count):
+        bit = bits.bit(slot)
+        if owned is not None:
+            bit = b.and_(bit, b.extract_element(owned, ir.Constant(I32, slot)))
+        one = b.insert_element(ir.Constant(ir.VectorType(I1, 1), None), bit, ir.Constant(I32, 0))
+        ctx.target.scatter(b, _split(ctx, addresses, slot, 1), _split(ctx, value, slot, 1), one, hints)
 
 
 def _split(ctx: LoweringContext, vector: ir.Value, start: int, length: int) -> ir.Value:
@@ -151,11 +186,10 @@ def lower_load(ctx: LoweringContext, op: Operation) -> None:
         loaded = _gather(ctx, ptr_ssa, mask_ssa, addresses, mask, other_mem, hints)
     else:
         parts = []
+        bits = _mask_bits(ctx, mask_ssa, mask)
         for start in range(0, n, run):
             address = b.extract_element(addresses, ir.Constant(I32, start))
-            part_mask = _split(ctx, mask, start, run) if mask is not None else None
-            if part_mask is not None and not ctx.target.per_element_masks:
-                part_mask = b.extract_element(part_mask, ir.Constant(I32, 0))
+            part_mask = _run_mask(ctx, mask, bits, start, run)
             parts.append(ctx.target.load_contiguous(b, address, part_mask, _split(ctx, other_mem, start, run), alignment,
                                                     hints))
         loaded = _concat(ctx, parts)
@@ -212,20 +246,19 @@ def lower_store(ctx: LoweringContext, op: Operation) -> None:
                 b.store(value, pointer)
         return
     owned = None if ctx.single_thread else _owned_slots(ctx, ctx.layout_map(ptr_ssa.type))
+    bits = _mask_bits(ctx, mask_ssa, mask)
     if owned is not None:  # elements with copies in other threads: the owner stores, one slot at a time
-        ctx.target.scatter(b, addresses, value, owned if mask is None else b.and_(mask, owned), hints)
+        _scatter(ctx, addresses, value, mask, bits, owned, hints)
         return
     n = addresses.type.count
     run, alignment = run_length(ctx, ptr_ssa, mask_ssa, element_ir)
     if run == 1:
-        ctx.target.scatter(b, addresses, value, _shared_mask_bits(ctx, ptr_ssa, mask_ssa, mask), hints)
+        _scatter(ctx, addresses, value, mask, bits, None, hints)
         return
     for start in range(0, n, run):
         address = b.extract_element(addresses, ir.Constant(I32, start))
-        part_mask = _split(ctx, mask, start, run) if mask is not None else None
-        if part_mask is not None and not ctx.target.per_element_masks:
-            part_mask = b.extract_element(part_mask, ir.Constant(I32, 0))
-        ctx.target.store_contiguous(b, address, _split(ctx, value, start, run), part_mask, alignment, hints)
+        ctx.target.store_contiguous(b, address, _split(ctx, value, start, run), _run_mask(ctx, mask, bits, start, run),
+                                    alignment, hints)
 
 
 # ===------------------------------------------------------------------------===
