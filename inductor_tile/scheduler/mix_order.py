@@ -359,14 +359,11 @@ def _source(scheduling, plan, rows: list, sums: list[ColumnSum], name: str, laun
 
 def _emit(kernel: MixOrderKernelSource, checked, rows: list, sums: list[ColumnSum]) -> str:
     """The first kernel's launch (and its workspace's allocation); returns the workspace's name."""
-    from .scheduling import _guard_leq, _heuristics_device, _size_source
+    from .scheduling import _heuristics_device, _size_source
 
     wrapper = V.graph.wrapper_code
     key, name, source, fn, reused = checked
-    for size in kernel.int32_guards:
-        _guard_leq(size, 2**31 - 1)
-    for buf in sorted(kernel.elided):
-        V.graph.removed_buffers.add(buf)
+    totals.claim_sizes_and_buffers(kernel)
     for snode in rows:
         snode.mark_run()
     totals.define_kernel(wrapper, key, name, source, fn, reused, kernel, _heuristics_device(rows))

@@ -117,15 +117,12 @@ def emit(total: WorkspaceSumSource, checked, workspace: str, sums: list[ColumnSu
          epilogue: list) -> None:
     """The totals' kernel: the sums' buffers and the epilogue's outputs allocated, its launch, the
     workspace freed. Epilogue nodes of later groups are taken out of them (``removed_ops``)."""
-    from .scheduling import _guard_leq, _heuristics_device, _size_source
+    from .scheduling import _heuristics_device, _size_source
 
     wrapper = V.graph.wrapper_code
     scheduler = V.graph.scheduler
     key, name, source, fn, reused = checked
-    for size in total.int32_guards:
-        _guard_leq(size, 2**31 - 1)
-    for buf in sorted(total.elided):
-        V.graph.removed_buffers.add(buf)
+    claim_sizes_and_buffers(total)
     for column in sums:
         if column.target == column.snode.node.get_name():
             column.snode.mark_run()  # allocates the sum's buffer
@@ -144,6 +141,16 @@ def emit(total: WorkspaceSumSource, checked, workspace: str, sums: list[ColumnSu
     grid = f"({_size_source(_cdiv(total.plan.xnumel, total.xblock))}, 1, 1)"
     write_launch(wrapper, name, grid, args, {**total.blocks(), **warps(total)})
     wrapper.writeline(f"del {workspace}")
+
+
+def claim_sizes_and_buffers(kernel) -> None:
+    """Before a kernel's launch: its sizes guarded to int32 and the buffers it does without removed."""
+    from .scheduling import _guard_leq
+
+    for size in kernel.int32_guards:
+        _guard_leq(size, 2**31 - 1)
+    for buf in sorted(kernel.elided):
+        V.graph.removed_buffers.add(buf)
 
 
 def _cdiv(numel, block: int):
