@@ -473,8 +473,6 @@ class TileKernelSource:
                 self.int32_guards.append(size)
 
     def generate(self) -> str:
-        from torch._inductor.virtualized import V
-
         plan = self.plan
         self.xsyms = xsyms = [sympy.Symbol(f"x{i}", integer=True, nonnegative=True) for i in range(len(plan.xsizes))]
         self.rsyms = rsyms = [sympy.Symbol(f"r{i}", integer=True, nonnegative=True) for i in range(len(plan.rsizes))]
@@ -509,10 +507,7 @@ class TileKernelSource:
             if looped and nodes[0].kind != "pointwise":
                 self._run_looped(nodes, rsyms)
                 continue
-            node = self.current = nodes[0]
-            self.emit(node_comment(node))
-            with V.set_ops_handler(TileOps(self)):
-                node.snode._body(*self._loop_args(node))
+            self._emit_node(nodes[0], TileOps)
         self.current = None
         self._check_int32()
         return self._assemble()
@@ -539,6 +534,15 @@ class TileKernelSource:
 
     def _rblocks(self) -> list[int]:
         return [launch.rblock for launch in self._launches()]
+
+    def _emit_node(self, node: NodePlan, ops: type) -> None:
+        """The node's loop body, under its comment, through the ops handler `ops` (it becomes `current`)."""
+        from torch._inductor.virtualized import V
+
+        self.current = node
+        self.emit(node_comment(node))
+        with V.set_ops_handler(ops(self)):
+            node.snode._body(*self._loop_args(node))
 
     def _loop_args(self, node: NodePlan) -> list:
         """The index expressions a node's loop body is called with: the kernel's variables, or
@@ -597,8 +601,6 @@ class TileKernelSource:
         return phases
 
     def _run_looped(self, nodes: list[NodePlan], rsyms) -> None:
-        from torch._inductor.virtualized import V
-
         # values computed in an earlier loop are not visible inside this one
         outer_cse, outer_stored = dict(self.cse), dict(self.stored)
         self.acc_inits, self.acc_finals = [], []
@@ -618,10 +620,7 @@ class TileKernelSource:
                 pending.append((name, index, value))
 
         for node in nodes:
-            self.current = node
-            self.emit(node_comment(node))
-            with V.set_ops_handler(LoopOps(self)):
-                node.snode._body(*self._loop_args(node))
+            self._emit_node(node, LoopOps)
         self.indent -= 1
         self.reductions = {}
         for i, line in enumerate(self.acc_inits):

@@ -53,6 +53,17 @@ from .plan import GroupPlan, NodePlan, _same_numel, _size, is_static
 WORKSPACE = "ws_ptr"
 
 
+def _assemble_with_workspace(kernel: TileKernelSource, pointers: list) -> str:
+    """The kernel's source with the workspace pointer appended to `pointers` (its inputs or outputs)."""
+    kernel.args[WORKSPACE] = WORKSPACE
+    pointers.append(WORKSPACE)
+    try:
+        return TileKernelSource._assemble(kernel)
+    finally:
+        pointers.pop()
+        del kernel.args[WORKSPACE]
+
+
 class ColumnSum:
     """One column sum of the kernel: its scheduler node, its loop body and sizes (the split
     cancelled: columns x all rows), and the buffer its final sum goes to."""
@@ -212,10 +223,7 @@ class MixOrderKernelSource(TileKernelSource):
         if self.rchunk:
             self.loop_at, self.loop_indent = len(self.lines), "    " * self.indent
         for node in plan.nodes:
-            self.current = node
-            self.emit(node_comment(node))
-            with V.set_ops_handler(TileOps(self)):
-                node.snode._body(*self._loop_args(node))
+            self._emit_node(node, TileOps)
         for column in self.columns:
             self._column = column
             self.current = NodePlan(column.snode, "rpointwise", plan.xsizes, plan.rsizes)
@@ -292,13 +300,7 @@ class MixOrderKernelSource(TileKernelSource):
         self.lines += [f"{self.loop_indent}{var} = {var}_next" for var in names]
 
     def _assemble(self) -> str:
-        self.args[WORKSPACE] = WORKSPACE
-        self.out_args.append(WORKSPACE)
-        try:
-            return super()._assemble()
-        finally:
-            self.out_args.pop()
-            del self.args[WORKSPACE]
+        return _assemble_with_workspace(self, self.out_args)  # the partial sums: written
 
     def blocks(self) -> dict[str, int]:
         blocks = {"XBLOCK": self.xblock, "RBLOCK": self.rblock, "SPLIT": self.split}
@@ -365,22 +367,13 @@ class WorkspaceSumSource(TileKernelSource):
             dtypes[total] = dtype
             self.store(target, flat, total, reduced=True)
         for node in plan.nodes:
-            self.current = node
-            self.emit(node_comment(node))
-            with V.set_ops_handler(TileOps(self)):
-                node.snode._body(*self._loop_args(node))
+            self._emit_node(node, TileOps)
         self.current = None
         self._check_int32()
         return self._assemble()
 
     def _assemble(self) -> str:
-        self.args[WORKSPACE] = WORKSPACE
-        self.in_args.append(WORKSPACE)
-        try:
-            return super()._assemble()
-        finally:
-            self.in_args.pop()
-            del self.args[WORKSPACE]
+        return _assemble_with_workspace(self, self.in_args)  # the partial sums: read
 
     def signature(self) -> tuple[dict[str, str], dict[str, int]]:
         sig, constexprs = super().signature()
