@@ -69,7 +69,7 @@ def test_norm_backward_is_two_kernels(kind, dtype, columns, monkeypatch):
     model = Norms(columns, gen)
     reference = _gradients(model.double(), x.double(), dy.double(), kind, compiled=False)
     torch._dynamo.reset()
-    with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
+    with config.patch(mix_order="on"), poisoned_allocations(monkeypatch) as allocated:
         grads = _gradients(model.to(dtype), x.to(dtype), dy.to(dtype), kind, compiled=True)
     assert allocated
     mix, total = two_launches()
@@ -101,7 +101,7 @@ def test_column_sum_reading_the_row_reduction_with_dynamic_rows(monkeypatch):
         torch._dynamo.mark_dynamic(x, 0)
         if rows == 300:
             metrics.reset()
-        with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
+        with config.patch(mix_order="on"), poisoned_allocations(monkeypatch) as allocated:
             got = compiled(dy, x, w)
         assert allocated
         for value, want in zip(got, _rmsnorm_backward_recomputing_rstd(dy.double(), x.double(), w.double())):
@@ -121,7 +121,7 @@ def test_half_row_and_column_sums_of_one_input(monkeypatch):
 
     torch._dynamo.reset()
     metrics.reset()
-    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+    with config.patch(mix_order="on"), poisoned_allocations(monkeypatch):
         got = torch.compile(fn, backend=tile_backend)(x.half(), w.half())
     two_launches()
     for value, want in zip(got, fn(x.half().double(), w.half().double())):
@@ -144,7 +144,7 @@ def test_sum_read_after_its_epilogue_is_stored(columns, monkeypatch):
 
     torch._dynamo.reset()
     metrics.reset()
-    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+    with config.patch(mix_order="on"), poisoned_allocations(monkeypatch):
         got = torch.compile(fn, backend=tile_backend)(x.half(), w.half(), b.half())
     mix, total = two_launches()
     assert len(metrics.kernel_sources[total.split("[")[0]].split("tl.store(")) == 3  # the sum and the epilogue
@@ -181,7 +181,7 @@ def test_block_backward(hidden, dtype, monkeypatch):
 
     reference = gradients(copy.deepcopy(model).double(), x.double(), dy.double(), compiled=False)
     torch._dynamo.reset()
-    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+    with config.patch(mix_order="on"), poisoned_allocations(monkeypatch):
         grads = gradients(model.to(dtype), x.to(dtype), dy.to(dtype), compiled=True)
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
     totals = [name for name in metrics.launch_lines if name.startswith("tile_mixsum_")]
@@ -199,7 +199,7 @@ def test_integer_column_sums_are_not_paired(monkeypatch):
 
     torch._dynamo.reset()
     metrics.reset()
-    with config.patch(mix_order=True), poisoned_allocations(monkeypatch):
+    with config.patch(mix_order="on"), poisoned_allocations(monkeypatch):
         got = torch.compile(fn, backend=tile_backend)(x)
     assert metrics.mix_order_kernels == 0 and metrics.fallback_kernels == 0, metrics.fallback_reasons
     for value, want in zip(got, fn(x)):
@@ -211,8 +211,21 @@ def test_switch_off_keeps_two_kernels():
     x = torch.randn(ROWS, COLUMNS, generator=gen)
     model = Norms(COLUMNS, gen)
     torch._dynamo.reset()
-    with config.patch(mix_order=False):
+    with config.patch(mix_order="off"):
         _gradients(model, x, torch.randn(ROWS, COLUMNS, generator=gen), "rmsnorm", compiled=True)
+    assert metrics.mix_order_kernels == 0
+    assert metrics.generated_kernels >= 2
+
+
+def test_default_pairs_on_gpus_only():
+    """The default ``"gpu"`` leaves the CPU target its two kernels (the pair is measured on GPUs only)."""
+    assert config.mix_order == "gpu"
+    gen = torch.Generator().manual_seed(8)
+    x = torch.randn(ROWS, COLUMNS, generator=gen)
+    model = Norms(COLUMNS, gen)
+    torch._dynamo.reset()
+    metrics.reset()
+    _gradients(model, x, torch.randn(ROWS, COLUMNS, generator=gen), "rmsnorm", compiled=True)
     assert metrics.mix_order_kernels == 0
     assert metrics.generated_kernels >= 2
 
@@ -235,7 +248,7 @@ def test_pairing_answers_only_in_the_compiling_thread(monkeypatch):
         except Exception:  # noqa: BLE001
             pass
 
-    with config.patch(mix_order=True), mix_order.pairing():
+    with config.patch(mix_order="on"), mix_order.pairing():
         assert MixOrderReduction.can_fuse(None, None) is True  # ours, in this thread
         other = threading.Thread(target=inductor_check)
         other.start()

@@ -35,12 +35,10 @@ def can_fuse(node1, node2, vertical: bool) -> bool:
         return False
     from ..codegen.common import Unsupported
     from ..codegen.plan import plan_group
+    from . import mix_order
 
-    if config.mix_order:
-        from .mix_order import can_pair
-
-        if can_pair(node1, node2):  # Inductor makes the pair a FusedMixOrderReductions (mix_order.py)
-            return True
+    if mix_order.enabled() and mix_order.can_pair(node1, node2):
+        return True  # Inductor makes the pair a FusedMixOrderReductions (mix_order.py)
     if node1.is_template() or node2.is_template():  # a matmul template takes pointwise epilogues only
         from .matmul_templates import can_fuse_epilogue
 

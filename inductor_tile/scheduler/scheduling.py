@@ -232,7 +232,7 @@ class TileScheduling(BaseScheduling):
         ``mix_order.py``): one kernel; where that kernel cannot be generated, each its own."""
         from . import mix_order
 
-        if not (config.mix_order and mix_order.codegen(self, node)):
+        if not (mix_order.enabled() and mix_order.codegen(self, node)):
             self._codegen_nodes(node.node1)  # buffers the pair reads last are freed after both
             self._codegen_nodes(node.node2)
         self.free_buffers_in_scheduler()

@@ -409,10 +409,14 @@ def test_ptx_of_a_launched_matmul_copies_with_cp_async():
         assert any("wgmma.wait_group.sync.aligned 1;" in text for text in ptx)
 
 
-def test_ptx_of_a_launched_matmul_uses_mma_sync():
+def test_ptx_of_a_launched_matmul_uses_tensor_cores():
+    """wgmma on sm_90, mma.sync m16n8k16 on sm_80-89: the launched kernel's PTX, and a correct result."""
     gen = torch.Generator().manual_seed(4)
     a, b = _random((128, 64), torch.float16, gen), _random((64, 128), torch.float16, gen)
-    c = torch.empty(128, 128, device="cuda")
+    c = torch.full((128, 128), float("nan"), device="cuda")
     dot_kernels.matmul(a, b, c, BLOCK_M=128, BLOCK_N=128, BLOCK_K=32)
+    assert _relative_error(c, a.double() @ b.double()) <= TOLERANCE[torch.float16]
     ptx = [k.asm["ptx"] for k in dot_kernels.matmul_kernel.cache.values() if "ptx" in k.asm]
-    assert any("mma.sync.aligned.m16n8k16" in text for text in ptx)
+    expected = "wgmma.mma_async.sync.aligned" if torch.cuda.get_device_capability() == (9, 0) \
+        else "mma.sync.aligned.m16n8k16"
+    assert any(expected in text for text in ptx)

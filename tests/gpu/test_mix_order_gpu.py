@@ -46,7 +46,7 @@ def test_norm_forward_backward(kind, dtype, monkeypatch):
     params = (x, w, b) if kind == "layernorm" else (x, w)
     inputs = [t.detach().requires_grad_(True) for t in params]
     torch._dynamo.reset()
-    with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
+    with config.patch(mix_order="on"), poisoned_allocations(monkeypatch) as allocated:
         out = torch.compile(fn, backend=tile_backend)(*inputs)
         metrics.reset()
         got = torch.autograd.grad(out, inputs, dy)
@@ -99,7 +99,7 @@ def _norm_backward(kind, rows, cols, dtype, monkeypatch) -> str:
         fn, args = _rmsnorm_backward, (dy, x, w)
     torch._dynamo.reset()
     metrics.reset()
-    with config.patch(mix_order=True), poisoned_allocations(monkeypatch) as allocated:
+    with config.patch(mix_order="on"), poisoned_allocations(monkeypatch) as allocated:
         got = torch.compile(fn, backend=tile_backend)(*args)
     assert allocated
     mix, total = two_launches()
@@ -108,3 +108,18 @@ def _norm_backward(kind, rows, cols, dtype, monkeypatch) -> str:
     assert programs <= 2 * sms, mix  # the workspace: at most two rows per SM per column sum
     _check(got, fn(*(a.double() for a in args)), dtype)
     return mix
+
+
+@pytest.mark.parametrize("cols, paired", [(768, False), (2048, True)])
+def test_default_pairs_rows_of_2048_columns_and_more(cols, paired, monkeypatch):
+    """``config.mix_order`` "gpu" (the default): the pair where it measured faster than two kernels."""
+    assert config.mix_order == "gpu"
+    rows, dtype = 16384, torch.float16
+    dy, x = _rand(rows, cols, dtype=dtype, seed=5), _rand(rows, cols, dtype=dtype, seed=6)
+    w = _rand(cols, dtype=dtype, seed=7) + 1.0
+    torch._dynamo.reset()
+    metrics.reset()
+    with poisoned_allocations(monkeypatch):
+        got = torch.compile(_rmsnorm_backward, backend=tile_backend)(dy, x, w)
+    assert (metrics.mix_order_kernels > 0) == paired
+    _check(got, _rmsnorm_backward(dy.double(), x.double(), w.double()), dtype)
