@@ -108,3 +108,30 @@ def test_profiles_go_to_one_file_per_run_and_are_summarized(tmp_path):
     profiler.dump_stats(str(path))
     summary = compile_times.profile_summary(path)
     assert "disk_cache.py" in summary and "default_cache_dir" in summary
+
+
+def test_runs_are_primed_interleaved_and_alternated(monkeypatch, capsys):
+    """One untimed priming process, then cold and warm runs with the backends interleaved and their order
+    alternating; each backend keeps its own caches across its runs."""
+    calls = []
+
+    def fake_child(cmd, root, timeout):
+        backend = cmd[cmd.index("--backend") + 1]
+        calls.append(("prime" if "--prime" in cmd else backend, cmd[cmd.index("--model") + 1], root))
+        return {"first_call_s": float(len(calls)), "process_s": 1.0, "run_s": 0.5}
+
+    monkeypatch.setattr(compile_times, "run_child", fake_child)
+    assert compile_times.main(["--device", "cpu", "--models", "GPT2ForSequenceClassification,BertForMaskedLM",
+                               "--backends", "tile,inductor", "--runs", "2"]) == 0
+    order = [(who, model[:4]) for who, model, _ in calls]
+    assert order == [("prime", "GPT2"),
+                     ("tile", "GPT2"), ("inductor", "GPT2"), ("inductor", "GPT2"), ("tile", "GPT2"),
+                     ("tile", "GPT2"), ("inductor", "GPT2"),
+                     ("inductor", "Bert"), ("tile", "Bert"), ("tile", "Bert"), ("inductor", "Bert"),
+                     ("inductor", "Bert"), ("tile", "Bert")]
+    roots = {}
+    for who, model, root in calls[1:]:
+        roots.setdefault((who, model), set()).add(root)
+    assert all(len(r) == 1 for r in roots.values()) and len(set().union(*roots.values())) == 4
+    out = capsys.readouterr().out
+    assert "| GPT2ForSequenceClassification | tile |" in out and "| BertForMaskedLM | inductor |" in out
