@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import platform
+import re
 
 import pytest
 import torch
@@ -198,3 +199,45 @@ def test_attention_ptx_uses_wgmma_with_a_in_registers(monkeypatch):
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16") == 4
     assert ptx.count("wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16") == 2
     assert "mma.sync" not in ptx
+
+
+def _loop_body(ptx: str) -> str:
+    """The PTX of the (single) loop: from its header's label to the branch back to it."""
+    lines = ptx.splitlines()
+    for end, line in enumerate(lines):
+        words = line.split()
+        if len(words) >= 2 and words[-2] == "bra" and words[0].startswith("@"):
+            label = words[-1].rstrip(";") + ":"
+            starts = [i for i, text in enumerate(lines[:end]) if text.startswith(label)]
+            if starts:
+                return "\n".join(lines[starts[0]:end + 1])
+    raise AssertionError("no loop in the PTX")
+
+
+@needs_ptxas
+@pytest.mark.parametrize("head_dim", [64, 128])
+def test_attention_softmax_stays_in_the_accumulator_registers(head_dim, tmp_path):
+    """The causal scores' row max and sum on wgmma's accumulator layout (a row over the four lanes of a quad):
+    each thread folds its slots, then two butterfly shuffles (lanes 2 and 1 apart) cross the quad, for its two
+    rows; nothing goes through shared memory in the loop but the ring copies (as Triton's loop)."""
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from dot_kernel_specs import attention_specs
+    from filecheck_tool import filecheck
+    from model_benchmarks import dot_kernels
+
+    ptx = compile_specialized(dot_kernels.attention_fwd_kernel, attention_specs(head_dim), target="cuda:90",
+                              num_warps=4, native=False, num_stages=3).asm["ptx"]
+    body = _loop_body(ptx)
+    assert not re.search(r"\b(?:ld|st)\.shared", body)
+    shuffles = re.findall(r"shfl\.sync\.bfly\.b32\s+%r\d+, %r\d+, (\d+), 31, -1;", body)
+    assert sorted(shuffles) == ["1"] * 4 + ["2"] * 4  # max and sum, two rows a thread
+    filecheck(body, """
+CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16
+CHECK: wgmma.wait_group.sync.aligned 0;
+CHECK-COUNT-2: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+CHECK-COUNT-2: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
+CHECK: ex2.approx
+CHECK-COUNT-2: shfl.sync.bfly.b32 {{.*}}, 2, 31, -1;
+CHECK-COUNT-2: shfl.sync.bfly.b32 {{.*}}, 1, 31, -1;
+CHECK: wgmma.mma_async.sync.aligned.m64n{{64|128}}k16.f32.f16.f16
+""".replace("{{64|128}}", str(head_dim)), tmp_path)

@@ -106,23 +106,49 @@ CHECK-NEXT: ttg.async_wait {pending = 0 : i32}
 """, tmp_path)
 
 
-def test_attention_copies_k_and_v_and_waits_for_its_dots(tmp_path):
-    """q is loaded once (its conversion stays); the dots feed the softmax, so none stays in flight."""
+def test_attention_copies_k_and_v_and_leaves_p_v_in_flight(tmp_path):
+    """q is loaded once (its conversion stays); the scores' dot feeds the softmax and waits for itself; p v
+    (on the rescaled accumulator) stays in flight into the next iteration, whose rescaling reads the
+    accumulator through a dot_wait after the scores' dot; the copies come after p v and a barrier."""
     text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(64), mma_version=3, num_stages=3)
     filecheck(text, """
 CHECK: ttg.convert_layout {{.*}} -> tensor<64x64xf16, #ttg.dot_op<{opIdx = 0
 CHECK: ttg.ring_alloc : !ttg.ring<3x64x64xf16>
 CHECK: ttg.ring_alloc : !ttg.ring<3x64x64xf16>
+CHECK: scf.for {{.*}} iter_args(%{{[0-9]+}} = %{{[0-9]+}}, %[[ACC:[0-9]+]] = 
+CHECK-NEXT: ttg.async_wait {pending = 1 : i32}
+CHECK-NOT: ttg.async_copy
+CHECK: ttg.ring_read
+CHECK-NEXT: %[[SCORES:[0-9]+]] = tt.dot
+CHECK-NOT: ttg.dot_wait %[[SCORES]]
+CHECK: %[[READY:[0-9]+]] = ttg.dot_wait %[[ACC]] {pending = 0 : i32}
+CHECK-NEXT: arith.mulf %[[READY]]
+CHECK: ttg.ring_read
+CHECK-NEXT: %[[PV:[0-9]+]] = tt.dot
+CHECK-NEXT: %[[FLIGHT:[0-9]+]] = ttg.dot_wait %[[PV]] {pending = 1 : i32}
+CHECK-NEXT: tt.debug_barrier
+CHECK: ttg.async_copy
+CHECK: ttg.async_copy
+CHECK: ttg.async_commit_group
+CHECK: scf.yield {{.*}}, %[[FLIGHT]],
+CHECK: ttg.dot_wait {{.*}} {pending = 0 : i32}
+CHECK-NEXT: ttg.async_wait {pending = 0 : i32}
+""", tmp_path)
+    assert text.count("ttg.async_copy") == 3 * 2  # two prologue stages and the loop's, for k and v
+
+
+def test_attention_accsync_keeps_p_v_waiting_and_the_copies_on_top(tmp_path, monkeypatch):
+    monkeypatch.setenv("TILE_PIPELINE", "accsync")
+    text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(64), mma_version=3, num_stages=3)
+    filecheck(text, """
 CHECK: scf.for
 CHECK-NEXT: ttg.async_wait {pending = 1 : i32}
-CHECK: ttg.ring_read
+CHECK: ttg.async_commit_group
 CHECK: tt.dot
-CHECK: ttg.ring_read
 CHECK: tt.dot
 CHECK-NOT: ttg.dot_wait
 CHECK: ttg.async_wait {pending = 0 : i32}
 """, tmp_path)
-    assert text.count("ttg.async_copy") == 3 * 2  # two prologue stages and the loop's, for k and v
 
 
 @pytest.mark.parametrize("num_stages", [0, 1])

@@ -70,7 +70,7 @@ EXCHANGE_MARGIN = 8192
 #: TILE_PIPELINE's words (comma-separated): "1" rings; "sync" rings whose wgmma dots wait in their own
 #: iteration; "nofence" no proxy fence after each cp.async wait; "padded" wgmma slots in padded core
 #: matrices instead of swizzled rows. Any of them turns the rings on; e.g. "sync,padded".
-PIPELINE_WORDS = ("1", "sync", "nofence", "padded")
+PIPELINE_WORDS = ("1", "sync", "nofence", "padded", "accsync")
 
 
 def pipeline_modes(mma_version: int = 3) -> frozenset[str]:
@@ -134,7 +134,8 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
         # Loads feeding dots in loops go through rings of shared-memory slots, filled by cp.async
         # num_stages - 1 iterations ahead (needs the final layouts).
         *([PipelineAsyncCopiesPass(stages, shared_limit - EXCHANGE_MARGIN,
-                                   dots_in_flight="sync" not in pipeline_modes()),
+                                   dots_in_flight="sync" not in pipeline_modes(),
+                                   rescaled_in_flight="accsync" not in pipeline_modes()),
            CommonSubexpressionEliminationPass(), DeadCodeEliminationPass()]
           if stages >= 2 else []),
     ]

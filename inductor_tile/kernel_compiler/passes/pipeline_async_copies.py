@@ -24,6 +24,12 @@ both come from rings stays in flight into the next iteration (`dots_in_flight`; 
 turns it off): `ttg.dot_wait {pending = 1}` after it, `{pending = 0}` after the loop (before the
 last async_wait). Its slot may then still be read while the next iteration starts, so the copies
 come after the dot_wait and a barrier (iteration i - 1's group is finished in every warp by then).
+So does a dot whose result only goes to the yield while its accumulator is computed from the iter-arg
+(attention's `p v` on `acc * rescale`; a from registers or a ring, b from a ring): the iter-arg gets a
+`dot_wait {pending = 0}` before its first use, which costs nothing where an earlier dot of the body has
+waited already (attention's scores), and the copies move behind the dot as above, so that the tensor
+core works on `p v` while the next copies are issued (Triton's order; TILE_PIPELINE=accsync keeps such
+a dot waiting for itself, the copies at the top).
 
 fp32 operands of "tf32" dots (`tf32_ring_dot`, mma.sync and wgmma) go through rings too when both of the
 dot's do (their slots hold K-major tf32 tiles: to_llvm/dot_async.py; mma.sync rounds what it reads to tf32,
@@ -145,20 +151,44 @@ def _next_slot(slot: SSAValue, stages: int) -> list[Operation]:
     return [one, last, bumped, wrapped, zero, select]
 
 
-def _async_accumulator(dot: tt.DotOp, body: Block) -> int | None:
+def _async_accumulator(dot: tt.DotOp, body: Block, rescaled: bool) -> int | None:
     """The iter-arg index of a wgmma dot's accumulator that only goes around the loop (so the dot may
-    stay in flight), else None."""
+    stay in flight), else None. With `rescaled`, also of a dot whose result only goes to the yield and
+    whose accumulator is computed from that iter-arg (`_rescaled_accumulator`)."""
     layout = layout_of(dot.result.type)
     if not (isinstance(layout, NvidiaMma) and layout.version == 3):
         return None
     if not (isinstance(dot.a.owner, RingReadOp) and isinstance(dot.b.owner, RingReadOp)):
-        return None  # an operand in the exchange buffer would be overwritten while the dot reads it
+        return _rescaled_accumulator(dot, body) if rescaled else None
     acc = dot.c
     uses = list(dot.result.uses)
     if not (isinstance(acc, BlockArgument) and acc.block is body and len(list(acc.uses)) == 1 and len(uses) == 1
             and isinstance(uses[0].operation, scf.YieldOp) and uses[0].index == acc.index - 1):
-        return None
+        return _rescaled_accumulator(dot, body) if rescaled else None
     return acc.index - 1
+
+
+def _rescaled_accumulator(dot: tt.DotOp, body: Block) -> int | None:
+    """The iter-arg index of a wgmma dot whose result only goes to the yield, b read from a ring and a from a
+    ring or from registers (a conversion of a dot's result: attention's p; an operand in the exchange buffer
+    would be overwritten while the dot reads it), else None. The iter-arg's uses in the body then read it
+    through a `dot_wait {pending = 0}` placed before the first of them."""
+    a = dot.a.owner
+    a_in_registers = isinstance(a, ConvertLayoutOp) and isinstance(layout_of(a.src.type), NvidiaMma)
+    if not (isinstance(dot.b.owner, RingReadOp) and (isinstance(a, RingReadOp) or a_in_registers)):
+        return None
+    uses = list(dot.result.uses)
+    if not (len(uses) == 1 and isinstance(uses[0].operation, scf.YieldOp)):
+        return None
+    acc = body.args[uses[0].index + 1]
+    users = {id(use.operation) for use in acc.uses}
+    if not users or id(dot) in users or any(use.operation.parent_block() is not body for use in acc.uses):
+        return None  # unused, the dot's own accumulator (the plain chain), or read in a nested region
+    first = next(op for op in body.ops if id(op) in users)
+    wait = DotWaitOp(acc, 0)
+    body.insert_op_before(wait, first)
+    acc.replace_uses_with_if(wait.result, lambda use: use.operation is not wait)
+    return uses[0].index
 
 
 def _ring_bytes(operands: list[_Operand], stages: int) -> int:
@@ -188,7 +218,8 @@ def _both_tf32_operands(operands: list[_Operand]) -> list[_Operand]:
     return kept
 
 
-def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_flight: bool) -> bool:
+def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_flight: bool,
+              rescaled_in_flight: bool = True) -> bool:
     body = loop.body.block
     operands = [o for op in body.ops if (o := _operand(op, body)) is not None]
     operands = _both_tf32_operands(operands)
@@ -243,8 +274,8 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
     for operand, ring in zip(operands, rings):
         copies += _copy(operand, ring, write_slot, iv, index.result, ub)
     copies.append(AsyncCommitGroupOp())
-    in_flight = [(dot, acc) for dot in body.ops if dots_in_flight and isinstance(dot, tt.DotOp)
-                 and (acc := _async_accumulator(dot, body)) is not None]
+    in_flight = [(dot, acc) for dot in list(body.ops) if dots_in_flight and isinstance(dot, tt.DotOp)
+                 and (acc := _async_accumulator(dot, body, rescaled_in_flight)) is not None]
     wait = AsyncWaitOp(stages - 2)
     body.insert_op_before(wait, body.first_op)  # type: ignore[arg-type]
     if in_flight:
@@ -308,10 +339,11 @@ class PipelineAsyncCopiesPass(ModulePass):
     num_stages: int = 3
     max_ring_bytes: int = 158720  # sm_80's shared memory less a margin
     dots_in_flight: bool = True  # False: every wgmma dot waits for itself (TILE_PIPELINE=sync)
+    rescaled_in_flight: bool = True  # False: a dot on a rescaled accumulator waits for itself (=accsync)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.num_stages < 2:
             return
         for func_op in functions(op):
             for loop in _innermost_loops(func_op):
-                _pipeline(loop, self.num_stages, self.max_ring_bytes, self.dots_in_flight)
+                _pipeline(loop, self.num_stages, self.max_ring_bytes, self.dots_in_flight, self.rescaled_in_flight)
