@@ -83,11 +83,15 @@ variables give the defaults:
   dimension is strided (T5's permuted position bias), which CUDA's fused kernels refuse, is passed
   contiguous, with -inf raised to the lowest finite value and fully masked rows zeroed after, the
   math implementation's result (``sdpa_masks.py``); off: the graph as traced.
-- ``cache_hints`` (``TILE_CACHE_HINTS``, default off: on an H200 they made layernorm 2-18% slower at
-  four of six shapes and 3% faster at one): generated GPU kernels' loads carry the cache hints
-  Inductor's Triton kernels give (``eviction_policy='evict_last'`` for broadcast or uncoalesced loads,
-  ``evict_first``/``evict_last`` inside reductions; ``codegen/cache_hints.py``). CPU kernels never
-  get them.
+- ``cache_hints`` (``TILE_CACHE_HINTS``): cache hints on generated GPU kernels' loads
+  (``codegen/cache_hints.py``; CPU kernels never get them). ``weights`` (the default): a reduction
+  kernel's loads that every row shares (a norm's weight and bias) get ``eviction_policy='evict_last'``,
+  as in Inductor's kernels: layernorm 16384x768 fp16 on one warp a row (the tuner's choice and
+  Inductor's) compiled to the same SASS as Inductor's kernel but for these loads (ours 89% of copy,
+  Inductor 94%, H200; the default is not yet timed: ``off`` to compare); ``on``: every hint Inductor's
+  Triton kernels give (also pointwise kernels' broadcast or uncoalesced loads, ``evict_first``/
+  ``evict_last`` on the rows of reductions: on an H200 layernorm 2-18% slower at four of six shapes,
+  8192x1024 the most); ``off``: none.
 - ``max_rblock`` (``TILE_MAX_RBLOCK``): the largest reduction that is done in one block
   (persistent); longer reductions loop over blocks of this size.
 - ``max_block_elems``: the most elements one program holds (XBLOCK * RBLOCK).
@@ -152,7 +156,7 @@ mix_order_prefetch: bool = _env_flag("TILE_MIX_ORDER_PREFETCH", True)
 sdpa_row_masks: bool = _env_flag("TILE_SDPA_ROW_MASKS", True)
 sdpa_causal_masks: bool = _env_flag("TILE_SDPA_CAUSAL_MASKS", True)
 sdpa_strided_masks: bool = _env_flag("TILE_SDPA_STRIDED_MASKS", True)
-cache_hints: bool = _env_flag("TILE_CACHE_HINTS", False)
+cache_hints: str = _env_choice("TILE_CACHE_HINTS", "weights", ("weights", "on", "off"))
 # Block sizes of the CPU target.  A tile is one LLVM vector there, and LLVM's code generation
 # time grows steeply with the vector width: 256 elements keep a kernel's compile under a second
 # (1024 took ~3x longer for a tiny GPT-2, measured 2026-11-21) at little run-time cost, since

@@ -52,8 +52,10 @@ def execute(m, opcode: str, ops: list[str]) -> None:
         return _cp_async(m, ops)
     parts = opcode.split(".")
     name, bits = parts[0], _bits(opcode)
+    if name == "createpolicy":  # an L2 cache policy for loads' `.L2::cache_hint` operand: no effect on values
+        return m.set(ops[0], np.zeros(m.threads, dtype=np.uint64), 64)
     if name in ("ld", "st"):
-        return _memory(m, name, parts, ops)
+        return _memory(m, name, parts, ops)  # a cache-policy operand after the address is ignored
     if name == "mov":
         return _mov(m, ops, bits)
     if name == "cvt":

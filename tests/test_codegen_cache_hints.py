@@ -1,7 +1,8 @@
 """Cache hints on the loads of generated GPU kernels (codegen/cache_hints.py), where Inductor's Triton
-kernels have them: evict_last for broadcast and uncoalesced loads, evict_first / evict_last inside
-reductions (evict_last where a later pass reads the rows again), none on CPU kernels or with
-``config.cache_hints`` off.
+kernels have them (``config.cache_hints`` "on"): evict_last for broadcast and uncoalesced loads,
+evict_first / evict_last inside reductions (evict_last where a later pass reads the rows again); by
+default ("weights") only evict_last on the loads every row of a reduction shares; none on CPU kernels
+or with ``config.cache_hints`` "off".
 
 Generated on this CPU-only machine with the CUDA heuristics (the scheduler is told the nodes are on
 "cuda", as tests/test_codegen_heuristics.py does): the kernels run on the CPU target, which ignores
@@ -110,6 +111,53 @@ def test_skip_l1_cache_as_inductor_configures_it(kernels):
     assert "cache_modifier" not in _compile_check(lambda x, y, b: x * 2.0 + y + b, x, y, bias)
 
 
+@pytest.fixture
+def weights_mode(cuda_heuristics, monkeypatch):
+    """Generate with the CUDA heuristics, untuned, hints in the default mode ("weights")."""
+    monkeypatch.setattr(config, "cache_hints", "weights")
+    return cuda_heuristics
+
+
+def test_default_mode_is_weights():
+    assert config.cache_hints == "weights"
+
+
+def test_weights_mode_persistent_layer_norm(weights_mode):
+    # the weight and bias, read by every row: evict_last; the rows (read once) get no hint
+    x, w, b = _rand(64, 768), _rand(768, seed=1), _rand(768, seed=2)
+    source = _compile_check(layer_norm, x, w, b)
+    assert "for roffset" not in source
+    assert _hints(source) == {"in_ptr0": [""], "in_ptr1": ["evict_last"], "in_ptr2": ["evict_last"]}, source
+    # RMSNorm's weight too
+    source = _compile_check(lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w, x, w)
+    assert _hints(source) == {"in_ptr0": [""], "in_ptr1": ["evict_last"]}, source
+
+
+def test_weights_mode_looped_reductions_hint_only_the_weights(weights_mode):
+    # a looped layer norm reads x twice: no hint on either pass (only "on" keeps the first pass in L2)
+    x, w, b = _rand(4, 20000), _rand(20000, seed=1), _rand(20000, seed=2)
+    source = _compile_check(layer_norm, x, w, b)
+    assert source.count("for roffset") == 2, source
+    assert _hints(source) == {"in_ptr0": ["", ""], "in_ptr1": ["evict_last"], "in_ptr2": ["evict_last"]}, source
+    assert "eviction_policy" not in _compile_check(lambda x: torch.softmax(x, -1), x)
+
+
+def test_weights_mode_leaves_per_row_and_pointwise_loads_alone(weights_mode):
+    # a value per row (indexed by the row only) is broadcast along the reduced dim, not shared by rows
+    x, m, bias = _rand(64, 768), _rand(64, 1, seed=1), _rand(768, seed=2)
+    source = _compile_check(lambda x, m: ((x - m) * (x - m)).sum(-1), x, m)
+    assert "eviction_policy" not in source, source
+    # pointwise kernels get none, not even a broadcast bias
+    assert "eviction_policy" not in _compile_check(lambda x, b: torch.relu(x + b), x, bias)
+    # a gather through indices inside a reduction: the table rows depend on the row's index
+    ids = torch.randint(0, 64, (32,), generator=torch.Generator().manual_seed(3))
+    source = _compile_check(lambda t, i: t[i].sum(-1), x, ids)
+    assert "eviction_policy" not in source, source
+    # one row (a sum of every element): its elements are read once
+    source = _compile_check(lambda x, w: (x * w).sum(), bias, _rand(768, seed=4))
+    assert "eviction_policy" not in source, source
+
+
 def test_no_hints_when_off_or_on_the_cpu(kernels, monkeypatch):
     x, w, b = _rand(64, 768), _rand(768, seed=1), _rand(768, seed=2)
     hinted = _compile_check(layer_norm, x, w, b)
@@ -117,9 +165,10 @@ def test_no_hints_when_off_or_on_the_cpu(kernels, monkeypatch):
     plain = _compile_check(layer_norm, x, w, b)
     assert "eviction_policy" in hinted and "eviction_policy" not in plain
     assert re.sub(r", eviction_policy='\w+'", "", hinted) == plain  # the hints are the only difference
-    monkeypatch.setattr(config, "cache_hints", True)
     monkeypatch.setattr(scheduling, "_heuristics_device", lambda nodes: "cpu")
-    assert "eviction_policy" not in _compile_check(layer_norm, x, w, b)
+    for mode in (True, "on", "weights"):
+        monkeypatch.setattr(config, "cache_hints", mode)
+        assert "eviction_policy" not in _compile_check(layer_norm, x, w, b)
 
 
 def test_switch_enters_cache_keys(kernels, monkeypatch):
@@ -128,6 +177,8 @@ def test_switch_enters_cache_keys(kernels, monkeypatch):
 
     with_hints = graph_cache.identity()
     with config.patch(cache_hints=False):
+        assert graph_cache.identity() != with_hints
+    with config.patch(cache_hints="weights"):
         assert graph_cache.identity() != with_hints
     x, w, b = _rand(64, 768), _rand(768, seed=1), _rand(768, seed=2)
     _compile_check(layer_norm, x, w, b)
@@ -143,9 +194,10 @@ def test_switch_enters_cache_keys(kernels, monkeypatch):
 
 
 def test_environment_switch(monkeypatch):
-    for value, on in (("0", False), ("off", False), ("1", True), ("", False)):  # empty: the default, off
+    for value, mode in (("0", "off"), ("off", "off"), ("1", "on"), ("on", "on"), ("weights", "weights"),
+                        ("", "weights")):  # empty: the default
         monkeypatch.setenv("TILE_CACHE_HINTS", value)
-        assert runpy.run_path(config.__file__)["cache_hints"] is on, value
+        assert runpy.run_path(config.__file__)["cache_hints"] == mode, value
 
 
 needs_ptxas = pytest.mark.skipif(platform.system() != "Linux" or platform.machine() != "x86_64",
@@ -174,3 +226,27 @@ def test_hints_reach_the_ptx(kernels, monkeypatch):
     assert any("L1::evict_last" in load for load in loads), loads  # weight, bias
     assert any("L1::evict_first" in load for load in loads), loads  # the rows
     assert "L1::evict" not in plain and "L2::cache_hint" not in plain
+
+
+@needs_ptxas
+def test_weights_mode_reaches_the_ptx_at_one_warp(weights_mode):
+    # the tuner's choice for rows of 768 (Inductor's shape): one row per program on one warp; the weight
+    # and bias loads carry L1::evict_last with an L2 evict_last policy, the rows' 128-bit loads none
+    from inductor_tile.kernel_compiler.compiler import compile_specialized
+    from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+    from inductor_tile.kernel_compiler.runtime.cuda_tools import check_ptx
+
+    x, w, b = _rand(64, 768), _rand(768, seed=1), _rand(768, seed=2)
+    _compile_check(layer_norm, x, w, b)
+    (fn, signature, constexprs), = weights_mode
+    constexprs = {**constexprs, "XBLOCK": 1, "RBLOCK": 1024}
+    specs = [spec_from_signature(n, "constexpr", constexprs[n]) if n in constexprs
+             else spec_from_signature(n, signature[n].replace("fp32", "fp16"), divisible_by_16=True)
+             for n in fn.arg_names]
+    ptx = compile_specialized(fn, specs, target="cuda:90", num_warps=1, native=False).asm["ptx"]
+    check_ptx(ptx, "sm_90", fn.__name__)
+    loads = re.findall(r"ld\.global\.\S+", ptx)
+    hinted = [load for load in loads if "L1::evict_last.L2::cache_hint" in load]
+    assert len(hinted) == 8 and all(load.endswith(".v4.b32") for load in loads), loads  # 4 slots of 8 each
+    assert len(loads) == 12 and "evict_first" not in ptx, loads
+    assert ptx.count("createpolicy.fractional.L2::evict_last") >= 1
