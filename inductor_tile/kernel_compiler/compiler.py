@@ -53,6 +53,7 @@ class CompiledKernel:
     perf_findings: list = field(default_factory=list)  # diagnostics/perf_warnings.PerfFinding records
     # seconds per pipeline stage of a fresh compile ("frontend", "ttir", ... "load"), in order
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    verify: bool = True  # the pipelines verify the IR they make (passes/pipeline.verifies)
 
     def timed(self, stage: str) -> contextlib.AbstractContextManager[None]:
         """Add the time of a `with` block to `stage_seconds[stage]`."""
@@ -205,20 +206,22 @@ def _target_runner(kernel: CompiledKernel, specs: list[ArgSpec]) -> Any:
 
 def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
                   start: float, load: bool = True, sanitize: bool = False, num_stages: int = 3) -> CompiledKernel:
+    from ..codegen.runtime import is_generated
     from .frontend.ttir import generate_ttir  # the compiler proper: not imported by a cache hit
     from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
-    from .passes.pipeline import optimize_ttir
+    from .passes.pipeline import optimize_ttir, verifies
 
     stages: dict[str, float] = {}
+    verify = verifies(generated=is_generated(jit_fn))
     with _timed(stages, "frontend"):
         module = generate_ttir(jit_fn, specs, TTIRBuilder(), num_warps)
         sites = _sanitize(module) if sanitize else None
     with _timed(stages, "ttir"):
-        module = optimize_ttir(module)
+        module = optimize_ttir(module, verify=verify)
         ttir_text = print_ir(module)
     kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, module=module, num_stages=num_stages,
-                            stage_seconds=stages)
+                            stage_seconds=stages, verify=verify)
     kernel.asm["ttir"] = ttir_text
     if sites is not None:
         kernel.asm["sanitizer"] = json.dumps(sites)
@@ -263,7 +266,7 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     with kernel.timed("ttgir"):
         ttir = kernel.module.clone()
         BroadcastCompareOperandsPass().apply(make_context(), ttir)  # masks compared at full width
-        ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size)
+        ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size, verify=kernel.verify)
         kernel.asm["ttgir"] = print_ir(ttgir)
         axis_infos: dict = {}  # computed once for the findings and the lowering
         kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, 1, axis_infos)
@@ -356,7 +359,7 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     with kernel.timed("ttgir"):
         ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
                            mma_version=target.mma_version, num_stages=kernel.num_stages,
-                           shared_limit=target.max_shared_bytes)
+                           shared_limit=target.max_shared_bytes, verify=kernel.verify)
         kernel.asm["ttgir"] = print_ir(ttgir)
         axis_infos: dict = {}  # computed once for the findings and the lowering
         kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps, axis_infos)
@@ -403,7 +406,7 @@ def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
 
     target = get_target(kernel.target)
     ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
-                       amd_arch=target.matrix_core_arch)
+                       amd_arch=target.matrix_core_arch, verify=kernel.verify)
     kernel.asm["ttgir"] = print_ir(ttgir)
     axis_infos: dict = {}  # computed once for the findings and the lowering
     kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps, axis_infos)
