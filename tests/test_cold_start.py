@@ -144,3 +144,76 @@ def test_tuned_kernel_candidates_compile_in_workers_before_the_first_launch(tmp_
     assert autotuner.stats.tunings >= 1 and autotuner.stats.benchmarks >= 2  # candidates were timed
     assert disk_cache.stats.compiles == 0  # none compiled at the launch, in this process
     assert disk_cache.stats.hits == autotuner.stats.benchmarks  # each candidate loaded from the worker's compile
+
+
+# --- IR texts a cache-filling compile leaves out ------------------------------------------------------------
+
+
+def test_a_cache_filling_compile_stores_no_ir_text_and_the_loaded_kernel_makes_it_on_read(tmp_path, monkeypatch):
+    """A compile worker's compile (load=False) prints neither TTIR nor TTGIR; the kernel later loaded from
+    its cache entry answers both, identical to a plain compile's, and runs."""
+    from inductor_tile.kernel_compiler import compiler
+    from inductor_tile.kernel_compiler.runtime import disk_cache
+    from inductor_tile.kernel_compiler.stage_texts import StageTexts
+
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("TILE_CACHE_DISABLE", raising=False)
+    kernel = runtime.load_kernel("tile_poi_cold_scale", GENERATED_SOURCE)
+    x = torch.randn(500)
+    specs = kernel.specialize(kernel.bind((x, x, 500), {"BLOCK": 64}))
+    printed = []
+    monkeypatch.setattr(compiler, "_dump", lambda k: printed.append(k.ir_text))  # each pipeline run's choice
+    assert compiler.compile_specialized(kernel, specs, target="cpu", num_warps=1, load=False) is not None
+    assert printed == [False]
+    key = disk_cache.kernel_key(kernel, specs, 1, "cpu", sanitize=False)
+    entry = disk_cache.load(key)
+    assert entry is not None and "ttir" not in entry.asm and "ttgir" not in entry.asm and "llir" in entry.asm
+
+    loaded = compiler.compile_specialized(kernel, specs, target="cpu", num_warps=1)
+    assert loaded.from_disk and isinstance(loaded.asm, StageTexts) and loaded.asm.deferred == ("ttir", "ttgir")
+    out = torch.full((500,), float("nan"))
+    loaded.launch_values(kernel, (x, out, 500, 64), (8, 1, 1))  # the binary works without the texts
+    torch.testing.assert_close(out.double(), x.double() * 3.0 - 1.0)
+    assert printed == [False]  # loading compiled nothing
+    assert "ttir" in loaded.asm and printed == [False]  # asking does not compile either
+    ttir = loaded.asm["ttir"]  # reading does, once, without a binary
+    assert printed == [False, True] and loaded.asm.deferred == ()
+    monkeypatch.setenv("TILE_CACHE_DISABLE", "1")
+    fresh = compiler.compile_specialized(kernel, specs, target="cpu", num_warps=1)
+    assert fresh.asm.deferred == ()  # a launchable compile prints its texts as it goes
+    assert ttir == fresh.asm["ttir"] and loaded.asm["ttgir"] == fresh.asm["ttgir"]
+    assert loaded.asm["llir"] == fresh.asm["llir"]
+    assert dict(loaded.asm) == dict(fresh.asm) and set(loaded.asm) == set(fresh.asm)
+
+
+def test_stage_texts_make_deferred_stages_once_on_any_read():
+    import pickle
+    import threading
+
+    from inductor_tile.kernel_compiler.stage_texts import StageTexts
+
+    calls = []
+    started = threading.Event()
+
+    def remake():
+        calls.append(1)
+        started.wait(5)  # a second reader arrives meanwhile
+        return {"ttir": "module ttir", "ttgir": "module ttgir", "llir": "other llir"}
+
+    texts = StageTexts({"llir": "llir text"}, remake=remake, deferred=("ttir", "ttgir"))
+    assert texts.made() == {"llir": "llir text"} and calls == []
+    assert "ttir" in texts and "ptx" not in texts and texts.get("ptx", "none") == "none" and calls == []
+    with pytest.raises(KeyError):
+        texts["ptx"]
+    results = []
+    readers = [threading.Thread(target=lambda: results.append(texts["ttgir"])) for _ in range(2)]
+    for reader in readers:
+        reader.start()
+    started.set()
+    for reader in readers:
+        reader.join()
+    assert results == ["module ttgir"] * 2 and calls == [1]
+    assert dict(texts) == {"llir": "llir text", "ttir": "module ttir", "ttgir": "module ttgir"}  # its own llir kept
+    assert pickle.loads(pickle.dumps(texts)) == dict(texts)
+    eager = StageTexts({"ttir": "a", "ttgir": "b"}, remake=remake, deferred=("ttir", "ttgir"))
+    assert eager.deferred == () and list(eager.items()) == [("ttir", "a"), ("ttgir", "b")] and calls == [1]
