@@ -217,3 +217,22 @@ def test_stage_texts_make_deferred_stages_once_on_any_read():
     assert pickle.loads(pickle.dumps(texts)) == dict(texts)
     eager = StageTexts({"ttir": "a", "ttgir": "b"}, remake=remake, deferred=("ttir", "ttgir"))
     assert eager.deferred == () and list(eager.items()) == [("ttir", "a"), ("ttgir", "b")] and calls == [1]
+
+
+def test_a_compile_ahead_of_the_launch_leaves_its_ir_texts_to_the_first_read(monkeypatch):
+    """JITFunction.precompile (the backend's compile threads) prints no IR; the launched kernel still gives it."""
+    monkeypatch.setenv("TILE_CACHE_DISABLE", "1")
+    x = torch.randn(300, generator=torch.Generator().manual_seed(3))
+    out = torch.full((300,), float("nan"))
+    user_scale.cache.clear()
+    user_scale.launch_cache.clear()
+    specs = user_scale.specialize(user_scale.bind((x, out, 300), {"BLOCK": 64}))
+    user_scale.precompile(specs, "cpu").result()
+    compiled = user_scale[(5,)](x, out, 300, BLOCK=64)
+    torch.testing.assert_close(out.double(), x.double() * 3.0 - 1.0)
+    assert compiled.asm.deferred == ("ttir", "ttgir")
+    user_scale.cache.clear()
+    user_scale.launch_cache.clear()
+    direct = user_scale[(5,)](x, out, 300, BLOCK=64)  # a launch's own compile prints as it goes
+    assert direct.asm.deferred == ()
+    assert compiled.asm["ttgir"] == direct.asm["ttgir"] and compiled.asm["ttir"] == direct.asm["ttir"]

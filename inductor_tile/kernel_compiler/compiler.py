@@ -101,8 +101,11 @@ def parse_target(target: str | None) -> str:
 
 def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4,
                         native: bool = True, load: bool = True, sanitize: bool | None = None,
-                        num_stages: int = 3) -> CompiledKernel | None:
+                        num_stages: int = 3, ir_text: bool | None = None) -> CompiledKernel | None:
     """Run the pipeline. With `native=False` stop after the last IR stage (no binary, no launcher).
+    `ir_text`: whether the TTIR and TTGIR texts are printed as the compile goes (default: unless `load`
+    is False); False leaves them to the first read of `asm` (stage_texts.py), as for a compile ahead of
+    the launch that nobody may read (JITFunction.precompile).
     `sanitize` (default: `inductor_tile.config.sanitize`) adds the sanitizer's run-time checks.
     `num_stages` (as Triton's launch option) sets the shared-memory stages of loops of dots on NVIDIA
     tensor cores (passes/pipeline_async_copies.py); other targets ignore it.
@@ -136,7 +139,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
                     log.debug("loaded %s for %s from the disk cache in %.3fs", kernel.name, target,
                               kernel.compile_seconds)
                     return kernel
-    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load, sanitize, num_stages)
+    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load, sanitize, num_stages, ir_text)
     if load:  # compile workers (load=False) leave warnings to the process that loads the kernel
         perf_warnings.report(kernel.perf_findings, jit_fn)
     if native:
@@ -220,7 +223,8 @@ def _target_runner(kernel: CompiledKernel, specs: list[ArgSpec]) -> Any:
 
 
 def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
-                  start: float, load: bool = True, sanitize: bool = False, num_stages: int = 3) -> CompiledKernel:
+                  start: float, load: bool = True, sanitize: bool = False, num_stages: int = 3,
+                  ir_text: bool | None = None) -> CompiledKernel:
     from ..codegen.runtime import is_generated
     from .frontend.ttir import generate_ttir  # the compiler proper: not imported by a cache hit
     from .ir.context import print_ir
@@ -230,7 +234,7 @@ def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int
     stages: dict[str, float] = {}
     verify = verifies(generated=is_generated(jit_fn))
     # a compile that only fills the disk cache leaves the IR texts out (stage_texts.py); a dump wants them all
-    ir_text = load or not native or bool(os.environ.get("TILE_DUMP_IR"))
+    ir_text = (load if ir_text is None else ir_text) or not native or bool(os.environ.get("TILE_DUMP_IR"))
     with _timed(stages, "frontend"):
         module = generate_ttir(jit_fn, specs, TTIRBuilder(), num_warps)
         sites = _sanitize(module) if sanitize else None

@@ -243,8 +243,8 @@ class JITFunction:
             from ..compiler import compile_specialized
 
             future = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps,
-                                          num_stages=num_stages,
-                                          sanitize=_config.sanitize)
+                                          num_stages=num_stages, sanitize=_config.sanitize,
+                                          ir_text=False)  # IR texts made if someone reads them
         self.cache[key] = future
         return future
 
