@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["do_bench"]
 
@@ -14,10 +15,14 @@ _flush_buffers: dict[Any, torch.Tensor] = {}
 
 
 def _default_device() -> str:
+    import torch  # imported when used: a compile worker imports no torch (tests/test_cold_start.py)
+
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def _summarize(times: list[float], quantiles: Sequence[float] | None, return_mode: str) -> Any:
+    import torch
+
     t = torch.tensor(times, dtype=torch.float64)
     if quantiles is not None:
         result = torch.quantile(t, torch.tensor(list(quantiles), dtype=torch.float64)).tolist()
@@ -79,6 +84,8 @@ def _bench_cpu(fn, warmup, rep, quantiles, return_mode, grad_to_none) -> Any:
 
 
 def _bench_cuda(fn, warmup, rep, quantiles, return_mode, grad_to_none) -> Any:
+    import torch
+
     device = torch.cuda.current_device()
     cache = _flush_buffers.get(device)
     if cache is None:

@@ -20,6 +20,9 @@ def pytest_configure(config):
     # a compile error in a test is a failure, not a graph quietly run eagerly (test_eager_fallback.py
     # turns the fallback on where it is the subject)
     os.environ.setdefault("TILE_EAGER_FALLBACK", "0")
+    # generated kernels' IR verified after the TTIR and TTGIR pipelines (production skips it for them:
+    # passes/pipeline.verifies), so that a codegen or pass bug that makes invalid IR fails here
+    os.environ.setdefault("TILE_VERIFY", "end")
     _share_cores_between_xdist_workers()
     import inductor_tile.config
 

@@ -191,7 +191,7 @@ def pool(workers: int) -> WorkerPool | None:
 
 #: environment variables a task sets in its worker besides the code flags: a worker started while one
 #: of these was set (by a test, or a user's context manager) must not keep it for later tasks
-TASK_ENV_FLAGS = ("TILE_CACHE_DISABLE", "TILE_DUMP_IR", "TILE_INTERPRET")
+TASK_ENV_FLAGS = ("TILE_CACHE_DISABLE", "TILE_DUMP_IR", "TILE_INTERPRET", "TILE_VERIFY")
 
 
 def start_early() -> None:

@@ -12,6 +12,13 @@ import os
 import tempfile
 
 _loaded: dict[str, object] = {}
+#: the package of the modules generated kernels are loaded as
+GENERATED_PACKAGE = "inductor_tile_generated"
+
+
+def is_generated(fn) -> bool:
+    """Whether `fn` (a JITFunction) is a kernel of the torch.compile backend, loaded by `load_kernel`."""
+    return (getattr(fn, "__module__", None) or "").startswith(GENERATED_PACKAGE + ".")
 
 
 def kernel_dir() -> str:
@@ -42,7 +49,7 @@ def load_kernel(name: str, source: str, autotune: list[dict] | None = None,
         with open(tmp, "w") as f:
             f.write(source)
         os.replace(tmp, path)  # atomic: concurrent processes write the same text
-    spec = importlib.util.spec_from_file_location(f"inductor_tile_generated.{name}_{key}", path)
+    spec = importlib.util.spec_from_file_location(f"{GENERATED_PACKAGE}.{name}_{key}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     fn = _loaded[key] = getattr(module, name)

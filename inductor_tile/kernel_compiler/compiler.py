@@ -23,6 +23,7 @@ from typing import Any, Iterator
 from .diagnostics import perf_warnings
 from .frontend.grouped_arguments import flatten_launch_values, is_grouped
 from .frontend.specialization import ArgSpec, spec_from_signature
+from .stage_texts import DEFERRABLE, StageTexts
 
 log = logging.getLogger("inductor_tile")
 
@@ -39,7 +40,7 @@ class CompiledKernel:
     specs: list[ArgSpec]
     target: str
     num_warps: int
-    asm: dict[str, Any] = field(default_factory=dict)  # text per stage; "hsaco" is bytes
+    asm: dict[str, Any] = field(default_factory=StageTexts)  # text per stage; "hsaco" is bytes (stage_texts.py)
     num_stages: int = 3  # cp.async ring slots of loops of dots (NVIDIA tensor cores; ignored elsewhere)
     module: Any = None
     compile_seconds: float = 0.0
@@ -53,6 +54,8 @@ class CompiledKernel:
     perf_findings: list = field(default_factory=list)  # diagnostics/perf_warnings.PerfFinding records
     # seconds per pipeline stage of a fresh compile ("frontend", "ttir", ... "load"), in order
     stage_seconds: dict[str, float] = field(default_factory=dict)
+    verify: bool = True  # the pipelines verify the IR they make (passes/pipeline.verifies)
+    ir_text: bool = True  # the TTIR and TTGIR modules are printed into `asm` (else made on first read)
 
     def timed(self, stage: str) -> contextlib.AbstractContextManager[None]:
         """Add the time of a `with` block to `stage_seconds[stage]`."""
@@ -98,8 +101,11 @@ def parse_target(target: str | None) -> str:
 
 def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = None, num_warps: int = 4,
                         native: bool = True, load: bool = True, sanitize: bool | None = None,
-                        num_stages: int = 3) -> CompiledKernel | None:
+                        num_stages: int = 3, ir_text: bool | None = None) -> CompiledKernel | None:
     """Run the pipeline. With `native=False` stop after the last IR stage (no binary, no launcher).
+    `ir_text`: whether the TTIR and TTGIR texts are printed as the compile goes (default: unless `load`
+    is False); False leaves them to the first read of `asm` (stage_texts.py), as for a compile ahead of
+    the launch that nobody may read (JITFunction.precompile).
     `sanitize` (default: `inductor_tile.config.sanitize`) adds the sanitizer's run-time checks.
     `num_stages` (as Triton's launch option) sets the shared-memory stages of loops of dots on NVIDIA
     tensor cores (passes/pipeline_async_copies.py); other targets ignore it.
@@ -125,7 +131,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
             if entry is not None and not load:
                 return None
             if entry is not None:
-                kernel = _from_cache_entry(jit_fn, specs, target, num_warps, entry)
+                kernel = _from_cache_entry(jit_fn, specs, target, num_warps, entry, sanitize, num_stages)
                 if kernel is not None:
                     perf_warnings.report(kernel.perf_findings, jit_fn)
                     kernel.compile_seconds = time.perf_counter() - start
@@ -133,7 +139,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
                     log.debug("loaded %s for %s from the disk cache in %.3fs", kernel.name, target,
                               kernel.compile_seconds)
                     return kernel
-    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load, sanitize, num_stages)
+    kernel = _run_pipeline(jit_fn, specs, target, num_warps, native, start, load, sanitize, num_stages, ir_text)
     if load:  # compile workers (load=False) leave warnings to the process that loads the kernel
         perf_warnings.report(kernel.perf_findings, jit_fn)
     if native:
@@ -141,7 +147,8 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
         disk_cache.stats.compile_seconds += kernel.compile_seconds
     if key is not None and kernel.binary is not None:
         kernel.cache_key = key
-        text_stages = {stage: text for stage, text in kernel.asm.items() if isinstance(text, str)}
+        made = kernel.asm.made() if isinstance(kernel.asm, StageTexts) else kernel.asm  # not the deferred ones
+        text_stages = {stage: text for stage, text in made.items() if isinstance(text, str)}
         disk_cache.store(key, kernel.name, text_stages, kernel.binary, _BINARY_SUFFIX[target.split(":")[0]],
                          {"entry": kernel.entry, "shared_bytes": kernel.shared_bytes, "target": target,
                           "num_warps": num_warps, "specs": [list(map(str, s.key())) for s in specs],
@@ -152,12 +159,16 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
 _BINARY_SUFFIX = {"cpu": "o", "cuda": "cubin", "hip": "hsaco"}
 
 
-def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, entry: Any) -> Any:
-    """A launchable CompiledKernel from a verified cache entry (None if the binary will not load)."""
+def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, entry: Any,
+                      sanitize: bool = False, num_stages: int = 3) -> Any:
+    """A launchable CompiledKernel from a verified cache entry (None if the binary will not load).
+    The IR texts a compile worker left out of the entry are made again when first read."""
     from .runtime import disk_cache
 
     meta = entry.metadata
-    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, asm=dict(entry.asm),
+    asm = StageTexts(entry.asm, deferred=DEFERRABLE, remake=lambda: _ir_texts(jit_fn, specs, target, num_warps,
+                                                                              sanitize, num_stages))
+    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, asm=asm,
                             shared_bytes=int(meta.get("shared_bytes", 0)), entry=meta["entry"], binary=entry.binary,
                             cache_key=entry.key, from_disk=True,
                             perf_findings=perf_warnings.from_json(meta.get("perf_findings", []), jit_fn))
@@ -176,6 +187,14 @@ def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps:
             disk_cache.remove_entry(disk_cache.entry_dir(root, entry.key))
         return None
     return kernel
+
+
+def _ir_texts(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, sanitize: bool,
+              num_stages: int) -> dict[str, Any]:
+    """Every stage's text of a specialization, compiled again without a binary (nothing stored, no warning
+    reported): what a deferred `asm` stage is made from."""
+    return _run_pipeline(jit_fn, specs, target, num_warps, False, time.perf_counter(), False, sanitize,
+                         num_stages).asm
 
 
 def _make_runner(kernel: CompiledKernel) -> Any:
@@ -204,22 +223,30 @@ def _target_runner(kernel: CompiledKernel, specs: list[ArgSpec]) -> Any:
 
 
 def _run_pipeline(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, native: bool,
-                  start: float, load: bool = True, sanitize: bool = False, num_stages: int = 3) -> CompiledKernel:
+                  start: float, load: bool = True, sanitize: bool = False, num_stages: int = 3,
+                  ir_text: bool | None = None) -> CompiledKernel:
+    from ..codegen.runtime import is_generated
     from .frontend.ttir import generate_ttir  # the compiler proper: not imported by a cache hit
     from .ir.context import print_ir
     from .ir_builder import TTIRBuilder
-    from .passes.pipeline import optimize_ttir
+    from .passes.pipeline import optimize_ttir, verifies
 
     stages: dict[str, float] = {}
+    verify = verifies(generated=is_generated(jit_fn))
+    # a compile that only fills the disk cache leaves the IR texts out (stage_texts.py); a dump wants them all
+    ir_text = (load if ir_text is None else ir_text) or not native or bool(os.environ.get("TILE_DUMP_IR"))
     with _timed(stages, "frontend"):
         module = generate_ttir(jit_fn, specs, TTIRBuilder(), num_warps)
         sites = _sanitize(module) if sanitize else None
     with _timed(stages, "ttir"):
-        module = optimize_ttir(module)
-        ttir_text = print_ir(module)
-    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, module=module, num_stages=num_stages,
-                            stage_seconds=stages)
-    kernel.asm["ttir"] = ttir_text
+        module = optimize_ttir(module, verify=verify)
+        ttir_text = print_ir(module) if ir_text else None
+    asm = StageTexts() if ir_text else StageTexts(deferred=DEFERRABLE, remake=lambda: _ir_texts(
+        jit_fn, specs, target, num_warps, sanitize, num_stages))
+    kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, asm=asm, module=module,
+                            num_stages=num_stages, stage_seconds=stages, verify=verify, ir_text=ir_text)
+    if ir_text:
+        kernel.asm["ttir"] = ttir_text
     if sites is not None:
         kernel.asm["sanitizer"] = json.dumps(sites)
     if target.split(":")[0] == "cpu":
@@ -263,8 +290,9 @@ def _compile_cpu(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
     with kernel.timed("ttgir"):
         ttir = kernel.module.clone()
         BroadcastCompareOperandsPass().apply(make_context(), ttir)  # masks compared at full width
-        ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size)
-        kernel.asm["ttgir"] = print_ir(ttgir)
+        ttgir = make_ttgir(ttir, num_warps=1, threads_per_warp=target.warp_size, verify=kernel.verify)
+        if kernel.ir_text:
+            kernel.asm["ttgir"] = print_ir(ttgir)
         axis_infos: dict = {}  # computed once for the findings and the lowering
         kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, 1, axis_infos)
     with kernel.timed("to_llvm"):
@@ -356,8 +384,9 @@ def _compile_cuda(kernel: CompiledKernel, native: bool, load: bool = True) -> No
     with kernel.timed("ttgir"):
         ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
                            mma_version=target.mma_version, num_stages=kernel.num_stages,
-                           shared_limit=target.max_shared_bytes)
-        kernel.asm["ttgir"] = print_ir(ttgir)
+                           shared_limit=target.max_shared_bytes, verify=kernel.verify)
+        if kernel.ir_text:
+            kernel.asm["ttgir"] = print_ir(ttgir)
         axis_infos: dict = {}  # computed once for the findings and the lowering
         kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps, axis_infos)
     with kernel.timed("to_llvm"):
@@ -403,8 +432,9 @@ def _compile_hip(kernel: CompiledKernel, native: bool, load: bool = True) -> Non
 
     target = get_target(kernel.target)
     ttgir = make_ttgir(kernel.module.clone(), num_warps=kernel.num_warps, threads_per_warp=target.warp_size,
-                       amd_arch=target.matrix_core_arch)
-    kernel.asm["ttgir"] = print_ir(ttgir)
+                       amd_arch=target.matrix_core_arch, verify=kernel.verify)
+    if kernel.ir_text:
+        kernel.asm["ttgir"] = print_ir(ttgir)
     axis_infos: dict = {}  # computed once for the findings and the lowering
     kernel.perf_findings = perf_warnings.find_in_ttgir(ttgir, kernel.specs, target, kernel.num_warps, axis_infos)
     lowered = lower_to_llvm(ttgir, target, num_warps=kernel.num_warps, axis_infos=axis_infos)

@@ -14,16 +14,32 @@ from ...language import dtypes as T
 from ...language.dtypes import dtype, pointer_type
 from ...language.semantic import Semantic
 
-try:
-    import torch
+_torch_to_tile: dict | None = None
 
-    TORCH_TO_TILE = {
-        torch.bool: T.int1, torch.int8: T.int8, torch.int16: T.int16, torch.int32: T.int32, torch.int64: T.int64,
-        torch.uint8: T.uint8, torch.uint16: T.uint16, torch.uint32: T.uint32, torch.uint64: T.uint64,
-        torch.float16: T.float16, torch.bfloat16: T.bfloat16, torch.float32: T.float32, torch.float64: T.float64,
-    }
-except ImportError:  # pragma: no cover - torch is a dependency, this keeps the language importable
-    TORCH_TO_TILE = {}
+
+def torch_to_tile() -> dict:
+    """torch dtype -> tile dtype (``TORCH_TO_TILE``), made on first use: a compile worker, which sees no
+    tensor, imports no torch (tests/test_cold_start.py)."""
+    global _torch_to_tile
+    if _torch_to_tile is None:
+        try:
+            import torch
+        except ImportError:  # pragma: no cover - torch is a dependency, this keeps the language importable
+            _torch_to_tile = {}
+        else:
+            _torch_to_tile = {
+                torch.bool: T.int1, torch.int8: T.int8, torch.int16: T.int16, torch.int32: T.int32,
+                torch.int64: T.int64, torch.uint8: T.uint8, torch.uint16: T.uint16, torch.uint32: T.uint32,
+                torch.uint64: T.uint64, torch.float16: T.float16, torch.bfloat16: T.bfloat16,
+                torch.float32: T.float32, torch.float64: T.float64,
+            }
+    return _torch_to_tile
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TORCH_TO_TILE":
+        return torch_to_tile()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -90,7 +106,7 @@ def specialize(name: str, value: Any, is_constexpr: bool, specialize_ints: bool 
     if annotated is not None and not hasattr(value, "data_ptr"):
         return _annotated(name, value, annotated)
     if hasattr(value, "data_ptr") and hasattr(value, "dtype"):
-        element = TORCH_TO_TILE.get(value.dtype)
+        element = torch_to_tile().get(value.dtype)
         if element is None:
             raise TypeError(f"argument '{name}': tensors of dtype {value.dtype} are not supported")
         return ArgSpec(name, "pointer", pointer_type(element, const=is_const),

@@ -60,9 +60,7 @@ def make_binder(jit_fn: Any) -> Callable[..., tuple[tuple, tuple]]:
     params = list(jit_fn.signature.parameters.values())
     defaults = {p.name: p.default for p in params if p.default is not inspect.Parameter.empty}
     header = []
-    for p in params:
-        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            raise TypeError(f"@jit function `{jit_fn.__name__}` cannot take *args or **kwargs")
+    for p in params:  # no *args / **kwargs: JITFunction refuses them
         header.append(f"{p.name}=_defaults[{p.name!r}]" if p.name in defaults else p.name)
     key_parts = []
     for p in params:

@@ -84,6 +84,8 @@ class JITFunction:
         self.__doc__ = fn.__doc__
         self.__module__ = fn.__module__
         self.signature = inspect.signature(fn)
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in self.signature.parameters.values()):
+            raise TypeError(f"@jit function `{fn.__name__}` cannot take *args or **kwargs")
         self.arg_names = list(self.signature.parameters)
         self.constexpr_names = {
             name for name, p in self.signature.parameters.items() if _is_constexpr_annotation(p.annotation)
@@ -101,9 +103,14 @@ class JITFunction:
         self.src = textwrap.dedent("".join(lines))
         self.cache: dict[tuple, Any] = {}  # full specialization key -> CompiledKernel
         self.launch_cache: dict[tuple, Any] = {}  # fast binder key -> CompiledKernel
-        from .binder import make_binder
 
-        self.binder = make_binder(self)
+    def __getattr__(self, name: str) -> Any:
+        if name == "binder":  # made at the first launch (binder.py imports torch; a compile worker launches nothing)
+            from .binder import make_binder
+
+            binder = self.__dict__["binder"] = make_binder(self)
+            return binder
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def __repr__(self) -> str:
         return f"JITFunction({self.__module__}:{self.__name__})"
@@ -243,8 +250,8 @@ class JITFunction:
             from ..compiler import compile_specialized
 
             future = _background().submit(compile_specialized, self, specs, target=target, num_warps=num_warps,
-                                          num_stages=num_stages,
-                                          sanitize=_config.sanitize)
+                                          num_stages=num_stages, sanitize=_config.sanitize,
+                                          ir_text=False)  # IR texts made if someone reads them
         self.cache[key] = future
         return future
 

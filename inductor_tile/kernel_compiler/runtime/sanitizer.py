@@ -15,9 +15,10 @@ to one argument; the element index in the tile for a division by zero).
 from __future__ import annotations
 
 import linecache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 from ...language import dtypes as T
 from ...language.dtypes import pointer_type
@@ -72,12 +73,16 @@ class SanitizedRunner:
         self.records: dict[Any, torch.Tensor] = {}
 
     def _record(self, device: torch.device) -> torch.Tensor:
+        import torch  # imported when used: a compile worker imports no torch (tests/test_cold_start.py)
+
         record = self.records.get(device)
         if record is None:
             record = self.records[device] = torch.zeros(RECORD_WORDS, dtype=torch.int64, device=device)
         return record
 
     def launch(self, values: tuple, grid: tuple[int, int, int]) -> None:
+        import torch
+
         bounds: list[int] = []
         device = None
         for position in self.pointers:
