@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import threading
 
 import sympy
@@ -59,6 +60,14 @@ GPU_ACC_PER_THREAD = 32  # [XBLOCK, RBLOCK] column accumulators up to this many 
 GPU_ROW_ELEMS_PER_LANE = 32
 GPU_ROW_WARPS = 4
 GPU_ROW_THREADS_PER_SM = 256
+# A/B switches for rows of up to 1024 columns (one warp a row), read at import: TILE_MIX_ORDER_ROW_WARPS,
+# the warps of a program (one row each a step; ptxas caps registers at 65536 / threads of a program: 16
+# warps, 128 a thread, spill 64-1100 bytes at 768 columns), and TILE_MIX_ORDER_ROW_THREADS, the threads
+# of programs per SM that the rows per program (SPLIT) are chosen for: 384 or 512 where the kernel fits
+# 3 or 4 programs of 4 warps (<= 168 / 128 registers; sm_90 with TILE_MIX_ORDER_HOIST_COLUMNS=0 and
+# TILE_MIX_ORDER_PREFETCH=0: layer norm 768 161-166, RMSNorm 768 124-135, 1024 155-168)
+ROW_WARPS = int(os.environ.get("TILE_MIX_ORDER_ROW_WARPS", GPU_ROW_WARPS))
+ROW_THREADS_PER_SM = int(os.environ.get("TILE_MIX_ORDER_ROW_THREADS", GPU_ROW_THREADS_PER_SM))
 GPU_ACCESS_BYTES = 16
 # ... and, where a lane holds at most GPU_PREFETCH_BYTES_PER_LANE of a row (768 fp16 columns over one warp:
 # three 16-byte accesses), the next step's rows load during this one (``MixOrderKernelSource.prefetch``):
@@ -288,7 +297,7 @@ def _chunked_launch(device_type: str, plan, itemsize: int) -> tuple[heuristics.L
     if not launch.persistent or launch.rblock < rchunk:
         return None
     row_warps = max(1, launch.rblock // (32 * GPU_ROW_ELEMS_PER_LANE))
-    warps = max(GPU_ROW_WARPS, row_warps)
+    warps = max(ROW_WARPS if row_warps == 1 else GPU_ROW_WARPS, row_warps)
     xblock = max(1, min(warps // row_warps, heuristics.next_pow2(hint(plan.xnumel))))
     return heuristics.LaunchConfig(xblock, launch.rblock, True, warps), rchunk
 
@@ -328,7 +337,8 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
     chunked = _chunked_launch(device_type, plan, _smallest_read(rows))
     if chunked is not None:
         launch, rchunk = chunked
-        split = _split(device_type, hint(plan.xnumel), launch, index, GPU_ROW_THREADS_PER_SM)
+        threads = ROW_THREADS_PER_SM if launch.num_warps == launch.xblock else GPU_ROW_THREADS_PER_SM
+        split = _split(device_type, hint(plan.xnumel), launch, index, threads)
         try:
             return _source(scheduling, plan, rows, sums, name, launch, split, True, rchunk,
                            _prefetch(plan, launch, rchunk))
