@@ -128,7 +128,9 @@ def test_cuda_shaped_kernels_run_on_the_cpu(cuda_heuristics, h100, kind, dtype, 
     ("layernorm", 600, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=20, RCHUNK=256, num_warps=4", True),
     ("rmsnorm", 2000, torch.bfloat16, "XBLOCK=2, RBLOCK=2048, SPLIT=20, RCHUNK=256, num_warps=4", False),
     ("layernorm", 300, torch.float32, "XBLOCK=4, RBLOCK=512, SPLIT=20, RCHUNK=128, num_warps=4", True),
-    ("rmsnorm", 1000, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=20, RCHUNK=256, num_warps=4", False)])
+    ("rmsnorm", 1000, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=20, RCHUNK=256, num_warps=4", False),
+    ("layernorm", 768, torch.float16, "XBLOCK=4, RBLOCK=1024, SPLIT=20, RCHUNK=256, num_warps=4", True),
+    ("rmsnorm", 384, torch.float32, "XBLOCK=4, RBLOCK=512, SPLIT=20, RCHUNK=128, num_warps=4", True)])
 def test_chunked_rows_run_on_the_cpu(cuda_heuristics, h100, kind, cols, dtype, launch, prefetch, monkeypatch):
     # 5001 rows, 20 per program (251 programs, the last has 1); rows of 2000 columns: 2 warps each; the next
     # step's rows loaded in this one where a lane holds at most three 16-byte accesses of a row (600 and
@@ -149,6 +151,14 @@ def test_chunked_rows_run_on_the_cpu(cuda_heuristics, h100, kind, cols, dtype, l
     before, step = inside.split("for xoffset in range(")  # the step's loads first, then the rows' reductions
     assert step.count("tl.load(") >= 2 and step.rindex("tl.load(") < step.index("tl.sum("), source
     assert ("_next = tl.load(" in step and "x0_first)" in before) == prefetch, source
+    # rows of whole chunks (768 = 3 x 256, 384 = 3 x 128) are masked by chunk, and the chunk past the row's
+    # end adds -0.0 to the column partials and stores 0: all of it folds away (test_dead_chunk_is_dropped)
+    chunk_masked = cols % int(re.search(r"RCHUNK=(\d+)", launch).group(1)) == 0
+    assert ("rmask = (tl.arange(0, RBLOCK // RCHUNK) < 3)[None, :, None]" in source) == chunk_masked, source
+    assert ("rmask = rindex < rnumel" in source) != chunk_masked, source
+    assert ("tl.where(xmask & rmask, " in columns and "-0.0)" in columns) == chunk_masked, source
+    stored = re.search(r"tl\.store\(out_ptr0 \+ [^,]*, (tmp\d+),", rows).group(1)
+    assert (f"{stored} = tl.where(rmask, " in rows) == chunk_masked, source
 
 
 def _loop_barriers(ptx: str) -> int:
@@ -185,3 +195,83 @@ def test_first_kernel_fits_its_threads_per_sm(cuda_heuristics, h100, rows, cols,
     assert stats["spill bytes"] == 0 and stats["registers"] * threads <= 65536, stats
     if chunked and cols <= 1024:  # one warp per row: its reductions are shuffles, no barrier in the loop
         assert _loop_barriers(ptx) == 0
+
+
+def _mix_kernel_ptx(cuda_heuristics, kind: str, cols: int, dtype, monkeypatch) -> tuple[str, str]:
+    """The norm backward's mix-order kernel for `cols` columns (1100 rows, the CUDA rule): source and sm_90 PTX."""
+    import inductor_tile
+
+    cuda_heuristics.clear()
+    torch._dynamo.reset()
+    metrics.reset()
+    _compile_and_check(kind, 1100, cols, dtype, monkeypatch)
+    (fn, signature, constexprs), = [r for r in cuda_heuristics if r[0].__name__.startswith("tile_mix_")]
+    warps = int(re.search(r"num_warps=(\d+)", metrics.launch_lines[fn.__name__]).group(1))
+    pointers = [name for name, ty in signature.items() if ty[0] in "*i"]
+    ptx = inductor_tile.compile(fn, signature, constexprs=constexprs, target="cuda:90", num_warps=warps,
+                                divisible_by_16=pointers).asm["ptx"]
+    return metrics.kernel_sources[fn.__name__], ptx
+
+
+def test_dead_chunk_is_dropped(cuda_heuristics, h100, monkeypatch):
+    from inductor_tile.codegen import mix_order as source_mix_order
+
+    # 768 fp16 columns: RBLOCK 1024 in 4 chunks of 256, the last past the row's end. Masked by chunk, a lane
+    # converts 24 of dy, x and the weight each (3 x 8), not 32, and takes fewer registers (sm_90: 236 -> 206)
+    _, masked = _mix_kernel_ptx(cuda_heuristics, "layernorm", 768, torch.float16, monkeypatch)
+    monkeypatch.setattr(source_mix_order, "CHUNK_MASK", False)
+    source, whole = _mix_kernel_ptx(cuda_heuristics, "layernorm", 768, torch.float16, monkeypatch)
+    assert "rmask = rindex < rnumel" in source
+    assert masked.count("cvt.f32.f16") * 4 == whole.count("cvt.f32.f16") * 3 > 0
+    registers = [ptx_stats(ptx, "sm_90")["registers"] for ptx in (masked, whole)]
+    assert registers[0] + 16 <= registers[1], registers
+
+
+def test_column_loads_in_the_step(cuda_heuristics, h100, monkeypatch):
+    from inductor_tile.codegen import mix_order as source_mix_order
+
+    # TILE_MIX_ORDER_HOIST_COLUMNS=0: the weight is loaded each step (an L1 hit) rather than held in
+    # registers across the loop (sm_90, RMSNorm 768 fp16 without prefetch: 147 -> 126 registers)
+    # registers, and with TILE_MIX_ORDER_ROW_THREADS=auto four such 4-warp programs an SM: 1100 rows, 4 each
+    monkeypatch.setattr(source_mix_order, "HOIST_COLUMN_LOADS", False)
+    monkeypatch.setattr(config, "mix_order_prefetch", False)
+    monkeypatch.setattr(mix_order, "ROW_THREADS_PER_SM", "auto")
+    source, ptx = _mix_kernel_ptx(cuda_heuristics, "rmsnorm", 768, torch.float16, monkeypatch)
+    before, step = source.split("for xoffset in range(")
+    assert "tl.load(in_ptr" not in before and "+ r0, mask=rmask" in step, source
+    launch = next(line for name, line in metrics.launch_lines.items() if name.startswith("tile_mix_"))
+    assert "[(275, 1, 1)]" in launch and "XBLOCK=4, RBLOCK=1024, SPLIT=4, RCHUNK=256, num_warps=4" in launch, launch
+    stats = ptx_stats(ptx, "sm_90")
+    assert stats["spill bytes"] == 0 and stats["registers"] <= 128, stats
+
+
+def test_row_warps_and_threads_switches(h100, monkeypatch):
+    # TILE_MIX_ORDER_ROW_WARPS: warps a program, one row each; TILE_MIX_ORDER_ROW_THREADS: threads of
+    # programs an SM that SPLIT is chosen for. Rows over several warps (4096) keep GPU_ROW_WARPS
+    monkeypatch.setattr(mix_order, "ROW_WARPS", 16)
+    launch, _ = mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [768]), 2)
+    assert (launch.xblock, launch.num_warps) == (16, 16)
+    assert mix_order._split("cuda", 16384, launch, threads_per_sm=mix_order.ROW_THREADS_PER_SM) == 128
+    launch, _ = mix_order._chunked_launch("cuda", GroupPlan("reduction", [8192], [4096]), 2)
+    assert (launch.xblock, launch.num_warps) == (1, 4)
+    monkeypatch.setattr(mix_order, "ROW_WARPS", 4)
+    launch, _ = mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [768]), 2)
+    # three 4-warp programs an SM: 396 programs of 44 rows (11 steps of 4)
+    assert mix_order._split("cuda", 16384, launch, threads_per_sm=384) == 44
+
+
+@pytest.mark.parametrize("sums, cols, itemsize, programs", [
+    (1, 768, 2, 4), (1, 768, 4, 3), (2, 768, 2, 3), (2, 768, 4, 3), (1, 1024, 2, 3), (2, 1024, 2, 2),
+    (1, 600, 2, 3)])
+def test_row_threads_auto(h100, sums, cols, itemsize, programs, monkeypatch):
+    from inductor_tile.codegen import mix_order as source_mix_order
+
+    # TILE_MIX_ORDER_ROW_THREADS=auto: 4-warp programs an SM as the registers allow (one column sum of
+    # RMSNorm, two of layer norm; 600 columns: 3 chunks of 256, 24 a lane), with column loads in the step
+    # and no prefetch only; otherwise the 256 threads of GPU_ROW_THREADS_PER_SM
+    plan = GroupPlan("reduction", [16384], [cols])
+    launch, rchunk = mix_order._chunked_launch("cuda", plan, itemsize)
+    assert mix_order._row_threads(sums, plan, rchunk, itemsize, launch, True) == 256
+    monkeypatch.setattr(source_mix_order, "HOIST_COLUMN_LOADS", False)
+    assert mix_order._row_threads(sums, plan, rchunk, itemsize, launch, True) == 256
+    assert mix_order._row_threads(sums, plan, rchunk, itemsize, launch, False) == programs * 128

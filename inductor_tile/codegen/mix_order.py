@@ -38,6 +38,7 @@ column sum, stores each total in its buffer's dtype and runs the sums' pointwise
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import sympy
@@ -51,6 +52,9 @@ from .ops import TileOps
 from .plan import GroupPlan, NodePlan, _same_numel, _size, is_static
 
 WORKSPACE = "ws_ptr"
+# A/B switches, read at import (see MixOrderKernelSource._row_mask)
+CHUNK_MASK = os.environ.get("TILE_MIX_ORDER_CHUNK_MASK", "1") != "0"
+HOIST_COLUMN_LOADS = os.environ.get("TILE_MIX_ORDER_HOIST_COLUMNS", "1") != "0"
 
 
 def _assemble_with_workspace(kernel: TileKernelSource, pointers: list) -> str:
@@ -141,12 +145,25 @@ class MixOrderKernelSource(TileKernelSource):
                 self.reductions[key] = self.define(f"{fn}({fn}({masked}, 2), 1)[:, None, None]")
         return self.reductions[key]
 
+    def store(self, name: str, index, value: str, reduced: bool = False, bounds: str | None = None,
+              mode: str | None = None) -> None:
+        """With chunks masked by chunk (`_row_mask`), a row's store takes 0 in the chunks past the row's end:
+        the compiler folds the select in each slot, so nothing of those chunks is computed for the store."""
+        if self._chunk_masked() and not reduced and mode is None and not self.masks:
+            value = self.define(f"tl.where(rmask, {value}, 0)")
+        super().store(name, index, value, reduced, bounds, mode)
+
     # -- the column sums ------------------------------------------------------------
     def accumulate_column(self, value: str) -> str:
         acc = f"colacc{len(self.partials)}"
         self.partials.append(acc)
-        # rows past the end are left out; columns past the end are never stored
-        masked = self.define(f"tl.where(xmask, {value}.to(tl.float32), 0.0)")
+        # rows past the end are left out; columns past the end are never stored, and where chunks past the
+        # row's end are masked by chunk (`_row_mask`) they add -0.0, which the compiler folds (x + -0.0 is x)
+        # so that their accumulators are constants, not registers
+        if self._chunk_masked():
+            masked = self.define(f"tl.where(xmask & rmask, {value}.to(tl.float32), -0.0)")
+        else:
+            masked = self.define(f"tl.where(xmask, {value}.to(tl.float32), 0.0)")
         addend = masked if self.row_accumulators else f"tl.sum({masked}, 0)[None, :]"
         self.emit(f"{acc} = {acc} + {addend}")
         return acc
@@ -160,7 +177,7 @@ class MixOrderKernelSource(TileKernelSource):
         if self.hoist_at is None or self.masks or name in self.written or name in self._writes:
             return False
         if expr.free_symbols <= set(self.rsyms) | self.size_args:
-            return True
+            return HOIST_COLUMN_LOADS or not self.rchunk
         self._to_loop = self.loop_at is not None and expr.free_symbols <= set(self.xsyms) | set(self.rsyms) | \
             self.size_args
         return self._to_loop
@@ -209,7 +226,7 @@ class MixOrderKernelSource(TileKernelSource):
                       "tl.arange(0, RCHUNK)[None, None, :]")
         else:
             self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
-        self.emit("rmask = rindex < rnumel")
+        self.emit(self._row_mask())
         self._decode("rindex", [s.name for s in self.rsyms], plan.rsizes)
         head = len(self.lines)
         self.hoist_at, self.hoist_indent = head, "    " * self.indent
@@ -252,6 +269,21 @@ class MixOrderKernelSource(TileKernelSource):
                       "mask=rmask)")
         self._check_int32()
         return self._assemble()
+
+    def _row_mask(self) -> str:
+        """The columns' mask. Chunked rows of a static length that is a multiple of ``RCHUNK`` (768 of RBLOCK
+        1024) are masked by chunk, ``[1, chunks, 1]``: the chunk index is a constant in each of a thread's
+        slots, so the compiler drops the chunks past the row's end (their loads, math and accumulators:
+        a quarter of the registers and instructions at 768 columns), which it cannot see in
+        ``rindex < rnumel`` (``TILE_MIX_ORDER_CHUNK_MASK=0``: that mask)."""
+        if self._chunk_masked():
+            return f"rmask = (tl.arange(0, RBLOCK // RCHUNK) < {int(self.plan.rnumel) // self.rchunk})[None, :, None]"
+        return "rmask = rindex < rnumel"
+
+    def _chunk_masked(self) -> bool:
+        rnumel = self.plan.rnumel
+        return bool(self.rchunk and CHUNK_MASK and is_static(rnumel) and int(rnumel) % self.rchunk == 0
+                    and int(rnumel) < self.rblock)
 
     def _prefetch(self) -> None:
         """Software pipelining of the step's loads (chunked rows, registers allowing): the first step's
