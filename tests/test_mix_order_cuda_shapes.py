@@ -232,15 +232,11 @@ def test_column_loads_in_the_step(cuda_heuristics, h100, monkeypatch):
 
     # TILE_MIX_ORDER_HOIST_COLUMNS=0: the weight is loaded each step (an L1 hit) rather than held in
     # registers across the loop (sm_90, RMSNorm 768 fp16 without prefetch: 147 -> 126 registers)
-    # registers, and with TILE_MIX_ORDER_ROW_THREADS=auto four such 4-warp programs an SM: 1100 rows, 4 each
     monkeypatch.setattr(source_mix_order, "HOIST_COLUMN_LOADS", False)
     monkeypatch.setattr(config, "mix_order_prefetch", False)
-    monkeypatch.setattr(mix_order, "ROW_THREADS_PER_SM", "auto")
     source, ptx = _mix_kernel_ptx(cuda_heuristics, "rmsnorm", 768, torch.float16, monkeypatch)
     before, step = source.split("for xoffset in range(")
     assert "tl.load(in_ptr" not in before and "+ r0, mask=rmask" in step, source
-    launch = next(line for name, line in metrics.launch_lines.items() if name.startswith("tile_mix_"))
-    assert "[(275, 1, 1)]" in launch and "XBLOCK=4, RBLOCK=1024, SPLIT=4, RCHUNK=256, num_warps=4" in launch, launch
     stats = ptx_stats(ptx, "sm_90")
     assert stats["spill bytes"] == 0 and stats["registers"] <= 128, stats
 
@@ -258,20 +254,3 @@ def test_row_warps_and_threads_switches(h100, monkeypatch):
     launch, _ = mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [768]), 2)
     # three 4-warp programs an SM: 396 programs of 44 rows (11 steps of 4)
     assert mix_order._split("cuda", 16384, launch, threads_per_sm=384) == 44
-
-
-@pytest.mark.parametrize("sums, cols, itemsize, programs", [
-    (1, 768, 2, 4), (1, 768, 4, 3), (2, 768, 2, 3), (2, 768, 4, 3), (1, 1024, 2, 3), (2, 1024, 2, 2),
-    (1, 600, 2, 3)])
-def test_row_threads_auto(h100, sums, cols, itemsize, programs, monkeypatch):
-    from inductor_tile.codegen import mix_order as source_mix_order
-
-    # TILE_MIX_ORDER_ROW_THREADS=auto: 4-warp programs an SM as the registers allow (one column sum of
-    # RMSNorm, two of layer norm; 600 columns: 3 chunks of 256, 24 a lane), with column loads in the step
-    # and no prefetch only; otherwise the 256 threads of GPU_ROW_THREADS_PER_SM
-    plan = GroupPlan("reduction", [16384], [cols])
-    launch, rchunk = mix_order._chunked_launch("cuda", plan, itemsize)
-    assert mix_order._row_threads(sums, plan, rchunk, itemsize, launch, True) == 256
-    monkeypatch.setattr(source_mix_order, "HOIST_COLUMN_LOADS", False)
-    assert mix_order._row_threads(sums, plan, rchunk, itemsize, launch, True) == 256
-    assert mix_order._row_threads(sums, plan, rchunk, itemsize, launch, False) == programs * 128

@@ -67,9 +67,7 @@ GPU_ROW_THREADS_PER_SM = 256
 # 3 or 4 programs of 4 warps (<= 168 / 128 registers; sm_90 with TILE_MIX_ORDER_HOIST_COLUMNS=0 and
 # TILE_MIX_ORDER_PREFETCH=0: layer norm 768 161-166, RMSNorm 768 124-135, 1024 155-168)
 ROW_WARPS = int(os.environ.get("TILE_MIX_ORDER_ROW_WARPS", GPU_ROW_WARPS))
-# ("auto": `_row_threads`, from those figures)
-_row_threads_env = os.environ.get("TILE_MIX_ORDER_ROW_THREADS", str(GPU_ROW_THREADS_PER_SM))
-ROW_THREADS_PER_SM: int | str = _row_threads_env if _row_threads_env == "auto" else int(_row_threads_env)
+ROW_THREADS_PER_SM = int(os.environ.get("TILE_MIX_ORDER_ROW_THREADS", GPU_ROW_THREADS_PER_SM))
 GPU_ACCESS_BYTES = 16
 # ... and, where a lane holds at most GPU_PREFETCH_BYTES_PER_LANE of a row (768 fp16 columns over one warp:
 # three 16-byte accesses), the next step's rows load during this one (``MixOrderKernelSource.prefetch``):
@@ -339,12 +337,7 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
     chunked = _chunked_launch(device_type, plan, _smallest_read(rows))
     if chunked is not None:
         launch, rchunk = chunked
-        threads = GPU_ROW_THREADS_PER_SM
-        if launch.num_warps == launch.xblock:  # one warp a row
-            threads = ROW_THREADS_PER_SM
-            if threads == "auto":
-                threads = _row_threads(len(sums), plan, rchunk, _smallest_read(rows), launch,
-                                       _prefetch(plan, launch, rchunk))
+        threads = ROW_THREADS_PER_SM if launch.num_warps == launch.xblock else GPU_ROW_THREADS_PER_SM
         split = _split(device_type, hint(plan.xnumel), launch, index, threads)
         try:
             return _source(scheduling, plan, rows, sums, name, launch, split, True, rchunk,
@@ -354,28 +347,6 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
     launch = _launch(device_type, plan)
     split = _split(device_type, hint(plan.xnumel), launch, index)
     return _source(scheduling, plan, rows, sums, name, launch, split, _row_accumulators(device_type, launch))
-
-
-def _row_threads(sums: int, plan, rchunk: int, itemsize: int, launch: heuristics.LaunchConfig,
-                 prefetch: bool) -> int:
-    """``TILE_MIX_ORDER_ROW_THREADS=auto``: threads of one-warp-a-row programs an SM, from the registers
-    the norm backwards took at sm_90 with the row's column loads in the step and no prefetch (see
-    ROW_THREADS_PER_SM): four programs where a lane holds at most 24 16-bit columns of one column sum
-    (128 registers), three for one sum of up to 32 columns or two sums of up to 24 (168), else two (a
-    row of partial chunks, 600 columns: all of RBLOCK counts)."""
-    from ..codegen import mix_order as source
-
-    if prefetch or source.HOIST_COLUMN_LOADS:
-        return GPU_ROW_THREADS_PER_SM
-    per_lane = launch.rblock // 32  # a lane's columns: the chunk past a row's end folds away only by chunk
-    if source.CHUNK_MASK and isinstance(plan.rnumel, int) and plan.rnumel % rchunk == 0:
-        per_lane = plan.rnumel // 32
-    programs = 2
-    if sums == 1 and per_lane <= 24 and itemsize <= 2:
-        programs = 4
-    elif (sums == 1 and per_lane <= 32) or (sums == 2 and per_lane <= 24):
-        programs = 3
-    return programs * 32 * launch.num_warps
 
 
 def _smallest_read(rows: list) -> int:

@@ -89,23 +89,7 @@ def test_norm_backward_row_tiles(kind, rows, cols, dtype, monkeypatch):
     assert "RCHUNK" not in mix, mix
 
 
-@pytest.mark.parametrize("kind, rows, cols, dtype", [
-    ("layernorm", 16384, 768, torch.float16), ("layernorm", 16383, 1024, torch.bfloat16),
-    ("rmsnorm", 16385, 768, torch.bfloat16), ("rmsnorm", 50000, 768, torch.float32),
-    ("rmsnorm", 8191, 1024, torch.float16)])
-def test_norm_backward_lean_rows(kind, rows, cols, dtype, monkeypatch):
-    from inductor_tile.codegen import mix_order as source_mix_order
-
-    # TILE_MIX_ORDER_HOIST_COLUMNS=0 TILE_MIX_ORDER_PREFETCH=0 TILE_MIX_ORDER_ROW_THREADS=auto: the weight
-    # loaded each step, no prefetch, up to four 4-warp programs an SM
-    monkeypatch.setattr(source_mix_order, "HOIST_COLUMN_LOADS", False)
-    monkeypatch.setattr(config, "mix_order_prefetch", False)
-    monkeypatch.setattr(mix_order, "ROW_THREADS_PER_SM", "auto")
-    mix = _norm_backward(kind, rows, cols, dtype, monkeypatch, programs_per_sm=4)
-    assert "num_warps=4" in mix and "_next = tl.load(" not in metrics.kernel_sources[mix.split("[")[0]], mix
-
-
-def _norm_backward(kind, rows, cols, dtype, monkeypatch, programs_per_sm: int = 2) -> str:
+def _norm_backward(kind, rows, cols, dtype, monkeypatch) -> str:
     x, dy = _rand(rows, cols, dtype=dtype, seed=5) + 0.5, _rand(rows, cols, dtype=dtype, seed=6)
     w, b = _rand(cols, dtype=dtype, seed=7) + 1.0, _rand(cols, dtype=dtype, seed=8)
     if kind == "layernorm":
@@ -121,7 +105,7 @@ def _norm_backward(kind, rows, cols, dtype, monkeypatch, programs_per_sm: int = 
     mix, total = two_launches()
     programs = int(mix.split("[(")[1].split(",")[0])
     sms = torch.cuda.get_device_properties(0).multi_processor_count
-    assert programs <= programs_per_sm * sms, mix  # the workspace: a few rows per SM per column sum
+    assert programs <= 2 * sms, mix  # the workspace: at most two rows per SM per column sum
     _check(got, fn(*(a.double() for a in args)), dtype)
     return mix
 
