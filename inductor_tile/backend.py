@@ -89,10 +89,10 @@ def _triton_only_fusions_off():
     codegen has. Our fusion policy decides what shares a kernel, so those pairings are off."""
     import torch._inductor.config as inductor_config
 
-    from . import config
+    from .scheduler import mix_order
 
     # with ours on, Inductor's switch is on too: its lowering then records how it split column sums
-    wanted = {"mix_order_reduction": config.mix_order, "nested_reduction": False}
+    wanted = {"mix_order_reduction": mix_order.enabled(), "nested_reduction": False}
     return inductor_config.patch({f"triton.{k}": v for k, v in wanted.items() if hasattr(inductor_config.triton, k)})
 
 

@@ -61,8 +61,8 @@ variables give the defaults:
   sums over the same input (layer norm / RMSNorm backward: the input gradient and the weight/bias gradients)
   become one kernel that reads the input once and writes per-program partial column sums, and a second
   that sums them and applies the sums' epilogue (``scheduler/mix_order.py``, ``mix_order_totals.py``,
-  ``codegen/mix_order.py``); ``gpu``: on GPUs for rows of at least 2048 columns (on an H200, 1.24-1.31x
-  the two kernels at 2048-4096 columns, 0.94x at 768); ``on``: every device and row length; ``off``: a kernel
+  ``codegen/mix_order.py``); ``gpu``: on GPUs for rows of at least 1024 columns (on an H200, 1.12-1.31x
+  the two kernels at 1024-4096 columns, 0.96x at 768); ``on``: every device and row length; ``off``: a kernel
   over the rows and one over the columns.
 - ``mix_order_step`` (``TILE_MIX_ORDER_STEP``, 4096 or 8192): on GPUs, the elements of each input a
   program of the mix-order kernel loads per loop step, 8 a thread: 4096 gives 16-warp programs, two

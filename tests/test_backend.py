@@ -335,11 +335,17 @@ def test_single_element_loads_are_scalar_loads():
     assert "tl.load(in_ptr1 + 0)" in sources and "tl.broadcast_to(" in sources
 
 
-def test_inductor_reduction_pairings_are_off_in_our_compiles(monkeypatch):
+@pytest.mark.parametrize("mix_order, expected", [("off", False), ("gpu", True), ("on", True)])
+def test_inductor_reduction_pairings_follow_our_switch(mix_order, expected, monkeypatch):
     # Inductor pairs reductions itself on GPUs (mix-order, nested) and hands them to codegen
-    # hooks only its Triton scheduling has; during our compiles (forward and backward) they are off
+    # hooks only its Triton scheduling has; during our compiles (forward and backward) its mix-order
+    # switch follows ours (our can_pair then decides), Python bools only, and is restored after
     import torch._inductor.compile_fx as compile_fx_module
     import torch._inductor.config as inductor_config
+
+    from inductor_tile import config
+
+    monkeypatch.setattr(config, "mix_order", mix_order)
 
     seen = []
     original = compile_fx_module.compile_fx_inner
@@ -351,15 +357,18 @@ def test_inductor_reduction_pairings_are_off_in_our_compiles(monkeypatch):
     monkeypatch.setattr(compile_fx_module, "compile_fx_inner", recording)
     x = _rand(16, 24).requires_grad_()
     _compile(lambda t: torch.nn.functional.layer_norm(t, (24,)).sum())(x).backward()
-    assert seen == [False, False]  # forward and backward graphs
+    assert seen == [expected, expected]  # forward and backward graphs
+    assert all(type(value) is bool for value in seen)
     assert inductor_config.triton.mix_order_reduction  # restored afterwards
 
 
 def test_a_reduction_pairing_inductor_made_becomes_two_kernels(monkeypatch):
     from types import SimpleNamespace
 
+    from inductor_tile import config
     from inductor_tile.scheduler.scheduling import TileScheduling
 
+    monkeypatch.setattr(config, "mix_order", "off")  # Inductor's pair goes to its two groups as they are
     done = []
     monkeypatch.setattr(TileScheduling, "codegen_node", lambda self, node: done.append(node))
     monkeypatch.setattr(TileScheduling, "_codegen_nodes", lambda self, node: done.append(node))

@@ -225,32 +225,3 @@ def test_dead_chunk_is_dropped(cuda_heuristics, h100, monkeypatch):
     assert masked.count("cvt.f32.f16") * 4 == whole.count("cvt.f32.f16") * 3 > 0
     registers = [ptx_stats(ptx, "sm_90")["registers"] for ptx in (masked, whole)]
     assert registers[0] + 16 <= registers[1], registers
-
-
-def test_column_loads_in_the_step(cuda_heuristics, h100, monkeypatch):
-    from inductor_tile.codegen import mix_order as source_mix_order
-
-    # TILE_MIX_ORDER_HOIST_COLUMNS=0: the weight is loaded each step (an L1 hit) rather than held in
-    # registers across the loop (sm_90, RMSNorm 768 fp16 without prefetch: 147 -> 126 registers)
-    monkeypatch.setattr(source_mix_order, "HOIST_COLUMN_LOADS", False)
-    monkeypatch.setattr(config, "mix_order_prefetch", False)
-    source, ptx = _mix_kernel_ptx(cuda_heuristics, "rmsnorm", 768, torch.float16, monkeypatch)
-    before, step = source.split("for xoffset in range(")
-    assert "tl.load(in_ptr" not in before and "+ r0, mask=rmask" in step, source
-    stats = ptx_stats(ptx, "sm_90")
-    assert stats["spill bytes"] == 0 and stats["registers"] <= 128, stats
-
-
-def test_row_warps_and_threads_switches(h100, monkeypatch):
-    # TILE_MIX_ORDER_ROW_WARPS: warps a program, one row each; TILE_MIX_ORDER_ROW_THREADS: threads of
-    # programs an SM that SPLIT is chosen for. Rows over several warps (4096) keep GPU_ROW_WARPS
-    monkeypatch.setattr(mix_order, "ROW_WARPS", 16)
-    launch, _ = mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [768]), 2)
-    assert (launch.xblock, launch.num_warps) == (16, 16)
-    assert mix_order._split("cuda", 16384, launch, threads_per_sm=mix_order.ROW_THREADS_PER_SM) == 128
-    launch, _ = mix_order._chunked_launch("cuda", GroupPlan("reduction", [8192], [4096]), 2)
-    assert (launch.xblock, launch.num_warps) == (1, 4)
-    monkeypatch.setattr(mix_order, "ROW_WARPS", 4)
-    launch, _ = mix_order._chunked_launch("cuda", GroupPlan("reduction", [16384], [768]), 2)
-    # three 4-warp programs an SM: 396 programs of 44 rows (11 steps of 4)
-    assert mix_order._split("cuda", 16384, launch, threads_per_sm=384) == 44

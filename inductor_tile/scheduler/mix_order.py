@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 
 import sympy
@@ -60,14 +59,6 @@ GPU_ACC_PER_THREAD = 32  # [XBLOCK, RBLOCK] column accumulators up to this many 
 GPU_ROW_ELEMS_PER_LANE = 32
 GPU_ROW_WARPS = 4
 GPU_ROW_THREADS_PER_SM = 256
-# A/B switches for rows of up to 1024 columns (one warp a row), read at import: TILE_MIX_ORDER_ROW_WARPS,
-# the warps of a program (one row each a step; ptxas caps registers at 65536 / threads of a program: 16
-# warps, 128 a thread, spill 64-1100 bytes at 768 columns), and TILE_MIX_ORDER_ROW_THREADS, the threads
-# of programs per SM that the rows per program (SPLIT) are chosen for: 384 or 512 where the kernel fits
-# 3 or 4 programs of 4 warps (<= 168 / 128 registers; sm_90 with TILE_MIX_ORDER_HOIST_COLUMNS=0 and
-# TILE_MIX_ORDER_PREFETCH=0: layer norm 768 161-166, RMSNorm 768 124-135, 1024 155-168)
-ROW_WARPS = int(os.environ.get("TILE_MIX_ORDER_ROW_WARPS", GPU_ROW_WARPS))
-ROW_THREADS_PER_SM = int(os.environ.get("TILE_MIX_ORDER_ROW_THREADS", GPU_ROW_THREADS_PER_SM))
 GPU_ACCESS_BYTES = 16
 # ... and, where a lane holds at most GPU_PREFETCH_BYTES_PER_LANE of a row (768 fp16 columns over one warp:
 # three 16-byte accesses), the next step's rows load during this one (``MixOrderKernelSource.prefetch``):
@@ -80,9 +71,9 @@ CPU_MAX_SPLIT = 256
 GPU_MIN_ELEMENTS = 5 * 2**20
 GPU_MIN_ROWS = 4096
 # config.mix_order "gpu" (the default): GPUs only, rows of at least this many columns. H200, fp16, kernel
-# time of the pair vs the two kernels (micro --sweep, session 21): layer norm 8192x4096 1.31x, RMSNorm
-# 16384x2048 1.24x and 8192x4096 1.28x, but layer norm 16384x768 0.94x
-GPU_DEFAULT_MIN_ROW = 2048
+# time of the pair vs the two kernels (micro, session 21): layer norm 16384x1024 1.14x, 8192x4096 1.31x,
+# RMSNorm 16384x1024 1.12x, 16384x2048 1.24x, 8192x4096 1.28x; but 16384x768 0.96x (both norms)
+GPU_DEFAULT_MIN_ROW = 1024
 
 
 def enabled() -> bool:
@@ -297,7 +288,7 @@ def _chunked_launch(device_type: str, plan, itemsize: int) -> tuple[heuristics.L
     if not launch.persistent or launch.rblock < rchunk:
         return None
     row_warps = max(1, launch.rblock // (32 * GPU_ROW_ELEMS_PER_LANE))
-    warps = max(ROW_WARPS if row_warps == 1 else GPU_ROW_WARPS, row_warps)
+    warps = max(GPU_ROW_WARPS, row_warps)
     xblock = max(1, min(warps // row_warps, heuristics.next_pow2(hint(plan.xnumel))))
     return heuristics.LaunchConfig(xblock, launch.rblock, True, warps), rchunk
 
@@ -337,8 +328,7 @@ def _generate(scheduling, rows: list, sums: list[ColumnSum]):
     chunked = _chunked_launch(device_type, plan, _smallest_read(rows))
     if chunked is not None:
         launch, rchunk = chunked
-        threads = ROW_THREADS_PER_SM if launch.num_warps == launch.xblock else GPU_ROW_THREADS_PER_SM
-        split = _split(device_type, hint(plan.xnumel), launch, index, threads)
+        split = _split(device_type, hint(plan.xnumel), launch, index, GPU_ROW_THREADS_PER_SM)
         try:
             return _source(scheduling, plan, rows, sums, name, launch, split, True, rchunk,
                            _prefetch(plan, launch, rchunk))

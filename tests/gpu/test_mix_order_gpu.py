@@ -110,8 +110,8 @@ def _norm_backward(kind, rows, cols, dtype, monkeypatch) -> str:
     return mix
 
 
-@pytest.mark.parametrize("cols, paired", [(768, False), (2048, True)])
-def test_default_pairs_rows_of_2048_columns_and_more(cols, paired, monkeypatch):
+@pytest.mark.parametrize("cols, paired", [(768, False), (1024, True), (2048, True)])
+def test_default_pairs_rows_of_1024_columns_and_more(cols, paired, monkeypatch):
     """``config.mix_order`` "gpu" (the default): the pair where it measured faster than two kernels."""
     assert config.mix_order == "gpu"
     rows, dtype = 16384, torch.float16
