@@ -346,7 +346,8 @@ def test_do_bench_modes():
     assert 0 < low <= mid <= high
     times = do_bench(work, warmup=1, rep=5, return_mode="all", device="cpu")
     assert isinstance(times, list) and len(times) >= 1
-    assert do_bench(work, warmup=1, rep=5, return_mode="min", device="cpu") <= max(times) * 10
+    # the same unit as "all" (a unit slip is 1000x); separate runs on a shared CPU can differ 10-50x
+    assert do_bench(work, warmup=1, rep=5, return_mode="min", device="cpu") <= max(times) * 100
     with pytest.raises(ValueError):
         do_bench(work, return_mode="bogus", device="cpu")
 
