@@ -86,9 +86,8 @@ variables give the defaults:
 - ``cache_hints`` (``TILE_CACHE_HINTS``): cache hints on generated GPU kernels' loads
   (``codegen/cache_hints.py``; CPU kernels never get them). ``weights`` (the default): a reduction
   kernel's loads that every row shares (a norm's weight and bias) get ``eviction_policy='evict_last'``,
-  as in Inductor's kernels: layernorm 16384x768 fp16 on one warp a row (the tuner's choice and
-  Inductor's) compiled to the same SASS as Inductor's kernel but for these loads (ours 89% of copy,
-  Inductor 94%, H200; the default is not yet timed: ``off`` to compare); ``on``: every hint Inductor's
+  as in Inductor's kernels (on an H200 layernorm 16384x768 fp16 3529 -> 3942 GB/s, level with Inductor;
+  8192x1024 +6%; other norms unchanged); ``on``: every hint Inductor's
   Triton kernels give (also pointwise kernels' broadcast or uncoalesced loads, ``evict_first``/
   ``evict_last`` on the rows of reductions: on an H200 layernorm 2-18% slower at four of six shapes,
   8192x1024 the most); ``off``: none.
