@@ -58,6 +58,9 @@ GPU_POINTWISE_WARPS = 4
 # H100, generated fp16 kernels (micro cases, kernel time): looped at 8192/16384 columns softmax ran
 # at 68%/73% of copy and layernorm at 73%, persistent at 99-102% (Inductor: 58%, 62%, 95%)
 GPU_PERSISTENT_RBLOCK = 16384
+# config.gpu_persistent_rblock (TILE_GPU_PERSISTENT_RBLOCK) may raise the limit, untuned (no candidates):
+# a cross-entropy row of 32000 fp16 then reads the logits in 16-byte loads, one exp an element and no running
+# rescale (sm_90 PTX: 77 registers, no spills; its backward reads them once, not twice: 128 registers)
 GPU_PERSISTENT_MAX_WARPS = 8  # Inductor's rule for register-heavy persistent blocks; measured above
 GPU_WIDE_ROW = 4096  # persistent rows longer than this may take up to GPU_MAX_WARPS warps
 GPU_OUTER_PERSISTENT_RBLOCK = 64  # longest strided reduction done in one block
@@ -220,7 +223,7 @@ def _column_xblock(xnumel: int) -> int:
 
 
 def _gpu_reduction(xnumel: int, rnumel: int, rbound: int | None, gather: bool) -> LaunchConfig:
-    limit = GPU_OUTER_PERSISTENT_RBLOCK if gather else GPU_PERSISTENT_RBLOCK
+    limit = GPU_OUTER_PERSISTENT_RBLOCK if gather else max(GPU_PERSISTENT_RBLOCK, config.gpu_persistent_rblock)
     if rbound is not None and next_pow2(rbound) <= limit:
         rblock = next_pow2(rbound)
         if (GPU_ONE_WARP_ROWS and not gather and GPU_ONE_WARP_ROWS[0] <= rblock <= GPU_ONE_WARP_ROWS[1]
@@ -272,6 +275,8 @@ def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> 
         add(x // 2, 1, min(GPU_MAX_WARPS, max(1, x // 2 // 64)))
         add(x, 1, w * 2)
         add(x // 2, 1, w)
+    elif chosen.persistent and r > GPU_PERSISTENT_RBLOCK:
+        pass  # a row above the default limit (config.gpu_persistent_rblock) already fills 16 warps' registers
     elif chosen.persistent:
         if ONE_WARP_CANDIDATE_ROWS[0] <= r <= ONE_WARP_CANDIDATE_ROWS[1]:
             add(x, r, 1)  # reductions in shuffles only (fast without Philox chains: see GPU_ONE_WARP_ROWS)
