@@ -252,37 +252,29 @@ def _online_softmax(k, dtype, src_dtype, value):
     # (total + e).  The exponential units, not memory, bound a two-exp loop on an H100.
     top = _accumulator(k, 'float("-inf")', tdt)
     total = _accumulator(k, "0.0", tdt)
-    if config.online_softmax_lean:
-        _lean_online_update(k, masked, top, total)
-    else:
-        _select_online_update(k, masked, top, total)
+    _online_update(k, masked, top, total)
     # a lane whose max is below the row's weighs exp(lane max - row max); an all -inf row is NaN, as eager
     row_top = f"tl.max({top}, 1)[:, None]"
     row_total = f"tl.sum({total} * tl.exp({top} - {row_top}), 1)[:, None]"
     return (_final(k, row_top), _final(k, f"tl.where({row_top} == float(\"-inf\"), float(\"nan\"), {row_total})"))
 
 
-def _select_online_update(k, masked, top, total):
-    """The loop's update in selects: NaN and an all -inf start picked out one by one."""
-    grows = k.define(f"{masked} > {top}")
-    new_top = k.define(f"tl.where({grows} | ({masked} != {masked}), {masked}, {top})")
-    low = k.define(f"tl.where({grows}, {top}, {masked})")
-    rel = k.define(f"tl.where({new_top} == float(\"-inf\"), 0.0, tl.exp({low} - {new_top}))")
-    k.emit(f"{total} = tl.where({grows}, {total} * {rel} + 1.0, {total} + {rel})")
-    k.emit(f"{top} = {new_top}")
-
-
-def _lean_online_update(k, masked, top, total):
-    """The loop's update in min/max (``config.online_softmax_lean``): fewer instructions an element.
-
-    The new max propagates NaN (max.NaN); the smaller of the old max and x is a non-NaN min; the exponent
+def _online_update(k, masked, top, total):
+    """One loop step of each lane's running max and sum. Default: in selects, NaN and an all -inf start
+    picked out one by one. ``config.online_softmax_lean``: in min/max, fewer instructions an element --
+    the new max propagates NaN (max.NaN); the smaller of the old max and x is a non-NaN min; the exponent
     (smaller - new max) is NaN only where both are -inf (no element yet, or masked lanes) or x is NaN,
     and a non-NaN max with -inf turns that into exp(-inf) = 0: nothing added.  A NaN x leaves the lane's
     max NaN, and a +inf one leaves it +inf, so the lane combine after the loop (exp(inf - inf), exp(NaN))
     gives the row NaN, as eager's sum of exp(x - max) does."""
     grows = k.define(f"{masked} > {top}")
-    new_top = k.define(f"tl.maximum({top}, {masked}, propagate_nan=tl.PropagateNan.ALL)")
-    low = k.define(f"tl.minimum({top}, {masked})")
-    rel = k.define(f"tl.exp(tl.maximum({low} - {new_top}, float(\"-inf\")))")
+    if config.online_softmax_lean:
+        new_top = k.define(f"tl.maximum({top}, {masked}, propagate_nan=tl.PropagateNan.ALL)")
+        low = k.define(f"tl.minimum({top}, {masked})")
+        rel = k.define(f"tl.exp(tl.maximum({low} - {new_top}, float(\"-inf\")))")
+    else:
+        new_top = k.define(f"tl.where({grows} | ({masked} != {masked}), {masked}, {top})")
+        low = k.define(f"tl.where({grows}, {top}, {masked})")
+        rel = k.define(f"tl.where({new_top} == float(\"-inf\"), 0.0, tl.exp({low} - {new_top}))")
     k.emit(f"{total} = tl.where({grows}, {total} * {rel} + 1.0, {total} + {rel})")
     k.emit(f"{top} = {new_top}")
