@@ -86,8 +86,10 @@ EXCHANGE_MARGIN = 8192
 
 #: TILE_PIPELINE's words (comma-separated): "1" rings; "sync" rings whose wgmma dots wait in their own
 #: iteration; "nofence" no proxy fence after each cp.async wait; "padded" wgmma slots in padded core
-#: matrices instead of swizzled rows. Any of them turns the rings on; e.g. "sync,padded".
-PIPELINE_WORDS = ("1", "sync", "nofence", "padded", "accsync")
+#: matrices instead of swizzled rows; "accsync" a dot on a rescaled accumulator waits for itself;
+#: "resident" a loop-invariant wgmma a (attention's q) read from a one-slot ring, not registers.
+#: Any of them turns the rings on; e.g. "sync,padded".
+PIPELINE_WORDS = ("1", "sync", "nofence", "padded", "accsync", "resident")
 
 
 def pipeline_modes(mma_version: int = 3) -> frozenset[str]:
@@ -152,7 +154,8 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
         # num_stages - 1 iterations ahead (needs the final layouts).
         *([PipelineAsyncCopiesPass(stages, shared_limit - EXCHANGE_MARGIN,
                                    dots_in_flight="sync" not in pipeline_modes(),
-                                   rescaled_in_flight="accsync" not in pipeline_modes()),
+                                   rescaled_in_flight="accsync" not in pipeline_modes(),
+                                   resident="resident" in pipeline_modes()),
            CommonSubexpressionEliminationPass(), DeadCodeEliminationPass()]
           if stages >= 2 else []),
     ]

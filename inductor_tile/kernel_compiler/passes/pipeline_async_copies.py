@@ -31,10 +31,16 @@ waited already (attention's scores), and the copies move behind the dot as above
 core works on `p v` while the next copies are issued (Triton's order; TILE_PIPELINE=accsync keeps such
 a dot waiting for itself, the copies at the top).
 
+With `resident` (TILE_PIPELINE=resident; off by default until timed on a GPU), a wgmma dot of the loop whose a
+is a loop-invariant load converted before the loop (attention's q), and whose b comes from a ring, reads a from a
+one-slot ring too: the load becomes an `async_copy` into slot 0 in the first prologue group, the dot reads it
+through `ring_read` (wgmma's descriptors, as Triton keeps q in shared memory), so q's tile no longer holds
+registers through the loop (d128 64x64/4w: 32 a thread).
+
 fp32 operands of "tf32" dots (`tf32_ring_dot`, mma.sync and wgmma) go through rings too when both of the
 dot's do (their slots hold K-major tf32 tiles: to_llvm/dot_async.py; mma.sync rounds what it reads to tf32,
-wgmma truncates). Operands that are not such loads (attention's q,
-computed operands) keep their conversions (and
+wgmma truncates). Operands that are not such loads (attention's q
+unless `resident`, computed operands) keep their conversions (and
 pipeline-loads' prefetch through registers, which leaves the ring operands to this pass).
 num_stages <= 1 leaves the loop alone; the rings of a loop take at most `max_ring_bytes` (fewer
 stages if needed, down to 2; Triton reports an out-of-resources error instead). Run last in the
@@ -115,6 +121,48 @@ def _operand(conversion: Operation, body: Block) -> _Operand | None:
     return None if slice_ops is None else _Operand(load, conversion, slice_ops)
 
 
+def _resident(dot: Operation, body: Block, ring_conversions: set[SSAValue]) -> _Operand | None:
+    """The loop-invariant a of a wgmma `dot` of the body whose b goes through a ring, if it can live in a
+    one-slot ring for the whole loop: a 16-bit `tt.load` outside the loop (zeros or nothing where masked off),
+    converted to the dot-operand layout, each used once."""
+    if not (isinstance(dot, tt.DotOp) and dot.b in ring_conversions):
+        return None
+    conversion = dot.a.owner
+    if not isinstance(conversion, ConvertLayoutOp) or body.is_ancestor(conversion):
+        return None
+    layout = layout_of(conversion.result.type)
+    if not (isinstance(layout, DotOperand) and isinstance(layout.parent, NvidiaMma) and layout.parent.version == 3
+            and layout.op_idx == 0):
+        return None
+    load = conversion.src.owner
+    if not (isinstance(load, LoadOp) and len(list(conversion.result.uses)) == 1
+            and len(list(load.result.uses)) == 1 and zero_or_none(load.other)):
+        return None
+    ty = load.result.type
+    if not (isinstance(ty, TensorType) and len(shape_of(ty)) == 2 and element_of(ty).bitwidth == 16):
+        return None
+    return _Operand(load, conversion, [])
+
+
+def _resident_copy(operand: _Operand, ring: SSAValue) -> list[Operation]:
+    """The resident operand's copy into slot 0 of its ring: the load's own pointers and mask (all true
+    without one), computed before the loop already."""
+    load = operand.load
+    ops: list[Operation] = []
+    mask = load.mask
+    if mask is None:
+        ptr_type = load.ptr.type
+        assert isinstance(ptr_type, TensorType)
+        true = arith.ConstantOp(IntegerAttr(1, IntegerType(1)))
+        splat = tt.SplatOp(true.result, TensorType(IntegerType(1), ptr_type.get_shape(), ptr_type.encoding))
+        ops += [true, splat]
+        mask = splat.result
+    slot = _constant(0)
+    copy = AsyncCopyOp(ring, slot.result, load.ptr, mask)
+    copy.location = load.location
+    return ops + [slot, copy]
+
+
 def _constant(value: int, ty=i32) -> arith.ConstantOp:
     return arith.ConstantOp(IntegerAttr(value, ty))
 
@@ -191,7 +239,7 @@ def _rescaled_accumulator(dot: tt.DotOp, body: Block) -> int | None:
     return uses[0].index
 
 
-def _ring_bytes(operands: list[_Operand], stages: int) -> int:
+def _ring_bytes(operands: list[_Operand], stages: int, residents: list[_Operand] = ()) -> int:
     from ..to_llvm.dot_tf32_tiles import tf32_tile
 
     total = 0
@@ -202,6 +250,9 @@ def _ring_bytes(operands: list[_Operand], stages: int) -> int:
             mn, k = (rows, cols) if next(iter(operand.conversion.result.uses)).index == 0 else (cols, rows)
             slot = 2 * tf32_tile(mn, k, 24, 56).elements
         total += stages * -(-slot // 1024) * 1024  # swizzled slots start at multiples of 1 KiB
+    for operand in residents:  # one slot each
+        rows, cols = shape_of(operand.load.result.type)
+        total += -(-(rows * cols + 8 * max(rows, cols)) * 2 // 1024) * 1024
     return total
 
 
@@ -219,15 +270,19 @@ def _both_tf32_operands(operands: list[_Operand]) -> list[_Operand]:
 
 
 def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_flight: bool,
-              rescaled_in_flight: bool = True) -> bool:
+              rescaled_in_flight: bool = True, resident: bool = False) -> bool:
     body = loop.body.block
     operands = [o for op in body.ops if (o := _operand(op, body)) is not None]
     operands = _both_tf32_operands(operands)
     if not operands:
         return False
+    converted = {o.conversion.result for o in operands}
+    residents = [r for op in body.ops if resident and (r := _resident(op, body, converted)) is not None]
     stages = num_stages
-    while stages > 2 and _ring_bytes(operands, stages) > max_ring_bytes:
+    while stages > 2 and _ring_bytes(operands, stages, residents) > max_ring_bytes:
         stages -= 1
+    if residents and _ring_bytes(operands, stages, residents) > max_ring_bytes:
+        residents = []  # no room for them: they stay in registers
     if _ring_bytes(operands, stages) > max_ring_bytes:
         return False
     outer = loop.parent_block()
@@ -242,6 +297,12 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
         alloc = RingAllocOp(ring_type(stages, shape_of(ty), element_of(ty)))
         before.append(alloc)
         rings.append(alloc.result)
+    resident_rings = []
+    for operand in residents:
+        ty = operand.load.result.type
+        alloc = RingAllocOp(ring_type(1, shape_of(ty), element_of(ty)))
+        before.append(alloc)
+        resident_rings.append(alloc.result)
     for stage in range(stages - 1):
         slot = _constant(stage)
         offset = _constant(stage, iv_type)
@@ -250,6 +311,9 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
         before += [slot, offset, scaled, index]
         for operand, ring in zip(operands, rings):
             before += _copy(operand, ring, slot.result, iv, index.result, ub)
+        if stage == 0:  # the resident operands arrive with the first iteration's
+            for operand, ring in zip(residents, resident_rings):
+                before += _resident_copy(operand, ring)
         before.append(AsyncCommitGroupOp())
     first_read, first_write = _constant(0), _constant(stages - 1)
     before += [first_read, first_write]
@@ -261,7 +325,13 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
         read = RingReadOp(ring, read_slot, operand.conversion.result.type)
         body.insert_op_before(read, operand.conversion)
         operand.conversion.result.replace_all_uses_with(read.result)
-    for operand in operands:
+    for operand, ring in zip(residents, resident_rings):  # slot 0, read where the dot is
+        dot = next(iter(operand.conversion.result.uses)).operation
+        slot = _constant(0)
+        read = RingReadOp(ring, slot.result, operand.conversion.result.type)
+        body.insert_ops_before([slot, read], dot)
+        operand.conversion.result.replace_all_uses_with(read.result)
+    for operand in [*operands, *residents]:
         operand.conversion.detach()
         operand.conversion.erase()
         operand.load.detach()
@@ -340,10 +410,12 @@ class PipelineAsyncCopiesPass(ModulePass):
     max_ring_bytes: int = 158720  # sm_80's shared memory less a margin
     dots_in_flight: bool = True  # False: every wgmma dot waits for itself (TILE_PIPELINE=sync)
     rescaled_in_flight: bool = True  # False: a dot on a rescaled accumulator waits for itself (=accsync)
+    resident: bool = False  # a loop-invariant wgmma a (attention's q) in a one-slot ring (=resident)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         if self.num_stages < 2:
             return
         for func_op in functions(op):
             for loop in _innermost_loops(func_op):
-                _pipeline(loop, self.num_stages, self.max_ring_bytes, self.dots_in_flight, self.rescaled_in_flight)
+                _pipeline(loop, self.num_stages, self.max_ring_bytes, self.dots_in_flight, self.rescaled_in_flight,
+                          self.resident)
