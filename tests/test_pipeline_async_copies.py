@@ -6,6 +6,7 @@ and wgmma groups left in flight (tests/gpu/test_dot_gpu.py runs them)."""
 from __future__ import annotations
 
 import platform
+import re
 
 import pytest
 
@@ -396,3 +397,67 @@ def test_nofence_leaves_out_the_proxy_fence(monkeypatch):
     assert "fence.proxy.async" not in ptx
     assert "cp.async.wait_group 1;" in ptx and "wgmma.wait_group.sync.aligned 1;" in ptx
     assert "serialized" not in report
+
+
+def test_attention_resident_q_reads_a_one_slot_ring(tmp_path, monkeypatch):
+    """TILE_PIPELINE=resident: q (loaded before the loop, converted for the scores' dot) goes into a one-slot ring
+    with the first prologue group and the scores' dot reads slot 0 every iteration; k and v keep their rings."""
+    monkeypatch.setenv("TILE_PIPELINE", "resident")
+    text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(128), mma_version=3, num_stages=3)
+    assert print_ir(parse_ttir(text)) == text
+    filecheck(text, """
+CHECK-NOT: tt.load
+CHECK-NOT: ttg.convert_layout {{.*}} -> tensor<64x128xf16, #ttg.dot_op<{opIdx = 0
+CHECK: ttg.ring_alloc : !ttg.ring<3x128x64xf16>
+CHECK: ttg.ring_alloc : !ttg.ring<3x64x128xf16>
+CHECK: %[[Q:[0-9]+]] = ttg.ring_alloc : !ttg.ring<1x64x128xf16>
+CHECK: ttg.async_copy
+CHECK: ttg.async_copy
+CHECK: ttg.async_copy %[[Q]], %[[ZERO:[0-9]+]],
+CHECK-NEXT: ttg.async_commit_group
+CHECK-NOT: ttg.async_copy %[[Q]]
+CHECK: scf.for
+CHECK-NEXT: ttg.async_wait {pending = 1 : i32}
+CHECK: %[[K:[0-9]+]] = ttg.ring_read
+CHECK-NEXT: %[[QR:[0-9]+]] = ttg.ring_read %[[Q]], %[[ZERO]] : {{.*}} -> tensor<64x128xf16, #ttg.dot_op<{opIdx = 0
+CHECK-NEXT: tt.dot %[[QR]], %[[K]],
+CHECK: ttg.dot_wait {{.*}} {pending = 1 : i32}
+CHECK: scf.yield
+CHECK: ttg.async_wait {pending = 0 : i32}
+CHECK-NOT: tt.load
+""", tmp_path)
+
+
+def test_resident_needs_a_wgmma_dot(monkeypatch):
+    """mma.sync (sm_80) keeps q in registers under TILE_PIPELINE=resident; matmuls have no loop-invariant a."""
+    monkeypatch.setenv("TILE_PIPELINE", "resident")
+    text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(64), mma_version=2, num_stages=3, shared=SM80_SHARED)
+    assert "!ttg.ring<1x" not in text and "ttg.ring_alloc" in text
+    text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
+    assert "!ttg.ring<1x" not in text
+
+
+@needs_ptxas
+@pytest.mark.parametrize("head_dim,block_m,warps", [(128, 64, 4), (128, 128, 8), (64, 64, 4)])
+def test_attention_resident_q_ptx(head_dim, block_m, warps, monkeypatch):
+    """q arrives by cp.async (no global load before the loop) and the scores' wgmma reads it through a descriptor
+    (`wgmma... {acc}, %rd, %rd`) instead of four registers; d128 64x64/4w drops from ~200 registers to Triton's
+    ~168, and ptxas keeps the groups asynchronous (with two warpgroups too: each reads its own 64 rows)."""
+    monkeypatch.delenv("TILE_WGMMA", raising=False)
+    specs = attention_specs(head_dim, block_m)
+    ptx_default, report_default, shared_default = _ptx(dot_kernels.attention_fwd_kernel, specs, 90, 3, warps)
+    monkeypatch.setenv("TILE_PIPELINE", "resident")
+    ptx, report, shared = _ptx(dot_kernels.attention_fwd_kernel, specs, 90, 3, warps)
+    copies = 3 * 2 * 64 * head_dim // (8 * 32 * warps)
+    assert ptx_default.count("cp.async.cg.shared.global") == copies
+    assert ptx.count("cp.async.cg.shared.global") == copies + block_m * head_dim // (8 * 32 * warps)
+    assert "ld.global" not in ptx.split("cp.async.wait_group 0;")[0]
+    def register_a(text: str) -> int:  # wgmma instructions whose a is four registers, not a descriptor
+        return sum(1 for line in text.splitlines() if "wgmma.mma_async" in line and "}, {%r" in line)
+    assert register_a(ptx) == 64 // 16  # p v only (its k steps); the scores' dot added head_dim / 16
+    assert register_a(ptx_default) == 64 // 16 + head_dim // 16
+    assert shared == shared_default + block_m * head_dim * 2  # the one slot of q
+    assert "serialized" not in report
+    registers = [int(r) for r in (re.search(r"Used (\d+) registers", t).group(1) for t in (report_default, report))]
+    if (head_dim, warps) == (128, 4):
+        assert registers[1] <= 176 < registers[0]

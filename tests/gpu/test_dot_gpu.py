@@ -395,6 +395,32 @@ def test_causal_attention(head_dim, blocks, seq, num_stages):
     torch.testing.assert_close(o.double(), ref, atol=2e-3, rtol=2e-3)
 
 
+@pytest.mark.parametrize("pipeline", ["resident", "resident,nofence", "nofence"])
+@pytest.mark.parametrize("head_dim", [64, 128])
+@pytest.mark.parametrize("blocks", [(64, 64, 4), (128, 64, 8)], ids=lambda b: "x".join(map(str, b)))
+@pytest.mark.parametrize("seq", [1024, 333])
+def test_causal_attention_pipeline_variants(head_dim, blocks, seq, pipeline, monkeypatch):
+    """TILE_PIPELINE's attention variants (q in a one-slot ring read by descriptors; no proxy fence):
+    correct results, and the launched kernel has what the word asks for."""
+    monkeypatch.setenv("TILE_PIPELINE", pipeline)
+    gen = torch.Generator().manual_seed(5)
+    heads = 6
+    q, k, v = (_random((heads, seq, head_dim), torch.float16, gen) for _ in range(3))
+    o = torch.full_like(q, float("nan"))
+    bm, bn, warps = blocks
+    ptx = _compiled_ptx(dot_kernels.attention_fwd_kernel, lambda: dot_kernels.attention(
+        q, k, v, head_dim**-0.5, o, BLOCK_M=bm, BLOCK_N=bn, num_warps=warps))
+    ref = torch.nn.functional.scaled_dot_product_attention(q.double(), k.double(), v.double(), is_causal=True,
+                                                           scale=head_dim**-0.5)
+    assert not o.isnan().any()
+    torch.testing.assert_close(o.double(), ref, atol=2e-3, rtol=2e-3)
+    assert ptx
+    if torch.cuda.get_device_capability() == (9, 0):  # wgmma: q's descriptors; the fence unless nofence
+        assert all(("fence.proxy.async" in text) == ("nofence" not in pipeline) for text in ptx)
+        register_a = [sum("wgmma.mma_async" in line and "}, {%r" in line for line in text.splitlines()) for text in ptx]
+        assert register_a == [bn // 16 + (0 if "resident" in pipeline else head_dim // 16)] * len(ptx)
+
+
 def test_ptx_of_a_launched_matmul_copies_with_cp_async():
     """The launched kernel took the cp.async rings (and on sm_90 kept its wgmma groups in flight)."""
     gen = torch.Generator().manual_seed(9)
