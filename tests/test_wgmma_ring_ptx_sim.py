@@ -151,9 +151,25 @@ def _attention_ptx(head_dim: int, block_m: int, block_n: int, warps: int) -> str
 def test_attention_ptx_computes_causal_attention(head_dim, block_m, block_n, warps):
     """The scores' dot (q from registers, no accumulator) starts with scale-d 0; program 0 (the interpreter's)
     reads its keys over four iterations (every slot of the 3-stage rings reused)."""
-    seq_len = 2 * block_m
     ptx = _attention_ptx(head_dim, block_m, block_n, warps)
     assert re.search(r"wgmma\.mma_async\S+ \{[^}]*\}, \{[^}]*\}, %rd\d+, 0, 1, 1, \d;", ptx)  # scale-d 0
+    _run_attention(ptx, head_dim, block_m, warps)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("pipeline", ["resident", "resident,nofence"])
+@pytest.mark.parametrize("head_dim,block_m,block_n,warps", [(64, 64, 16, 4), (32, 128, 32, 8)])
+def test_attention_resident_q_ptx_computes_causal_attention(head_dim, block_m, block_n, warps, pipeline, monkeypatch):
+    """TILE_PIPELINE=resident: q copied by cp.async into its one slot with the first group, the scores' dot reading
+    it through descriptors (a K-major, scale-d 0; with two warpgroups each from its own 64 rows)."""
+    monkeypatch.setenv("TILE_PIPELINE", pipeline)
+    ptx = _attention_ptx(head_dim, block_m, block_n, warps)
+    assert re.search(r"wgmma\.mma_async\S+ \{[^}]*\}, %rd\d+, %rd\d+, 0, 1, 1, 0, \d;", ptx)
+    _run_attention(ptx, head_dim, block_m, warps)
+
+
+def _run_attention(ptx: str, head_dim: int, block_m: int, warps: int) -> None:
+    seq_len = 2 * block_m
     gen = torch.Generator().manual_seed(head_dim)
     q, k, v = (torch.randn(1, seq_len, head_dim, generator=gen).half() for _ in range(3))
     out = np.full((1, seq_len, head_dim), np.nan, dtype=np.float16)
