@@ -19,7 +19,7 @@ from inductor_tile.kernel_compiler.frontend.code_generator import generate_ttir
 from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
 from inductor_tile.kernel_compiler.ir.context import parse_ttir, print_ir
 from inductor_tile.kernel_compiler.ir_builder import TTIRBuilder
-from inductor_tile.kernel_compiler.passes.pipeline import make_ttgir, optimize_ttir, ttgir_pipeline
+from inductor_tile.kernel_compiler.passes.pipeline import EXCHANGE_MARGIN, make_ttgir, optimize_ttir, ttgir_pipeline
 from inductor_tile.kernel_compiler.passes.pipeline_async_copies import PipelineAsyncCopiesPass
 from inductor_tile.kernel_compiler.runtime.cuda_tools import assemble_ptx
 from inductor_tile.kernel_compiler.to_llvm.nvptx import ptx_arch
@@ -435,6 +435,18 @@ def test_resident_needs_a_wgmma_dot(monkeypatch):
     assert "!ttg.ring<1x" not in text and "ttg.ring_alloc" in text
     text = _ttgir(dot_kernels.matmul_kernel, _matmul_specs(128, 128, 32), mma_version=3, num_stages=3)
     assert "!ttg.ring<1x" not in text
+
+
+def test_resident_takes_no_stage_from_the_rings(monkeypatch):
+    """Room for k's and v's three stages but not for q's slot beside them: q stays in registers, three stages."""
+    monkeypatch.setenv("TILE_PIPELINE", "resident")
+    rings = 3 * 2 * 18 * 1024  # 64 x 128 halves a slot, 8 elements of padding a row at most, 1 KiB multiples
+    text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(128), mma_version=3, num_stages=3,
+                  shared=rings + EXCHANGE_MARGIN + 1024)
+    assert "!ttg.ring<3x64x128xf16>" in text and "!ttg.ring<1x" not in text
+    text = _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(128), mma_version=3, num_stages=3,
+                  shared=rings + 18 * 1024 + EXCHANGE_MARGIN)
+    assert "!ttg.ring<3x64x128xf16>" in text and "!ttg.ring<1x64x128xf16>" in text
 
 
 @needs_ptxas

@@ -279,12 +279,12 @@ def _pipeline(loop: scf.ForOp, num_stages: int, max_ring_bytes: int, dots_in_fli
     converted = {o.conversion.result for o in operands}
     residents = [r for op in body.ops if resident and (r := _resident(op, body, converted)) is not None]
     stages = num_stages
-    while stages > 2 and _ring_bytes(operands, stages, residents) > max_ring_bytes:
+    while stages > 2 and _ring_bytes(operands, stages) > max_ring_bytes:
         stages -= 1
-    if residents and _ring_bytes(operands, stages, residents) > max_ring_bytes:
-        residents = []  # no room for them: they stay in registers
     if _ring_bytes(operands, stages) > max_ring_bytes:
         return False
+    if _ring_bytes(operands, stages, residents) > max_ring_bytes:
+        residents = []  # no room beside the rings: they stay in registers (and cost no stage)
     outer = loop.parent_block()
     assert outer is not None
     iv, lb, ub, step = body.args[0], loop.lb, loop.ub, loop.step
