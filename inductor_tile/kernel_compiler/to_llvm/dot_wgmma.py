@@ -72,8 +72,8 @@ def _stored_for(dot: Operation, index: int) -> bool:
 def wgmma_dot(dot: Operation) -> bool:
     """Whether `dot` is computed with wgmma: an mma version 3 result whose b is a conversion that
     leaves its tile in shared memory for it. a is read from shared memory too when its conversion
-    is of the same kind (`a_in_shared_memory`), else from registers (its mma.sync fragments:
-    attention's q, loaded once, and p, computed in registers)."""
+    is of the same kind or a ring read (`a_in_shared_memory`; attention's q under TILE_PIPELINE=resident),
+    else from registers (its mma.sync fragments: attention's q, loaded once, and p, computed in registers)."""
     layout = layout_of(dot.results[0].type)
     return isinstance(layout, NvidiaMma) and layout.version == 3 and _stored_for(dot, 1)
 
