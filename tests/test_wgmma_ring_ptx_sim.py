@@ -136,14 +136,14 @@ def test_more_shared_memory_than_the_start_field_covers_builds_each_descriptor(m
     _run_matmul(ptx, (128, 128, 32), 4, "fp16")
 
 
-def _attention_ptx(head_dim: int, block_m: int, block_n: int, warps: int) -> str:
+def _attention_ptx(head_dim: int, block_m: int, block_n: int, warps: int, num_stages: int = 3) -> str:
     signature = dict(dot_kernels.ATTENTION_SIGNATURE)
     constexprs = {"HEAD_DIM": head_dim, "BLOCK_M": block_m, "BLOCK_N": block_n}
     specs = [spec_from_signature(n, signature[n], divisible_by_16=signature[n] != "fp32") if n in signature
              else spec_from_signature(n, "constexpr", constexprs[n])
              for n in dot_kernels.attention_fwd_kernel.arg_names]
     return compile_specialized(dot_kernels.attention_fwd_kernel, specs, target="cuda:90", num_warps=warps,
-                               native=False, num_stages=3).asm["ptx"]
+                               native=False, num_stages=num_stages).asm["ptx"]
 
 
 @needs_ptxas
@@ -157,13 +157,14 @@ def test_attention_ptx_computes_causal_attention(head_dim, block_m, block_n, war
 
 
 @needs_ptxas
-@pytest.mark.parametrize("pipeline", ["resident", "resident,nofence"])
+@pytest.mark.parametrize("pipeline,num_stages", [("resident", 3), ("resident,nofence", 3), ("resident", 2)])
 @pytest.mark.parametrize("head_dim,block_m,block_n,warps", [(64, 64, 16, 4), (32, 128, 32, 8)])
-def test_attention_resident_q_ptx_computes_causal_attention(head_dim, block_m, block_n, warps, pipeline, monkeypatch):
+def test_attention_resident_q_ptx_computes_causal_attention(head_dim, block_m, block_n, warps, pipeline, num_stages,
+                                                            monkeypatch):
     """TILE_PIPELINE=resident: q copied by cp.async into its one slot with the first group, the scores' dot reading
     it through descriptors (a K-major, scale-d 0; with two warpgroups each from its own 64 rows)."""
     monkeypatch.setenv("TILE_PIPELINE", pipeline)
-    ptx = _attention_ptx(head_dim, block_m, block_n, warps)
+    ptx = _attention_ptx(head_dim, block_m, block_n, warps, num_stages)
     assert re.search(r"wgmma\.mma_async\S+ \{[^}]*\}, %rd\d+, %rd\d+, 0, 1, 1, 0, \d;", ptx)
     _run_attention(ptx, head_dim, block_m, warps)
 
