@@ -428,6 +428,18 @@ CHECK-NOT: tt.load
 """, tmp_path)
 
 
+def test_resident_q_by_default_for_one_warpgroup_only(monkeypatch):
+    """TILE_PIPELINE unset: a 4-warp attention reads q from a one-slot ring (faster on the H200), an 8-warp one
+    keeps it in registers (its ring cost the k/v rings room: slower); named words decide when the variable is set."""
+    monkeypatch.delenv("TILE_PIPELINE")
+    one_slot = "!ttg.ring<1x"
+    assert one_slot in _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(128), mma_version=3, num_stages=3)
+    assert one_slot not in _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(128, block_m=128), mma_version=3,
+                                  num_stages=3, num_warps=8)
+    monkeypatch.setenv("TILE_PIPELINE", "nofence")
+    assert one_slot not in _ttgir(dot_kernels.attention_fwd_kernel, attention_specs(128), mma_version=3, num_stages=3)
+
+
 def test_resident_needs_a_wgmma_dot(monkeypatch):
     """mma.sync (sm_80) keeps q in registers under TILE_PIPELINE=resident; matmuls have no loop-invariant a."""
     monkeypatch.setenv("TILE_PIPELINE", "resident")

@@ -87,8 +87,8 @@ EXCHANGE_MARGIN = 8192
 #: TILE_PIPELINE's words (comma-separated): "1" rings; "sync" rings whose wgmma dots wait in their own
 #: iteration; "nofence" no proxy fence after each cp.async wait; "padded" wgmma slots in padded core
 #: matrices instead of swizzled rows; "accsync" a dot on a rescaled accumulator waits for itself;
-#: "resident" a loop-invariant wgmma a (attention's q) read from a one-slot ring, not registers.
-#: Any of them turns the rings on; e.g. "sync,padded".
+#: "resident" a loop-invariant wgmma a (attention's q) read from a one-slot ring, not registers (the
+#: default for one warpgroup: see `resident_operands`). Any of them turns the rings on; e.g. "sync,padded".
 PIPELINE_WORDS = ("1", "sync", "nofence", "padded", "accsync", "resident")
 
 
@@ -104,6 +104,16 @@ def pipeline_modes(mma_version: int = 3) -> frozenset[str]:
         raise ValueError(f"TILE_PIPELINE={os.environ['TILE_PIPELINE']!r}: unknown {sorted(unknown)}; "
                          f"use 0 or a comma-separated list of {', '.join(PIPELINE_WORDS)}")
     return words - {"0"}
+
+
+def resident_operands(num_warps: int) -> bool:
+    """Whether loop-invariant wgmma a operands (attention's q) are read from a one-slot ring: by default
+    for one warpgroup (H200, causal attention s=2048 fp16, TFLOP/s registers / ring: d128 64x64/4w
+    282 / 289, Triton 292; d64 213 / 213) but not for two (d128 128x64/8w 255-260 / 247-249: q's ring
+    costs the k/v rings room); with TILE_PIPELINE set, only where it names "resident"."""
+    if not os.environ.get("TILE_PIPELINE", "").strip():
+        return num_warps <= 4
+    return "resident" in pipeline_modes()
 
 
 def async_copy_stages(num_stages: int, mma_version: int) -> int:
@@ -155,7 +165,7 @@ def ttgir_pipeline(num_warps: int, threads_per_warp: int, mma_version: int = 0,
         *([PipelineAsyncCopiesPass(stages, shared_limit - EXCHANGE_MARGIN,
                                    dots_in_flight="sync" not in pipeline_modes(),
                                    rescaled_in_flight="accsync" not in pipeline_modes(),
-                                   resident="resident" in pipeline_modes()),
+                                   resident=resident_operands(num_warps)),
            CommonSubexpressionEliminationPass(), DeadCodeEliminationPass()]
           if stages >= 2 else []),
     ]

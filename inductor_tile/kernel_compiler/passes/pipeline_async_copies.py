@@ -31,7 +31,7 @@ waited already (attention's scores), and the copies move behind the dot as above
 core works on `p v` while the next copies are issued (Triton's order; TILE_PIPELINE=accsync keeps such
 a dot waiting for itself, the copies at the top).
 
-With `resident` (TILE_PIPELINE=resident; off by default until timed on a GPU), a wgmma dot of the loop whose a
+With `resident` (the default for one warpgroup, `pipeline.resident_operands`; TILE_PIPELINE=resident), a wgmma dot of the loop whose a
 is a loop-invariant load converted before the loop (attention's q), and whose b comes from a ring, reads a from a
 one-slot ring too: the load becomes an `async_copy` into slot 0 in the first prologue group, the dot reads it
 through `ring_read` (wgmma's descriptors, as Triton keeps q in shared memory), so q's tile no longer holds
