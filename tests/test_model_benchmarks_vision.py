@@ -1,6 +1,9 @@
 """model_benchmarks' torchvision entries (tv_*): the list, the selectors, full-size builds on meta,
-and tiny models through the runner under the tile backend (inference and training).  Skipped
-without torchvision (.ci/run installs the release that pairs with its torch)."""
+and tiny models through the runner under the tile backend (inference and training).  The tests
+that build models skip without torchvision; CI has none (see .ci/run).  On a CPU machine, PyPI's
+torchvision (a CUDA build) can be installed apart, ``pip install --no-deps --target DIR
+torchvision==0.28.0`` for torch 2.13, with DIR on PYTHONPATH for this file alone (beside a CPU torch,
+transformers' model imports fail on it unless model_benchmarks.vision_models imported it first)."""
 
 from __future__ import annotations
 
