@@ -68,7 +68,7 @@ SPECS: dict[str, VisionSpec] = {PREFIX + b: VisionSpec(PREFIX + b, b, bs) for b,
 # torchvision's wheels on PyPI are CUDA builds: next to a CPU-only torch their C extension (the
 # detection ops) does not load, and `import torchvision` then stops while registering shape
 # functions for two of those ops. The classifiers never call them: the fallback declares the two
-# ops (no kernels) and imports again. The library object must stay alive for the declarations to.
+# ops (no kernels) and imports again. The library object must stay alive for the declarations to stay.
 _declared_ops = None
 
 

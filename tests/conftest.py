@@ -84,7 +84,7 @@ def _share_cores_between_xdist_workers() -> None:
 SLOW_FILES_FIRST = (
     "test_opinfo_sweep.py", "test_models.py", "test_filecheck.py", "test_model_benchmarks.py",
     "test_random_codegen.py", "test_fuzz.py", "test_fallback.py", "test_distributed.py",
-    "test_ttgir.py", "test_suite_ttir.py", "test_backend.py", "test_random.py", "test_model_benchmarks_vision.py",
+    "test_ttgir.py", "test_suite_ttir.py", "test_backend.py", "test_random.py",
 )
 
 
