@@ -25,8 +25,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(
         prog="python -m model_benchmarks",
         description="Speedup over eager of HuggingFace architectures built from their configs and of torchvision's "
-                    "classifiers (tv_*; random weights, nothing downloaded) under each backend, with compile time, kernel counts and an accuracy "
-                    "check. Subcommand: 'micro' (kernel micro-benchmarks; see 'micro --help').")
+                    "classifiers (tv_*; random weights, nothing downloaded) under each backend, with compile time, "
+                    "kernel counts and an accuracy check. Subcommand: 'micro' (kernel micro-benchmarks; see "
+                    "'micro --help').")
     p.add_argument("--small", action="store_true",
                    help="tiny configs (2 layers, hidden 64, vocab 1024, batch 2, 32 tokens; torchvision: one or two "
                         "narrow blocks per stage, batch 2, 32x32 images) that run on a CPU; "
@@ -106,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
         for spec in models.SPECS.values():
             print(f"{spec.name:42s} {spec.cls:42s} batch {spec.batch_size:4d}  seq {spec.seq_len:5d}")
         for spec in models.vision_models.SPECS.values():
-            print(f"{spec.name:42s} {spec.cls:42s} batch {spec.batch_size:4d}  image {spec.image_size}x{spec.image_size}")
+            side = spec.image_size
+            print(f"{spec.name:42s} {spec.cls:42s} batch {spec.batch_size:4d}  image {side}x{side}")
         return 0
     if args.from_results:
         return rewrite(args.from_results, args.update_benchmarks_md)

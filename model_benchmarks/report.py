@@ -148,7 +148,8 @@ def markdown(rows: list[dict[str, Any]], env: dict[str, str], settings: dict[str
         for r in grp:
             by_model.setdefault(r["model"], {})[r["backend"]] = r
         lines += ["", f"#### {mode}, {precision}: speedup over eager", "",
-                  "| model | batch x seq (or image side) | eager ms | " + " | ".join(_label(n) for n in compiled) + " |",
+                  "| model | batch x seq (or image side) | eager ms | "
+                  + " | ".join(_label(n) for n in compiled) + " |",
                   "| --- | --- | --- |" + " --- |" * len(compiled)]
         for model, cells in by_model.items():
             eager = cells.get("eager", {})
