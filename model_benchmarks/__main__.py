@@ -166,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
                                f"{datetime.date.today().isoformat()}{'-small' if args.small else ''}"
     out.mkdir(parents=True, exist_ok=True)
     timer = "CUDA events" if device.type == "cuda" else "wall clock"
+    sizes = "2 layers, hidden 64, batch 2, 32 tokens" if args.small else "PyTorch list sizes"
+    if any(isinstance(spec, models.vision_models.VisionSpec) for spec in specs):
+        sizes += ("; torchvision: toy blocks, batch 2, 32x32 images" if args.small
+                  else "; torchvision: published sizes, 224x224 images")
     settings = {
-        "suite": f"{suite} configs ({'2 layers, hidden 64, batch 2, 32 tokens' if args.small else 'PyTorch list sizes'})",
+        "suite": f"{suite} configs ({sizes})",
         "CUDA graphs": "on for every compiled backend (mode='reduce-overhead')" if cudagraphs
                        else "off for every backend",
         "timing": f"median of {args.repeats} runs interleaved with eager after {args.warmup} warm-up runs "
