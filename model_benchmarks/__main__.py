@@ -1,5 +1,5 @@
-"""`python -m model_benchmarks`: HuggingFace models (random weights) under eager, Inductor, tile
-and tile's fusion/inlining ablations; CSV, markdown and plots.
+"""`python -m model_benchmarks`: HuggingFace models and torchvision classifiers (random weights)
+under eager, Inductor, tile and tile's fusion/inlining ablations; CSV, markdown and plots.
 
 `python -m model_benchmarks micro ...` runs the kernel micro-benchmarks (model_benchmarks.micro).
 """
@@ -24,14 +24,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
     p = argparse.ArgumentParser(
         prog="python -m model_benchmarks",
-        description="Speedup over eager of HuggingFace architectures built from their configs (random weights, "
-                    "nothing downloaded) under each backend, with compile time, kernel counts and an accuracy "
-                    "check. Subcommand: 'micro' (kernel micro-benchmarks; see 'micro --help').")
+        description="Speedup over eager of HuggingFace architectures built from their configs and of torchvision's "
+                    "classifiers (tv_*; random weights, nothing downloaded) under each backend, with compile time, "
+                    "kernel counts and an accuracy check. Subcommand: 'micro' (kernel micro-benchmarks; see "
+                    "'micro --help').")
     p.add_argument("--small", action="store_true",
-                   help="tiny configs (2 layers, hidden 64, vocab 1024, batch 2, 32 tokens) that run on a CPU; "
+                   help="tiny configs (2 layers, hidden 64, vocab 1024, batch 2, 32 tokens; torchvision: one or two "
+                        "narrow blocks per stage, batch 2, 32x32 images) that run on a CPU; "
                         f"default models then: {', '.join(models.SMALL_DEFAULT)}")
-    p.add_argument("--models", help="comma-separated model names, or 'all' (default: every model; with --small, "
-                                    "the short list above). --list shows them")
+    p.add_argument("--models", help="comma-separated model names, 'all' (every HuggingFace model) or 'torchvision' "
+                                    "(every tv_* model, needs torchvision) (default: all; with --small, the short "
+                                    "list above). --list shows them")
     p.add_argument("--backends", default=",".join(backends.DEFAULT),
                    help=f"comma-separated, from: {', '.join(backends.BACKENDS)} (default: %(default)s; eager always "
                         "runs, as the reference)")
@@ -72,7 +75,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                                             "visible GPU, 1 on a CPU)")
     p.add_argument("--model-timeout", type=float, default=900,
                    help="with --isolate: seconds one model may take, all its backends (default: %(default)s)")
-    p.add_argument("--list", action="store_true", help="list the models (batch size, sequence length) and exit")
+    p.add_argument("--list", action="store_true", help="list the models (batch size, sequence length or image "
+                                                       "side) and exit")
     return p.parse_args(argv)
 
 
@@ -102,6 +106,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.list:
         for spec in models.SPECS.values():
             print(f"{spec.name:42s} {spec.cls:42s} batch {spec.batch_size:4d}  seq {spec.seq_len:5d}")
+        for spec in models.vision_models.SPECS.values():
+            side = spec.image_size
+            print(f"{spec.name:42s} {spec.cls:42s} batch {spec.batch_size:4d}  image {side}x{side}")
         return 0
     if args.from_results:
         return rewrite(args.from_results, args.update_benchmarks_md)
@@ -159,8 +166,12 @@ def main(argv: list[str] | None = None) -> int:
                                f"{datetime.date.today().isoformat()}{'-small' if args.small else ''}"
     out.mkdir(parents=True, exist_ok=True)
     timer = "CUDA events" if device.type == "cuda" else "wall clock"
+    sizes = "2 layers, hidden 64, batch 2, 32 tokens" if args.small else "PyTorch list sizes"
+    if any(isinstance(spec, models.vision_models.VisionSpec) for spec in specs):
+        sizes += ("; torchvision: toy blocks, batch 2, 32x32 images" if args.small
+                  else "; torchvision: published sizes, 224x224 images")
     settings = {
-        "suite": f"{suite} configs ({'2 layers, hidden 64, batch 2, 32 tokens' if args.small else 'PyTorch list sizes'})",
+        "suite": f"{suite} configs ({sizes})",
         "CUDA graphs": "on for every compiled backend (mode='reduce-overhead')" if cudagraphs
                        else "off for every backend",
         "timing": f"median of {args.repeats} runs interleaved with eager after {args.warmup} warm-up runs "

@@ -33,6 +33,8 @@ def flatten(value: Any, prefix: str = "out") -> list[tuple[str, torch.Tensor]]:
         return [(prefix, value)]
     if isinstance(value, dict) or hasattr(value, "items"):
         items = list(value.items())
+    elif isinstance(value, tuple) and hasattr(value, "_fields"):  # a namedtuple: its field names
+        items = list(zip(value._fields, value))
     elif isinstance(value, (tuple, list)):
         items = list(enumerate(value))
     else:

@@ -92,11 +92,11 @@ def child(args: argparse.Namespace) -> int:
     spawned = float(os.environ.get("COMPILE_TIMES_SPAWNED", time.time()))
     from . import models
 
-    spec = models.SPECS[args.model]
+    spec = models.find(args.model)
     device = args.device
     dtype = getattr(torch, args.precision)
     model = models.build_model(spec, small=args.small, device=device, dtype=dtype)
-    inputs = models.make_inputs(spec, model.config, small=args.small, device=device)
+    inputs = models.model_inputs(spec, model, small=args.small, device=device)
     training = args.mode == "train"
     model.train(training)
     if args.prime:  # the parent's untimed first process: read what every run reads, compile nothing

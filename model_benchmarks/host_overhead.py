@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.precision]
     spec = models.resolve([args.model], False)[0]
     model = models.build_model(spec, False, device="cuda", dtype=dtype).eval()
-    inputs = models.make_inputs(spec, model.config, False, device="cuda")
+    inputs = models.model_inputs(spec, model, False, device="cuda")
     rows = []
     for backend in backend_defs.resolve(args.backends.split(",")):
         torch._dynamo.reset()

@@ -45,7 +45,7 @@ def child_command(args: argparse.Namespace, model: str, part: Path) -> list[str]
 
 def _missing_rows(model: str, small: bool, modes: list[str], precisions: list[str], backends: list[str],
                   have: set, status: str, reason: str) -> list[dict]:
-    batch, seq = suite.shape(suite.SPECS[model], small)
+    batch, seq = suite.shape(suite.find(model), small)
     rows = []
     for mode in modes:
         for precision in precisions:

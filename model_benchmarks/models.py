@@ -11,6 +11,10 @@ Llama-3.2-1B and Qwen3-0.6B (our choice: batch 8, 512 tokens).
 
 ``small=True`` gives tiny versions of the same architectures (2 layers, hidden 64, vocab
 1024, batch 2, 32 tokens) that run on a CPU in seconds.
+
+torchvision's classifiers (names ``tv_*``, model_benchmarks/vision_models.py) are resolved here
+too: ``build_model``, ``model_inputs`` and ``shape`` take either kind of spec; ``SPECS`` and the
+default list stay HuggingFace's, ``--models torchvision`` selects every torchvision entry.
 """
 
 from __future__ import annotations
@@ -19,6 +23,8 @@ import dataclasses
 from typing import Any
 
 import torch
+
+from . import vision_models
 
 SMALL_BATCH = 2
 SMALL_SEQ = 32
@@ -225,14 +231,19 @@ def build_config(spec: ModelSpec, small: bool = False):
     return config
 
 
-def shape(spec: ModelSpec, small: bool = False) -> tuple[int, int]:
-    """(batch size, sequence length)."""
+def shape(spec: ModelSpec | vision_models.VisionSpec, small: bool = False) -> tuple[int, int]:
+    """(batch size, sequence length); torchvision models: (batch size, image side)."""
+    if isinstance(spec, vision_models.VisionSpec):
+        return vision_models.shape(spec, small)
     return (SMALL_BATCH, SMALL_SEQ) if small else (spec.batch_size, spec.seq_len)
 
 
-def build_model(spec: ModelSpec, small: bool = False, device: str | torch.device = "cpu",
-                dtype: torch.dtype = torch.float32, seed: int = 0) -> torch.nn.Module:
+def build_model(spec: ModelSpec | vision_models.VisionSpec, small: bool = False,
+                device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32,
+                seed: int = 0) -> torch.nn.Module:
     """Instantiate the model with random weights (seeded) on `device` (``"meta"`` allocates nothing)."""
+    if isinstance(spec, vision_models.VisionSpec):
+        return vision_models.build_model(spec, small, device, dtype, seed)
     model_cls, _ = _config_class(spec)
     config = build_config(spec, small)
     torch.manual_seed(seed)
@@ -269,13 +280,34 @@ def make_inputs(spec: ModelSpec, config, small: bool = False, device: str | torc
     return inputs
 
 
-def resolve(names: list[str] | None, small: bool) -> list[ModelSpec]:
-    """Specs for `names` (None: the default list; ``["all"]``: every model); unknown names raise."""
+def model_inputs(spec: ModelSpec | vision_models.VisionSpec, model: torch.nn.Module, small: bool = False,
+                 device: str | torch.device = "cpu", seed: int = 0) -> dict[str, torch.Tensor]:
+    """The keyword inputs of `model` (built from `spec`), labels included."""
+    if isinstance(spec, vision_models.VisionSpec):
+        return vision_models.make_inputs(spec, model, small, device, seed=seed)
+    return make_inputs(spec, model.config, small, device, seed)
+
+
+#: selectors for --models besides the names: every HuggingFace model, every torchvision model
+SELECTORS = {"all": lambda: list(SPECS), "torchvision": lambda: list(vision_models.SPECS)}
+
+
+def find(name: str) -> ModelSpec | vision_models.VisionSpec:
+    """The spec named `name`, HuggingFace's or torchvision's (KeyError if neither)."""
+    return SPECS[name] if name in SPECS else vision_models.SPECS[name]
+
+
+def resolve(names: list[str] | None, small: bool) -> list[ModelSpec | vision_models.VisionSpec]:
+    """Specs for `names` (None: the default list; ``all``: every HuggingFace model; ``torchvision``:
+    every torchvision model); unknown names raise, and so do torchvision names without torchvision."""
     if not names:
         names = SMALL_DEFAULT if small else list(SPECS)
-    elif names == ["all"]:
-        names = list(SPECS)
-    unknown = [n for n in names if n not in SPECS]
+    names = list(dict.fromkeys(n for name in names for n in (SELECTORS[name]() if name in SELECTORS else [name])))
+    known = {**SPECS, **vision_models.SPECS}
+    unknown = [n for n in names if n not in known]
     if unknown:
-        raise SystemExit(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(SPECS)}")
-    return [SPECS[n] for n in names]
+        raise SystemExit(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(known)}, and the selectors "
+                         f"{', '.join(SELECTORS)}")
+    if any(n in vision_models.SPECS for n in names):
+        vision_models.import_torchvision()  # stops here, naming the package, when it is missing
+    return [known[n] for n in names]

@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     dtype = {"fp16": torch.float16, "bf16": torch.bfloat16, "fp32": torch.float32}[args.precision]
     spec = models.resolve([args.model], args.small)[0]
     model = models.build_model(spec, args.small, device=device, dtype=dtype).eval()
-    inputs = models.make_inputs(spec, model.config, args.small, device=device)
+    inputs = models.model_inputs(spec, model, args.small, device=device)
     compiled = torch.compile(model, backend=resolve_compiler("tile"))  # a checkout without the entry point too
     with torch.no_grad():
         for _ in range(args.warmup + args.steps):

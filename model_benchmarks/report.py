@@ -9,6 +9,7 @@ import os
 import platform
 import re
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,8 +68,10 @@ def commit() -> str:
 def environment(device: torch.device) -> dict[str, str]:
     import transformers
 
-    return {"device": device_name(device), "torch": torch.__version__, "transformers": transformers.__version__,
-            "commit": commit(), "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
+    env = {"device": device_name(device), "torch": torch.__version__, "transformers": transformers.__version__}
+    if "torchvision" in sys.modules:  # imported when a torchvision model was asked for
+        env["torchvision"] = sys.modules["torchvision"].__version__
+    return {**env, "commit": commit(), "date": datetime.datetime.now().strftime("%Y-%m-%d %H:%M")}
 
 
 def write_csv(rows: list[dict[str, Any]], path: Path) -> None:
@@ -145,7 +148,8 @@ def markdown(rows: list[dict[str, Any]], env: dict[str, str], settings: dict[str
         for r in grp:
             by_model.setdefault(r["model"], {})[r["backend"]] = r
         lines += ["", f"#### {mode}, {precision}: speedup over eager", "",
-                  "| model | batch x seq | eager ms | " + " | ".join(_label(n) for n in compiled) + " |",
+                  "| model | batch x seq (or image side) | eager ms | "
+                  + " | ".join(_label(n) for n in compiled) + " |",
                   "| --- | --- | --- |" + " --- |" * len(compiled)]
         for model, cells in by_model.items():
             eager = cells.get("eager", {})

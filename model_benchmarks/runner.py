@@ -57,8 +57,8 @@ class ModelRun:
         dtype = DTYPES[settings.precision] if not settings.amp else torch.float32
         self.model = models.build_model(spec, settings.small, settings.device, dtype, seed=settings.seed)
         self.model.train(settings.mode == "training")
-        self.inputs = models.make_inputs(spec, self.model.config, settings.small, settings.device,
-                                         seed=settings.seed + 1)
+        self.inputs = models.model_inputs(spec, self.model, settings.small, settings.device,
+                                          seed=settings.seed + 1)
         self.training = settings.mode == "training"
         self.initial = None
         if self.training:  # the optimizer changes the weights; every backend starts from these
@@ -71,16 +71,18 @@ class ModelRun:
             return torch.autocast(self.s.device.type, dtype=DTYPES[self.s.precision])
         return contextlib.nullcontext()
 
-    def outputs(self, fn: Callable, module: torch.nn.Module | None = None) -> dict[str, torch.Tensor]:
+    def outputs(self, fn: Callable, module: torch.nn.Module | None = None,
+                inputs: dict[str, torch.Tensor] | None = None) -> dict[str, torch.Tensor]:
         """Inference: every output tensor; training: the loss and every gradient, after one step."""
         module = self.model if module is None else module
+        inputs = self.inputs if inputs is None else inputs
         if not self.training:
             with torch.no_grad(), self.autocast():
-                out = fn(**self.inputs)
+                out = fn(**inputs)
             return {name: t.detach().clone() for name, t in accuracy.flatten(out)}
         module.zero_grad(set_to_none=True)
         with self.autocast():
-            out = fn(**self.inputs)
+            out = fn(**inputs)
         out.loss.backward()
         result = {"loss": out.loss.detach().clone()}
         for name, p in module.named_parameters():
@@ -97,7 +99,8 @@ class ModelRun:
                 model64.load_state_dict(self.initial)
             saved, self.s = self.s, dataclasses.replace(self.s, amp=False)
             try:
-                self._ref64 = self.outputs(model64, model64)
+                inputs64 = {k: v.double() if v.is_floating_point() else v for k, v in self.inputs.items()}
+                self._ref64 = self.outputs(model64, model64, inputs64)
             finally:
                 self.s = saved
                 del model64
