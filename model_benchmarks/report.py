@@ -120,12 +120,26 @@ def geomeans(rows: list[dict[str, Any]]) -> dict[str, tuple[float, int, int]]:
     return out
 
 
+def time_ratio(cells: dict[str, dict[str, Any]], over: str = "inductor", of: str = "tile") -> float | None:
+    """`over`'s median time / `of`'s for one model (both ok): how much faster `of` runs. Taken from the two
+    backends' own medians, not their speedups: eager is re-timed beside each backend and drifts between them."""
+    a, b = cells.get(over, {}), cells.get(of, {})
+    if a.get("status") != "ok" or b.get("status") != "ok":
+        return None
+    slow, fast = _num(a.get("median_ms")), _num(b.get("median_ms"))
+    return slow / fast if slow and fast else None
+
+
 def _cell(row: dict[str, Any]) -> str:
     speedup = _num(row["speedup"])
     if row["status"] == "error":
         return "error"
     text = f"{speedup:.2f}x" if speedup else "-"
     return text + (" (mismatch)" if row["status"] == "mismatch" else "")
+
+
+def _ratio_cell(ratio: float | None) -> str:
+    return f"{ratio:.2f}x" if ratio else "-"
 
 
 def _geomean_cell(value: float, counted: int, run: int) -> str:
@@ -147,20 +161,27 @@ def markdown(rows: list[dict[str, Any]], env: dict[str, str], settings: dict[str
         by_model: dict[str, dict[str, dict[str, Any]]] = {}
         for r in grp:
             by_model.setdefault(r["model"], {})[r["backend"]] = r
+        versus = "tile" in compiled and "inductor" in compiled  # a column of tile's speed over Inductor's
         lines += ["", f"#### {mode}, {precision}: speedup over eager", "",
                   "| model | batch x seq (or image side) | eager ms | "
-                  + " | ".join(_label(n) for n in compiled) + " |",
-                  "| --- | --- | --- |" + " --- |" * len(compiled)]
+                  + " | ".join(_label(n) for n in compiled) + (" | tile vs Inductor (time ratio)" if versus else "")
+                  + " |", "| --- | --- | --- |" + " --- |" * (len(compiled) + versus)]
+        ratios = []
         for model, cells in by_model.items():
             eager = cells.get("eager", {})
             eager_ms = _num(eager.get("median_ms"))
             any_row = next(iter(cells.values()))
             lines.append(f"| {model} | {any_row['batch_size']} x {any_row['seq_len']} | "
                          + (f"{eager_ms:.3g}" if eager_ms else eager.get("status", "-")) + " | "
-                         + " | ".join(_cell(cells[n]) if n in cells else "-" for n in compiled) + " |")
+                         + " | ".join(_cell(cells[n]) if n in cells else "-" for n in compiled)
+                         + (f" | {_ratio_cell(time_ratio(cells))}" if versus else "") + " |")
+            if versus and time_ratio(cells):
+                ratios.append(time_ratio(cells))
         gm = geomeans(grp)
         lines.append("| **geomean** (models that passed / run) | | | "
-                     + " | ".join(_geomean_cell(*gm[n]) for n in compiled) + " |")
+                     + " | ".join(_geomean_cell(*gm[n]) for n in compiled)
+                     + (f" | {_geomean_cell(timing.geomean(ratios), len(ratios), len(by_model))}, min "
+                        f"{min(ratios, default=float('nan')):.2f}x" if versus else "") + " |")
 
         lines += ["", f"#### {mode}, {precision}: compile time (first call, s) / generated kernels", "",
                   "| model | " + " | ".join(_label(n) for n in compiled) + " |",
