@@ -165,6 +165,17 @@ def test_candidates_of_rows_of_256_to_1024_include_one_warp():
     assert all(c.num_warps > 1 for c in heuristics.candidates("cuda", wide, True))
 
 
+def test_channels_last_means_also_try_inductors_outer_tile():
+    """EfficientNet's squeeze-excitation means (channels-last [N, HW, C], reduced over HW): N*C = 24576
+    "columns" in runs of only C = 96, so 16 columns a program read 32 of every 192 bytes a row; the
+    tuner also tries 64 columns x 8 rows. Row reductions' loops do not get it."""
+    chosen = heuristics.reduction("cuda", 24576, 3136, 3136, gather=True, columns=True)
+    assert (chosen.xblock, chosen.persistent) == (16, False)
+    assert LaunchConfig(64, 8, False, 4) in heuristics.candidates("cuda", chosen, True)
+    rows = heuristics.reduction("cuda", 8192, 8192, 8192)
+    assert all(c.xblock < 64 for c in heuristics.candidates("cuda", rows, True))
+
+
 # -- CUDA choices in generated code (on the CPU) -------------------------------------------------
 
 

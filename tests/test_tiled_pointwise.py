@@ -123,3 +123,47 @@ def test_tiled_launch_config(device, side, warps):
     assert (small.yblock, small.xblock) == (min(side, 32), 8)
     for cand in heuristics.candidates(device, launch, False):
         assert cand.ysplit == 2  # autotuning keeps the kernel's shape
+
+
+def _split_of(accesses, syms, sizes) -> int:
+    """`TileKernelSource.transposed_split` of a static 1-D pointwise kernel over `syms` with these accesses."""
+    from types import SimpleNamespace
+
+    from torch._inductor.sizevars import SizeVarAllocator
+    from torch._inductor.virtualized import V
+
+    from inductor_tile.codegen.kernel import TileKernelSource
+
+    kernel = SimpleNamespace(plan=SimpleNamespace(kind="pointwise", is_static=True, xsizes=sizes), tiled=False,
+                             xsyms=syms, accesses=accesses)
+    with V.set_graph_handler(SimpleNamespace(sizevars=SizeVarAllocator())):
+        return TileKernelSource.transposed_split(kernel)
+
+
+def test_channels_last_walked_in_nchw_order_tiles_along_the_channels():
+    """EfficientNet's squeeze-excitation product on the H200: [N, C, HW] loop order over channels-last
+    tensors (every access strided by C along the last loop dim, contiguous along C). A [N*C, HW] tile
+    coalesces both (the 1-D kernel read 2 bytes in every 192); the per-channel scale is a broadcast."""
+    import sympy
+
+    n, c, hw = sympy.symbols("x0 x1 x2", integer=True, nonnegative=True)
+    sizes = [256, 96, 3136]
+    big = c + 96 * hw + 301056 * n
+    scale = c + 96 * n
+    assert _split_of([scale, big, big], [n, c, hw], sizes) == 2
+    assert _split_of([c + 96 * hw + 301056 * n], [n, c, hw], [256, 8, 3136]) == 0  # 8 channels: too few
+    contiguous = hw + 3136 * c + 301056 * n
+    assert _split_of([contiguous, contiguous], [n, c, hw], sizes) == 0  # nothing strided: stays 1-D
+    assert _split_of([contiguous, big], [n, c, hw], sizes) == 2  # a transpose, as before
+
+
+def test_squeeze_excitation_over_channels_last_matches_eager():
+    x = _rand(2, 32, 9, 11).to(memory_format=torch.channels_last)
+    w = _rand(32, seed=1)
+
+    def fn(x, w):
+        s = torch.sigmoid(x.mean((2, 3), keepdim=True) * w[None, :, None, None])
+        return torch.nn.functional.silu(x) * s
+
+    out = _run(fn, x, w)
+    torch.testing.assert_close(out, fn(x, w), rtol=1e-12, atol=1e-12)

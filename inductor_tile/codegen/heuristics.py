@@ -288,6 +288,8 @@ def candidates(device_type: str, chosen: LaunchConfig, reduction_kind: bool) -> 
         add(x, r // 2, w // 2)
         add(x, r, w * 2)
         add(x, r * 4 if x * r * 4 <= 8192 else r, w * 4)
+        if x <= 16 and r <= 64:  # a column sum with 16 columns a program: also Inductor's outer tile, whose
+            add(GPU_OUTER_XBLOCK, 8, 4)  # 128-byte rows suit channels-last means (runs of C, not of all columns)
     else:  # a column sum: 64 columns x 8 rows per step
         add(x, r * 8, w * 4)
         add(x // 4, r * 4, w)

@@ -156,15 +156,18 @@ class TileKernelSource:
         """For a 1-D pointwise kernel, after `generate`: the split k of the loop dims that makes
         every access coalesced in a [YBLOCK, XBLOCK] tile over (dims[:k], dims[k:]), or 0.
 
-        Some access must be contiguous along the last loop dim, another along an earlier dim
-        k - 1 while stepping along the last one (a transpose, e.g. attention's head permute);
-        both sides of the tile must be at least 16 long.
+        Some access steps along the last loop dim while it is contiguous along an earlier dim k - 1:
+        a transpose (attention's head permute, where another access is contiguous along the last
+        dim), or a loop order that strides every access (a channels-last tensor walked in NCHW
+        order, as Inductor may order a squeeze-excitation product after trying to fuse it with the
+        channel means: a 1-D kernel then loads and stores 2 bytes in every 192 on EfficientNet).
+        Both sides of the tile must be at least 16 long.
         """
         if self.plan.kind != "pointwise" or self.tiled or not self.plan.is_static or len(self.xsyms) < 2:
             return 0
         from torch._inductor.virtualized import V
 
-        fast_last, split = False, 0
+        split = 0
         for expr in self.accesses:
             if not expr.free_symbols & set(self.xsyms) or expr.free_symbols - set(self.xsyms):
                 continue  # broadcast, or indirect: no stride to speak of
@@ -173,11 +176,9 @@ class TileKernelSource:
                 strides = _tile_strides(expr, self.xsyms, self.plan.xsizes, strides)
             except Exception:  # noqa: BLE001 - an index sympy cannot step: leave the kernel 1-D
                 return 0
-            if strides[-1] == 1:
-                fast_last = True
-            elif strides[-1] != 0 and 1 in strides[:-1]:
+            if strides[-1] not in (0, 1) and 1 in strides[:-1]:
                 split = split or 1 + max(i for i, s in enumerate(strides[:-1]) if s == 1)
-        if not (fast_last and split):
+        if not split:
             return 0
         sizes = self.plan.xsizes
         return split if sizes[split - 1] >= 16 and math.prod(sizes[split:]) >= 16 else 0

@@ -61,3 +61,36 @@ def test_tiled_transposes_on_gpu(dtype, shape):
         torch.testing.assert_close(o.double(), r.double(), rtol=tolerance, atol=tolerance)
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
     assert any("YBLOCK" in s for s in metrics.kernel_sources.values()), list(metrics.kernel_sources)
+
+
+class SqueezeExcitation(torch.nn.Module):
+    """EfficientNet's block tail on channels-last activations: batch norm, SiLU, the channel means through
+    two 1x1 convolutions, and the product that Inductor may walk in NCHW order over channels-last tensors."""
+
+    def __init__(self, channels: int, squeezed: int):
+        super().__init__()
+        self.norm = torch.nn.BatchNorm2d(channels)
+        self.reduce = torch.nn.Conv2d(channels, squeezed, 1)
+        self.expand = torch.nn.Conv2d(squeezed, channels, 1)
+
+    def forward(self, x):
+        x = torch.nn.functional.silu(self.norm(x))
+        scale = torch.sigmoid(self.expand(torch.nn.functional.silu(self.reduce(x.mean((2, 3), keepdim=True)))))
+        return x * scale
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16])
+def test_squeeze_excitation_on_channels_last_gpu(dtype):
+    torch.manual_seed(0)
+    model = SqueezeExcitation(96, 4).cuda().eval()
+    with torch.no_grad():  # running statistics that are not the identity
+        model.norm.running_mean.uniform_(-0.5, 0.5)
+        model.norm.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(8, 96, 56, 56, device="cuda").to(memory_format=torch.channels_last)
+    ref = model.double()(x.double())
+    model = model.to(dtype)
+    with torch.no_grad():
+        out = _compile(model)(x.to(dtype))
+    tolerance = 1e-4 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(out.double(), ref, rtol=tolerance, atol=tolerance)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
