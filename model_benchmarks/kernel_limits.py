@@ -234,6 +234,7 @@ class Row:
     thread_in_flight: int  # bytes a thread has requested before it first uses one
     rounds: int  # load latencies a thread waits through, one after another, a pass (loop step or kernel)
     pass_instructions: int  # warp instructions of a pass
+    pass_chain: int  # clocks of its longest dependent chain (loads' latency apart)
     pass_bytes: int  # bytes a thread's global loads and stores move a pass
     moved: int  # bytes, source estimate
     ideal: int
@@ -263,9 +264,11 @@ class Row:
 
     @property
     def reason(self) -> str:
-        low = sorted((v, text) for v, text in self.ceilings.values() if v < 0.9)
+        ranked = sorted((v, text) for v, text in self.ceilings.values())
+        low = [(v, text) for v, text in ranked if v < 0.9]
         if not low:
-            return "no ceiling under 90% of copy in this model: latency/scheduling (needs ncu)"
+            v, text = ranked[0]
+            return f"no ceiling under 90% in this model (nearest: {text}, <= {v:.0%}): ncu must say"
         return "; ".join(f"{text} (<= {v:.0%})" for v, text in low[:2])
 
 
@@ -382,10 +385,11 @@ def analyse(launch: Launch, cuobjdump: str | None, device: Device = DEVICE) -> R
     step = set(range(start, stop)) if region is loop else region
     rounds = max(1, program.load_rounds(step))
     step_bytes = sum(a.access_bytes for a in program.accesses(step))
+    chain = program.critical_path(step)
     moved, ideal = source_bytes(launch)
     row = Row(launch.case, launch.shape, launch.name, programs, launch.num_warps, report.registers,
               report.spill_loads + report.spill_stores, shared, blocks, limit, program.source, len(program.instructions), per_byte, special, "loop" if loop and region is loop
-              else "kernel", widths, in_flight, rounds, len(step), step_bytes, moved, ideal)
+              else "kernel", widths, in_flight, rounds, len(step), chain, step_bytes, moved, ideal)
     row.ceilings = ceilings(row, device)
     return row
 
@@ -405,8 +409,9 @@ def ceilings(row: Row, device: Device = DEVICE) -> dict[str, tuple[float, str]]:
     if row.special_per_byte:
         out["special"] = (special_limit / row.special_per_byte,
                           f"MUFU-bound: {row.special_per_byte:.2f} a byte ({special_limit:.2f} at copy speed)")
-    # a warp's pass: its load latencies one after another, then its own instructions at one a clock
-    pass_s = row.rounds * device.latency_s + row.pass_instructions / device.clock_hz
+    # a warp's pass: its load latencies one after another, then its own instructions at one a clock at
+    # best, or their longest dependent chain
+    pass_s = row.rounds * device.latency_s + max(row.pass_instructions, row.pass_chain) / device.clock_hz
 
     def rate(programs: int) -> float:  # share of copy `programs` resident programs reach, latency-bound
         return programs * row.warps * 32 * row.pass_bytes / pass_s / device.copy_bytes_per_s
@@ -417,7 +422,7 @@ def ceilings(row: Row, device: Device = DEVICE) -> dict[str, tuple[float, str]]:
     out["in flight"] = (rate(row.resident(device)),
                         f"latency-bound: {row.in_flight_sm(device) / 1024:.1f} KB in flight an SM "
                         f"({device.in_flight_needed / 1024:.0f} KB needed), {row.thread_in_flight} B a thread "
-                        f"(widest load {widest} B), {row.rounds} wait(s) + {row.pass_instructions} instructions a "
+                        f"(widest load {widest} B), {row.rounds} wait(s) + {max(row.pass_instructions, row.pass_chain)} clocks a "
                         f"{'loop step' if row.region == 'loop' else 'program'}; {held}; {row.registers} registers")
     capacity = device.sms * row.blocks_per_sm
     full, rest = divmod(row.programs, capacity)

@@ -123,6 +123,22 @@ class Program:
                 pending |= writes
         return rounds + (1 if pending else 0)
 
+    def critical_path(self, indices) -> int:
+        """Clocks of the longest chain of dependent instructions at `indices` (in order), global loads
+        counted as ready at once (their latency is `load_rounds`'): what one warp cannot go below even
+        with the scheduler to itself (a reduction's adds and shuffles, one after another)."""
+        ready: dict[str, int] = {}
+        longest = 0
+        for i in sorted(indices):
+            ins = self.instructions[i]
+            writes, reads = ins.registers()
+            start = max((ready.get(r, 0) for r in reads), default=0)
+            done = start + (0 if ins.is_load else _latency(ins.opcode))
+            for r in writes:
+                ready[r] = done
+            longest = max(longest, done)
+        return longest
+
     def bytes_in_flight(self, start: int, stop: int) -> int:
         """Bytes one thread has requested from global memory when it first needs one of them: the loads
         from `start` (index) on, until an instruction reads a register one of them writes, or a branch."""
@@ -136,6 +152,21 @@ class Program:
                 pending |= writes
                 total += ins.access_bytes
         return total
+
+
+#: clocks until a result can be used, by SASS opcode (sm_90, approximate: fixed-latency ALU ops about 4-6,
+#: shuffles and shared memory about 25, the multi-function unit about 18); others 6
+_LATENCY = {"SHFL": 24, "LDS": 24, "STS": 4, "MUFU": 18, "BAR": 20, "S2R": 20, "S2UR": 20, "F2F": 6, "I2F": 6,
+            "F2I": 6, "DADD": 8, "DMUL": 8, "DFMA": 8, "LDC": 10, "ULDC": 4, "ATOMS": 30, "REDUX": 24}
+
+
+def _latency(opcode: str) -> int:
+    if not opcode[:1].isupper():  # PTX: no machine latencies; one clock an instruction
+        return 1
+    base = opcode.split(".")[0]
+    if base in _LATENCY:
+        return _LATENCY[base]
+    return 4 if base[:1] in "FIHL" or base in ("MOV", "SEL", "PRMT", "SHF", "LEA", "ISETP", "FSETP", "IMNMX") else 6
 
 
 def parse_sass(listing: str) -> Program:
