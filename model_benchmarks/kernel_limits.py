@@ -524,7 +524,13 @@ def main(argv: list[str] | None = None) -> int:
         for launch in launches:
             rows.append(analyse(launch, cuobjdump))
             print(f"{name} {nrows}x{ncols} {launch.name}: {rows[-1].reason}", file=sys.stderr, flush=True)
-    print(f"sm_90 PTX/SASS compiled on the CPU host, not measured; ceilings in % of a {DEVICE.copy_bytes_per_s / 1e9:.0f}"
+    import datetime
+
+    from . import report
+
+    code = "SASS (cuobjdump)" if cuobjdump else "PTX (no cuobjdump found)"
+    print(f"{datetime.date.today().isoformat()}, commit {report.commit()}: sm_90 PTX/SASS compiled on the CPU host, "
+          f"not measured; instructions from the {code}; model ceilings in % of a {DEVICE.copy_bytes_per_s / 1e9:.0f}"
           f" GB/s copy ({DEVICE.name}: {DEVICE.sms} SMs, {DEVICE.clock_hz / 1e9:.2f} GHz, {DEVICE.latency_s * 1e9:.0f} ns "
           f"latency -> {DEVICE.in_flight_needed / 1024:.0f} KB in flight an SM)\n")
     print(table(rows))
