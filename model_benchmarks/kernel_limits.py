@@ -174,9 +174,11 @@ class _FallbackNotes(logging.Handler):
         self.notes: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
-        text = record.getMessage()
-        if "falls back to Inductor" in text or "runs eagerly" in text:
-            self.notes.append(" ".join(text.split())[:300])
+        lines = [line.strip() for line in record.getMessage().splitlines() if line.strip()]
+        if lines and ("falls back to Inductor" in lines[0] or "runs eagerly" in lines[0]):
+            first = re.sub(r"^tile: ", "", lines[0].split(": CompilationError")[0])
+            first = first.replace("Inductor's CppScheduling", "Inductor's codegen (Triton's on a GPU)")
+            self.notes.append(first + (f" ({lines[-1][:120]})" if len(lines) > 1 else ""))
 
 
 def capture(case_name: str, rows: int, cols: int, notes: list[str] | None = None) -> tuple[list[Launch], int]:
