@@ -64,8 +64,13 @@ class Device:
     dram_bytes_per_s: float = 4.8e12  # the data sheet's
     copy_bytes_per_s: float = 4.177e12  # a device copy measured in session 21
     latency_s: float = 700e-9
+    # a kernel moving at most this many bytes finds them in L2 (50 MB; the benchmark calls it back to back, and
+    # a small kernel reads what the kernel before it wrote), at about this latency
+    l2_resident_bytes: int = 16 << 20
+    l2_latency_s: float = 300e-9
     issue_per_clock: int = 4  # warp instructions an SM issues a clock (4 schedulers)
     special_lanes_per_clock: int = 16  # MUFU lanes an SM
+    sm_load_bytes_per_clock: int = 64  # what one SM's loads stream in a clock from L2 (about)
     # what a kernel costs besides moving its bytes (start, first loads' latency, the last wave's drain):
     # an assumption of this model, about what an almost empty kernel shows in a profile
     fixed_s: float = 2e-6
@@ -237,6 +242,8 @@ class Row:
     rounds: int  # load latencies a thread waits through, one after another, a pass (loop step or kernel)
     pass_instructions: int  # warp instructions of a pass
     pass_chain: int  # clocks of its longest dependent chain (loads' latency apart)
+    pass_special: int  # its MUFU instructions
+    pass_barrier: bool  # whether it waits at a barrier (a program's warps then move together)
     pass_bytes: int  # bytes a thread's global loads and stores move a pass
     moved: int  # bytes, source estimate
     ideal: int
@@ -391,7 +398,10 @@ def analyse(launch: Launch, cuobjdump: str | None, device: Device = DEVICE) -> R
     moved, ideal = source_bytes(launch)
     row = Row(launch.case, launch.shape, launch.name, programs, launch.num_warps, report.registers,
               report.spill_loads + report.spill_stores, shared, blocks, limit, program.source, len(program.instructions), per_byte, special, "loop" if loop and region is loop
-              else "kernel", widths, in_flight, rounds, len(step), chain, step_bytes, moved, ideal)
+              else "kernel", widths, in_flight, rounds, len(step), chain,
+              sum(1 for i in step if program.instructions[i].is_special_function),
+              any(program.instructions[i].opcode.startswith(("BAR", "bar.sync", "barrier.sync")) for i in step),
+              step_bytes, moved, ideal)
     row.ceilings = ceilings(row, device)
     return row
 
@@ -411,11 +421,23 @@ def ceilings(row: Row, device: Device = DEVICE) -> dict[str, tuple[float, str]]:
     if row.special_per_byte:
         out["special"] = (special_limit / row.special_per_byte,
                           f"MUFU-bound: {row.special_per_byte:.2f} a byte ({special_limit:.2f} at copy speed)")
-    # a warp's pass: its load latencies one after another, then its own instructions at one a clock at
-    # best, or their longest dependent chain
-    pass_s = row.rounds * device.latency_s + max(row.pass_instructions, row.pass_chain) / device.clock_hz
+    # a pass of one unit: its load latencies one after another and its bytes streaming into the SM, then
+    # its own work: its instructions on the 4 schedulers (one a clock each), their longest dependent chain, or
+    # their MUFU lanes, whichever is longest.  The unit is a warp, or a whole program where the pass has a
+    # barrier (its warps then move together).  Units an SM overlap one's wait with another's work, until the
+    # schedulers (or the MUFU lanes) are busy all the time
+    unit_warps = row.warps if row.pass_barrier else 1
+    stream = unit_warps * 32 * row.pass_bytes / device.sm_load_bytes_per_clock
+    issue = row.pass_instructions * unit_warps / device.issue_per_clock
+    special = row.pass_special * unit_warps * 32 / device.special_lanes_per_clock
+    work = max(row.pass_chain, row.pass_instructions * math.ceil(unit_warps / device.issue_per_clock), special)
 
-    def rate(programs: int) -> float:  # share of copy `programs` resident programs reach, latency-bound
+    latency = device.l2_latency_s if row.moved <= device.l2_resident_bytes else device.latency_s
+
+    def rate(programs: int) -> float:  # share of copy `programs` resident programs reach
+        units_per_sm = programs * row.warps / unit_warps / device.sms
+        pass_s = max(row.rounds * latency + (stream + work) / device.clock_hz,
+                     max(1.0, units_per_sm) * max(issue, special) / device.clock_hz)
         return programs * row.warps * 32 * row.pass_bytes / pass_s / device.copy_bytes_per_s
 
     widest = max(row.widths) if row.widths else 0
@@ -424,8 +446,9 @@ def ceilings(row: Row, device: Device = DEVICE) -> dict[str, tuple[float, str]]:
     out["in flight"] = (rate(row.resident(device)),
                         f"latency-bound: {row.in_flight_sm(device) / 1024:.1f} KB in flight an SM "
                         f"({device.in_flight_needed / 1024:.0f} KB needed), {row.thread_in_flight} B a thread "
-                        f"(widest load {widest} B), {row.rounds} wait(s) + {max(row.pass_instructions, row.pass_chain)} clocks a "
-                        f"{'loop step' if row.region == 'loop' else 'program'}; {held}; {row.registers} registers")
+                        f"(widest load {widest} B), {row.rounds} wait(s) + {work:.0f} clocks of work a "
+                        f"{'loop step' if row.region == 'loop' else 'program'}{' (L2, 300 ns)' if latency < device.latency_s else ''}; "
+                        f"{held}; {row.registers} registers")
     capacity = device.sms * row.blocks_per_sm
     full, rest = divmod(row.programs, capacity)
     if full and rest:
