@@ -1,7 +1,7 @@
 """`python -m model_benchmarks.kernel_limits`: why each generated kernel of the micro benchmarks runs below
 the device's copy bandwidth, read from its sm_90 code on a machine without a GPU.
 
-    python -m model_benchmarks.kernel_limits [--cases cross_entropy:8192x32000,softmax:64x8192] [--markdown]
+    python -m model_benchmarks.kernel_limits [--cases cross_entropy:8192x32000,softmax:64x8192] [--cuobjdump PATH]
 
 Each case (a ``model_benchmarks.micro_cases`` function at one shape, fp16) is compiled with
 ``backend="tile"`` on the CPU with everything that shapes a kernel set as on an H200 (``cuda_shapes``:
@@ -19,14 +19,22 @@ compiled for sm_90 (PTX, then a cubin with ptxas) and read:
 - global access widths: the count of 16-, 8-, 4- and 2-byte loads in the code;
 - bytes in flight an SM: the loads a thread issues before it first uses one (from the top of the loop,
   or of the kernel), times 32 lanes and the resident warps, against Little's law's need
-  (``DEVICE.in_flight_needed``: 4.8 TB/s x ~700 ns / 132 SMs, about 25 KB);
+  (``DEVICE.in_flight_needed``: 4.8 TB/s x ~700 ns / 132 SMs, about 25 KB).  Its ceiling comes from a
+  pass (a loop step, or a loop-free program) of a warp, or of a whole program where the pass waits at a
+  barrier: its load waits one after another (~700 ns each; 300 ns for kernels small enough to sit in L2),
+  its bytes streaming into the SM (~64 B a clock) and its work (instructions at one a clock per scheduler,
+  its longest dependent chain, or its MUFU lanes); other warps overlap their work with its waits until the
+  schedulers are full;
 - bytes moved against the ideal, from the kernel's source: every load/store statement counts its tensor's
   bytes (a gather through loaded indices counts its elements), statements in different loops count again;
   the ideal reads each input once and writes each output once.  A second pass over a row may hit L2, which
   only ncu's DRAM bytes settle (``.probe/limits_ncu.sh``).
 
 Each of these gives a ceiling in percent of the measured copy bandwidth (a model, not a measurement); the
-reason printed is the lowest ceilings under 90%.  Reductions are read in the heuristic's config; the
+reason printed is the lowest ceilings under 90%.  A kernel's model time is its bytes at its lowest rate
+ceiling, its last partial wave at that wave's own rate, plus ~2 us a kernel; a case's model percentage
+(the summary) is the micro benchmark's bytes at copy speed over its kernels' model times, next to what
+session 21 measured.  A node our codegen hands to Inductor's (a Triton kernel on a GPU) is named, not read.  Reductions are read in the heuristic's config; the
 autotuner may pick another of its candidates on the device: the ncu probe's registers and grid show
 which ran.
 """
