@@ -279,14 +279,18 @@ class Row:
         """The ideal bytes' time at copy speed over the model's time: the kernel's ceiling in % of copy."""
         return self.ideal / device.copy_bytes_per_s / self.model_seconds(device)
 
-    @property
-    def reason(self) -> str:
+    def reasons(self) -> list[str]:
+        """The lowest ceilings under 90% (two at most), each with its bound; or the nearest one."""
         ranked = sorted((v, text) for v, text in self.ceilings.values())
-        low = [(v, text) for v, text in ranked if v < 0.9]
+        low = [f"{text} (<= {v:.0%})" for v, text in ranked if v < 0.9][:2]
         if not low:
             v, text = ranked[0]
-            return f"no ceiling under 90% in this model (nearest: {text}, <= {v:.0%}): ncu must say"
-        return "; ".join(f"{text} (<= {v:.0%})" for v, text in low[:2])
+            return [f"no ceiling under 90% in this model (nearest: {text}, <= {v:.0%}): ncu must say"]
+        return low
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons())
 
 
 def compile_for_sm90(launch: Launch, capability: int = 90):
@@ -451,12 +455,13 @@ def ceilings(row: Row, device: Device = DEVICE) -> dict[str, tuple[float, str]]:
     widest = max(row.widths) if row.widths else 0
     held = (f"{row.programs} programs on {device.sms} SMs" if row.programs < device.sms * row.blocks_per_sm else
             f"{row.blocks_per_sm * row.warps} warps an SM, {row.occupancy_limit}-limited")
+    step = "loop step" if row.region == "loop" else "program"
     out["in flight"] = (rate(row.resident(device)),
                         f"latency-bound: {row.in_flight_sm(device) / 1024:.1f} KB in flight an SM "
-                        f"({device.in_flight_needed / 1024:.0f} KB needed), {row.thread_in_flight} B a thread "
-                        f"(widest load {widest} B), {row.rounds} wait(s) + {work:.0f} clocks of work a "
-                        f"{'loop step' if row.region == 'loop' else 'program'}{' (L2, 300 ns)' if latency < device.latency_s else ''}; "
-                        f"{held}; {row.registers} registers")
+                        f"{'<' if row.in_flight_sm(device) < device.in_flight_needed else 'vs'} "
+                        f"{device.in_flight_needed / 1024:.0f} KB needed ({row.thread_in_flight} B a thread, widest load "
+                        f"{widest} B; {held}; {row.registers} registers; {row.rounds} wait(s) + {work:.0f} clocks a "
+                        f"{step}{' in L2' if latency < device.latency_s else ''})")
     capacity = device.sms * row.blocks_per_sm
     full, rest = divmod(row.programs, capacity)
     if full and rest:
@@ -481,6 +486,14 @@ def _widths(widths: dict[int, int]) -> str:
     return "/".join(str(widths.get(b, 0)) for b in (16, 8, 4, 2))
 
 
+def _warps_cell(row: Row) -> str:
+    """Resident warps an SM and what limits them: the grid where it has fewer programs than the SMs hold."""
+    warps = row.warps_per_sm(DEVICE)
+    if row.programs < DEVICE.sms * row.blocks_per_sm:
+        return f"{warps:.2g} (grid; {row.occupancy_limit} allow {row.blocks_per_sm * row.warps})"
+    return f"{warps:.0f} ({row.occupancy_limit})"
+
+
 def table(rows: list[Row]) -> str:
     head = ("| case | kernel | programs | warps | regs | smem B | warps/SM (limit) | instr/B | MUFU/B | "
             "loads 16/8/4/2 B | in flight KB/SM | MB moved / ideal | model | reason |")
@@ -490,7 +503,7 @@ def table(rows: list[Row]) -> str:
         short = re.sub(r"^tile_(red|per|poi)_+", "", r.kernel)[:34]
         lines.append(f"| {r.case} {r.shape} | {short} | {r.programs} | {r.warps} | {r.registers}"
                      f"{f' +{r.spill_bytes} spill' if r.spill_bytes else ''} | {r.shared_bytes} | "
-                     f"{r.warps_per_sm(DEVICE):.0f} ({r.occupancy_limit}) | {r.per_byte:.1f} {r.region} | {r.special_per_byte:.2f} | "
+                     f"{_warps_cell(r)} | {r.per_byte:.1f} {r.region} | {r.special_per_byte:.2f} | "
                      f"{_widths(r.widths)} | {r.in_flight_sm(DEVICE) / 1024:.1f} | {r.moved / 1e6:.1f} / {r.ideal / 1e6:.1f} | "
                      f"{ceiling:.0%} | {r.reason} |")
     return "\n".join(lines)
@@ -508,18 +521,23 @@ MEASURED_SESSION_21 = {
 def summary(rows: list[Row], case_bytes: dict[str, int], notes: dict[str, list[str]],
             device: Device = DEVICE) -> str:
     """Per case: its kernels' model time against the micro benchmark's bytes at copy speed."""
-    lines = ["| case | kernels | MB moved / ideal | model, % of copy | measured tile / Inductor (session 21) |",
-             "|---|---|---|---|---|"]
+    lines = ["| case | kernels | MB moved / ideal | model, % of copy | measured tile / Inductor (session 21) | why |",
+             "|---|---|---|---|---|---|"]
     for case, nbytes in case_bytes.items():
         mine = [r for r in rows if f"{r.case} {r.shape}" == case]
         tile, inductor = MEASURED_SESSION_21.get(case, (None, None))
         measured = f"{tile}% / {inductor}%" if inductor else (f"~{tile}%" if tile else "")
+        moved = sum(r.moved for r in mine)
         if notes.get(case):
-            model = "not ours: " + notes[case][0]
+            model, why = "", "not ours: " + notes[case][0]
         else:
             model = f"{nbytes / device.copy_bytes_per_s / sum(r.model_seconds(device) for r in mine):.0%}"
-        moved = sum(r.moved for r in mine)
-        lines.append(f"| {case} | {len(mine)} | {moved / 1e6:.1f} / {nbytes / 1e6:.1f} | {model} | {measured} |")
+            slowest = max(mine, key=lambda r: r.model_seconds(device))
+            first = slowest.reasons()[0]
+            why = (f"{len(mine)} kernel(s) move {moved / nbytes:.2f}x the bytes; "
+                   if moved > 1.1 * nbytes and not first.startswith("re-reads") else "")
+            why += f"slowest, {re.sub(r'^tile_(red|per|poi)_+', '', slowest.kernel)[:24]}: {first}"
+        lines.append(f"| {case} | {len(mine)} | {moved / 1e6:.1f} / {nbytes / 1e6:.1f} | {model} | {measured} | {why} |")
     return "\n".join(lines)
 
 
