@@ -127,16 +127,19 @@ def _online_softmax_on_any_device(match):  # its code replaces Inductor's check,
 @contextlib.contextmanager
 def cuda_shapes():
     """Compile for the CPU with what shapes a kernel set as on an H200: our block/warp heuristics for CUDA
-    (and mix-order's 132 SMs), Inductor's device properties (its split reductions) and its online softmax
-    (a post-grad pattern it applies on CUDA only). Autotuning, precompiles and graph caches are off."""
+    (and mix-order's 132 SMs), no in-place outputs (the CPU's only), Inductor's device properties (its split
+    reductions) and its online softmax (a post-grad pattern it applies on CUDA only). Autotuning, precompiles and graph caches are off."""
     import torch._inductor.config as inductor_config
     from torch._inductor.fx_passes import post_grad
     from torch._inductor.runtime.hints import DeviceProperties
 
     from inductor_tile import config
     from inductor_tile.codegen import heuristics
+    from inductor_tile.scheduler import inplace
 
     h200 = DeviceProperties(**H200_PROPERTIES)
+    in_place = inplace.devices
+    inplace.devices = lambda: ()  # outputs never take over dying inputs' memory on a GPU
     create = DeviceProperties.__dict__["create"]
     check = post_grad.prepare_softmax_extra_check
     code = check.__code__
@@ -151,6 +154,7 @@ def cuda_shapes():
             yield
     finally:
         heuristics.is_gpu = is_gpu
+        inplace.devices = in_place
         DeviceProperties.create = create
         check.__code__ = code
 

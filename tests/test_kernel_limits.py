@@ -43,15 +43,19 @@ def test_cuda_shapes_puts_everything_back():
     from torch._inductor.runtime.hints import DeviceProperties
 
     from inductor_tile.codegen import heuristics
+    from inductor_tile.scheduler import inplace
 
-    before = (heuristics.is_gpu, DeviceProperties.__dict__["create"], post_grad.prepare_softmax_extra_check.__code__)
+    def state():
+        return (heuristics.is_gpu, inplace.devices, DeviceProperties.__dict__["create"],
+                post_grad.prepare_softmax_extra_check.__code__)
+
+    before = state()
     with kernel_limits.cuda_shapes():
-        assert heuristics.is_gpu("cpu")
+        assert heuristics.is_gpu("cpu") and inplace.devices() == ()
         import torch
 
         assert DeviceProperties.create(torch.device("cpu")).multi_processor_count == 132
-    after = (heuristics.is_gpu, DeviceProperties.__dict__["create"], post_grad.prepare_softmax_extra_check.__code__)
-    assert before == after and not heuristics.is_gpu("cpu")
+    assert before == state() and not heuristics.is_gpu("cpu")
 
 
 SASS = """
