@@ -149,8 +149,11 @@ def cuda_shapes():
                                           else create.__func__(cls, device))
     check.__code__ = _online_softmax_on_any_device.__code__
     try:
+        # var_mean: Inductor's CPU lowering sums twice up to 1024 elements; on CUDA fp16 rows get its welford
+        # unless the reduction splits (not modelled: a split var_mean is Triton's two-step there)
+        two_step = {"cpp.use_two_step_variance_threshold": inductor_config.unroll_reductions_threshold}
         with config.patch(autotune=False, precompile=False, graph_cache=False), \
-                inductor_config.patch(fx_graph_cache=False):
+                inductor_config.patch(fx_graph_cache=False, **two_step):
             yield
     finally:
         heuristics.is_gpu = is_gpu
