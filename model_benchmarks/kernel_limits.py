@@ -541,8 +541,11 @@ def summary(rows: list[Row], case_bytes: dict[str, int], notes: dict[str, list[s
             model = f"{nbytes / device.copy_bytes_per_s / sum(r.model_seconds(device) for r in mine):.0%}"
             slowest = max(mine, key=lambda r: r.model_seconds(device))
             first = slowest.reasons()[0]
+            data_s = nbytes / device.copy_bytes_per_s
             why = (f"{len(mine)} kernel(s) move {moved / nbytes:.2f}x the bytes; "
                    if moved > 1.1 * nbytes and not first.startswith("re-reads") else "")
+            if data_s < 4 * device.fixed_s * len(mine):
+                why += (f"launch-bound: {len(mine)} kernel(s) for {data_s * 1e6:.1f} us of bytes at copy speed; ")
             why += f"slowest, {re.sub(r'^tile_(red|per|poi)_+', '', slowest.kernel)[:24]}: {first}"
         lines.append(f"| {case} | {len(mine)} | {moved / 1e6:.1f} / {nbytes / 1e6:.1f} | {model} | {measured} | {why} |")
     return "\n".join(lines)
