@@ -21,8 +21,9 @@ def test_softmax_row_of_a_small_case_is_sane(monkeypatch):
     _needs_ptxas()
     monkeypatch.setenv("TILE_CACHE_DISABLE", "1")
     launches, nbytes = kernel_limits.capture("softmax", 256, 8192)
-    assert [launch.num_warps for launch in launches] == [16]  # a persistent 8192-wide row: 16 warps on a GPU
+    assert len(launches) == 1  # one persistent kernel, shaped for a GPU (several warps a row)
     launch = launches[0]
+    assert launch.num_warps in (4, 8, 16) and "for roffset" not in launch.fn.src
     assert launch.grid == (256, 1, 1) and nbytes == 2 * 256 * 8192 * 2
     row = kernel_limits.analyse(launch, kernel_limits.find_cuobjdump())
     assert 0 < row.registers <= 255 and row.spill_bytes == 0
