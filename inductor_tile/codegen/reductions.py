@@ -240,6 +240,8 @@ def _online_softmax(k, dtype, src_dtype, value):
     if not dtype.is_floating_point:
         raise Unsupported(f"online_softmax_reduce over {dtype}")
     tdt = tl_dtype(dtype)
+    if isinstance(value, tuple):
+        return _online_softmax_pairs(k, tdt, value)
     v = k.define(f"{value}.to({tdt})") if dtype != src_dtype else value
     masked = k.define(f"tl.where(rmask & xmask, {v}, float(\"-inf\"))")
     if k.persistent:  # as eager: a row of -inf (or with +inf) sums NaN
@@ -257,6 +259,34 @@ def _online_softmax(k, dtype, src_dtype, value):
     row_top = f"tl.max({top}, 1)[:, None]"
     row_total = f"tl.sum({total} * tl.exp({top} - {row_top}), 1)[:, None]"
     return (_final(k, row_top), _final(k, f"tl.where({row_top} == float(\"-inf\"), float(\"nan\"), {row_total})"))
+
+
+def _online_softmax_pairs(k, tdt, value):
+    """A split online softmax's stages (Inductor's ``create_multilayer``) reduce (max, weight) pairs: the first
+    stage (x, 1) over each block of a row (-inf, 0 past the row's end), the second the blocks' (max, sum). The
+    row's max, and the sum of weight * exp(max_i - row max) over the pairs whose max is not -inf: a block of
+    -inf alone (its sum NaN, as eager's for such a row) adds nothing to its row; a row whose max is -inf sums
+    NaN, and NaN or +inf anywhere makes it NaN, as eager's."""
+    v, w = (k.define(f"{part}.to({tdt})") for part in value)
+    masked = k.define(f"tl.where(rmask & xmask, {v}, float(\"-inf\"))")
+    if k.persistent:
+        top = k.define(f"tl.max({masked}, 1)[:, None]")
+        terms = f"tl.where({masked} == float(\"-inf\"), 0.0, {w} * tl.exp({masked} - {top}))"
+        total = k.define(f"tl.sum({terms}, 1)[:, None]")
+        return (top, k.define(f"tl.where({top} == float(\"-inf\"), float(\"nan\"), {total})"))
+    # per lane: the running max and the weighted sum, rescaled when the max grows (two exps an element: split
+    # stages are short rows, not the vocabulary loops the one-exp update is for)
+    top = _accumulator(k, 'float("-inf")', tdt)
+    total = _accumulator(k, "0.0", tdt)
+    new_top = k.define(f"tl.maximum({top}, {masked}, propagate_nan=tl.PropagateNan.ALL)")
+    kept = k.define(f"tl.where({top} == float(\"-inf\"), 0.0, {total} * tl.exp({top} - {new_top}))")
+    added = k.define(f"tl.where({masked} == float(\"-inf\"), 0.0, {w} * tl.exp({masked} - {new_top}))")
+    k.emit(f"{total} = {kept} + {added}")
+    k.emit(f"{top} = {new_top}")
+    row_top = f"tl.max({top}, 1)[:, None]"
+    row_total = f"tl.sum(tl.where({top} == float(\"-inf\"), 0.0, {total} * tl.exp({top} - {row_top})), 1)[:, None]"
+    return (_final(k, row_top),
+            _final(k, f"tl.where({row_top} == float(\"-inf\"), float(\"nan\"), {row_total})"))
 
 
 def _online_update(k, masked, top, total):
