@@ -14,13 +14,14 @@ that hand the slots to the driver) and three class attributes of the `SlotLaunch
 from __future__ import annotations
 
 import ctypes
-import linecache
 import struct
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
 import torch
+
+from .generated_code import run_generated
 
 #: struct format (little-endian, standard sizes) of each scalar kind; pointers are "Q"
 SCALAR_FORMAT = {"i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B", "u16": "H",
@@ -169,9 +170,7 @@ class SlotLauncher:
             "_bad_args": self._bad_args, "_functions_get": self._functions.get, "_load": self._load,
             "_launch_failed": self._launch_failed, **driver_scope,
         }
-        filename = f"<{self.source_label} {self.kernel_name} {id(self):#x}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
-        exec(compile(source, filename, "exec"), scope)
+        run_generated(source, f"<{self.source_label} {self.kernel_name} {id(self):#x}>", scope)
         self.launch_source = source
         return scope["launch"]
 
