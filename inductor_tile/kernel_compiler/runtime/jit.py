@@ -11,7 +11,6 @@ import ast
 import inspect
 import logging
 import os
-import textwrap
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Callable
@@ -21,6 +20,7 @@ from ...language.core import const, constexpr, current_semantic, tensor
 from ..frontend.grouped_arguments import leaf_values, specialize_argument
 from ..frontend.specialization import ArgSpec, annotated_scalar_type
 from . import device_assert
+from .function_source import function_source
 
 #: one `ast.parse` at a time: CPython 3.11 keeps the AST conversion's recursion depth per interpreter,
 #: so kernels parsed on two threads at once (a background precompile and codegen's front-end check)
@@ -98,9 +98,11 @@ class JITFunction:
             if (ty := annotated_scalar_type(p.annotation)) is not None
         }
         self.do_not_specialize = set(do_not_specialize)
-        lines, self.first_line = inspect.getsourcelines(fn)
-        self.filename = inspect.getsourcefile(fn) or "<unknown>"
-        self.src = textwrap.dedent("".join(lines))
+        filename = inspect.getsourcefile(fn)
+        self.src, self.first_line, node = function_source(fn, filename, AST_LOCK)
+        self.filename = filename or "<unknown>"
+        if node is not None:  # the names the body uses come from it once (the cache key), no second parse
+            self._definition = (self.src, node)
         self.cache: dict[tuple, Any] = {}  # full specialization key -> CompiledKernel
         self.launch_cache: dict[tuple, Any] = {}  # fast binder key -> CompiledKernel
 
@@ -312,7 +314,8 @@ def _referenced_values(jit_fn: JITFunction) -> dict[str, Any]:
     namespace = dict(jit_fn.fn.__globals__)
     namespace.update(jit_fn.closure_vars())
     found: dict[str, Any] = {}
-    for node in ast.walk(jit_fn.parse()):
+    src, tree = jit_fn.__dict__.pop("_definition", (None, None))  # from the file's parse, if the text is still that
+    for node in ast.walk(tree if src is jit_fn.src else jit_fn.parse()):
         chain: list[str] = []
         while isinstance(node, ast.Attribute):
             chain.append(node.attr)
