@@ -17,7 +17,8 @@ generated module's import: `load_kernel`, once a source), ``key`` (`disk_cache.k
 hash at its first specialization), ``entry`` (reading and checking the entry), ``runner`` (the launcher,
 the binary loaded: with the real driver on a GPU machine, ``--driver real``), and their ``total``.
 ``--any-compiler`` (with both ``--fill`` and ``--load``) keys the entries without the compiler's fingerprint, so
-that one filled cache serves two versions of the compiler being compared (their entry format must agree).
+that edits to the compiler keep a filled cache usable (to compare two versions, fill a cache with each: their
+kernels' source keys may differ; .probe/warm.sh of h-warm does).
 """
 
 from __future__ import annotations
