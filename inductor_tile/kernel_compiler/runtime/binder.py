@@ -18,6 +18,7 @@ import torch
 
 from ...language.core import constexpr
 from ...tools.tensor_descriptor import TensorDescriptor
+from .generated_code import run_generated
 
 _Tensor = torch.Tensor
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
@@ -76,5 +77,5 @@ def make_binder(jit_fn: Any) -> Callable[..., tuple[tuple, tuple]]:
         f"    return ({''.join(k + ', ' for k in key_parts)}), ({''.join(n + ', ' for n in names.split(', ') if n)})\n"
     )
     namespace: dict[str, Any] = {"_defaults": defaults, "_spec": spec_key, "_plain": plain_key}
-    exec(compile(source, f"<binder of {jit_fn.__name__}>", "exec"), namespace)
+    run_generated(source, f"<binder of {jit_fn.__name__}>", namespace)
     return namespace["bind"]

@@ -8,19 +8,20 @@ With TILE_INTERPRET=1 the kernel runs in the interpreter instead, program by pro
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
 import logging
 import os
-import textwrap
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ... import config as _config
 from ...language.core import const, constexpr, current_semantic, tensor
 from ..frontend.grouped_arguments import leaf_values, specialize_argument
 from ..frontend.specialization import ArgSpec, annotated_scalar_type
 from . import device_assert
+from .function_source import function_source
 
 #: one `ast.parse` at a time: CPython 3.11 keeps the AST conversion's recursion depth per interpreter,
 #: so kernels parsed on two threads at once (a background precompile and codegen's front-end check)
@@ -71,6 +72,22 @@ def _is_const_annotation(annotation: Any) -> bool:
     return isinstance(annotation, str) and annotation.strip("'\"").split(".")[-1] == "const"
 
 
+_defer_sources = threading.local()
+
+
+@contextlib.contextmanager
+def sources_read_when_needed() -> Iterator[None]:
+    """@jit functions defined inside read their source text at its first need, not at once: for
+    generated modules, whose kernels get their cache keys from the module's text (codegen/runtime.py),
+    so that a warm start, which only looks kernels up, reads no source."""
+    previous = getattr(_defer_sources, "on", False)
+    _defer_sources.on = True
+    try:
+        yield
+    finally:
+        _defer_sources.on = previous
+
+
 class JITFunction:
     """A kernel (or helper) written in the tile language."""
 
@@ -98,13 +115,24 @@ class JITFunction:
             if (ty := annotated_scalar_type(p.annotation)) is not None
         }
         self.do_not_specialize = set(do_not_specialize)
-        lines, self.first_line = inspect.getsourcelines(fn)
-        self.filename = inspect.getsourcefile(fn) or "<unknown>"
-        self.src = textwrap.dedent("".join(lines))
+        filename = inspect.getsourcefile(fn)
+        self.filename = filename or "<unknown>"
+        self.first_line = fn.__code__.co_firstlineno  # where inspect finds it too (its first decorator)
+        if filename is None or not getattr(_defer_sources, "on", False):
+            self._read_source()  # now, while its file's parse serves its neighbours (or inspect's OSError)
         self.cache: dict[tuple, Any] = {}  # full specialization key -> CompiledKernel
         self.launch_cache: dict[tuple, Any] = {}  # fast binder key -> CompiledKernel
 
+    def _read_source(self) -> str:
+        src, self.first_line, node = function_source(self.fn, inspect.getsourcefile(self.fn), AST_LOCK)
+        if node is not None:  # the names the body uses come from it once (the cache key), no second parse
+            self._definition = (src, node)
+        self.src = src
+        return src
+
     def __getattr__(self, name: str) -> Any:
+        if name == "src":  # read at the first need (sources_read_when_needed)
+            return self._read_source()
         if name == "binder":  # made at the first launch (binder.py imports torch; a compile worker launches nothing)
             from .binder import make_binder
 
@@ -129,8 +157,9 @@ class JITFunction:
 
     # --- source ------------------------------------------------------------
     def parse(self) -> ast.FunctionDef:
+        src = self.src  # read first: reading it parses its file under the same lock
         with AST_LOCK:
-            tree = ast.parse(self.src)
+            tree = ast.parse(src)
         fn = tree.body[0]
         assert isinstance(fn, ast.FunctionDef), "a @jit object must wrap a plain function"
         return fn
@@ -312,7 +341,9 @@ def _referenced_values(jit_fn: JITFunction) -> dict[str, Any]:
     namespace = dict(jit_fn.fn.__globals__)
     namespace.update(jit_fn.closure_vars())
     found: dict[str, Any] = {}
-    for node in ast.walk(jit_fn.parse()):
+    current = jit_fn.src
+    src, tree = jit_fn.__dict__.pop("_definition", (None, None))  # from the file's parse, if the text is still that
+    for node in ast.walk(tree if src is current else jit_fn.parse()):
         chain: list[str] = []
         while isinstance(node, ast.Attribute):
             chain.append(node.attr)

@@ -24,13 +24,13 @@ does not cover to the general path, and defers to `__call__` while that is wrapp
 
 from __future__ import annotations
 
-import linecache
 import operator
 import os
 from typing import Any
 
 from ... import config as _config
 from . import device_assert
+from .generated_code import run_generated
 from .jit import _ENV_BYTES, DEFAULT_NUM_STAGES, interpret_enabled
 
 _I32_MIN, _I32_MAX = -(2**31), 2**31 - 1
@@ -172,9 +172,7 @@ class LaunchSite:
             scope.update({"_launch": runner.kernel.launch, "_pick": runner.pick})
         else:
             scope["_launch"] = runner.launch
-        filename = f"<launch site {self.jit_fn.__name__} {id(self):#x}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-        exec(compile(source, filename, "exec"), scope)
+        run_generated(source, f"<launch site {self.jit_fn.__name__} {id(self):#x}>", scope)
         self.fast_source = source
         self.run = scope["run"]
         return scope["fast"]

@@ -14,13 +14,14 @@ that hand the slots to the driver) and three class attributes of the `SlotLaunch
 from __future__ import annotations
 
 import ctypes
-import linecache
 import struct
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
 import torch
+
+from .generated_code import run_generated
 
 #: struct format (little-endian, standard sizes) of each scalar kind; pointers are "Q"
 SCALAR_FORMAT = {"i1": "?", "i8": "b", "i16": "h", "i32": "i", "i64": "q", "u8": "B", "u16": "H",
@@ -65,7 +66,7 @@ class DriverCall:
     buffer, then the `void*[n]` address) and `gx, gy, gz` are known; the call sets `err`."""
 
     prepare: str  # statements before the call, each line indented 4 spaces ("" for none)
-    call: str  # the statement that launches and sets `err`; {names} are filled from the kernel's constants
+    call: str  # the statement that launches and sets `err`; {names} stand for the kernel's constants
     malformed: str  # the exceptions of that call that mean an out-of-range grid
     failed_args: str  # the arguments of `_launch_failed` after (err, (gx, gy, gz), device)
 
@@ -154,24 +155,23 @@ class SlotLauncher:
                          **constants: int) -> Callable[..., None]:
         """Generate `launch(args, grid, stream=None)` specialized to `arg_kinds`; `driver_scope`
         holds the names the driver's lines use, `_current_device` and `_current_raw_stream`, and
-        `constants` the values written into `driver.call` (the block size, ...)."""
+        `constants` the values `driver.call` names (the block size, ...): names of the scope, not literals in
+        the source, so that kernels with the same argument kinds share one source (compiled once a process)."""
         names = [f"a{i}" for i in range(len(self.arg_kinds))]
         values = [f"({a}.data_ptr() if {a}.__class__ is _Tensor else _as_pointer({a}))" if kind.startswith("*") else a
                   for a, kind in zip(names, self.arg_kinds)]
         source = _LAUNCH_SOURCE.format(
             unpack=f"{', '.join(names)}, = args" if names else "() = args",
             values="".join(", " + v for v in values),
-            prepare=driver.prepare, call=driver.call.format(**constants), malformed=driver.malformed,
+            prepare=driver.prepare, call=driver.call.format(**{name: f"_k_{name}" for name in constants}), malformed=driver.malformed,
             failed_args=driver.failed_args)
         scope: dict[str, Any] = {
             "struct": struct, "_Tensor": torch.Tensor, "_as_pointer": as_pointer, "_tls": self._tls,
             "_new_slot": self._new_slot, "_pack_into": self._struct.pack_into, "_bad_call": self._bad_call,
             "_bad_args": self._bad_args, "_functions_get": self._functions.get, "_load": self._load,
-            "_launch_failed": self._launch_failed, **driver_scope,
+            "_launch_failed": self._launch_failed, **driver_scope, **{f"_k_{n}": v for n, v in constants.items()},
         }
-        filename = f"<{self.source_label} {self.kernel_name} {id(self):#x}>"
-        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # for tracebacks
-        exec(compile(source, filename, "exec"), scope)
+        run_generated(source, f"<{self.source_label} {self.kernel_name} {id(self):#x}>", scope)
         self.launch_source = source
         return scope["launch"]
 

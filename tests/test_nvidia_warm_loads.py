@@ -1,0 +1,51 @@
+"""model_benchmarks/nvidia_warm_loads.py: recorded kernels compiled for sm_90 into a cache, then loaded from it as a
+warm start does, against a fake driver (no GPU): every step timed, every kernel a cache hit, each binary handed to
+the driver once."""
+
+import pickle
+
+import pytest
+
+from inductor_tile.kernel_compiler.frontend.specialization import spec_from_signature
+from inductor_tile.kernel_compiler.runtime import cuda_tools, disk_cache
+from model_benchmarks import nvidia_warm_loads
+
+SOURCE = '''import inductor_tile
+import inductor_tile.language as tl
+
+
+@inductor_tile.jit
+def warm_loads_axpy(x_ptr, y_ptr, n, XBLOCK: tl.constexpr):
+    i = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)
+    tl.store(y_ptr + i, tl.load(x_ptr + i, mask=i < n) * 1.5 + tl.load(y_ptr + i, mask=i < n), mask=i < n)
+'''
+
+
+def _ptxas_found() -> bool:
+    try:
+        cuda_tools.find_ptxas()
+    except Exception:  # noqa: BLE001 - no CUDA toolkit here
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _ptxas_found(), reason="needs ptxas")
+def test_recorded_kernels_load_from_the_cache_with_a_fake_driver(tmp_path, monkeypatch):
+    specs = [[spec_from_signature("x_ptr", "*fp32", divisible_by_16=True),
+              spec_from_signature("y_ptr", "*fp32", divisible_by_16=True), spec_from_signature("n", "i32"),
+              spec_from_signature("XBLOCK", "constexpr", block)] for block in (128, 256)]
+    recording = tmp_path / "kernels.pkl"
+    recording.write_bytes(pickle.dumps([("warm_loads_axpy", SOURCE, s, 4) for s in specs]))
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILE_CACHE_DISABLE", raising=False)
+    monkeypatch.delenv("TILE_DUMP_IR", raising=False)
+    real_install = nvidia_warm_loads.install_fake_driver
+    monkeypatch.setattr(nvidia_warm_loads, "install_fake_driver", lambda: real_install(monkeypatch.setattr))
+    disk_cache.stats.reset()
+    assert nvidia_warm_loads.fill(str(recording), "cuda:90") == 0
+    assert disk_cache.stats.writes == 2
+    result = nvidia_warm_loads.load_once(str(recording), "cuda:90", "fake")
+    assert result["kernels"] == 2 and set(result["steps"]) == set(nvidia_warm_loads.STEPS)
+    assert result["steps"]["total"] >= result["steps"]["runner"] >= 0
+    # the first kernel again apart (one-time costs), then each of the two: one module load each
+    assert result["driver_calls"]["cuModuleLoadData"] == 3
