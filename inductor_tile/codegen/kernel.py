@@ -42,6 +42,7 @@ from . import cache_hints, reductions, scans
 from .common import (_INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype,
                      without_precomputed_sizes)
 from .heuristics import LaunchConfig, candidates
+from .index_equal import same_address
 from .index_simplify import with_loop_ranges
 from .ops import TileOps
 from .plan import GroupPlan, NodePlan, hint, is_static, plan_group
@@ -233,7 +234,9 @@ class TileKernelSource:
         from torch._inductor.virtualized import V
 
         diff = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
-        return diff == 0 or V.graph.sizevars.simplify_with_ranges(diff, self._ranges()) == 0
+        if diff == 0 or V.graph.sizevars.simplify_with_ranges(diff, self._ranges()) == 0:
+            return True
+        return same_address(a, b, self._ranges())  # digits of a split row (index_equal.py)
 
     def _note_size_symbols(self, expr) -> None:
         """Size symbols in ``expr`` become kernel arguments; other symbols are tile variables."""

@@ -1,0 +1,67 @@
+"""Index expressions proven equal over loop ranges (codegen/index_equal.py), and the fusion it
+unblocks: a realized pointwise buffer over 4-D sizes read back by a reduction over rows of its
+last dim (Swin's shifted-window attention: scores + bias + mask, then softmax)."""
+
+from __future__ import annotations
+
+import sympy
+import torch
+import torch._inductor.config as inductor_config
+from torch.utils._sympy.functions import FloorDiv, ModularIndexing
+
+from inductor_tile import metrics
+from inductor_tile.backend import tile_backend
+from inductor_tile.codegen.index_equal import same_address
+
+x0, r0 = sympy.symbols("x0 r0", integer=True, nonnegative=True)
+
+
+def test_split_row_digits_are_the_flat_index():
+    written = 2401 * FloorDiv(x0, 49) + ModularIndexing(r0 + 49 * x0, 1, 2401)
+    assert same_address(written, r0 + 49 * x0, {x0: 18816, r0: 49})
+    # padded rows (stride 2432 between heads): the reduction reads them at its own spelling
+    padded = 2432 * FloorDiv(x0, 49) + ModularIndexing(r0 + 49 * x0, 1, 2401)
+    assert same_address(padded, r0 + 49 * ModularIndexing(x0, 1, 49) + 2432 * FloorDiv(x0, 49), {x0: 18816, r0: 49})
+
+
+def test_not_shown_when_the_low_part_can_reach_the_divisor():
+    written = 2401 * FloorDiv(x0, 49) + ModularIndexing(r0 + 49 * x0, 1, 2401)
+    assert not same_address(written, r0 + 49 * x0, {x0: 18816, r0: 50})  # r0 = 49 carries into the next row
+    assert not same_address(written, r0 + 49 * x0, {x0: 18816})  # r0 unbounded
+    assert not same_address(FloorDiv(r0 + 49 * x0, 2401), FloorDiv(x0, 49) + 1, {x0: 100, r0: 49})
+
+
+def test_whole_multiples_leave_a_division():
+    assert same_address(FloorDiv(98 * x0 + r0, 49), 2 * x0, {x0: 7, r0: 49})
+    assert same_address(ModularIndexing(r0 + 8 * x0, 4, 2), 0, {x0: 9, r0: 4})  # (2*x0 + r0 // 4) % 2
+
+
+def shifted_window_softmax(attn, table, index, img):
+    windows, heads, n = 16, 3, 49
+    bias = table[index].view(n, n, heads).permute(2, 0, 1).contiguous()
+    attn = attn + bias.unsqueeze(0)
+    mask = img.view(4, 7, 4, 7).permute(0, 2, 1, 3).reshape(windows, n)
+    mask = mask.unsqueeze(1) - mask.unsqueeze(2)
+    mask = mask.masked_fill(mask != 0, -100.0).masked_fill(mask == 0, 0.0)
+    attn = attn.view(-1, windows, heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
+    return torch.softmax(attn.view(-1, heads, n, n), -1)
+
+
+def test_realized_scores_fuse_into_their_softmax():
+    g = torch.Generator().manual_seed(0)
+    attn = torch.randn(32, 3, 49, 49, generator=g, dtype=torch.float64)
+    table = torch.randn(169, 3, generator=g, dtype=torch.float64)
+    index = torch.randint(0, 169, (49 * 49,), generator=g)
+    img = torch.randint(0, 9, (28, 28), generator=g).to(torch.float64)
+    torch._dynamo.reset()
+    metrics.reset()
+    # on GPUs Inductor realizes the scores (5 reads > realize_reads_threshold); the CPU heuristic
+    # inlines them, so the threshold is lowered here to build the GPU's graph
+    with inductor_config.patch(realize_reads_threshold=1):
+        out = torch.compile(shifted_window_softmax, backend=tile_backend)(attn, table, index, img)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    torch.testing.assert_close(out, shifted_window_softmax(attn, table, index, img), rtol=1e-12, atol=1e-12)
+    reductions = [name for name in metrics.kernel_sources if name.startswith("tile_red_")]
+    assert len(reductions) == 1 and len(metrics.kernel_sources) == 2, list(metrics.kernel_sources)
+    (source,) = [metrics.kernel_sources[name] for name in reductions]
+    assert source.count("tl.store(") == 1  # the scores stay in registers: only the probabilities are stored
