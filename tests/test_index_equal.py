@@ -24,6 +24,18 @@ def test_split_row_digits_are_the_flat_index():
     assert same_address(padded, r0 + 49 * ModularIndexing(x0, 1, 49) + 2432 * FloorDiv(x0, 49), {x0: 18816, r0: 49})
 
 
+def test_swin_scores_decoded_from_the_softmax_rows():
+    # H200 Swin-T: scores [4096, 3, 49, 49] stored with padded strides (7296, 2432, 49, 1); the softmax
+    # runs over rows x0 (12288 heads x windows), x1 (49), r0 (49); the scores' digits decoded from them
+    x1 = sympy.Symbol("x1", integer=True, nonnegative=True)
+    flat = r0 + 49 * x1 + 2401 * x0
+    written = (ModularIndexing(flat, 1, 49) + 49 * ModularIndexing(flat, 49, 49) + 2432 * ModularIndexing(flat, 2401, 3)
+               + 7296 * FloorDiv(flat, 7203))
+    ranges = {x0: 12288, x1: 49, r0: 49}
+    assert same_address(written, r0 + 49 * x1 + 2432 * x0, ranges)
+    assert not same_address(written, r0 + 49 * x1 + 2401 * x0, ranges)
+
+
 def test_not_shown_when_the_low_part_can_reach_the_divisor():
     written = 2401 * FloorDiv(x0, 49) + ModularIndexing(r0 + 49 * x0, 1, 2401)
     assert not same_address(written, r0 + 49 * x0, {x0: 18816, r0: 50})  # r0 = 49 carries into the next row
