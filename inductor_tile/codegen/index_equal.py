@@ -18,6 +18,10 @@ needs the ranges, then compares their difference with zero:
 
 It answers True only when the rewritten difference is identically zero; False means
 "not shown", never "different".
+
+``split_row_digits`` applies the last rule to how an index prints: ``(r0 + 49*x0) % 2401`` becomes
+``r0 + 49*(x0 % 49)`` and ``(r0 + 49*x0) // 2401`` becomes ``x0 // 49`` when ``r0 < 49``, so the
+division runs once a row (on ``x0``, a column of the tile) instead of once an element.
 """
 
 from __future__ import annotations
@@ -119,3 +123,38 @@ def _bounds(expr, ranges: dict):
     if isinstance(expr, ModularIndexing) and expr.args[2].is_Integer and expr.args[2] > 0:
         return 0, int(expr.args[2]) - 1
     return None
+
+
+def split_row_digits(expr, ranges: dict):
+    """``expr`` with each ``(c*H + L) % m`` and ``(c*H + L) // m`` (``c`` dividing ``m``,
+    ``0 <= L < c`` over the ranges) written as ``c*(H % (m/c)) + L`` and ``H // (m/c)``."""
+    from torch.utils._sympy.functions import FloorDiv, ModularIndexing
+
+    def split(base):
+        """(c, H, L) with base == c*H + L and 0 <= L < c, or None."""
+        terms = [_coeff(term) for term in sympy.Add.make_args(sympy.expand(base))]
+        for factor in sorted({abs(coeff) for coeff, _ in terms if abs(coeff) > 1}, reverse=True):
+            high = [(coeff, rest) for coeff, rest in terms if coeff % factor == 0]
+            low = sum(coeff * rest for coeff, rest in terms if coeff % factor != 0)
+            bounds = _bounds(low, ranges)
+            if high and bounds is not None and 0 <= bounds[0] and bounds[1] < factor and low != 0:
+                return factor, sum((coeff // factor) * rest for coeff, rest in high), low
+        return None
+
+    def mod(base, divisor, modulus):
+        parts = split(base) if divisor == 1 and modulus.is_Integer else None
+        if parts is None or int(modulus) % parts[0]:
+            return ModularIndexing(base, divisor, modulus)
+        factor, high, low = parts
+        return factor * ModularIndexing(high, sympy.Integer(1), sympy.Integer(int(modulus) // factor)) + low
+
+    def floor_div(base, divisor):
+        parts = split(base) if divisor.is_Integer and divisor > 0 else None
+        if parts is None or int(divisor) % parts[0]:
+            return FloorDiv(base, divisor)
+        factor, high, _ = parts
+        return FloorDiv(high, sympy.Integer(int(divisor) // factor))
+
+    if not expr.has(ModularIndexing, FloorDiv):
+        return expr
+    return expr.replace(ModularIndexing, mod).replace(FloorDiv, floor_div)
