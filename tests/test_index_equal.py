@@ -90,3 +90,27 @@ def test_realized_scores_fuse_into_their_softmax():
     # a row's bias and mask are found with divisions of the row index only (split_row_digits)
     loads = [line for line in source.splitlines() if "tl.load(" in line and "r0" in line]
     assert loads and not any("% 2401" in line or "// 2401" in line for line in loads), loads
+
+
+def test_unprovable_read_back_keeps_the_softmax_one_kernel(monkeypatch):
+    # were the read-back not shown, the group splits into its longest runs that generate: the
+    # scores on their own and the softmax's max, sum and normalization still one kernel
+    # (scheduling._longest_runs), not a kernel per node
+    import inductor_tile.codegen.index_simplify as simplify_module
+    import inductor_tile.codegen.kernel as kernel_module
+
+    monkeypatch.setattr(kernel_module, "same_address", lambda a, b, ranges: False)
+    monkeypatch.setattr(simplify_module, "split_row_digits", lambda expr, ranges: expr)
+    g = torch.Generator().manual_seed(1)
+    attn = torch.randn(32, 3, 49, 49, generator=g, dtype=torch.float64)
+    table = torch.randn(169, 3, generator=g, dtype=torch.float64)
+    index = torch.randint(0, 169, (49 * 49,), generator=g)
+    img = torch.randint(0, 9, (28, 28), generator=g).to(torch.float64)
+    torch._dynamo.reset()
+    metrics.reset()
+    with inductor_config.patch(realize_reads_threshold=1):
+        out = torch.compile(shifted_window_softmax, backend=tile_backend)(attn, table, index, img)
+    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
+    torch.testing.assert_close(out, shifted_window_softmax(attn, table, index, img), rtol=1e-12, atol=1e-12)
+    names = list(metrics.kernel_sources)
+    assert len(names) == 3 and sum(name.startswith("tile_red_") for name in names) == 1, names
