@@ -213,9 +213,14 @@ class TileKernelSource:
         Triton kernels load everything first: on a GPU the weights of a norm then load with its rows
         instead of after its reductions, whose barriers keep ptxas from moving loads up. Only loads
         of persistent reductions, outside masked blocks, of buffers this kernel does not write,
-        at indices of the loop variables and sizes alone (an indirect index is computed here)."""
+        at indices of the loop variables and sizes alone (an indirect index is computed here); in a
+        looped reduction the loads of a row's own elements (a batch norm's per-channel scale in
+        EfficientNet's channels-last means), above the loops, as Inductor's kernels load them, so
+        that the arithmetic on them leaves the loop too (loop-invariant code motion)."""
         if self.hoist_at is None or self.masks or name in self.written:
             return False
+        if not self.persistent and self.plan.kind == "reduction":  # looped: above the loops, by row only
+            return bool(expr.free_symbols) and expr.free_symbols <= set(self.xsyms) | self.size_args
         return expr.free_symbols <= set(self.xsyms) | set(self.rsyms) | self.size_args
 
     def index(self, expr) -> str:
@@ -506,6 +511,8 @@ class TileKernelSource:
             self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]")
             self.emit(self._mask_line("xmask", "xindex < xnumel", "[XBLOCK, 1]", plan.xnumel, self._xblocks()))
             self._decode("xindex", [s.name for s in xsyms], plan.xsizes)
+            if not self.persistent and self.launch.num_warps is not None:  # a row's own loads before the loops
+                self.hoist_at, self.hoist_indent = len(self.lines), "    " * self.indent
             if self.persistent:
                 self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
                 self.emit(self._mask_line("rmask", "rindex < rnumel", "[1, RBLOCK]", plan.rnumel, self._rblocks()))
