@@ -114,3 +114,31 @@ def test_unprovable_read_back_keeps_the_softmax_one_kernel(monkeypatch):
     torch.testing.assert_close(out, shifted_window_softmax(attn, table, index, img), rtol=1e-12, atol=1e-12)
     names = list(metrics.kernel_sources)
     assert len(names) == 3 and sum(name.startswith("tile_red_") for name in names) == 1, names
+
+
+def test_shown_equal_only_when_equal_everywhere():
+    # random digit expressions over small ranges, checked at every point: a pair shown equal is equal
+    # everywhere, and split_row_digits never changes a value
+    import itertools
+    import random
+
+    x1 = sympy.Symbol("x1", integer=True, nonnegative=True)
+    rng = random.Random(0)
+    shown = 0
+    for _ in range(300):
+        sizes = {x0: rng.choice([3, 7, 12]), x1: rng.choice([2, 5, 8]), r0: rng.choice([4, 7, 8, 9])}
+        c1, c2 = rng.choice([1, 2, 4, 7, 8, 9, 14, 16]), rng.choice([7, 8, 9, 28, 49, 56, 63, 64])
+        base = r0 + c1 * x1 + c2 * x0
+        m, d = rng.choice([2, 3, 4, 7, 8, 9, 14, 16, 28, 49, 56]), rng.choice([1, 1, 2, 4, 7])
+        a = rng.choice([ModularIndexing(base, d, m), FloorDiv(base, m), m * FloorDiv(base, m) + ModularIndexing(base, 1, m)])
+        b = rng.choice([base, ModularIndexing(r0 + c1 * x1, 1, m) + c2 * x0, FloorDiv(c2 * x0 + c1 * x1, m),
+                        r0 + c1 * ModularIndexing(x1, 1, max(1, m // c1)), ModularIndexing(base, d, m)])
+        points = [dict(zip(sizes, v)) for v in itertools.product(*[range(s) for s in sizes.values()])]
+        split = split_row_digits(a, sizes)
+        for point in points:
+            assert int(a.subs(point)) == int(split.subs(point)), (a, split, point)
+        if same_address(a, b, sizes):
+            shown += 1
+            for point in points:
+                assert int(a.subs(point)) == int(b.subs(point)), (a, b, point)
+    assert shown > 20

@@ -52,7 +52,7 @@ def _normal(expr, ranges: dict):
         return _split_floor_div(base, int(divisor), ranges)
 
     for _ in range(4):  # nested divisions: each pass rewrites the innermost ones it finds
-        new = expr.replace(ModularIndexing, mod).replace(FloorDiv, floor_div)
+        new = sympy.sympify(sympy.sympify(expr.replace(ModularIndexing, mod)).replace(FloorDiv, floor_div))
         if new == expr:
             break
         expr = new
@@ -67,7 +67,7 @@ def _split_floor_div(base, divisor: int, ranges: dict):
     if divisor == 1:
         return base
     terms = [(coeff, rest) for term in sympy.Add.make_args(base) for coeff, rest in [_coeff(term)]]
-    whole = sum((coeff // divisor) * rest for coeff, rest in terms if coeff % divisor == 0)
+    whole = sum(((coeff // divisor) * rest for coeff, rest in terms if coeff % divisor == 0), sympy.Integer(0))
     left = [(coeff, rest) for coeff, rest in terms if coeff % divisor != 0]
     if not left:
         return whole
@@ -157,4 +157,4 @@ def split_row_digits(expr, ranges: dict):
 
     if not expr.has(ModularIndexing, FloorDiv):
         return expr
-    return expr.replace(ModularIndexing, mod).replace(FloorDiv, floor_div)
+    return sympy.sympify(sympy.sympify(expr.replace(ModularIndexing, mod)).replace(FloorDiv, floor_div))
