@@ -130,7 +130,8 @@ def test_shown_equal_only_when_equal_everywhere():
         c1, c2 = rng.choice([1, 2, 4, 7, 8, 9, 14, 16]), rng.choice([7, 8, 9, 28, 49, 56, 63, 64])
         base = r0 + c1 * x1 + c2 * x0
         m, d = rng.choice([2, 3, 4, 7, 8, 9, 14, 16, 28, 49, 56]), rng.choice([1, 1, 2, 4, 7])
-        a = rng.choice([ModularIndexing(base, d, m), FloorDiv(base, m), m * FloorDiv(base, m) + ModularIndexing(base, 1, m)])
+        a = rng.choice([ModularIndexing(base, d, m), FloorDiv(base, m),
+                        m * FloorDiv(base, m) + ModularIndexing(base, 1, m)])
         b = rng.choice([base, ModularIndexing(r0 + c1 * x1, 1, m) + c2 * x0, FloorDiv(c2 * x0 + c1 * x1, m),
                         r0 + c1 * ModularIndexing(x1, 1, max(1, m // c1)), ModularIndexing(base, d, m)])
         points = [dict(zip(sizes, v)) for v in itertools.product(*[range(s) for s in sizes.values()])]
