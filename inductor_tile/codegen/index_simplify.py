@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import sympy
 
+from .index_equal import split_row_digits
+
 
 def with_loop_ranges(expr, ranges: dict):
     """`expr` simplified for loop variables ``0 <= sym < ranges[sym]`` (sizes may be symbolic).
@@ -48,6 +50,7 @@ def with_loop_ranges(expr, ranges: dict):
 
             if simple.has(ModularIndexing):
                 simple = simple.replace(lambda e: isinstance(e, ModularIndexing), combine)
+        simple = split_row_digits(simple, ranges)  # (r0 + 49*x0) % 2401 -> r0 + 49*(x0 % 49)
     except Exception:  # noqa: BLE001 - an expression the range analysis cannot take: the original is right too
         return expr
     return simple

@@ -42,6 +42,7 @@ from . import cache_hints, reductions, scans
 from .common import (_INT32_LIMIT, _TYPE_STRINGS, NeedsBuffer, Unsupported, index_to_source, tl_dtype,
                      without_precomputed_sizes)
 from .heuristics import LaunchConfig, candidates
+from .index_equal import same_address
 from .index_simplify import with_loop_ranges
 from .ops import TileOps
 from .plan import GroupPlan, NodePlan, hint, is_static, plan_group
@@ -161,7 +162,8 @@ class TileKernelSource:
         dim), or a loop order that strides every access (a channels-last tensor walked in NCHW
         order, as Inductor may order a squeeze-excitation product after trying to fuse it with the
         channel means: a 1-D kernel then loads and stores 2 bytes in every 192 on EfficientNet).
-        Both sides of the tile must be at least 16 long.
+        Both sides of the tile must be at least 16 long (the rows' side: its contiguous dim, or
+        under ``config.tiled_short_dims`` every dim before the split).
         """
         if self.plan.kind != "pointwise" or self.tiled or not self.plan.is_static or len(self.xsyms) < 2:
             return 0
@@ -181,7 +183,12 @@ class TileKernelSource:
         if not split:
             return 0
         sizes = self.plan.xsizes
-        return split if sizes[split - 1] >= 16 and math.prod(sizes[split:]) >= 16 else 0
+        from .. import config
+
+        # the contiguous dim itself, or with config.tiled_short_dims all dims before the split (an
+        # image's 3 channels over a batch of 64: the tile's rows hold whole runs of channels)
+        rows = math.prod(sizes[:split]) if config.tiled_short_dims else sizes[split - 1]
+        return split if rows >= 16 and math.prod(sizes[split:]) >= 16 else 0
 
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.indent + line)
@@ -206,9 +213,14 @@ class TileKernelSource:
         Triton kernels load everything first: on a GPU the weights of a norm then load with its rows
         instead of after its reductions, whose barriers keep ptxas from moving loads up. Only loads
         of persistent reductions, outside masked blocks, of buffers this kernel does not write,
-        at indices of the loop variables and sizes alone (an indirect index is computed here)."""
+        at indices of the loop variables and sizes alone (an indirect index is computed here); in a
+        looped reduction the loads of a row's own elements (a batch norm's per-channel scale in
+        EfficientNet's channels-last means), above the loops, as Inductor's kernels load them, so
+        that the arithmetic on them leaves the loop too (loop-invariant code motion)."""
         if self.hoist_at is None or self.masks or name in self.written:
             return False
+        if not self.persistent and self.plan.kind == "reduction":  # looped: above the loops, by row only
+            return bool(expr.free_symbols) and expr.free_symbols <= set(self.xsyms) | self.size_args
         return expr.free_symbols <= set(self.xsyms) | set(self.rsyms) | self.size_args
 
     def index(self, expr) -> str:
@@ -233,7 +245,12 @@ class TileKernelSource:
         from torch._inductor.virtualized import V
 
         diff = sympy.expand(sympy.sympify(a) - sympy.sympify(b))
-        return diff == 0 or V.graph.sizevars.simplify_with_ranges(diff, self._ranges()) == 0
+        if diff == 0 or V.graph.sizevars.simplify_with_ranges(diff, self._ranges()) == 0:
+            return True
+        try:
+            return same_address(a, b, self._ranges())  # digits of a split row (index_equal.py)
+        except Exception:  # noqa: BLE001 - an expression the rewrite cannot take: not shown equal
+            return False
 
     def _note_size_symbols(self, expr) -> None:
         """Size symbols in ``expr`` become kernel arguments; other symbols are tile variables."""
@@ -497,6 +514,8 @@ class TileKernelSource:
             self.emit("xindex = tl.program_id(0) * XBLOCK + tl.arange(0, XBLOCK)[:, None]")
             self.emit(self._mask_line("xmask", "xindex < xnumel", "[XBLOCK, 1]", plan.xnumel, self._xblocks()))
             self._decode("xindex", [s.name for s in xsyms], plan.xsizes)
+            if not self.persistent and self.launch.num_warps is not None:  # a row's own loads before the loops
+                self.hoist_at, self.hoist_indent = len(self.lines), "    " * self.indent
             if self.persistent:
                 self.emit("rindex = tl.arange(0, RBLOCK)[None, :]")
                 self.emit(self._mask_line("rmask", "rindex < rnumel", "[1, RBLOCK]", plan.rnumel, self._rblocks()))

@@ -78,7 +78,8 @@ class TileScheduling(BaseScheduling):
 
     def _codegen_list(self, nodes) -> None:
         """One kernel for ``nodes``; failing that, kernels for the runs between the nodes
-        that cannot be generated at all (those fall back), or else one kernel per node."""
+        that cannot be generated at all (those fall back), or else for the longest runs
+        that generate together (``_longest_runs``)."""
         try:
             self._codegen_group(nodes)
             return
@@ -89,7 +90,11 @@ class TileScheduling(BaseScheduling):
             return
         log.info("tile: splitting fused group of %s: %s", ", ".join(n.get_name() for n in nodes), reason)
         bad = [not _generates_alone(n) for n in nodes]
-        if all(bad) or not any(bad):  # nothing to split around: every node on its own
+        if not any(bad):  # each node alone generates: the longest runs that generate together
+            runs = _longest_runs(nodes)
+            if len(runs) == 1:  # the run generates but the group failed later (its front-end check)
+                runs = [[n] for n in nodes]
+        elif all(bad):  # nothing to split around: every node on its own
             runs = [[n] for n in nodes]
         else:  # contiguous runs keep the group's (topological) order
             runs, start = [], 0
@@ -269,14 +274,36 @@ def _generate(kernel: TileKernelSource) -> str:
         raise Unsupported(f"codegen error {type(e).__name__}: {e}") from e
 
 
-def _generates_alone(snode) -> bool:
-    """Whether a node's loop body becomes a tile kernel by itself (source only, no side effects)."""
+def _generates_alone(*snodes) -> bool:
+    """Whether the nodes' loop bodies become one tile kernel by themselves (source only, no side effects)."""
     try:
-        plan = plan_group([snode])
-        _generate(TileKernelSource(plan, "probe", _choose_launch(plan, _heuristics_device([snode]), gather=False)))
+        plan = plan_group(list(snodes))
+        _generate(TileKernelSource(plan, "probe", _choose_launch(plan, _heuristics_device(list(snodes)), gather=False)))
         return True
     except Unsupported:
         return False
+
+
+_MAX_RUN_PROBES = 48  # sources generated (no compile) to cut one failed group into runs
+
+
+def _longest_runs(nodes) -> list:
+    """``nodes`` (a fused group that failed as one kernel) cut, in order, into the longest runs
+    that generate together: a producer whose buffer the rest cannot read back keeps its consumers
+    as one kernel (a softmax's max, sum and normalization stay one) instead of a kernel each."""
+    runs, start, probes = [], 0, 0
+    while start < len(nodes):
+        end = start + 1
+        for longer in range(len(nodes), start + 1, -1):
+            if probes >= _MAX_RUN_PROBES:  # a large group that keeps failing: the rest node by node
+                break
+            probes += 1
+            if _generates_alone(*nodes[start:longer]):
+                end = longer
+                break
+        runs.append(nodes[start:end])
+        start = end
+    return runs
 
 
 def checked_kernel(wrapper, name: str, kernel, source: str, variant: str):
