@@ -69,20 +69,25 @@ def shifted_window_softmax(attn, table, index, img):
     return torch.softmax(attn.view(-1, heads, n, n), -1)
 
 
-def test_realized_scores_fuse_into_their_softmax():
-    g = torch.Generator().manual_seed(0)
+def _compile_window_softmax(seed: int):
+    """shifted_window_softmax compiled as on a GPU (Inductor realizes the scores there: 5 reads >
+    realize_reads_threshold; the CPU heuristic inlines them, so the threshold is lowered to build the GPU's
+    graph), checked against eager in float64."""
+    g = torch.Generator().manual_seed(seed)
     attn = torch.randn(32, 3, 49, 49, generator=g, dtype=torch.float64)
     table = torch.randn(169, 3, generator=g, dtype=torch.float64)
     index = torch.randint(0, 169, (49 * 49,), generator=g)
     img = torch.randint(0, 9, (28, 28), generator=g).to(torch.float64)
     torch._dynamo.reset()
     metrics.reset()
-    # on GPUs Inductor realizes the scores (5 reads > realize_reads_threshold); the CPU heuristic
-    # inlines them, so the threshold is lowered here to build the GPU's graph
     with inductor_config.patch(realize_reads_threshold=1):
         out = torch.compile(shifted_window_softmax, backend=tile_backend)(attn, table, index, img)
     assert metrics.fallback_kernels == 0, metrics.fallback_reasons
     torch.testing.assert_close(out, shifted_window_softmax(attn, table, index, img), rtol=1e-12, atol=1e-12)
+
+
+def test_realized_scores_fuse_into_their_softmax():
+    _compile_window_softmax(seed=0)
     reductions = [name for name in metrics.kernel_sources if name.startswith("tile_red_")]
     assert len(reductions) == 1 and len(metrics.kernel_sources) == 2, list(metrics.kernel_sources)
     (source,) = [metrics.kernel_sources[name] for name in reductions]
@@ -101,17 +106,7 @@ def test_unprovable_read_back_keeps_the_softmax_one_kernel(monkeypatch):
 
     monkeypatch.setattr(kernel_module, "same_address", lambda a, b, ranges: False)
     monkeypatch.setattr(simplify_module, "split_row_digits", lambda expr, ranges: expr)
-    g = torch.Generator().manual_seed(1)
-    attn = torch.randn(32, 3, 49, 49, generator=g, dtype=torch.float64)
-    table = torch.randn(169, 3, generator=g, dtype=torch.float64)
-    index = torch.randint(0, 169, (49 * 49,), generator=g)
-    img = torch.randint(0, 9, (28, 28), generator=g).to(torch.float64)
-    torch._dynamo.reset()
-    metrics.reset()
-    with inductor_config.patch(realize_reads_threshold=1):
-        out = torch.compile(shifted_window_softmax, backend=tile_backend)(attn, table, index, img)
-    assert metrics.fallback_kernels == 0, metrics.fallback_reasons
-    torch.testing.assert_close(out, shifted_window_softmax(attn, table, index, img), rtol=1e-12, atol=1e-12)
+    _compile_window_softmax(seed=1)
     names = list(metrics.kernel_sources)
     assert len(names) == 3 and sum(name.startswith("tile_red_") for name in names) == 1, names
 
