@@ -75,15 +75,21 @@ def _split_floor_div(base, divisor: int, ranges: dict):
     if low_bounds is not None and 0 <= low_bounds[0] and low_bounds[1] < divisor:
         return whole  # the remainder never reaches the divisor
     for factor in sorted({math.gcd(abs(coeff), divisor) for coeff, _ in left}, reverse=True):
-        if factor <= 1:
-            continue
-        high = [(coeff, rest) for coeff, rest in left if coeff % factor == 0]
-        low = sum(coeff * rest for coeff, rest in left if coeff % factor != 0)
-        bounds = _bounds(low, ranges)
-        if high and bounds is not None and 0 <= bounds[0] and bounds[1] < factor:
-            quotient = sum((coeff // factor) * rest for coeff, rest in high)
-            return whole + FloorDiv(quotient, sympy.Integer(divisor // factor))
+        parts = _digits(left, factor, ranges) if factor > 1 else None
+        if parts is not None:
+            return whole + FloorDiv(parts[0], sympy.Integer(divisor // factor))
     return whole + FloorDiv(sum(coeff * rest for coeff, rest in left), sympy.Integer(divisor))
+
+
+def _digits(terms, factor: int, ranges: dict):
+    """(H, L) with the sum of ``coeff * rest`` over ``terms`` equal to ``factor*H + L`` and ``0 <= L < factor``
+    for every loop index in range (L: the terms whose coefficient ``factor`` does not divide), or None."""
+    high = [(coeff, rest) for coeff, rest in terms if coeff % factor == 0]
+    low = sum(coeff * rest for coeff, rest in terms if coeff % factor != 0)
+    bounds = _bounds(low, ranges)
+    if high and bounds is not None and 0 <= bounds[0] and bounds[1] < factor:
+        return sum((coeff // factor) * rest for coeff, rest in high), low
+    return None
 
 
 def _coeff(term) -> tuple[int, object]:
@@ -134,11 +140,9 @@ def split_row_digits(expr, ranges: dict):
         """(c, H, L) with base == c*H + L and 0 <= L < c, or None."""
         terms = [_coeff(term) for term in sympy.Add.make_args(sympy.expand(base))]
         for factor in sorted({abs(coeff) for coeff, _ in terms if abs(coeff) > 1}, reverse=True):
-            high = [(coeff, rest) for coeff, rest in terms if coeff % factor == 0]
-            low = sum(coeff * rest for coeff, rest in terms if coeff % factor != 0)
-            bounds = _bounds(low, ranges)
-            if high and bounds is not None and 0 <= bounds[0] and bounds[1] < factor and low != 0:
-                return factor, sum((coeff // factor) * rest for coeff, rest in high), low
+            parts = _digits(terms, factor, ranges)
+            if parts is not None and parts[1] != 0:
+                return factor, *parts
         return None
 
     def mod(base, divisor, modulus):
