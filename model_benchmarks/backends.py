@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -48,24 +49,29 @@ def resolve(names: list[str] | None) -> list[Backend]:
 
 
 @contextlib.contextmanager
-def session(backend: Backend):
+def session(backend: Backend, keep_compiled: bool = False):
     """Everything a backend's compile and runs need: its tile settings, fresh counters.
 
     The settings stay on for the whole session, because the backward graph is compiled
-    lazily, at the first backward call, and reads them then.
+    lazily, at the first backward call, and reads them then.  `keep_compiled`: Dynamo's
+    compiled code is not dropped at either end, so several backends' compiled models of one
+    module live side by side (Dynamo picks each call's entry by its backend) and can be timed
+    taking turns; the caller resets Dynamo when done.
     """
     import torch._dynamo.utils
     import torch._inductor.metrics as inductor_metrics
 
     from inductor_tile import config, metrics
 
-    torch._dynamo.reset()
+    if not keep_compiled:
+        torch._dynamo.reset()
     torch._dynamo.utils.counters.clear()
     inductor_metrics.reset()
     metrics.reset()
     with config.patch(**dict(backend.tile_config)):
         yield
-    torch._dynamo.reset()
+    if not keep_compiled:
+        torch._dynamo.reset()
 
 
 def compile_model(backend: Backend, model: torch.nn.Module, cudagraphs: bool):
@@ -76,7 +82,10 @@ def compile_model(backend: Backend, model: torch.nn.Module, cudagraphs: bool):
     mode = "reduce-overhead" if cudagraphs else None
     if backend.max_autotune:
         mode = "max-autotune" if cudagraphs else "max-autotune-no-cudagraphs"
-    return torch.compile(model, backend=resolve_compiler(backend.compiler), mode=mode)
+    compiler = resolve_compiler(backend.compiler)
+    if callable(compiler):  # one object per backend: Dynamo tells compiled entries apart by the backend's identity
+        compiler = functools.partial(compiler)
+    return torch.compile(model, backend=compiler, mode=mode)
 
 
 def resolve_compiler(compiler: Any) -> Any:

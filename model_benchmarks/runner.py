@@ -157,12 +157,13 @@ def run_model(spec: models.ModelSpec, s: RunSettings, backend_list: list[backend
         return list(rows.values())
     on_done()
 
+    steps: dict[str, Callable[[], Any]] = {}  # each backend's compiled step, timed together below
     for backend in backend_list[1:]:
         on_step(f"{spec.name}: {backend.name}")
         row = rows[backend.name]
         stage = "compile"
         try:
-            with backends.session(backend):
+            with backends.session(backend, keep_compiled=True):
                 run.reset_weights()
                 compiled = backends.compile_model(backend, run.model, s.cudagraphs)
                 timing.synchronize(s.device)
@@ -178,30 +179,21 @@ def run_model(spec: models.ModelSpec, s: RunSettings, backend_list: list[backend
                 row["accuracy"] = "pass" if verdict.ok else "fail"
                 row["reason"] = verdict.detail
                 del res
-                stage = "timing"
-                run.reset_weights()
-                samples = timing.interleaved({"eager": run.step_fn(run.model), "compiled": run.step_fn(compiled)},
-                                             s.device, s.repeats, s.warmup)
-            eager_samples += samples["eager"]
-            row["median_ms"] = timing.median(samples["compiled"])
-            row["eager_ms"] = timing.median(samples["eager"])
-            row["speedup"] = row["eager_ms"] / row["median_ms"]
+                steps[backend.name] = run.step_fn(compiled)
         except Exception as exc:
             row["status"] = "error"
             row["reason"] = _reason(stage, exc)
         finally:
             compiled = None
-            gc.collect()
             on_done()
+    on_step(f"{spec.name}: timing")
+    eager_samples = _time_together(run, steps, rows, s)
+    torch._dynamo.reset()
+    gc.collect()
 
     eager = rows["eager"]
-    if not eager_samples:  # no compiled backend ran: time eager alone
-        try:
-            run.reset_weights()
-            eager_samples = timing.interleaved({"eager": run.step_fn(run.model)}, s.device, s.repeats,
-                                               s.warmup)["eager"]
-        except Exception as exc:
-            eager.update(status="error", reason=_reason("timing", exc))
+    if not eager_samples:
+        eager.update(status="error", reason=rows["eager"].get("reason") or "timing: eager failed")
     if eager_samples:
         eager.update(status="ok", accuracy="reference", median_ms=timing.median(eager_samples),
                      eager_ms=timing.median(eager_samples), speedup=1.0)
@@ -210,3 +202,46 @@ def run_model(spec: models.ModelSpec, s: RunSettings, backend_list: list[backend
     if s.device.type == "cuda":
         torch.cuda.empty_cache()
     return list(rows.values())
+
+
+def _time_together(run: ModelRun, steps: dict[str, Callable[[], Any]], rows: dict[str, dict[str, Any]],
+                   s: RunSettings) -> list[float]:
+    """Eager and every compiled backend taking turns in one loop (E A B E A B ...), so a drift of the
+    machine (clocks, other tenants) hits all alike and Inductor's and tile's times compare directly;
+    each backend's row gets its median and its speedup over eager's median of the same loop.  A
+    backend whose step fails is timed no further (its row says why) and the loop runs again without it.
+    Eager's samples are returned."""
+    steps = dict(steps)
+    while True:
+        run.reset_weights()
+        fns = {"eager": run.step_fn(run.model), **steps}
+        try:
+            samples = timing.interleaved(fns, s.device, s.repeats, s.warmup)
+        except Exception as exc:
+            failed = _failing_step(fns, s.device)
+            if failed is None or failed == "eager":
+                rows["eager"]["reason"] = _reason("timing", exc)
+                for name in steps:
+                    rows[name].update(status="error", reason=_reason("timing", exc))
+                return []
+            rows[failed].update(status="error", reason=_reason("timing", exc))
+            del steps[failed]
+            continue
+        eager_ms = timing.median(samples["eager"])
+        for name in steps:
+            row = rows[name]
+            row["median_ms"] = timing.median(samples[name])
+            row["eager_ms"] = eager_ms
+            row["speedup"] = eager_ms / row["median_ms"]
+        return samples["eager"]
+
+
+def _failing_step(fns: dict[str, Callable[[], Any]], device: torch.device) -> str | None:
+    """The first of `fns` that raises when called alone (None if none does)."""
+    for name, fn in fns.items():
+        try:
+            fn()
+            timing.synchronize(device)
+        except Exception:
+            return name
+    return None

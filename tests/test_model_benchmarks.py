@@ -97,6 +97,42 @@ def test_failures_and_mismatches_are_rows_with_reasons():
     assert rows["aot_eager"]["speedup"] > 0
 
 
+def _counting(calls: dict, name: str, fail_after: int | None = None):
+    """A backend that runs the graph as is and counts the calls of its own compiled code."""
+    def compile_graph(gm, example_inputs):
+        calls[f"{name} compiles"] = calls.get(f"{name} compiles", 0) + 1
+
+        def run(*args):
+            calls[name] = calls.get(name, 0) + 1
+            if fail_after is not None and calls[name] > fail_after:
+                raise RuntimeError(f"{name} fails after {fail_after} calls")
+            return gm(*args)
+        return run
+    return compile_graph
+
+
+def test_backends_are_timed_together_each_running_its_own_code():
+    # same compiler function under two names (as tile and tile-no-fusion are): each keeps its entry
+    spec = models.SPECS["GPT2ForSequenceClassification"]
+    calls: dict[str, int] = {}
+    shared = _counting(calls, "shared")
+    late = _counting(calls, "late", fail_after=2)  # compiles, passes accuracy, fails while timed
+    backend_list = [backends.BACKENDS["eager"], backends.Backend("a", shared), backends.Backend("b", shared),
+                    backends.Backend("late", late)]
+    settings = _settings()
+    rows = {r["backend"]: r for r in runner.run_model(spec, settings, backend_list)}
+    assert rows["a"]["status"] == rows["b"]["status"] == "ok"
+    assert rows["late"]["status"] == "error" and rows["late"]["reason"].startswith("timing:")
+    assert "fails after 2 calls" in rows["late"]["reason"]
+    # one loop: eager's median is the same on every row, and each speedup is against it
+    assert rows["a"]["eager_ms"] == rows["b"]["eager_ms"] == rows["eager"]["median_ms"]
+    for name in "ab":
+        assert rows[name]["speedup"] == pytest.approx(rows[name]["eager_ms"] / rows[name]["median_ms"])
+    # a and b compiled separately and both ran in the loop that finished (their first calls, then its rounds)
+    assert calls["shared compiles"] == 2
+    assert calls["shared"] >= 2 * (1 + settings.warmup + settings.repeats)
+
+
 def test_model_that_fails_eagerly_is_a_row_per_backend():
     # 32 tokens through a position table of 8 rows: eager itself fails
     bad = models.ModelSpec("TooLongBert", "BertForMaskedLM", 2, 8, small=dict(max_position_embeddings=8))
