@@ -40,10 +40,6 @@ variables give the defaults:
   than the others, as attention's head permutes do) runs over 2-D [YBLOCK, XBLOCK] tiles, so
   that every access is coalesced along one side of the tile; ``gpu``: on GPUs only (on the
   CPU target a tile is one vector and a transposed access a gather either way).
-- ``tiled_short_dims`` (``TILE_TILED_SHORT_DIMS``, default off until timed on a GPU): a tiled
-  pointwise kernel's access may be contiguous along a dim shorter than 16 when the dims before
-  the split hold 16 elements or more: a CNN's stem copy of NCHW images to channels-last stores
-  runs of 3 channels, 1-D it stores 2 bytes in every 6.
 - ``perf_warnings`` (``TILE_PERF_WARNINGS``, default off): every kernel compiled (or loaded
   from the cache) shows its performance findings as an ``inductor_tile.PerformanceWarning`` each, at
   the kernel's source line (``kernel_compiler/diagnostics/perf_warnings.py``); ``backend="tile"`` also
@@ -162,7 +158,6 @@ elide_local_buffers: bool = _env_flag("TILE_ELIDE_LOCAL_BUFFERS", True)
 perf_warnings: bool = _env_flag("TILE_PERF_WARNINGS", False)
 sanitize: bool = _env_flag("TILE_SANITIZE", False)
 tiled_pointwise: str = _env_choice("TILE_TILED_POINTWISE", "gpu", ("gpu", "on", "off"))
-tiled_short_dims: bool = _env_flag("TILE_TILED_SHORT_DIMS", False)
 matmul_templates: str = _env_choice("TILE_MATMUL_TEMPLATES", "auto", ("auto", "on", "off", "force"))
 scans: str = _env_choice("TILE_SCANS", "on", ("on", "cpu", "off"))
 mix_order: str = _env_choice("TILE_MIX_ORDER", "gpu", ("gpu", "on", "off"))
