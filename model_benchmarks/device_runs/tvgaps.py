@@ -65,3 +65,22 @@ for label, backend in [("inductor", "inductor"), ("tile", tile_backend)]:
     gbs = 2 * x.numel() * 2 / t / 1e3
     err = max((y.double() - ref[0]).abs().max().item(), (m.double() - ref[1]).abs().max().item())
     print(f"{'bn_silu_mean 128x144x56x56 ' + label:34s} {t:8.1f} {gbs:6.0f}GB/s {err:8.1e}")
+
+def per_kernel(fn, args, backend):
+    """Each kernel's time (us a call, torch.profiler) of `fn` compiled by `backend`."""
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend=backend)
+    for _ in range(3): compiled(*args)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(10): compiled(*args)
+        torch.cuda.synchronize()
+    times = {}
+    for e in prof.events():
+        if e.device_type == torch.autograd.DeviceType.CUDA:
+            times[e.name] = times.get(e.name, 0.0) + e.device_time / 10
+    return times
+
+for label, backend in [("inductor", "inductor"), ("tile", tile_backend)]:
+    for name, us in per_kernel(bn_silu_mean, (x, *params), backend).items():
+        print(f"  bn_silu_mean {label:8s} {us:8.1f} us  {name[:70]}")
