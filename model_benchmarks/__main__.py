@@ -44,7 +44,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--amp", action="store_true", help="fp16/bf16 through autocast with fp32 weights "
                                                       "(default: cast the model)")
     p.add_argument("--device", default=None, help="cuda or cpu (default: cuda if available)")
-    p.add_argument("--repeats", type=int, default=30, help="timed runs per backend, interleaved with eager "
+    p.add_argument("--repeats", type=int, default=30, help="timed runs of eager and each backend, taking turns "
                                                            "(default: %(default)s)")
     p.add_argument("--warmup", type=int, default=3, help="untimed runs after compiling (default: %(default)s)")
     p.add_argument("--cudagraphs", action="store_true",
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         "suite": f"{suite} configs ({sizes})",
         "CUDA graphs": "on for every compiled backend (mode='reduce-overhead')" if cudagraphs
                        else "off for every backend",
-        "timing": f"median of {args.repeats} runs interleaved with eager after {args.warmup} warm-up runs "
+        "timing": f"median of {args.repeats} runs, eager and every backend taking turns, after {args.warmup} warm-up rounds "
                   f"({timer}); speedup = eager median / backend median",
         "compile time": "first call (compilation + one run); Inductor's FX-graph/AOTAutograd caches off; kernel "
                         "caches " + ("fresh (empty)" if args.fresh_caches else "as found on disk"),
