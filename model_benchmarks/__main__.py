@@ -174,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
         "suite": f"{suite} configs ({sizes})",
         "CUDA graphs": "on for every compiled backend (mode='reduce-overhead')" if cudagraphs
                        else "off for every backend",
-        "timing": f"median of {args.repeats} runs, eager and every backend taking turns, after {args.warmup} warm-up rounds "
-                  f"({timer}); speedup = eager median / backend median",
+        "timing": f"median of {args.repeats} runs, eager and every backend taking turns, after {args.warmup} "
+                  f"warm-up rounds ({timer}); speedup = eager median / backend median",
         "compile time": "first call (compilation + one run); Inductor's FX-graph/AOTAutograd caches off; kernel "
                         "caches " + ("fresh (empty)" if args.fresh_caches else "as found on disk"),
         "accuracy": f"allclose to eager, else the {args.accuracy} rule (model_benchmarks/accuracy.py)",
