@@ -39,6 +39,9 @@ class ModelSpec:
     seq_len: int
     config: dict[str, Any] = dataclasses.field(default_factory=dict)  # full-size overrides
     small: dict[str, Any] = dataclasses.field(default_factory=dict)  # extra overrides for --small
+    # fp16/bf16 runs keep float32 weights and go through autocast (as --amp does), which runs ops without
+    # 16-bit kernels in float32 (GoogleFnet: cuFFT's half-precision transforms need power-of-two sizes)
+    half_autocast: bool = False
 
     @property
     def task(self) -> str:
@@ -150,9 +153,12 @@ _SMALL_EXTRA: dict[str, dict[str, Any]] = {
     "GPTJForQuestionAnswering": dict(rotary_dim=8),
 }
 
+#: models whose 16-bit runs need autocast for some op (ModelSpec.half_autocast)
+HALF_AUTOCAST = {"GoogleFnet"}
 SPECS: dict[str, ModelSpec] = {}
 for _name, _cls, _bs, _cfg in _TABLE:
-    SPECS[_name] = ModelSpec(_name, _cls, _bs, _seq_len(_name), _cfg, _SMALL_EXTRA.get(_name, {}))
+    SPECS[_name] = ModelSpec(_name, _cls, _bs, _seq_len(_name), _cfg, _SMALL_EXTRA.get(_name, {}),
+                             half_autocast=_name in HALF_AUTOCAST)
 for _name, _cls, _bs, _seq, _cfg in _LLM_TABLE:
     SPECS[_name] = ModelSpec(_name, _cls, _bs, _seq, _cfg)
 

@@ -54,7 +54,8 @@ class ModelRun:
 
     def __init__(self, spec: models.ModelSpec, settings: RunSettings):
         self.spec, self.s = spec, settings
-        dtype = DTYPES[settings.precision] if not settings.amp else torch.float32
+        self.amp = settings.half and (settings.amp or getattr(spec, "half_autocast", False))
+        dtype = torch.float32 if self.amp else DTYPES[settings.precision]
         self.model = models.build_model(spec, settings.small, settings.device, dtype, seed=settings.seed)
         self.model.train(settings.mode == "training")
         self.inputs = models.model_inputs(spec, self.model, settings.small, settings.device,
@@ -67,7 +68,7 @@ class ModelRun:
         self.ref = self.outputs(self.model)
 
     def autocast(self):
-        if self.s.amp and self.s.half:
+        if self.amp:
             return torch.autocast(self.s.device.type, dtype=DTYPES[self.s.precision])
         return contextlib.nullcontext()
 

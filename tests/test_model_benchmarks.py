@@ -5,6 +5,7 @@ benchmark runs, not in tests.)"""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import os
 import subprocess
@@ -131,6 +132,14 @@ def test_backends_are_timed_together_each_running_its_own_code():
     # a and b compiled separately and both ran in the loop that finished (their first calls, then its rounds)
     assert calls["shared compiles"] == 2
     assert calls["shared"] >= 2 * (1 + settings.warmup + settings.repeats)
+
+
+def test_a_model_without_16_bit_kernels_runs_16_bit_through_autocast():
+    # GoogleFnet's FFT has no half-precision kernel for its sizes: float32 weights under autocast, as --amp
+    settings = dataclasses.replace(_settings(), precision="fp16")
+    run = runner.ModelRun(models.SPECS["GoogleFnet"], settings)
+    assert run.amp and next(run.model.parameters()).dtype == torch.float32
+    assert not runner.ModelRun(models.SPECS["BertForMaskedLM"], settings).amp
 
 
 def test_model_that_fails_eagerly_is_a_row_per_backend():
