@@ -194,7 +194,7 @@ def run_model(spec: models.ModelSpec, s: RunSettings, backend_list: list[backend
 
     eager = rows["eager"]
     if not eager_samples:
-        eager.update(status="error", reason=rows["eager"].get("reason") or "timing: eager failed")
+        eager.update(status="error", reason=eager.get("reason") or "timing: eager failed")
     if eager_samples:
         eager.update(status="ok", accuracy="reference", median_ms=timing.median(eager_samples),
                      eager_ms=timing.median(eager_samples), speedup=1.0)
