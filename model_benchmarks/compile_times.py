@@ -224,27 +224,30 @@ SITE_PACKAGES = ("inductor_tile", "torch/_inductor", "torch/_dynamo", "torch/_fu
                  "transformers")
 
 
-def allocation_site(depth: int = 60) -> str:
-    """Where the running code is, named by the innermost frame of a package in SITE_PACKAGES (a garbage
-    collection starts at an allocation: this says whose), as `package/file.py:line function`."""
+def allocation_site(depth: int = 80) -> str:
+    """Where the running code is (a garbage collection starts at an allocation: this says whose): the
+    innermost frame of a package in SITE_PACKAGES, the most specific one of that frame's path, as
+    `package/file.py:line function`, followed by `(under ...)` and our innermost frame when that is
+    further out (our code calling Inductor's)."""
     import sys as _sys
 
     frame = _sys._getframe(2)
-    innermost = {}
+    innermost, ours = None, None
     for _ in range(depth):
         if frame is None:
             break
         path = frame.f_code.co_filename.replace("\\", "/")
-        for package in SITE_PACKAGES:
-            marker = f"/{package}/"
-            if marker in path and package not in innermost:
-                innermost[package] = f"{package}/{path.split(marker, 1)[1]}:{frame.f_lineno} {frame.f_code.co_name}"
+        package = next((p for p in SITE_PACKAGES if f"/{p}/" in path), None)
+        if package is not None:
+            where = f"{package}/{path.split(f'/{package}/', 1)[1]}:{frame.f_lineno} {frame.f_code.co_name}"
+            innermost = innermost or where
+            if package == "inductor_tile":
+                ours = where
                 break
         frame = frame.f_back
-    for package in SITE_PACKAGES:
-        if package in innermost:
-            return innermost[package]
-    return "?"
+    if innermost is None:
+        return "?"
+    return innermost if ours in (None, innermost) else f"{innermost} (under {ours})"
 
 
 #: Dynamo's and Inductor's own timers (torch._dynamo.utils.compilation_time_metrics) shown per phase

@@ -152,7 +152,7 @@ def test_gc_timer_counts_full_collections_apart_and_says_where_they_began():
     assert site.endswith("inductor_tile/codegen/fake.py:2 allocating_here") and "+" in site  # "<start>s +<duration>s <where>"
 
 
-def test_allocation_site_names_the_innermost_frame_of_the_most_specific_package(monkeypatch):
+def test_allocation_site_names_the_innermost_frame_of_a_package_and_ours_further_out():
     def call_in(path: str, inner):
         namespace = {"inner": inner}
         exec(compile("def f():\n    return inner()\n", path, "exec"), namespace)
@@ -163,8 +163,11 @@ def test_allocation_site_names_the_innermost_frame_of_the_most_specific_package(
 
     outer = "/x/site-packages/torch/_dynamo/convert.py"
     inner = "/x/site-packages/torch/fx/graph.py"
-    found = call_in(outer, lambda: call_in(inner, lambda: site()))
-    assert found == "torch/_dynamo/convert.py:2 f"  # Dynamo's frame, though torch.fx's is inner
+    assert call_in(outer, lambda: call_in(inner, site)) == "torch/fx/graph.py:2 f"
+    ours = "/work/inductor_tile/backend.py"
+    assert call_in(ours, lambda: call_in(outer, site)) == ("torch/_dynamo/convert.py:2 f "
+                                                            "(under inductor_tile/backend.py:2 f)")
+    assert call_in(ours, site) == "inductor_tile/backend.py:2 f"
     assert call_in("/x/nowhere/else.py", site) == "?"
 
 
