@@ -186,6 +186,26 @@ def test_a_damaged_stage_text_is_found_when_read_and_made_again(cache_dir, damag
         assert _entries(cache_dir) == [] and compiled.asm["llir"] == texts["llir"]
 
 
+def test_a_stage_text_of_an_entry_written_again_since_the_load_is_taken_from_the_new_entry(cache_dir):
+    """Another process deleted the entry a kernel was loaded from and wrote it again (same key), with texts that
+    differ: the new entry's metadata vouches for them, so they are read without a warning."""
+    _forget(math_kernel)
+    _launch_and_check()
+    _forget(math_kernel)
+    _launch_and_check(seed=6)
+    compiled = next(iter(math_kernel.cache.values()))
+    (entry,) = _entries(cache_dir)
+    body = disk_cache.read_metadata(entry)
+    text = (entry / "math_kernel.llir").read_bytes() + b"; written again\n"
+    (entry / "math_kernel.llir").write_bytes(text)
+    body["files"]["math_kernel.llir"] = disk_cache._sha256(text)
+    (entry / disk_cache.METADATA).write_bytes(disk_cache._seal(body))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compiled.asm["llir"].endswith("; written again\n")
+    assert _entries(cache_dir) == [entry]
+
+
 def test_a_launch_from_the_cache_reads_only_the_metadata_and_the_binary(cache_dir, monkeypatch):
     _forget(math_kernel)
     _launch_and_check()
