@@ -151,7 +151,9 @@ def child(args: argparse.Namespace) -> int:
     # CPU time of this process (all its threads) in the first call: steadier than wall time on a busy machine
     row = {"first_call_s": first_call, "first_call_cpu_s": time.process_time() - start_cpu,
            "process_s": time.time() - spawned, "gc_s": collections.seconds, "gc_full": collections.full,
-           "gc_full_s": collections.full_seconds, "gc_full_at": collections.full_at}
+           "gc_full_s": collections.full_seconds, "gc_full_at": collections.full_at,
+           # what a full collection walks now (counted after the timing): thousands of objects the collector tracks
+           "gc_tracked_k": len(__import__("gc").get_objects()) / 1000}
     from torch._dynamo.utils import counters
 
     row["fx_graph_hits"] = counters["inductor"]["fxgraph_cache_hit"]
@@ -380,13 +382,16 @@ def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
 
 
 def full_collections(results: list[tuple[str, str, dict, dict]]) -> str:
-    """One line per full garbage collection of each run: model, backend, run, and GCTimer's `full_at`."""
-    lines = []
+    """One line per full garbage collection of each run: model, backend, run, and GCTimer's `full_at`; then
+    per run the objects the collector tracked after the first call (what a full collection walks)."""
+    lines, tracked = [], []
     for model, backend, cold, warm in results:
         for label, row in (("cold", cold), ("warm", warm)):
             for site in row.get("gc_full_at") or ():
                 lines.append(f"{model} {backend} {label}: {site}")
-    return "\n".join(lines)
+            if row.get("gc_tracked_k") is not None:
+                tracked.append(f"{model} {backend} {label} {row['gc_tracked_k']:.0f}k")
+    return "\n".join(lines + (["objects tracked after the first call: " + ", ".join(tracked)] if tracked else []))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -178,5 +178,7 @@ def test_warm_runs_keep_every_runs_full_collections():
     assert merged["gc_full"] == 1
     assert merged["gc_full_at"] == ["run 1: 0.50s +0.25s torch/_dynamo/a.py:1 f", "run 3: 0.40s +0.20s x",
                                     "run 3: 1.00s +0.30s y"]
-    text = compile_times.full_collections([("GPT2", "tile", {"gc_full_at": ["0.1s +0.2s z"]}, merged)])
-    assert text.splitlines()[0] == "GPT2 tile cold: 0.1s +0.2s z" and len(text.splitlines()) == 4
+    text = compile_times.full_collections([("GPT2", "tile", {"gc_full_at": ["0.1s +0.2s z"], "gc_tracked_k": 512.3},
+                                            merged)])
+    assert text.splitlines()[0] == "GPT2 tile cold: 0.1s +0.2s z" and len(text.splitlines()) == 5
+    assert text.splitlines()[-1] == "objects tracked after the first call: GPT2 tile cold 512k"

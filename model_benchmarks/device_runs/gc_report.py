@@ -20,5 +20,5 @@ for line in open(sys.argv[1]).read().splitlines():
     elif line.startswith("| GPT2") and len(cells) == len(header):
         row = dict(zip(header, cells))
         print("| " + " | ".join(row.get(c, "-") for c in COLUMNS) + " |")
-    elif line.startswith("GPT2 ") and "s +" in line:
+    elif (line.startswith("GPT2 ") and "s +" in line) or line.startswith("objects tracked"):
         print(line[:230])
