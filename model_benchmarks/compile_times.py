@@ -150,7 +150,10 @@ def child(args: argparse.Namespace) -> int:
     collections.stop()
     # CPU time of this process (all its threads) in the first call: steadier than wall time on a busy machine
     row = {"first_call_s": first_call, "first_call_cpu_s": time.process_time() - start_cpu,
-           "process_s": time.time() - spawned, "gc_s": collections.seconds}
+           "process_s": time.time() - spawned, "gc_s": collections.seconds, "gc_full": collections.full,
+           "gc_full_s": collections.full_seconds, "gc_full_at": collections.full_at,
+           # what a full collection walks now (counted after the timing): thousands of objects the collector tracks
+           "gc_tracked_k": len(__import__("gc").get_objects()) / 1000}
     from torch._dynamo.utils import counters
 
     row["fx_graph_hits"] = counters["inductor"]["fxgraph_cache_hit"]
@@ -185,12 +188,19 @@ def child(args: argparse.Namespace) -> int:
 
 
 class GCTimer:
-    """Seconds the garbage collector ran (every generation) from construction to ``stop``."""
+    """Seconds the garbage collector ran (every generation) from construction to ``stop``, and the
+    full (generation 2) collections apart: how many, their seconds, and where each began (``full_at``:
+    seconds into the run, its duration, and the code whose allocation set it off).  A full collection
+    walks every tracked object of the process (0.2-0.4 s in a model's first call); when one falls is
+    decided by how many objects survived since the last (more than a quarter of those tracked), so one
+    more or one less between two runs is a step of that size, not a trend."""
 
     def __init__(self):
         import gc
 
         self.seconds, self._started = 0.0, None
+        self.full, self.full_seconds, self.full_at = 0, 0.0, []
+        self._origin = time.perf_counter()
         self._gc = gc
         gc.callbacks.append(self._callback)
 
@@ -198,12 +208,48 @@ class GCTimer:
         if phase == "start":
             self._started = time.perf_counter()
         elif self._started is not None:
-            self.seconds += time.perf_counter() - self._started
+            took = time.perf_counter() - self._started
+            self.seconds += took
+            if info.get("generation") == 2:
+                self.full += 1
+                self.full_seconds += took
+                self.full_at.append(f"{self._started - self._origin:.2f}s +{took:.2f}s {allocation_site()}")
             self._started = None
 
     def stop(self) -> None:
         if self._callback in self._gc.callbacks:
             self._gc.callbacks.remove(self._callback)
+
+
+#: the packages an allocation site is named by (the innermost frame in one of them), most specific first
+SITE_PACKAGES = ("inductor_tile", "torch/_inductor", "torch/_dynamo", "torch/_functorch", "torch/fx", "torch",
+                 "transformers")
+
+
+def allocation_site(depth: int = 80) -> str:
+    """Where the running code is (a garbage collection starts at an allocation: this says whose): the
+    innermost frame of a package in SITE_PACKAGES, the most specific one of that frame's path, as
+    `package/file.py:line function`, followed by `(under ...)` and our innermost frame when that is
+    further out (our code calling Inductor's)."""
+    import sys as _sys
+
+    frame = _sys._getframe(2)
+    innermost, ours = None, None
+    for _ in range(depth):
+        if frame is None:
+            break
+        path = frame.f_code.co_filename.replace("\\", "/")
+        package = next((p for p in SITE_PACKAGES if f"/{p}/" in path), None)
+        if package is not None:
+            where = f"{package}/{path.split(f'/{package}/', 1)[1]}:{frame.f_lineno} {frame.f_code.co_name}"
+            innermost = innermost or where
+            if package == "inductor_tile":
+                ours = where
+                break
+        frame = frame.f_back
+    if innermost is None:
+        return "?"
+    return innermost if ours in (None, innermost) else f"{innermost} (under {ours})"
 
 
 #: Dynamo's and Inductor's own timers (torch._dynamo.utils.compilation_time_metrics) shown per phase
@@ -265,7 +311,8 @@ def run_child(cmd: list[str], cache_root: Path, timeout: float) -> dict:
 
 
 def median_row(rows: list[dict]) -> dict:
-    """One row for several runs of the same child: the median of each number (an error wins)."""
+    """One row for several runs of the same child: the median of each number, every run's list items
+    (an error wins)."""
     import statistics
 
     errors = [row for row in rows if row.get("error")]
@@ -277,6 +324,8 @@ def median_row(rows: list[dict]) -> dict:
         if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
             middle = statistics.median(values)
             merged[key] = middle if isinstance(value, float) or middle != int(middle) else int(middle)
+        elif all(isinstance(v, list) for v in values):  # each run's items, marked with the run's number
+            merged[key] = [f"run {number}: {item}" for number, items in enumerate(values, 1) for item in items]
     merged["runs"] = len(rows)
     return merged
 
@@ -306,7 +355,7 @@ def table(results: list[tuple[str, str, dict, dict]]) -> str:
 
 
 PHASE_COLUMNS = ("first_call_cpu_s", "import_s", "inductor_import_s", "trace_s", "backend_s", "torch_key_s",
-                 "graph_load_s", "lowering_s", "codegen_s", "guards_s", "run_s", "gc_s", "kernel_load_s",
+                 "graph_load_s", "lowering_s", "codegen_s", "guards_s", "run_s", "gc_s", "gc_full", "gc_full_s", "kernel_load_s",
                  "kernel_compile_s", "tuning_lookup_s", "tunings", "workers")
 
 
@@ -317,7 +366,8 @@ def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
     ``inductor_import_s``: importing Inductor's compile_fx, the first thing in the first call;
     ``torch_key_s`` and ``graph_load_s`` are parts of ``backend_s`` (the key Inductor hashes from torch's
     sources, the cached graph's load);
-    ``gc_s``: the garbage collector's time in the first call (in any phase); ``tuning_lookup_s``: tile's
+    ``gc_s``: the garbage collector's time in the first call (in any phase), ``gc_full`` and ``gc_full_s``:
+    its full collections (generation 2) and their part of it; ``tuning_lookup_s``: tile's
     tuning-database lookups (opening it included), within ``run_s``; ``tunings``: kernels it benchmarked
     (a warm start finds every choice in the database)."""
     header = ("model", "backend", "run") + PHASE_COLUMNS
@@ -329,6 +379,19 @@ def phase_table(results: list[tuple[str, str, dict, dict]]) -> str:
             cells = [_cell(row, column, 2) for column in PHASE_COLUMNS]
             lines.append(f"| {model} | {backend} | {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+def full_collections(results: list[tuple[str, str, dict, dict]]) -> str:
+    """One line per full garbage collection of each run: model, backend, run, and GCTimer's `full_at`; then
+    per run the objects the collector tracked after the first call (what a full collection walks)."""
+    lines, tracked = [], []
+    for model, backend, cold, warm in results:
+        for label, row in (("cold", cold), ("warm", warm)):
+            for site in row.get("gc_full_at") or ():
+                lines.append(f"{model} {backend} {label}: {site}")
+            if row.get("gc_tracked_k") is not None:
+                tracked.append(f"{model} {backend} {label} {row['gc_tracked_k']:.0f}k")
+    return "\n".join(lines + (["objects tracked after the first call: " + ", ".join(tracked)] if tracked else []))
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -402,6 +465,10 @@ def main(argv: list[str] | None = None) -> int:
     print(table(results))
     print("\nphases of the first call (s):\n")
     print(phase_table(results))
+    sites = full_collections(results)
+    if sites:
+        print("\nfull garbage collections in the first calls (start, duration, whose allocation set it off):\n")
+        print(sites)
     if args.profile:
         for model, backend, _, warm in results:
             path = profile_path(args, model, backend, "warm")

@@ -159,7 +159,8 @@ def load_once(path: str, target: str, driver: str, profile_top: int = 0) -> dict
         key = disk_cache.kernel_key(fn, specs, num_warps, target)  # the source's hash at its first specialization
         sums["key"] += clock() - start
         start = clock()
-        entry = disk_cache.load(key)
+        texts = getattr(compiler, "LAUNCH_TEXTS", None)  # what compile_specialized reads (older versions: all)
+        entry = disk_cache.load(key) if texts is None else disk_cache.load(key, texts=texts)
         sums["entry"] += clock() - start
         if entry is None:
             raise SystemExit(f"{name}: not in the cache (run --fill first with the same TILE_CACHE_DIR)")

@@ -40,7 +40,7 @@ def test_child_command_carries_the_settings():
 def test_phase_table_rows():
     warm = {"first_call_s": 3.0, "first_call_cpu_s": 2.5, "import_s": 0.06, "inductor_import_s": 1.1, "trace_s": 1.25,
             "backend_s": 1.4, "torch_key_s": 0.0, "graph_load_s": 0.3, "lowering_s": 0, "codegen_s": 0, "guards_s": 0.18,
-            "run_s": 0.5, "gc_s": 0.21, "kernel_load_s": 0.13, "kernel_compile_s": 0.0, "tuning_lookup_s": 0.02,
+            "run_s": 0.5, "gc_s": 0.21, "gc_full": 1, "gc_full_s": 0.12, "kernel_load_s": 0.13, "kernel_compile_s": 0.0, "tuning_lookup_s": 0.02,
             "tunings": 0, "workers": 0}
     cold = dict(warm, lowering_s=0.8, codegen_s=1.43, kernel_compile_s=6.04, workers=8, torch_key_s=0.45)
     inductor = {"first_call_s": 9.0, "inductor_import_s": 1.2, "trace_s": 1.0, "backend_s": 7.0, "lowering_s": 0.5,
@@ -50,11 +50,11 @@ def test_phase_table_rows():
     lines = text.splitlines()
     assert len(lines) == 5  # header, rule, tile cold and warm, inductor cold (its warm run failed)
     assert lines[2] == ("| GPT2 | tile | cold | 2.50 | 0.06 | 1.10 | 1.25 | 1.40 | 0.45 | 0.30 | 0.80 | 1.43 | 0.18 | 0.50 | "
-                        "0.21 | 0.13 | 6.04 | 0.02 | 0 | 8 |")
+                        "0.21 | 1 | 0.12 | 0.13 | 6.04 | 0.02 | 0 | 8 |")
     assert lines[3].startswith("| GPT2 | tile | warm | 2.50 | 0.06 | 1.10 | 1.25 | 1.40 | 0.00 |")
     assert lines[3].endswith("| 0.13 | 0.00 | 0.02 | 0 | 0 |")
     assert lines[4] == ("| GPT2 | inductor | cold | - | - | 1.20 | 1.00 | 7.00 | - | - | 0.50 | 1.00 | 0.20 | 0.10 | - | - | "
-                        "- | - | - | - |")
+                        "- | - | - | - | - | - |")
 
 
 def test_warm_runs_are_summarized_by_their_medians():
@@ -135,3 +135,50 @@ def test_runs_are_primed_interleaved_and_alternated(monkeypatch, capsys):
     assert all(len(r) == 1 for r in roots.values()) and len(set().union(*roots.values())) == 4
     out = capsys.readouterr().out
     assert "| GPT2ForSequenceClassification | tile |" in out and "| BertForMaskedLM | inductor |" in out
+
+
+def test_gc_timer_counts_full_collections_apart_and_says_where_they_began():
+    import gc
+
+    namespace = {"gc": gc}  # a function of the package's, as far as its file name tells
+    exec(compile("def allocating_here():\n    gc.collect(2)\n", "/x/inductor_tile/codegen/fake.py", "exec"), namespace)
+    allocating_here = namespace["allocating_here"]
+    timer = compile_times.GCTimer()
+    gc.collect(0)
+    allocating_here()
+    timer.stop()
+    assert timer.full == 1 and 0 < timer.full_seconds <= timer.seconds
+    (site,) = timer.full_at
+    assert site.endswith("inductor_tile/codegen/fake.py:2 allocating_here") and "+" in site  # "<start>s +<duration>s <where>"
+
+
+def test_allocation_site_names_the_innermost_frame_of_a_package_and_ours_further_out():
+    def call_in(path: str, inner):
+        namespace = {"inner": inner}
+        exec(compile("def f():\n    return inner()\n", path, "exec"), namespace)
+        return namespace["f"]()
+
+    def site():
+        return compile_times.allocation_site()  # what GCTimer's callback calls: skips its caller's frame
+
+    outer = "/x/site-packages/torch/_dynamo/convert.py"
+    inner = "/x/site-packages/torch/fx/graph.py"
+    assert call_in(outer, lambda: call_in(inner, site)) == "torch/fx/graph.py:2 f"
+    ours = "/work/inductor_tile/backend.py"
+    assert call_in(ours, lambda: call_in(outer, site)) == ("torch/_dynamo/convert.py:2 f "
+                                                            "(under inductor_tile/backend.py:2 f)")
+    assert call_in(ours, site) == "inductor_tile/backend.py:2 f"
+    assert call_in("/x/nowhere/else.py", site) == "?"
+
+
+def test_warm_runs_keep_every_runs_full_collections():
+    rows = [{"gc_full": 1, "gc_full_at": ["0.50s +0.25s torch/_dynamo/a.py:1 f"]}, {"gc_full": 0, "gc_full_at": []},
+            {"gc_full": 2, "gc_full_at": ["0.40s +0.20s x", "1.00s +0.30s y"]}]
+    merged = compile_times.median_row(rows)
+    assert merged["gc_full"] == 1
+    assert merged["gc_full_at"] == ["run 1: 0.50s +0.25s torch/_dynamo/a.py:1 f", "run 3: 0.40s +0.20s x",
+                                    "run 3: 1.00s +0.30s y"]
+    text = compile_times.full_collections([("GPT2", "tile", {"gc_full_at": ["0.1s +0.2s z"], "gc_tracked_k": 512.3},
+                                            merged)])
+    assert text.splitlines()[0] == "GPT2 tile cold: 0.1s +0.2s z" and len(text.splitlines()) == 5
+    assert text.splitlines()[-1] == "objects tracked after the first call: GPT2 tile cold 512k"

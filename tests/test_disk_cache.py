@@ -123,24 +123,29 @@ def test_source_hash_follows_dependencies(tmp_path, monkeypatch):
     assert keys[3] != keys[0], "a change in a global constant must change the key"
 
 
+def _damage(path: Path, damage: str) -> None:
+    data = path.read_bytes()
+    if damage == "truncate":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "scribble":
+        middle = len(data) // 2
+        path.write_bytes(data[:middle] + bytes(b ^ 0x5A for b in data[middle:middle + 16]) + data[middle + 16:])
+    else:
+        path.unlink()
+
+
 @pytest.mark.parametrize("damage", ["truncate", "scribble", "delete"])
 def test_damaged_entries_are_detected_and_recompiled(cache_dir, damage):
+    """The files a launch reads (the metadata, the binary): detected at the launch, which recompiles."""
     _forget(math_kernel)
     _launch_and_check()
     (entry,) = _entries(cache_dir)
     files = sorted(p.name for p in entry.iterdir())
     assert len(files) == 5
-    for name in files:
+    launch_files = ["math_kernel.o", "metadata.json"]
+    for name in launch_files:
         (entry,) = _entries(cache_dir)
-        path = entry / name
-        data = path.read_bytes()
-        if damage == "truncate":
-            path.write_bytes(data[: len(data) // 2])
-        elif damage == "scribble":
-            middle = len(data) // 2
-            path.write_bytes(data[:middle] + bytes(b ^ 0x5A for b in data[middle:middle + 16]) + data[middle + 16:])
-        else:
-            path.unlink()
+        _damage(entry / name, damage)
         _forget(math_kernel)
         corrupt_before = disk_cache.stats.corrupt
         with pytest.warns(UserWarning, match=f"damaged kernel cache entry .*{entry.name}"):
@@ -153,7 +158,67 @@ def test_damaged_entries_are_detected_and_recompiled(cache_dir, damage):
         with warnings.catch_warnings():
             warnings.simplefilter("error")
             _launch_and_check(seed=99)
-    assert disk_cache.stats.compiles == 1 + len(files)
+    assert disk_cache.stats.compiles == 1 + len(launch_files)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "scribble", "delete"])
+def test_a_damaged_stage_text_is_found_when_read_and_made_again(cache_dir, damage):
+    """A launch from the cache reads no stage text; reading one checks it: a damaged text is warned about,
+    its entry deleted (the next process compiles afresh) and the text made again, the same as before."""
+    _forget(math_kernel)
+    _launch_and_check()
+    texts = dict(next(iter(math_kernel.cache.values())).asm)
+    for stage in ("ttir", "ttgir", "llir"):
+        _forget(math_kernel)
+        _launch_and_check(seed=3)  # stores the entry again after a previous round deleted it
+        (entry,) = _entries(cache_dir)
+        _damage(entry / f"math_kernel.{stage}", damage)
+        _forget(math_kernel)
+        hits, compiles = disk_cache.stats.hits, disk_cache.stats.compiles
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            _launch_and_check(seed=4)  # nothing read but the metadata and the binary
+        assert (disk_cache.stats.hits, disk_cache.stats.compiles) == (hits + 1, compiles)
+        compiled = next(iter(math_kernel.cache.values()))
+        assert compiled.from_disk
+        with pytest.warns(UserWarning, match=f"damaged kernel cache entry .*{entry.name}.*math_kernel.{stage}"):
+            assert compiled.asm[stage] == texts[stage]
+        assert _entries(cache_dir) == [] and compiled.asm["llir"] == texts["llir"]
+
+
+def test_a_stage_text_of_an_entry_written_again_since_the_load_is_taken_from_the_new_entry(cache_dir):
+    """Another process deleted the entry a kernel was loaded from and wrote it again (same key), with texts that
+    differ: the new entry's metadata vouches for them, so they are read without a warning."""
+    _forget(math_kernel)
+    _launch_and_check()
+    _forget(math_kernel)
+    _launch_and_check(seed=6)
+    compiled = next(iter(math_kernel.cache.values()))
+    (entry,) = _entries(cache_dir)
+    body = disk_cache.read_metadata(entry)
+    text = (entry / "math_kernel.llir").read_bytes() + b"; written again\n"
+    (entry / "math_kernel.llir").write_bytes(text)
+    body["files"]["math_kernel.llir"] = disk_cache._sha256(text)
+    (entry / disk_cache.METADATA).write_bytes(disk_cache._seal(body))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert compiled.asm["llir"].endswith("; written again\n")
+    assert _entries(cache_dir) == [entry]
+
+
+def test_a_launch_from_the_cache_reads_only_the_metadata_and_the_binary(cache_dir, monkeypatch):
+    _forget(math_kernel)
+    _launch_and_check()
+    read = []
+    original = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.name) or original(self))
+    _forget(math_kernel)
+    _launch_and_check(seed=5)
+    assert sorted(read) == ["math_kernel.o", "metadata.json"]
+    compiled = next(iter(math_kernel.cache.values()))
+    assert "func.func public @math_kernel" in compiled.asm["ttgir"]  # read now, checked
+    assert sorted(read) == ["math_kernel.llir", "math_kernel.o", "math_kernel.ttgir", "math_kernel.ttir",
+                            "metadata.json"]
 
 
 def test_unwritable_cache_dir_warns_once_and_still_runs(tmp_path, monkeypatch):

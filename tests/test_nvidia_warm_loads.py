@@ -49,3 +49,30 @@ def test_recorded_kernels_load_from_the_cache_with_a_fake_driver(tmp_path, monke
     assert result["steps"]["total"] >= result["steps"]["runner"] >= 0
     # the first kernel again apart (one-time costs), then each of the two: one module load each
     assert result["driver_calls"]["cuModuleLoadData"] == 3
+
+
+@pytest.mark.skipif(not _ptxas_found(), reason="needs ptxas")
+def test_an_nvidia_kernel_loaded_from_the_cache_reads_its_cubin_and_no_text(tmp_path, monkeypatch):
+    """The warm load of an sm_90 kernel (fake driver) reads the metadata and the cubin; its PTX is read from the
+    entry, checked, at the first read of `asm["ptx"]`, and is the PTX the compile stored."""
+    from pathlib import Path
+
+    from inductor_tile.codegen.runtime import load_kernel
+    from inductor_tile.kernel_compiler import compiler
+
+    monkeypatch.setenv("TILE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("TILE_CACHE_DISABLE", raising=False)
+    monkeypatch.delenv("TILE_DUMP_IR", raising=False)
+    nvidia_warm_loads.install_fake_driver(monkeypatch.setattr)
+    specs = [spec_from_signature("x_ptr", "*fp32", divisible_by_16=True),
+             spec_from_signature("y_ptr", "*fp32", divisible_by_16=True), spec_from_signature("n", "i32"),
+             spec_from_signature("XBLOCK", "constexpr", 512)]
+    fn = load_kernel("warm_loads_axpy", SOURCE)
+    compiler.compile_specialized(fn, specs, target="cuda:90", num_warps=4, load=False)
+    read = []
+    original = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: read.append(self.suffix) or original(self))
+    loaded = compiler.compile_specialized(fn, specs, target="cuda:90", num_warps=4)
+    assert loaded.from_disk and loaded.runner is not None and sorted(read) == [".cubin", ".json"]
+    ptx = loaded.asm["ptx"]
+    assert ".target sm_90" in ptx and ".visible .entry warm_loads_axpy(" in ptx and ".ptx" in read

@@ -127,7 +127,7 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
     if native and disk_cache.cache_dir() is not None:
         key = disk_cache.kernel_key(jit_fn, specs, num_warps, target, sanitize=sanitize, num_stages=num_stages)
         if not os.environ.get("TILE_DUMP_IR"):  # a dump wants every stage freshly made
-            entry = disk_cache.load(key)
+            entry = disk_cache.load(key, texts=LAUNCH_TEXTS)  # the other texts read when asked for (asm)
             if entry is not None and not load:
                 return None
             if entry is not None:
@@ -157,17 +157,28 @@ def compile_specialized(jit_fn: Any, specs: list[ArgSpec], target: str | None = 
 
 
 _BINARY_SUFFIX = {"cpu": "o", "cuda": "cubin", "hip": "hsaco"}
+#: the stage texts a kernel loaded from the disk cache reads at once: what making its runner needs
+LAUNCH_TEXTS = ("sanitizer",)
 
 
 def _from_cache_entry(jit_fn: Any, specs: list[ArgSpec], target: str, num_warps: int, entry: Any,
                       sanitize: bool = False, num_stages: int = 3) -> Any:
     """A launchable CompiledKernel from a verified cache entry (None if the binary will not load).
-    The IR texts a compile worker left out of the entry are made again when first read."""
+    Its stage texts (`asm`) are read from the entry at the first read of one (`Entry.later`), and those
+    the entry lacks (a compile worker leaves out the TTIR and TTGIR) made again then."""
     from .runtime import disk_cache
 
     meta = entry.metadata
-    asm = StageTexts(entry.asm, deferred=DEFERRABLE, remake=lambda: _ir_texts(jit_fn, specs, target, num_warps,
-                                                                              sanitize, num_stages))
+
+    path, later, read = entry.path, entry.later, tuple(entry.asm)  # not the entry: its metadata is not kept
+
+    def stored_or_remade() -> dict[str, Any]:  # the texts the entry holds, and a compile for what it lacks
+        texts = disk_cache.read_later(path, later) if later else {}
+        if any(stage not in texts and stage not in read for stage in DEFERRABLE + tuple(later)):
+            texts = {**_ir_texts(jit_fn, specs, target, num_warps, sanitize, num_stages), **texts}
+        return texts
+
+    asm = StageTexts(entry.asm, deferred=DEFERRABLE + tuple(later), remake=stored_or_remade)
     kernel = CompiledKernel(jit_fn.kernel_name(specs), specs, target, num_warps, asm=asm,
                             shared_bytes=int(meta.get("shared_bytes", 0)), entry=meta["entry"], binary=entry.binary,
                             cache_key=entry.key, from_disk=True,

@@ -11,8 +11,9 @@ Layout, under the cache directory (`TILE_CACHE_DIR`, default `~/.cache/inductor_
 `key` is the sha256 of everything that decides the generated code (`kernel_key`). An entry is
 built in a temporary directory next to its final place and renamed in, so readers never see
 a half-written entry; when two processes race, the first rename wins and the other keeps
-the winner's entry. Loading verifies the sha256 of every file (and of the metadata itself);
-a damaged entry is reported with `warnings.warn`, deleted, and the kernel recompiled.
+the winner's entry. Loading verifies the sha256 of every file it reads (and of the metadata
+itself); a damaged entry is reported with `warnings.warn`, deleted, and the kernel recompiled.  A
+launch reads the binary only: the stage texts are read (and checked) when someone asks for them.
 
 `TILE_CACHE_DISABLE=1` turns the cache off; an unusable directory turns it off with one warning.
 """
@@ -27,7 +28,7 @@ import tempfile
 import threading
 import time
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -189,12 +190,48 @@ def entry_dir(root: Path, key: str) -> Path:
 # ===--------------------------------------------------------------------------===
 @dataclass
 class Entry:
-    """A verified cache entry: metadata, stage texts and the binary."""
+    """A verified cache entry: metadata, stage texts and the binary.  `later`: the stages whose text was
+    not read by `load` (stage -> (file, sha256)), read and checked by `read_later` when asked for."""
 
     key: str
     metadata: dict[str, Any]
     asm: dict[str, str]
     binary: bytes
+    path: Path | None = None
+    later: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def read_later(self) -> dict[str, str]:
+        """The texts of the `later` stages (`read_later` below)."""
+        return read_later(self.path, self.later)
+
+
+def read_later(path: Path, later: dict[str, tuple[str, str]]) -> dict[str, str]:
+    """The texts of an entry's stages that `load` left for later (`Entry.later`), checked.  A file damaged
+    or gone since is left out (the caller makes that text again) and the entry treated as `load` treats a
+    damaged one: a warning, and deleted (the process's kernel keeps the binary it checked and loaded)."""
+    texts, damaged = {}, []
+    for stage, (name, digest) in later.items():
+        try:
+            data = (path / name).read_bytes()
+            if _sha256(data) != digest and not _rewritten_with(path, name, data):
+                damaged.append(f"file {name} does not match its checksum (size {len(data)} bytes)")
+                continue
+            texts[stage] = data.decode()
+        except (OSError, UnicodeDecodeError) as e:
+            damaged.append(f"file {name} is unreadable ({type(e).__name__})")
+    if damaged and path.exists():  # gone altogether: deleted by another reader, nothing to say
+        warnings.warn(f"inductor_tile: damaged kernel cache entry {path}: {'; '.join(damaged)}; deleting it "
+                      "(its stage texts are made again)", stacklevel=4)
+        stats.corrupt += 1
+        remove_entry(path)
+    return texts
+
+
+def _rewritten_with(path: Path, name: str, data: bytes) -> bool:
+    """Whether the entry at `path` is another one now (the same key, written again by another process after
+    it deleted the one we loaded) whose metadata vouches for `data` as its file `name`."""
+    body = read_metadata(path)
+    return body is not None and (body.get("files") or {}).get(name) == _sha256(data)
 
 
 class _Damaged(Exception):
@@ -227,8 +264,11 @@ def read_metadata(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def load(key: str) -> Entry | None:
-    """The verified entry for `key`, or None (missing, or damaged: then warned about and deleted)."""
+def load(key: str, texts: bool | tuple[str, ...] = True) -> Entry | None:
+    """The verified entry for `key`, or None (missing, or damaged: then warned about and deleted).
+    `texts`: the stage texts read (and checked) now, all of them (True) or those named; the others are
+    in `Entry.later`.  A launch needs the binary only (and a sanitized kernel its "sanitizer" stage):
+    a warm start that loads a model's kernels reads no IR or assembly text."""
     root = cache_dir()
     if root is None:
         return None
@@ -244,7 +284,13 @@ def load(key: str) -> Entry | None:
         if body.get("key") != key:
             raise _Damaged(f"{METADATA} belongs to another entry")
         contents: dict[str, bytes] = {}
+        stage_of = {name: stage for stage, name in body["stages"].items()}
+        later = {}
         for name, digest in body["files"].items():
+            stage = stage_of.get(name)
+            if stage is not None and texts is not True and stage not in texts and name != body["binary"]:
+                later[stage] = (name, digest)
+                continue
             try:
                 data = (path / name).read_bytes()
             except FileNotFoundError:
@@ -252,7 +298,7 @@ def load(key: str) -> Entry | None:
             if _sha256(data) != digest:
                 raise _Damaged(f"file {name} does not match its checksum (size {len(data)} bytes)")
             contents[name] = data
-        asm = {stage: contents[name].decode() for stage, name in body["stages"].items()}
+        asm = {stage: contents[name].decode() for stage, name in body["stages"].items() if stage not in later}
         binary = contents[body["binary"]]
     except (_Damaged, KeyError, TypeError, AttributeError, UnicodeDecodeError, OSError) as e:
         problem = str(e) if isinstance(e, _Damaged) else f"{type(e).__name__}: {e}"
@@ -263,7 +309,7 @@ def load(key: str) -> Entry | None:
         remove_entry(path)
         return None
     stats.hits += 1
-    return Entry(key, body, asm, binary)
+    return Entry(key, body, asm, binary, path, later)
 
 
 def remove_entry(path: Path) -> None:
