@@ -298,6 +298,24 @@ def model_inputs(spec: ModelSpec | vision_models.VisionSpec, model: torch.nn.Mod
 SELECTORS = {"all": lambda: list(SPECS), "torchvision": lambda: list(vision_models.SPECS)}
 
 
+def _expand(name: str) -> list[str]:
+    """The model names `name` stands for: a selector's list (or its ``:K/N`` part), else the name itself."""
+    selector, _, part = name.partition(":")
+    if selector not in SELECTORS:
+        return [name]
+    names = SELECTORS[selector]()
+    if not part:
+        return names
+    try:
+        k, n = (int(x) for x in part.split("/"))
+        if not 1 <= k <= n:
+            raise ValueError
+    except ValueError:
+        raise SystemExit(f"bad part {part!r} in {name!r}: want K/N with 1 <= K <= N, e.g. {selector}:1/2") from None
+    size = -(-len(names) // n)
+    return names[(k - 1) * size:k * size]
+
+
 def find(name: str) -> ModelSpec | vision_models.VisionSpec:
     """The spec named `name`, HuggingFace's or torchvision's (KeyError if neither)."""
     return SPECS[name] if name in SPECS else vision_models.SPECS[name]
@@ -305,10 +323,12 @@ def find(name: str) -> ModelSpec | vision_models.VisionSpec:
 
 def resolve(names: list[str] | None, small: bool) -> list[ModelSpec | vision_models.VisionSpec]:
     """Specs for `names` (None: the default list; ``all``: every HuggingFace model; ``torchvision``:
-    every torchvision model); unknown names raise, and so do torchvision names without torchvision."""
+    every torchvision model; a selector with ``:K/N``, e.g. ``all:1/2``: its K-th of N consecutive parts,
+    for runs split over machines or calls); unknown names raise, and so do torchvision names without
+    torchvision."""
     if not names:
         names = SMALL_DEFAULT if small else list(SPECS)
-    names = list(dict.fromkeys(n for name in names for n in (SELECTORS[name]() if name in SELECTORS else [name])))
+    names = list(dict.fromkeys(n for name in names for n in _expand(name)))
     known = {**SPECS, **vision_models.SPECS}
     unknown = [n for n in names if n not in known]
     if unknown:

@@ -142,6 +142,14 @@ def test_a_model_without_16_bit_kernels_runs_16_bit_through_autocast():
     assert not runner.ModelRun(models.SPECS["BertForMaskedLM"], settings).amp
 
 
+def test_selector_parts_split_the_suite_in_order():
+    parts = [[s.name for s in models.resolve([f"all:{k}/3"], small=False)] for k in (1, 2, 3)]
+    assert sum(parts, []) == list(models.SPECS)
+    assert max(map(len, parts)) - min(map(len, parts)) <= 2
+    with pytest.raises(SystemExit, match="K/N"):
+        models.resolve(["all:0/3"], small=False)
+
+
 def test_model_that_fails_eagerly_is_a_row_per_backend():
     # 32 tokens through a position table of 8 rows: eager itself fails
     bad = models.ModelSpec("TooLongBert", "BertForMaskedLM", 2, 8, small=dict(max_position_embeddings=8))
