@@ -33,8 +33,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         "narrow blocks per stage, batch 2, 32x32 images) that run on a CPU; "
                         f"default models then: {', '.join(models.SMALL_DEFAULT)}")
     p.add_argument("--models", help="comma-separated model names, 'all' (every HuggingFace model) or 'torchvision' "
-                                    "(every tv_* model, needs torchvision), or a selector's K-th of N parts ('all:1/2') "
-                                    "(default: all; with --small, the short list above). --list shows them")
+                                    "(every tv_* model, needs torchvision), or a selector's K-th of N parts "
+                                    "('all:1/2') (default: all; with --small, the short list above). --list shows them")
     p.add_argument("--backends", default=",".join(backends.DEFAULT),
                    help=f"comma-separated, from: {', '.join(backends.BACKENDS)} (default: %(default)s; eager always "
                         "runs, as the reference)")
