@@ -370,3 +370,17 @@ def test_tile_vs_inductor_column_is_the_ratio_of_their_own_medians():
     assert "| A | 1 x 8 | 40 | 4.00x | 4.00x | 2.00x |" in text  # equal speedups, tile twice as fast
     assert "| C | 1 x 8 | 10 | 2.00x | error | - |" in text
     assert f"**{(2.0 * 0.625) ** 0.5:.2f}x** (2/3), min 0.62x |" in text
+
+
+def test_graphs_that_ran_eagerly_are_named_in_the_fallbacks_column(monkeypatch):
+    # such a graph passes the accuracy check without a kernel of ours: the row must say so, ahead of node fallbacks
+    from inductor_tile import metrics
+
+    monkeypatch.setattr(metrics, "eager_graphs", ["LoweringException: no rule", "LoweringException: no rule"])
+    monkeypatch.setattr(metrics, "fallback_reasons", [f"op{i}: CompilationError: refused" for i in range(7)])
+    monkeypatch.setattr(metrics, "fallback_kernels", 7)
+    row = backends.counts(backends.BACKENDS["tile"])
+    assert row["fallbacks"] == "graph ran eagerly: LoweringException: no rule x2; CompilationError: refused x7"
+    assert row["fallback_nodes"] == 7
+    monkeypatch.setattr(metrics, "eager_graphs", [])
+    assert "eagerly" not in backends.counts(backends.BACKENDS["tile"])["fallbacks"]
