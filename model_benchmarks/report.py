@@ -219,7 +219,8 @@ def markdown(rows: list[dict[str, Any]], env: dict[str, str], settings: dict[str
                   for r in problems] or ["none"]
         fallbacks = [r for r in grp if r.get("fallbacks")]
         if fallbacks:
-            lines += ["", f"#### {mode}, {precision}: nodes that tile handed to Inductor's kernels, graphs it ran eagerly", ""]
+            lines += ["", f"#### {mode}, {precision}: nodes that tile handed to Inductor's kernels, graphs it ran "
+                          "eagerly", ""]
             lines += [f"- {r['model']} / {r['backend']}: {r['fallback_nodes']} nodes: {r['fallbacks']}"
                       for r in fallbacks]
     return "\n".join(lines) + "\n"
