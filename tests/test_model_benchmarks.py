@@ -384,3 +384,11 @@ def test_graphs_that_ran_eagerly_are_named_in_the_fallbacks_column(monkeypatch):
     assert row["fallback_nodes"] == 7
     monkeypatch.setattr(metrics, "eager_graphs", [])
     assert "eagerly" not in backends.counts(backends.BACKENDS["tile"])["fallbacks"]
+
+
+def test_gpu_codegen_sweep_compiles_a_model_with_gpu_kernel_shapes():
+    from model_benchmarks import gpu_codegen_sweep
+
+    row = gpu_codegen_sweep.sweep_one("BertForMaskedLM", "inference")
+    assert row["error"] == "" and row["launches"] > 0, row
+    assert row["fallback_nodes"] == 0 and row["eager_graphs"] == [], row
