@@ -392,3 +392,16 @@ def test_gpu_codegen_sweep_compiles_a_model_with_gpu_kernel_shapes():
     row = gpu_codegen_sweep.sweep_one("BertForMaskedLM", "inference")
     assert row["error"] == "" and row["launches"] > 0, row
     assert row["fallback_nodes"] == 0 and row["eager_graphs"] == [], row
+
+
+def test_distributed_training_report_compares_with_eager_and_inductor():
+    from model_benchmarks import distributed_training
+
+    rows = [dict(model="M", wrap="ddp", backend="eager", losses=[2.0, 1.0], step_ms=30.0),
+            dict(model="M", wrap="ddp", backend="inductor", losses=[2.0, 1.01], step_ms=20.0),
+            dict(model="M", wrap="ddp", backend="tile", losses=[2.2, 1.0], step_ms=10.0),
+            dict(model="M", wrap="fsdp2", backend="tile", error="RuntimeError: boom")]
+    lines = distributed_training.report(rows)
+    tile = next(line for line in lines if " ddp " in line and "tile" in line)
+    assert "1.00e-01" in tile and tile.split()[-1] == "2.00"  # 10% off eager's first loss; Inductor 20 ms / 10 ms
+    assert any("fsdp2" in line and "error: RuntimeError: boom" in line for line in lines)
