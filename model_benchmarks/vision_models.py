@@ -258,3 +258,20 @@ def make_inputs(spec: VisionSpec, model: torch.nn.Module | None, small: bool = F
     images = torch.randn((batch, 3, side, side), generator=gen).to(device=device, dtype=dtype)
     labels = torch.randint(0, num_classes(spec, small), (batch,), generator=gen).to(device)
     return {"pixel_values": images, "labels": labels}
+
+
+def shifted_window_softmax(attn: torch.Tensor, table: torch.Tensor, index: torch.Tensor,
+                           img: torch.Tensor) -> torch.Tensor:
+    """Swin-T's first-stage attention softmax on its own: scores `attn` [B * windows, 3 heads, 49, 49] plus
+    the relative-position bias (`table` [169, 3] gathered by `index` [2401]) and the shifted windows' mask
+    built from the region ids `img` [7 k, 7 k] (k * k windows of 7 x 7). What h-tvgaps fused into one kernel
+    (codegen/index_equal.py); the GPU probe and its CPU test share it."""
+    side, n, heads = img.shape[0] // 7, 49, table.shape[1]
+    windows = side * side
+    bias = table[index].view(n, n, heads).permute(2, 0, 1).contiguous()
+    attn = attn + bias.unsqueeze(0)
+    mask = img.view(side, 7, side, 7).permute(0, 2, 1, 3).reshape(windows, n)
+    mask = mask.unsqueeze(1) - mask.unsqueeze(2)
+    mask = mask.masked_fill(mask != 0, -100.0).masked_fill(mask == 0, 0.0)
+    attn = attn.view(-1, windows, heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
+    return torch.softmax(attn.view(-1, heads, n, n), -1)

@@ -12,6 +12,7 @@ from torch.utils._sympy.functions import FloorDiv, ModularIndexing
 from inductor_tile import metrics
 from inductor_tile.backend import tile_backend
 from inductor_tile.codegen.index_equal import same_address, split_row_digits
+from model_benchmarks.vision_models import shifted_window_softmax
 
 x0, r0 = sympy.symbols("x0 r0", integer=True, nonnegative=True)
 
@@ -56,17 +57,6 @@ def test_split_row_digits_divides_the_row_not_the_element():
     wide = ModularIndexing(r0 + 49 * x0, 1, 2401)
     assert split_row_digits(wide, {x0: 18816, r0: 50}) == wide
     assert split_row_digits(ModularIndexing(r0 + 49 * x0, 1, 2400), ranges) == ModularIndexing(r0 + 49 * x0, 1, 2400)
-
-
-def shifted_window_softmax(attn, table, index, img):
-    windows, heads, n = 16, 3, 49
-    bias = table[index].view(n, n, heads).permute(2, 0, 1).contiguous()
-    attn = attn + bias.unsqueeze(0)
-    mask = img.view(4, 7, 4, 7).permute(0, 2, 1, 3).reshape(windows, n)
-    mask = mask.unsqueeze(1) - mask.unsqueeze(2)
-    mask = mask.masked_fill(mask != 0, -100.0).masked_fill(mask == 0, 0.0)
-    attn = attn.view(-1, windows, heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
-    return torch.softmax(attn.view(-1, heads, n, n), -1)
 
 
 def _compile_window_softmax(seed: int):

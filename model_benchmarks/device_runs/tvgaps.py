@@ -4,16 +4,7 @@ import os, sys, torch
 os.environ.setdefault("TILE_GRAPH_CACHE", "0")
 from inductor_tile import config, metrics
 from inductor_tile.backend import tile_backend
-
-def swin_softmax(attn, table, index, img):
-    windows, heads, n = 64, 3, 49
-    bias = table[index].view(n, n, heads).permute(2, 0, 1).contiguous()
-    attn = attn + bias.unsqueeze(0)
-    mask = img.view(8, 7, 8, 7).permute(0, 2, 1, 3).reshape(windows, n)
-    mask = mask.unsqueeze(1) - mask.unsqueeze(2)
-    mask = mask.masked_fill(mask != 0, -100.0).masked_fill(mask == 0, 0.0)
-    attn = attn.view(-1, windows, heads, n, n) + mask.unsqueeze(1).unsqueeze(0)
-    return torch.softmax(attn.view(-1, heads, n, n), -1)
+from model_benchmarks.vision_models import shifted_window_softmax
 
 def stem(x):
     return (x * 0.5).contiguous(memory_format=torch.channels_last)
@@ -44,10 +35,10 @@ g = torch.Generator(device="cuda").manual_seed(0)
 dev = "cuda"
 swin_args = (torch.randn(4096, 3, 49, 49, device=dev, generator=g).half(), torch.randn(169, 3, device=dev, generator=g).half(),
              torch.randint(0, 169, (2401,), device=dev, generator=g), torch.randint(0, 9, (56, 56), device=dev, generator=g).half())
-ref = swin_softmax(*[a.double() if a.is_floating_point() else a for a in swin_args])
+ref = shifted_window_softmax(*[a.double() if a.is_floating_point() else a for a in swin_args])
 print(f"{'case':34s} {'us':>8s} {'kernels':>7s} {'max err':>8s}")
 for label, backend, patch in [("swin softmax inductor", "inductor", {}), ("swin softmax tile", tile_backend, {})]:
-    out, t, k = variant(swin_softmax, swin_args, backend, **patch)
+    out, t, k = variant(shifted_window_softmax, swin_args, backend, **patch)
     print(f"{label:34s} {t:8.1f} {k if backend != 'inductor' else '-':>7} {(out.double() - ref).abs().max().item():8.1e}")
 for batch in (128, 256):
     x = torch.randn(batch, 3, 224, 224, device=dev, generator=g).half()
