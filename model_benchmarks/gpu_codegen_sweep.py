@@ -30,7 +30,7 @@ def sweep_one(name: str, mode: str) -> dict:
     from .backends import resolve_compiler
     from .kernel_limits import _FallbackNotes, _recording, cuda_shapes
 
-    spec = models.SPECS.get(name) or models.vision_models.SPECS[name]
+    spec = models.find(name)
     torch._dynamo.reset()
     metrics.reset()
     notes = _FallbackNotes()
@@ -67,10 +67,11 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m model_benchmarks.gpu_codegen_sweep",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="all", help="comma-separated names, or 'all' (every HF model)")
+    parser.add_argument("--models", default="all", help="comma-separated names or selectors, as the runner's "
+                        "--models ('all': every HF model)")
     parser.add_argument("--modes", default="inference,training")
     args = parser.parse_args(argv)
-    names = list(models.SPECS) if args.models == "all" else args.models.split(",")
+    names = [spec.name for spec in models.resolve(args.models.split(","), small=True)]
     found = 0
     for name in names:
         for mode in args.modes.split(","):
