@@ -200,10 +200,6 @@ class Entry:
     path: Path | None = None
     later: dict[str, tuple[str, str]] = field(default_factory=dict)
 
-    def read_later(self) -> dict[str, str]:
-        """The texts of the `later` stages (`read_later` below)."""
-        return read_later(self.path, self.later)
-
 
 def read_later(path: Path, later: dict[str, tuple[str, str]]) -> dict[str, str]:
     """The texts of an entry's stages that `load` left for later (`Entry.later`), checked.  A file damaged
